@@ -1,0 +1,75 @@
+"""Cells per second of ``reconsim.simulate`` (polars in and out included) and of the
+reference model, in one run; and the kernel's peak memory per cell."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from bench.conftest import QUICK, RATES, grid_batch
+from reconsim import Cell, run_reference, simulate
+from reconsim.params import PARAM_NAMES
+
+
+def _record(benchmark, name: str, cells: int) -> None:  # type: ignore[no-untyped-def]
+    rate = cells / benchmark.stats.stats.median
+    benchmark.extra_info.update(cells=cells, cells_per_second=round(rate))
+    RATES[name] = rate
+
+
+@pytest.mark.benchmark(group="simulate: cells per second")
+def test_simulate_kernel(benchmark, batch_300k) -> None:  # type: ignore[no-untyped-def]
+    simulate(batch_300k.head(100))  # compile (or load the cache) outside the timing
+    out = benchmark.pedantic(simulate, args=(batch_300k,), rounds=3 if QUICK else 7,
+                             warmup_rounds=1)
+    assert out.height == batch_300k.height
+    _record(benchmark, f"simulate ({batch_300k.height:,} cells)", batch_300k.height)
+
+
+@pytest.mark.benchmark(group="simulate: cells per second")
+def test_reference_model(benchmark) -> None:  # type: ignore[no-untyped-def]
+    # The same grid, a sample small enough for the per-copy, per-second model.
+    rows = grid_batch(1008).select(*PARAM_NAMES[:-1]).gather_every(10 if QUICK else 3)
+    cells = [Cell(**{**r, "deaths": tuple((d["at"], d["count"]) for d in r["deaths"])})
+             for r in rows.iter_rows(named=True)]
+    benchmark.pedantic(lambda: [run_reference(c) for c in cells], rounds=1, iterations=1)
+    _record(benchmark, f"reference model ({len(cells):,} cells)", len(cells))
+
+
+_MEMORY_PROBE = textwrap.dedent("""
+    import json, resource, sys
+    from bench.conftest import grid_batch
+    from reconsim import simulate
+    simulate(grid_batch(100))
+    cells = grid_batch(int(sys.argv[1]))
+    def rss_kib():
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * resource.getpagesize() // 1024
+    before = rss_kib()
+    out = simulate(cells)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"cells": out.height, "before_kib": before, "peak_kib": peak}))
+""")
+
+
+@pytest.mark.benchmark(group="simulate: peak memory")
+@pytest.mark.parametrize("n_cells", [100_000, 1_000_000] if QUICK else
+                         [100_000, 300_000, 1_000_000, 3_000_000])
+def test_simulate_peak_memory(benchmark, n_cells: int) -> None:  # type: ignore[no-untyped-def]
+    """Peak RSS above the input frame, in a fresh process: it must grow as O(cells)."""
+    def probe() -> dict[str, int]:
+        proc = subprocess.run([sys.executable, "-c", _MEMORY_PROBE, str(n_cells)],
+                              capture_output=True, text=True, check=True)
+        return json.loads(proc.stdout)  # type: ignore[no-any-return]
+
+    got = benchmark.pedantic(probe, rounds=1, iterations=1)
+    extra = got["peak_kib"] - got["before_kib"]
+    benchmark.extra_info.update(cells=n_cells, peak_rss_mib=round(got["peak_kib"] / 1024, 1),
+                                extra_rss_mib=round(extra / 1024, 1),
+                                extra_bytes_per_cell=round(extra * 1024 / n_cells))
+    print(f"\n{n_cells:>10,} cells: peak RSS {got['peak_kib'] / 1024:,.0f} MiB, "
+          f"{extra * 1024 / n_cells:,.0f} bytes/cell above the input frame")

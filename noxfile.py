@@ -1,0 +1,35 @@
+"""Entry points for people and CI: ``nox -s tests``, ``nox -s bench``, ``nox -s lint``."""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.default_venv_backend = "venv"
+nox.options.reuse_venv = "yes"
+nox.options.sessions = ["tests"]
+
+PYTHON = False if nox.options.default_venv_backend == "none" else None
+
+
+@nox.session(python=PYTHON)
+def tests(session: nox.Session) -> None:
+    """Run the test suite (property tests, golden figures, CLI, doctests)."""
+    session.install("-e", ".[test]")
+    session.run("pytest", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def bench(session: nox.Session) -> None:
+    """Run the benchmarks; JSON lands under results/bench/. ``-- ARGS`` go to pytest."""
+    session.install("-e", ".[test]")
+    session.run("pytest", "bench", "-p", "no:cacheprovider",
+                "--benchmark-storage=results/bench", "--benchmark-autosave",
+                "--benchmark-columns=min,median,max,rounds", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def lint(session: nox.Session) -> None:
+    """ruff and mypy --strict on the package."""
+    session.install("-e", ".[test,lint]")
+    session.run("ruff", "check", ".")
+    session.run("mypy")

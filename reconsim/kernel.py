@@ -1,0 +1,232 @@
+"""The fast kernel: seed 001's model on whole batches of cells, as counts, round by round.
+
+Why counts suffice. Every removal in the model takes the *oldest* copies: a
+scripted death kills the oldest live copies, a delete command goes to the
+oldest ledger entries. By induction the dead copies are always a prefix of
+creation order, so "which copies are dead" is one number ``D``. The same
+ordering makes "ready" a prefix (``R``, copies created at least B seconds
+ago) and the ledger at second t exactly the copies that were live at the end
+of second t - G: the index range ``[D(t-G), R(t-G))``. So a cell's whole
+state is three cumulative counts (created ``C``, ready ``R``, dead ``D``) and
+their histories, and the rules of :mod:`reconsim.reference` become:
+
+* seen     = R(t-G) - D(t-G)                       (0 while t < G)
+* pending  = C - max(D, C(t-G-B))                  (created, alive, not yet listed)
+* a death of ``count`` at s: D += min(count, R - D)
+* ``k`` delete commands hit indices [D(t-G), D(t-G) + min(k, seen)); those >= D die.
+
+Nothing changes between the seconds where a round runs, a cohort becomes
+ready or a death is scheduled, so the kernel jumps from one such second to
+the next and adds up the per-second metrics over the gaps. Its cost per cell
+is O(rounds + deaths), not O(duration x copies).
+
+The public entry point takes and returns plain NumPy arrays; polars stays in
+:mod:`reconsim.simulate`.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import numba
+import numpy as np
+from numpy.typing import NDArray
+
+#: Columns of the integer result matrix returned by :func:`simulate_arrays`.
+OUT_COLUMNS: Final[tuple[str, ...]] = (
+    "rounds",
+    "created",
+    "delete_commands",
+    "deleted",
+    "overshoot",
+    "stable_at",  # -1 stands for null
+    "reads",
+    "excess_copy_seconds",
+    "missing_copy_seconds",
+    "deaths_total",
+)
+_N_OUT = len(OUT_COLUMNS)
+#: Cells per parallel block; each block allocates its scratch once.
+_BLOCK = 2048
+
+Int64Array = NDArray[np.int64]
+
+
+@numba.njit(cache=True, nogil=True)
+def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is what makes it fast
+    intent: bool, desired: int, U: int, G: int, B: int, duration: int, ledger_base: int,
+    ev_at: Int64Array, ev_count: Int64Array, n_ev: int,
+    hist_t: Int64Array, hist_c: Int64Array, dh_t: Int64Array, dh_d: Int64Array,
+    out: Int64Array,
+) -> None:
+    deaths_total = 0
+    for j in range(n_ev):
+        deaths_total += ev_count[j]
+    # Cohorts: hist_t[j] is a round that created, hist_c[j] the created count after it.
+    # Dead history: dh_d[j] is the dead count after a change at second dh_t[j].
+    n_hist = 0
+    n_dh = 0
+    C = 0  # created so far
+    R = 0  # ready so far (a prefix of creation order)
+    D = 0  # dead so far (a prefix too)
+    p_ready = 0  # first cohort not yet ready
+    p_seen = 0  # first cohort created after t - G - B
+    p_dead = 0  # first dead-history entry after t - G
+    C_lag = 0  # C at the end of second t - G - B, i.e. R(t - G)
+    D_lag = 0  # D at the end of second t - G
+    i_ev = 0
+    next_round = 0
+    rounds = created = commands = deleted = reads = 0
+    overshoot = excess = missing = 0
+    last_drift = 0
+    prev = 0
+    live = 0
+    big = duration + 1
+    while True:
+        s = next_round if next_round <= duration else big
+        if p_ready < n_hist and hist_t[p_ready] + B < s:
+            s = hist_t[p_ready] + B
+        if i_ev < n_ev and ev_at[i_ev] < s:
+            s = ev_at[i_ev]
+        if s > duration:
+            break
+        if s > prev:  # seconds prev .. s-1 all had `live` copies
+            gap = live - desired
+            if gap > 0:
+                excess += gap * (s - prev)
+                overshoot = max(overshoot, gap)
+            elif gap < 0:
+                missing -= gap * (s - prev)
+            if gap != 0:
+                last_drift = s - 1
+        while p_ready < n_hist and hist_t[p_ready] + B <= s:
+            R = hist_c[p_ready]
+            p_ready += 1
+        kill = 0
+        while i_ev < n_ev and ev_at[i_ev] == s:
+            kill += ev_count[i_ev]
+            i_ev += 1
+        kill = min(kill, R - D)
+        if kill > 0:
+            D += kill
+            dh_t[n_dh] = s
+            dh_d[n_dh] = D
+            n_dh += 1
+        if s == next_round:
+            rounds += 1
+            next_round += U
+            while p_seen < n_hist and hist_t[p_seen] <= s - G - B:
+                C_lag = hist_c[p_seen]
+                p_seen += 1
+            while p_dead < n_dh and dh_t[p_dead] <= s - G:
+                D_lag = dh_d[p_dead]
+                p_dead += 1
+            seen = C_lag - D_lag
+            reads += seen + ledger_base
+            diff = desired - seen
+            if intent:
+                diff -= C - max(D, C_lag)
+            if diff > 0:
+                C += diff
+                created += diff
+                hist_t[n_hist] = s
+                hist_c[n_hist] = C
+                n_hist += 1
+                if B == 0:
+                    R = C
+                    p_ready = n_hist
+            elif diff < 0:
+                commands -= diff
+                top = D_lag + min(-diff, seen)
+                if top > D:
+                    deleted += top - D
+                    D = top
+                    dh_t[n_dh] = s
+                    dh_d[n_dh] = D
+                    n_dh += 1
+        live = R - D
+        prev = s
+    # seconds prev .. duration
+    gap = live - desired
+    span = duration + 1 - prev
+    if gap > 0:
+        excess += gap * span
+        overshoot = max(overshoot, gap)
+    elif gap < 0:
+        missing -= gap * span
+    if gap != 0:
+        last_drift = duration
+    out[0] = rounds
+    out[1] = created
+    out[2] = commands
+    out[3] = deleted
+    out[4] = overshoot
+    out[5] = -1 if last_drift == duration else last_drift + 1
+    out[6] = reads
+    out[7] = excess
+    out[8] = missing
+    out[9] = deaths_total
+
+
+@numba.njit(cache=True, parallel=True)
+def _simulate(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
+    intent: NDArray[np.bool_], desired: Int64Array, U: Int64Array, G: Int64Array,
+    B: Int64Array, duration: Int64Array, ledger_base: Int64Array,
+    death_offsets: Int64Array, death_at: Int64Array, death_count: Int64Array,
+) -> Int64Array:
+    n = intent.shape[0]
+    out = np.empty((n, _N_OUT), np.int64)
+    n_blocks = (n + _BLOCK - 1) // _BLOCK
+    for b in numba.prange(n_blocks):
+        lo = b * _BLOCK
+        hi = min(n, lo + _BLOCK)
+        max_rounds = 1
+        max_ev = 1
+        for i in range(lo, hi):
+            max_rounds = max(max_rounds, duration[i] // U[i] + 1)
+            max_ev = max(max_ev, death_offsets[i + 1] - death_offsets[i])
+        hist_t = np.empty(max_rounds, np.int64)
+        hist_c = np.empty(max_rounds, np.int64)
+        dh_t = np.empty(max_rounds + max_ev, np.int64)
+        dh_d = np.empty(max_rounds + max_ev, np.int64)
+        ev_at = np.empty(max_ev, np.int64)
+        ev_count = np.empty(max_ev, np.int64)
+        for i in range(lo, hi):
+            # The cell's events sorted by time (insertion sort: schedules are short). Events
+            # in one second commute — together they kill min(total, live) — so order
+            # within a second needs no care.
+            n_ev = 0
+            for j in range(death_offsets[i], death_offsets[i + 1]):
+                k = n_ev
+                while k > 0 and ev_at[k - 1] > death_at[j]:
+                    ev_at[k] = ev_at[k - 1]
+                    ev_count[k] = ev_count[k - 1]
+                    k -= 1
+                ev_at[k] = death_at[j]
+                ev_count[k] = death_count[j]
+                n_ev += 1
+            _run_cell(
+                intent[i], desired[i], U[i], G[i], B[i], duration[i], ledger_base[i],
+                ev_at, ev_count, n_ev, hist_t, hist_c, dh_t, dh_d, out[i],
+            )
+    return out
+
+
+def simulate_arrays(  # noqa: PLR0913
+    *, intent: NDArray[np.bool_], desired: Int64Array, U: Int64Array, G: Int64Array,
+    B: Int64Array, duration: Int64Array, ledger_base: Int64Array,
+    death_offsets: Int64Array, death_at: Int64Array, death_count: Int64Array,
+) -> Int64Array:
+    """Run a batch of validated cells; return an ``(n, len(OUT_COLUMNS))`` int64 matrix.
+
+    Cell ``i``'s death events are ``death_at[death_offsets[i]:death_offsets[i + 1]]``
+    (and the same slice of ``death_count``), in any order.
+    """
+    n = len(intent)
+    if len(death_offsets) != n + 1 or death_offsets[0] != 0 or death_offsets[-1] != len(death_at):
+        raise ValueError("death_offsets must run from 0 to len(death_at), one entry per cell + 1")
+    return _simulate(
+        np.ascontiguousarray(intent, np.bool_),
+        *(np.ascontiguousarray(a, np.int64) for a in
+          (desired, U, G, B, duration, ledger_base, death_offsets, death_at, death_count)),
+    )

@@ -1,0 +1,135 @@
+"""The parameters of one cell and the metrics it produces, declared once.
+
+Everything else derives from these declarations: the keyword arguments of
+:func:`reconsim.run_cell`, the columns :func:`reconsim.simulate` reads and
+writes, the flags of ``reconsim run`` and the axes a sweep spec may name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+#: Controller name -> one-line description. The order fixes the kernel's codes.
+CONTROLLERS: Final[Mapping[str, str]] = {
+    "ledger": "trusts the ledger only: diff = desired - ledger entries",
+    "intent": "also counts its own pending creations: diff = desired - ledger - pending",
+}
+
+#: A death schedule: (at, count) events; at second ``at`` the ``count`` oldest live copies die.
+Deaths = tuple[tuple[int, int], ...]
+
+
+def _int(minimum: int, help: str, *, required: bool = True) -> dict[str, Any]:
+    return {"kind": "int", "min": minimum, "help": help, "required": required}
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Cell:
+    """One cell of a sweep: a controller and the durations it runs against.
+
+    >>> Cell(G=20).G
+    20
+    >>> Cell(U=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: U must be an integer >= 1, got 0
+    """
+
+    controller: str = field(
+        default="ledger",
+        metadata={"kind": "choice", "choices": tuple(CONTROLLERS), "required": True,
+                  "help": "which controller runs the loop"},
+    )
+    desired: int = field(default=6, metadata=_int(0, "copies that should run"))
+    U: int = field(default=15, metadata=_int(1, "loop period, seconds between rounds"))
+    G: int = field(default=0, metadata=_int(0, "ledger delay: seconds from ready to listed"))
+    B: int = field(default=5, metadata=_int(0, "startup: seconds from creation to ready"))
+    duration: int = field(default=900, metadata=_int(0, "the run covers seconds 0..duration"))
+    deaths: Deaths = field(
+        default=((300, 2),),
+        metadata={"kind": "deaths", "required": True,
+                  "help": "death schedule: (at, count) events, the oldest live copies die"},
+    )
+    ledger_base: int = field(
+        default=20,
+        metadata=_int(0, "entries of other services each round also reads", required=False),
+    )
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            object.__setattr__(self, f.name, check_value(f.name, getattr(self, f.name)))
+
+
+PARAMS: Final[tuple[dataclasses.Field[Any], ...]] = dataclasses.fields(Cell)
+PARAM_NAMES: Final[tuple[str, ...]] = tuple(f.name for f in PARAMS)
+INT_PARAMS: Final[tuple[str, ...]] = tuple(f.name for f in PARAMS if f.metadata["kind"] == "int")
+DEFAULTS: Final[Mapping[str, Any]] = {f.name: f.default for f in PARAMS}
+_BY_NAME: Final[Mapping[str, dataclasses.Field[Any]]] = {f.name: f for f in PARAMS}
+
+
+def check_value(name: str, value: Any) -> Any:
+    """Validate one parameter value and return it normalised; raise ``ValueError`` naming it."""
+    meta = _BY_NAME[name].metadata
+    kind = meta["kind"]
+    if kind == "int":
+        if isinstance(value, bool) or not isinstance(value, int) or value < meta["min"]:
+            raise ValueError(f"{name} must be an integer >= {meta['min']}, got {value!r}")
+        return int(value)
+    if kind == "choice":
+        if value not in meta["choices"]:
+            raise ValueError(f"{name} must be one of {', '.join(meta['choices'])}; got {value!r}")
+        return value
+    return check_deaths(value, name)
+
+
+def check_deaths(events: Iterable[Any], name: str = "deaths") -> Deaths:
+    """Validate a death schedule: (at, count) pairs of integers >= 0, kept in listed order."""
+    if isinstance(events, (str, bytes)) or not isinstance(events, Iterable):
+        raise ValueError(f"{name} must be a list of (at, count) pairs, got {events!r}")
+    out: list[tuple[int, int]] = []
+    for event in events:
+        pair = (event.get("at"), event.get("count")) if isinstance(event, Mapping) else event
+        try:
+            at, count = pair
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} event must be an (at, count) pair, got {event!r}") from None
+        checked = []
+        for part, v in (("at", at), ("count", count)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise ValueError(f"{name} event {part} must be an integer >= 0, got {v!r}")
+            checked.append(int(v))
+        out.append((checked[0], checked[1]))
+    return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class Metric:
+    """One output column: its name, whether it is fractional or may be null, and its meaning."""
+
+    name: str
+    help: str
+    float: bool = False
+    nullable: bool = False
+
+
+#: Every metric of a cell, in column order.
+METRICS: Final[tuple[Metric, ...]] = (
+    Metric("rounds", "rounds run: seconds t in 0..duration with t % U == 0"),
+    Metric("work", "copies created + delete commands"),
+    Metric("work_per_round", "work / rounds", float=True),
+    Metric("created", "copies created"),
+    Metric("unneeded", "created - desired - the schedule's total death count"),
+    Metric("delete_commands", "delete commands issued"),
+    Metric("deleted", "delete commands that killed a live copy"),
+    Metric("overshoot", "largest live - desired over all seconds, 0 if live never exceeds desired"),
+    Metric("stable_at", "1 + last second with live != desired (second 0 if none); "
+           "null if that is the final second", nullable=True),
+    Metric("reads", "ledger entries read over all rounds, ledger_base included"),
+    Metric("reads_per_round", "reads / rounds", float=True),
+    Metric("excess_copy_seconds", "sum over seconds of max(0, live - desired)"),
+    Metric("missing_copy_seconds", "sum over seconds of max(0, desired - live)"),
+)
+METRIC_NAMES: Final[tuple[str, ...]] = tuple(m.name for m in METRICS)

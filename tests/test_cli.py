@@ -1,0 +1,66 @@
+"""``reconsim run``: flags derived from the parameters, one-line errors with exit status 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from reconsim import run_cell
+from reconsim.cli import main
+
+
+def test_run_json_matches_run_cell(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["run", "--controller", "ledger", "--G", "20", "--U", "15", "--B", "5",
+            "--desired", "6", "--duration", "900", "--deaths", "300:2", "--json"]
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out) == run_cell(G=20)
+
+
+def test_run_table_lists_every_metric(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--G", "60"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[7].split()[:2] == ["overshoot", "24"]
+    assert "stable_at" in out
+    assert "missing_copy_seconds" in out
+
+
+@pytest.mark.parametrize(("deaths", "expected"), [
+    (["--deaths", "300:2", "600:1"], ((300, 2), (600, 1))),
+    (["--deaths", "300:2,600:1"], ((300, 2), (600, 1))),
+    (["--deaths", "none"], ()),
+    (["--deaths"], ()),
+    ([], ((300, 2),)),
+])
+def test_deaths_flag_forms(deaths: list[str], expected: tuple,  # type: ignore[type-arg]
+                           capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--G", "30", "--json", *deaths]) == 0
+    assert json.loads(capsys.readouterr().out) == run_cell(G=30, deaths=expected)
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["run", "--U", "0"], "U must be an integer >= 1, got 0"),
+    (["run", "--G", "-4"], "G must be an integer >= 0, got -4"),
+    (["run", "--U", "fast"], "argument --U: invalid int value: 'fast'"),
+    (["run", "--controller", "pid"], "argument --controller: invalid choice: 'pid'"),
+    (["run", "--deaths", "300"], "argument --deaths: expected AT:COUNT"),
+    (["run", "--deaths=-3:2"], "argument --deaths: expected AT:COUNT"),
+    (["run", "--Gg", "3"], "unrecognized arguments: --Gg 3"),
+    ([], "the following arguments are required: COMMAND"),
+])
+def test_bad_input_is_one_line_and_exit_2(argv: list[str], message: str,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert len(captured.err.strip().splitlines()) == 1
+    assert message in captured.err
+
+
+def test_console_script_exit_status_without_traceback() -> None:
+    proc = subprocess.run([sys.executable, "-m", "reconsim", "run", "--B", "-1"],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "error: reconsim run: B must be an integer >= 0, got -1"

@@ -1,0 +1,117 @@
+"""``simulate`` and ``run_cell``: the frame contract and the checks at the door."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from reconsim import METRIC_NAMES, Cell, run_cell, run_reference, simulate
+from reconsim.simulate import DEATHS_DTYPE, cells_frame
+
+
+def frame(**overrides: object) -> pl.DataFrame:
+    base = cells_frame([Cell(G=20), Cell(controller="intent", G=60, U=5)])
+    return base.with_columns(**{k: pl.Series(v) if isinstance(v, list) else v
+                                for k, v in overrides.items()})
+
+
+def test_returns_input_columns_then_metrics_in_row_order() -> None:
+    cells = frame().with_columns(tag=pl.Series(["a", "b"]))
+    out = simulate(cells)
+    assert out.columns == [*cells.columns, *METRIC_NAMES]
+    assert out["tag"].to_list() == ["a", "b"]
+    assert out.select(METRIC_NAMES).row(1, named=True) == run_reference(
+        Cell(controller="intent", G=60, U=5))
+    assert out.schema["stable_at"] == pl.Int64
+    assert out.schema["work_per_round"] == pl.Float64
+
+
+def test_ledger_base_is_optional_and_defaults_to_20() -> None:
+    cells = frame().drop("ledger_base")
+    assert simulate(cells)["reads"].to_list() == simulate(frame())["reads"].to_list()
+    wider = simulate(frame(ledger_base=pl.lit(30)))
+    assert (wider["reads"] - simulate(frame())["reads"]).to_list() == [61 * 10, 181 * 10]
+
+
+def test_empty_frame_and_empty_schedules() -> None:
+    empty = simulate(frame().head(0))
+    assert empty.height == 0
+    assert set(METRIC_NAMES) <= set(empty.columns)
+    none = frame(deaths=pl.Series([[], []], dtype=DEATHS_DTYPE))
+    assert simulate(none)["unneeded"].to_list() == [
+        run_reference(Cell(G=20, deaths=()))["unneeded"],
+        run_reference(Cell(controller="intent", G=60, U=5, deaths=()))["unneeded"],
+    ]
+
+
+def test_narrower_integer_dtypes_are_accepted() -> None:
+    cells = frame().with_columns(pl.col("G", "U", "B", "desired", "duration").cast(pl.Int16))
+    assert simulate(cells).select(METRIC_NAMES).equals(simulate(frame()).select(METRIC_NAMES))
+
+
+def test_unneeded_counts_every_scheduled_death_even_those_that_never_land() -> None:
+    # Defined as created - desired - the schedule's total count: an event after the end
+    # still counts, so unneeded goes negative. Documented, not hidden.
+    m = run_cell(G=0, deaths=((300, 2), (5000, 3)))
+    assert (m["created"], m["unneeded"]) == (8, -3)
+
+
+@pytest.mark.parametrize(("column", "value", "message"), [
+    ("U", 0, "U must be an integer >= 1, got 0"),
+    ("G", -1, "G must be an integer >= 0, got -1"),
+    ("B", -2, "B must be an integer >= 0, got -2"),
+    ("desired", -1, "desired must be an integer >= 0, got -1"),
+    ("duration", -5, "duration must be an integer >= 0, got -5"),
+    ("ledger_base", -3, "ledger_base must be an integer >= 0, got -3"),
+    ("controller", "pid", "controller must be one of ledger, intent; got 'pid'"),
+])
+def test_out_of_range_values_are_named(column: str, value: object, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        simulate(frame(**{column: [value, value]}))
+    with pytest.raises(ValueError, match=message):
+        run_cell(**{column: value})
+
+
+@pytest.mark.parametrize(("events", "message"), [
+    ([{"at": -1, "count": 2}], "deaths event at must be an integer >= 0, got -1"),
+    ([{"at": 3, "count": -2}], "deaths event count must be an integer >= 0, got -2"),
+    ([{"at": None, "count": 2}], "deaths event at: null value"),
+    ([None], "deaths: null event in row 0"),
+])
+def test_bad_death_events_are_named(events: list[object], message: str) -> None:
+    deaths = pl.Series([events, []], dtype=DEATHS_DTYPE)
+    with pytest.raises(ValueError, match=message):
+        simulate(frame(deaths=deaths))
+
+
+def test_bad_death_events_in_run_cell() -> None:
+    with pytest.raises(ValueError, match="deaths event at must be an integer >= 0, got -1"):
+        run_cell(deaths=((-1, 2),))
+    with pytest.raises(ValueError, match=r"deaths event must be an \(at, count\) pair"):
+        run_cell(deaths=((1, 2, 3),))
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda f: f.drop("U"), "cells: missing column 'U'"),
+    (lambda f: f.with_columns(pl.col("G").cast(pl.Float64)), "G: column must hold integers"),
+    (lambda f: f.with_columns(G=pl.Series([1, None])), "G: null value in row 1"),
+    (lambda f: f.with_columns(controller=pl.lit(1)), "controller: column must be strings"),
+    (lambda f: f.with_columns(controller=pl.Series(["ledger", None])), "got None"),
+    (lambda f: f.with_columns(deaths=pl.lit(3)), "deaths: column must be list"),
+    (lambda f: f.with_columns(overshoot=pl.lit(0)), "'overshoot' is a metric name"),
+    (lambda f: f.with_columns(deaths=pl.Series([None, []], dtype=DEATHS_DTYPE)),
+     "deaths: null schedule in row 0"),
+])
+def test_malformed_frames_are_named(change, message: str) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ValueError, match=message):
+        simulate(change(frame()))
+
+
+def test_booleans_are_not_integers() -> None:
+    with pytest.raises(ValueError, match="G must be an integer >= 0, got True"):
+        run_cell(G=True)
+
+
+def test_run_cell_rejects_unknown_parameters() -> None:
+    with pytest.raises(TypeError, match="Gg"):
+        run_cell(Gg=3)
