@@ -1,4 +1,4 @@
-"""Entry points for people and CI: ``nox -s tests``, ``nox -s bench``, ``nox -s lint``."""
+"""Entry points for people and CI: ``nox -s tests``, ``sweep``, ``bench`` and ``lint``."""
 
 from __future__ import annotations
 
@@ -16,6 +16,15 @@ def tests(session: nox.Session) -> None:
     """Run the test suite (property tests, golden figures, CLI, doctests)."""
     session.install("-e", ".[test]")
     session.run("pytest", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def sweep(session: nox.Session) -> None:
+    """Run a sweep: ``nox -s sweep [-- SPEC] [-- --jobs N ...]`` (default sweeps/default.toml)."""
+    session.install("-e", ".")
+    args = list(session.posargs)
+    spec = args.pop(0) if args and not args[0].startswith("-") else "sweeps/default.toml"
+    session.run("reconsim", "sweep", spec, *args)
 
 
 @nox.session(python=PYTHON)

@@ -95,6 +95,44 @@ def _seed(args: argparse.Namespace) -> None:
     print(seed001.render(seed001.compute()))
 
 
+def _add_sweep(sub: Any) -> None:
+    from reconsim.sweep import BACKENDS
+
+    p = sub.add_parser(
+        "sweep", help="run a spec's grid into a Parquet table (resumable)",
+        description="Run a spec's grid in parallel into DIR/data/*.parquet. Run the same "
+        "command again after an interruption to compute only the missing chunks.")
+    p.add_argument("spec", metavar="SPEC", help="the sweep spec, a TOML file")
+    p.add_argument("--out", metavar="DIR", help="output directory (default results/<name>)")
+    p.add_argument("--jobs", type=int, default=-1, metavar="N",
+                   help="parallel workers (default -1: all cores)")
+    p.add_argument("--backend", choices=BACKENDS, default="loky",
+                   help="joblib backend: loky (local processes, default), dask (a Dask "
+                   "cluster; needs reconsim[dask]) or sequential (this process)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="Dask scheduler address, e.g. tcp://host:8786 (with --backend dask; "
+                   "without it a local cluster is started)")
+    p.add_argument("--force", action="store_true",
+                   help="start over when DIR holds another spec's results")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bar (default: only on a terminal)")
+    p.set_defaults(handler=_sweep)
+
+
+def _sweep(args: argparse.Namespace) -> None:
+    from reconsim.spec import SpecError, load_spec
+    from reconsim.store import StoreError
+    from reconsim.sweep import SweepError, describe, run_sweep
+
+    try:
+        spec = load_spec(args.spec)
+        result = run_sweep(spec, args.out, jobs=args.jobs, backend=args.backend,
+                           scheduler=args.scheduler, force=args.force, progress=args.progress)
+    except (SpecError, SweepError, StoreError) as exc:
+        raise UsageError(f"reconsim sweep: {exc}") from None
+    print(describe(result))
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``reconsim`` parser with every subcommand."""
     parser = _Parser(prog="reconsim", description=(
@@ -104,6 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 parser_class=_Parser)
     _add_run(sub)
     _add_seed(sub)
+    _add_sweep(sub)
     return parser
 
 
@@ -115,6 +154,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("interrupted: finished chunks are kept; run the same command again to resume",
+              file=sys.stderr)
+        return 130
     return 0
 
 

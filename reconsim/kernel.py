@@ -212,6 +212,11 @@ def _simulate(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
     return out
 
 
+def set_threads(n: int) -> None:
+    """Let the kernel use ``n`` threads in this process (1 when processes share the cores)."""
+    numba.set_num_threads(max(1, min(n, numba.config.NUMBA_NUM_THREADS)))  # type: ignore[attr-defined]
+
+
 def simulate_arrays(  # noqa: PLR0913
     *, intent: NDArray[np.bool_], desired: Int64Array, U: Int64Array, G: Int64Array,
     B: Int64Array, duration: Int64Array, ledger_base: Int64Array,

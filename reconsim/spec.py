@@ -1,0 +1,253 @@
+"""Sweep specs: a TOML grid over the cell parameters and named death schedules.
+
+A spec is read and checked completely before anything is run or written. Every
+problem is a :class:`SpecError` whose one-line message names the key and the value.
+
+>>> spec = parse_spec('''
+... name = "demo"
+... [grid]
+... G = [0, 30]
+... U = { from = 5, to = 15, step = 5 }
+... ''')
+>>> spec.n_cells, spec.axes["U"]
+(6, (5, 10, 15))
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+
+from reconsim.params import DEFAULTS, PARAM_NAMES, Deaths, check_deaths, check_value
+
+
+class SpecError(ValueError):
+    """A spec file that cannot be run; the message names the key and the value."""
+
+
+#: Axes a grid may name: every model parameter, with ``schedule`` in place of ``deaths``.
+AXES: Final[tuple[str, ...]] = tuple("schedule" if p == "deaths" else p for p in PARAM_NAMES)
+#: The name the model's default death schedule gets when a grid names no schedule.
+DEFAULT_SCHEDULE: Final = "default"
+#: Cells per chunk file unless the spec says otherwise.
+DEFAULT_CHUNK_SIZE: Final = 50_000
+
+_SLUG = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+_TOP_KEYS = {"name", "grid", "schedule", "chunk_size"}
+_SCHEDULE_KINDS: Final[Mapping[str, tuple[set[str], set[str]]]] = {
+    # kind: (required keys, optional keys)
+    "events": ({"events"}, set()),
+    "every": ({"every", "count"}, {"start", "until"}),
+    "rate": ({"rate", "count", "seed"}, {"start", "until"}),
+}
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A named death schedule: explicit events, periodic deaths, or a seeded Poisson process.
+
+    Periodic and random schedules are generated up to each cell's duration (``until``
+    caps them further); explicit events are kept exactly as listed.
+    """
+
+    name: str
+    kind: str
+    params: Mapping[str, Any]
+
+    def events(self, duration: int) -> Deaths:
+        """The schedule's (at, count) events for a run of ``duration`` seconds."""
+        p = self.params
+        if self.kind == "events":
+            return tuple(p["events"])
+        end = min(duration, p.get("until", duration))
+        if self.kind == "every":
+            start = p.get("start", p["every"])
+            return tuple((at, p["count"]) for at in range(start, end + 1, p["every"]))
+        # A Poisson process of the given rate per second, seeded: the same seed gives the
+        # same instants for every duration (shorter runs see a prefix of the longer run's).
+        rng = np.random.default_rng(p["seed"])
+        at = float(p.get("start", 0))
+        out: list[tuple[int, int]] = []
+        while True:
+            at += rng.exponential(1.0 / p["rate"])
+            if math.floor(at) > end:
+                return tuple(out)
+            out.append((math.floor(at), p["count"]))
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A parsed, checked sweep spec."""
+
+    name: str
+    axes: Mapping[str, tuple[Any, ...]]  # every axis in AXES order, singletons included
+    schedules: Mapping[str, Schedule]
+    chunk_size: int
+    source: Mapping[str, Any]  # the TOML document as read
+
+    @property
+    def n_cells(self) -> int:
+        """Cells in the grid: the product of the axis lengths."""
+        return math.prod(len(v) for v in self.axes.values())
+
+    @property
+    def n_chunks(self) -> int:
+        """Chunk files the sweep writes."""
+        return max(1, -(-self.n_cells // self.chunk_size))
+
+    @property
+    def hash(self) -> str:
+        """A digest of the spec's content (not its formatting): equal specs, equal hashes."""
+        canonical = json.dumps(self.source, sort_keys=True, separators=(",", ":"), default=str)
+        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def load_spec(path: str | Path) -> Spec:
+    """Read and check a spec file; raise :class:`SpecError` in one line on any problem."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecError(f"{path}: no such spec file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError(f"{path}: cannot read: {exc}") from None
+    try:
+        return parse_spec(text)
+    except SpecError as exc:
+        raise SpecError(f"{path}: {exc}") from None
+
+
+def parse_spec(text: str) -> Spec:
+    """Parse and check a spec from TOML text."""
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(f"TOML syntax error: {exc}") from None
+    _no_unknown_keys(doc, _TOP_KEYS, "")
+    name = doc.get("name")
+    if not isinstance(name, str) or not _SLUG.fullmatch(name):
+        raise SpecError(f"name must be a plain slug (letters, digits, '-', '_'), got {name!r}")
+    chunk_size = doc.get("chunk_size", DEFAULT_CHUNK_SIZE)
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+        raise SpecError(f"chunk_size must be an integer >= 1, got {chunk_size!r}")
+    grid = doc.get("grid", {})
+    if not isinstance(grid, dict):
+        raise SpecError(f"grid must be a table, got {grid!r}")
+    _no_unknown_keys(grid, set(AXES), "grid.")
+    schedules = _schedules(doc.get("schedule", {}))
+    axes = {axis: _axis(grid, axis, schedules) for axis in AXES}
+    if DEFAULT_SCHEDULE in axes["schedule"] and DEFAULT_SCHEDULE not in schedules:
+        schedules[DEFAULT_SCHEDULE] = Schedule(DEFAULT_SCHEDULE, "events",
+                                               {"events": DEFAULTS["deaths"]})
+    return Spec(name=name, axes=axes, schedules=schedules, chunk_size=chunk_size, source=doc)
+
+
+def _no_unknown_keys(table: Mapping[str, Any], known: set[str], prefix: str) -> None:
+    for key in table:
+        if key not in known:
+            raise SpecError(f"{prefix}{key}: unknown key (known: {', '.join(sorted(known))})")
+
+
+def _axis(grid: Mapping[str, Any], axis: str, schedules: Mapping[str, Schedule]) -> tuple[Any, ...]:
+    """The checked values of one axis; an axis the grid does not name is the default."""
+    if axis == "schedule":
+        values = _axis_values(grid[axis], axis) if axis in grid else (DEFAULT_SCHEDULE,)
+        for v in values:
+            if not isinstance(v, str) or (v not in schedules and v != DEFAULT_SCHEDULE):
+                known = ", ".join(schedules) or "none defined"
+                raise SpecError(f"grid.schedule: unknown schedule {v!r} (known: {known})")
+    else:
+        values = _axis_values(grid[axis], axis) if axis in grid else (DEFAULTS[axis],)
+        for v in values:
+            try:
+                check_value(axis, v)
+            except ValueError as exc:
+                raise SpecError(f"grid.{axis}: {exc}") from None
+    if len(set(values)) != len(values):
+        raise SpecError(f"grid.{axis}: repeated values in {list(values)!r}")
+    return values
+
+
+def _axis_values(raw: Any, axis: str) -> tuple[Any, ...]:
+    """An axis is a single value, a list, or an inclusive range {from, to, step}."""
+    values: tuple[Any, ...]
+    if isinstance(raw, dict):
+        values = _range(raw, axis)
+    elif isinstance(raw, list):
+        values = tuple(raw)
+    else:
+        values = (raw,)
+    if not values:
+        raise SpecError(f"grid.{axis}: empty axis, got {raw!r}")
+    return values
+
+
+def _range(raw: dict[str, Any], axis: str) -> tuple[int, ...]:
+    """An inclusive range table {from, to, step = 1}."""
+    _no_unknown_keys(raw, {"from", "to", "step"}, f"grid.{axis}.")
+    parts: dict[str, int] = {}
+    for key in ("from", "to", "step"):
+        v = raw.get(key, 1 if key == "step" else None)
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise SpecError(f"grid.{axis}.{key} must be an integer, got {v!r}")
+        parts[key] = v
+    if parts["step"] < 1:
+        raise SpecError(f"grid.{axis}.step must be a positive integer, got {parts['step']!r}")
+    return tuple(range(parts["from"], parts["to"] + 1, parts["step"]))
+
+
+def _schedules(raw: Any) -> dict[str, Schedule]:
+    if not isinstance(raw, dict):
+        raise SpecError(f"schedule must be a table of named schedules, got {raw!r}")
+    return {name: _schedule(name, table) for name, table in raw.items()}
+
+
+def _schedule(name: str, table: Any) -> Schedule:
+    """One named schedule table, checked."""
+    where = f"schedule.{name}"
+    if not _SLUG.fullmatch(name):
+        raise SpecError(f"{where}: schedule name must be a plain slug, got {name!r}")
+    if not isinstance(table, dict):
+        raise SpecError(f"{where} must be a table, got {table!r}")
+    kinds = [k for k in _SCHEDULE_KINDS if k in table]
+    if len(kinds) != 1:
+        raise SpecError(f"{where} needs exactly one of 'events', 'every' or 'rate', "
+                        f"got keys {sorted(table)}")
+    kind = kinds[0]
+    required, optional = _SCHEDULE_KINDS[kind]
+    _no_unknown_keys(table, required | optional, f"{where}.")
+    missing = sorted(required - set(table))
+    if missing:
+        raise SpecError(f"{where}.{missing[0]}: missing (a '{kind}' schedule needs "
+                        f"{', '.join(sorted(required))})")
+    params = dict(table)
+    if kind == "events":
+        try:
+            params["events"] = check_deaths(table["events"], f"{where}.events")
+        except ValueError as exc:
+            raise SpecError(str(exc)) from None
+    else:
+        for key in ("count", "start", "until", "seed", "every"):
+            if key in params:
+                _check_int(params[key], f"{where}.{key}", 1 if key == "every" else 0)
+        if kind == "rate":
+            rate = params["rate"]
+            if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not (
+                    0 < rate <= 1):
+                raise SpecError(f"{where}.rate must be deaths per second in (0, 1], "
+                                f"got {rate!r}")
+    return Schedule(name, kind, params)
+
+
+def _check_int(value: Any, where: str, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise SpecError(f"{where} must be an integer >= {minimum}, got {value!r}")

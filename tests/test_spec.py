@@ -1,0 +1,147 @@
+"""Sweep specs: the format, its defaults, and a one-line error for every kind of mistake."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reconsim.spec import AXES, DEFAULT_SCHEDULE, SpecError, load_spec, parse_spec
+
+SPECS = Path(__file__).resolve().parent.parent / "sweeps"
+
+
+def test_axes_are_the_model_parameters_with_schedule_for_deaths() -> None:
+    assert AXES == ("controller", "desired", "U", "G", "B", "duration", "schedule",
+                    "ledger_base")
+
+
+def test_values_lists_and_inclusive_ranges() -> None:
+    spec = parse_spec("""
+        name = "t"
+        [grid]
+        controller = ["ledger", "intent"]
+        G = { from = 0, to = 20, step = 10 }
+        U = { from = 3, to = 5 }
+        B = 7
+    """)
+    assert spec.axes["G"] == (0, 10, 20)
+    assert spec.axes["U"] == (3, 4, 5)
+    assert spec.axes["B"] == (7,)
+    assert spec.axes["desired"] == (6,)  # unnamed axes take the model's defaults
+    assert spec.axes["schedule"] == (DEFAULT_SCHEDULE,)
+    assert spec.schedules[DEFAULT_SCHEDULE].events(900) == ((300, 2),)
+    assert spec.n_cells == 2 * 3 * 3
+
+
+def test_schedules_explicit_periodic_and_random() -> None:
+    spec = parse_spec("""
+        name = "t"
+        [grid]
+        schedule = ["a", "p", "r"]
+        duration = [100, 400]
+        [schedule.a]
+        events = [[500, 1], [10, 2]]
+        [schedule.p]
+        every = 100
+        count = 2
+        start = 50
+        until = 300
+        [schedule.r]
+        rate = 0.05
+        count = 1
+        seed = 9
+    """)
+    s = spec.schedules
+    assert s["a"].events(100) == ((500, 1), (10, 2))  # kept as listed, even after the end
+    assert s["p"].events(400) == ((50, 2), (150, 2), (250, 2))
+    assert s["p"].events(100) == ((50, 2),)
+    short, long = s["r"].events(100), s["r"].events(400)
+    assert long[: len(short)] == short  # a shorter run sees a prefix of the same process
+    assert all(at <= 400 for at, _ in long)
+    assert 8 <= len(long) <= 35  # about rate x duration = 20 events
+    assert s["r"].events(400) == long  # deterministic for its seed
+
+
+def test_same_content_same_hash_whatever_the_formatting() -> None:
+    a = parse_spec('name = "t"\n[grid]\nG = [1, 2]\n')
+    b = parse_spec('# comment\nname="t"\n\n[grid]\nG=[1,2]\n')
+    c = parse_spec('name = "t"\n[grid]\nG = [1, 3]\n')
+    assert a.hash == b.hash != c.hash
+
+
+@pytest.mark.parametrize("name", ["seed", "default", "million"])
+def test_shipped_specs_load(name: str) -> None:
+    spec = load_spec(SPECS / f"{name}.toml")
+    assert spec.name == name
+
+
+def test_default_spec_spans_the_three_regions() -> None:
+    spec = load_spec(SPECS / "default.toml")
+    assert spec.n_cells >= 100_000
+    assert len(spec.axes["schedule"]) >= 4
+    assert set(spec.axes["controller"]) == {"ledger", "intent"}
+    a = spec.axes
+    regions = {("U<B" if U < B else "B<=U<G+B" if U < G + B else "U>=G+B")
+               for U in a["U"] for G in a["G"] for B in a["B"]}
+    assert regions == {"U<B", "B<=U<G+B", "U>=G+B"}
+
+
+def test_million_spec_has_a_million_cells() -> None:
+    assert load_spec(SPECS / "million.toml").n_cells >= 1_000_000
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('name = "t"\n[grid]\nGg = [1]\n', "grid.Gg: unknown key"),
+    ('name = "t"\nnmae = 3\n', "nmae: unknown key"),
+    ('name = "t"\n[grid]\nG = []\n', "grid.G: empty axis"),
+    ('name = "t"\n[grid]\nG = "ten"\n', "grid.G: G must be an integer >= 0, got 'ten'"),
+    ('name = "t"\n[grid]\nG = [1.5]\n', "grid.G: G must be an integer >= 0, got 1.5"),
+    ('name = "t"\n[grid]\nU = [0, 5]\n', "grid.U: U must be an integer >= 1, got 0"),
+    ('name = "t"\n[grid]\nG = -1\n', "grid.G: G must be an integer >= 0, got -1"),
+    ('name = "t"\n[grid]\nB = [-5]\n', "grid.B: B must be an integer >= 0, got -5"),
+    ('name = "t"\n[grid]\ndesired = -1\n', "grid.desired: desired must be an integer >= 0"),
+    ('name = "t"\n[grid]\nduration = -9\n', "grid.duration: duration must be an integer >= 0"),
+    ('name = "t"\n[grid]\nU = { from = 1, to = 9, step = 0 }\n',
+     "grid.U.step must be a positive integer, got 0"),
+    ('name = "t"\n[grid]\nU = { from = 9, to = 1 }\n', "grid.U: empty axis"),
+    ('name = "t"\n[grid]\nU = { from = 1, to = 9, stpe = 2 }\n', "grid.U.stpe: unknown key"),
+    ('name = "t"\n[grid]\ncontroller = "pid"\n', "controller must be one of ledger, intent"),
+    ('name = "t"\n[grid]\nschedule = "nope"\n', "grid.schedule: unknown schedule 'nope'"),
+    ('name = "t"\n[grid]\nG = [1, 1]\n', "grid.G: repeated values"),
+    ('name = "../etc"\n', "name must be a plain slug"),
+    ('name = "a b"\n', "name must be a plain slug"),
+    ("[grid]\n", "name must be a plain slug (letters, digits, '-', '_'), got None"),
+    ('name = "t"\n[schedule.x]\nevents = [[-1, 2]]\n',
+     "schedule.x.events event at must be an integer >= 0, got -1"),
+    ('name = "t"\n[schedule.x]\nevents = [[1, -2]]\n',
+     "schedule.x.events event count must be an integer >= 0, got -2"),
+    ('name = "t"\n[schedule.x]\nevery = 0\ncount = 1\n',
+     "schedule.x.every must be an integer >= 1, got 0"),
+    ('name = "t"\n[schedule.x]\nevery = 10\n', "schedule.x.count: missing"),
+    ('name = "t"\n[schedule.x]\nevery = 10\ncount = 1\nuntill = 5\n',
+     "schedule.x.untill: unknown key"),
+    ('name = "t"\n[schedule.x]\nrate = 2.0\ncount = 1\nseed = 1\n',
+     "schedule.x.rate must be deaths per second in (0, 1], got 2.0"),
+    ('name = "t"\n[schedule.x]\ncount = 1\n', "schedule.x needs exactly one of"),
+    ('name = "t"\nchunk_size = 0\n', "chunk_size must be an integer >= 1, got 0"),
+    ('name = "t"\n[grid\n', "TOML syntax error"),
+    ('name = "t"\n[grid]\nG = [1,, 2]\nU = 3\n', "line 3"),
+])
+def test_bad_specs_are_named_in_one_line(text: str, message: str) -> None:
+    with pytest.raises(SpecError) as info:
+        parse_spec(text)
+    assert message in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match="no such spec file"):
+        load_spec(tmp_path / "nope.toml")
+
+
+def test_errors_from_a_file_name_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text('name = "t"\n[grid]\nU = 0\n')
+    with pytest.raises(SpecError, match=r"bad\.toml: grid\.U: U must be an integer >= 1, got 0"):
+        load_spec(path)

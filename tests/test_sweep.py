@@ -1,0 +1,297 @@
+"""Sweeps: the table, determinism across backends, resume after a kill, refusals, Dask."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from reconsim import METRIC_NAMES, simulate, store
+from reconsim.grid import PARAM_COLUMNS, expand
+from reconsim.laws import law_overshoot
+from reconsim.spec import load_spec, parse_spec
+from reconsim.sweep import run_sweep
+
+SMALL = """
+name = "small"
+chunk_size = 500
+[grid]
+controller = ["ledger", "intent"]
+G = [0, 10, 30, 60]
+U = { from = 1, to = 40, step = 3 }
+B = [0, 5, 20]
+desired = [0, 6]
+duration = [300, 900]
+schedule = ["seed", "every"]
+[schedule.seed]
+events = [[300, 2]]
+[schedule.every]
+every = 100
+count = 1
+"""
+
+# Heavy enough that a sweep is still running when the test kills it: U = 1 over 3000 s.
+SLOW = """
+name = "slow"
+chunk_size = 1500
+[grid]
+controller = ["ledger", "intent"]
+G = { from = 0, to = 95, step = 5 }
+U = [1, 2]
+B = [0, 5, 10]
+desired = { from = 1, to = 25 }
+duration = 3000
+"""
+
+
+def write_spec(tmp_path: Path, text: str, name: str = "spec.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def cli(*args: str | Path, **kw: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "reconsim", *map(str, args)],
+                          capture_output=True, text=True, check=False, **kw)  # type: ignore[call-overload]
+
+
+def table(out: Path) -> pl.DataFrame:
+    return store.scan(out).collect()
+
+
+def parts(out: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted((out / "data").iterdir())}
+
+
+def test_table_layout_and_law_columns(tmp_path: Path) -> None:
+    spec = parse_spec(SMALL)
+    result = run_sweep(spec, tmp_path / "out", backend="sequential", progress=False)
+    assert result.computed == result.cells == spec.n_cells == 2 * 4 * 14 * 3 * 2 * 2 * 2
+    got = table(tmp_path / "out")
+    assert got.columns == [*PARAM_COLUMNS, *METRIC_NAMES, "law_overshoot", "law_holds",
+                           "above_boundary"]
+    assert got.height == spec.n_cells
+    assert got.select(PARAM_COLUMNS).equals(expand(spec))  # chunk files come back in order
+    assert got.select(METRIC_NAMES).equals(simulate(expand(spec)).select(METRIC_NAMES))
+    for r in got.sample(200, seed=1).iter_rows(named=True):
+        assert r["above_boundary"] == (r["U"] >= r["G"] + r["B"])
+        if r["controller"] == "ledger":
+            law = law_overshoot(r["desired"], r["G"], r["U"], r["B"])
+            assert (r["law_overshoot"], r["law_holds"]) == (law, r["overshoot"] == law)
+        else:
+            assert (r["law_overshoot"], r["law_holds"]) == (None, None)
+    manifest = json.loads((tmp_path / "out" / "sweep.json").read_text())
+    assert manifest["spec_hash"] == spec.hash
+    assert manifest["cells"] == spec.n_cells
+    assert manifest["status"] == "complete"
+    assert manifest["spec"]["grid"]["G"] == [0, 10, 30, 60]
+    assert {"version", "started", "finished", "cells_per_second"} <= set(manifest)
+
+
+def test_same_bytes_whatever_the_backend_and_jobs(tmp_path: Path) -> None:
+    spec = parse_spec(SMALL)
+    run_sweep(spec, tmp_path / "seq", backend="sequential", progress=False)
+    run_sweep(spec, tmp_path / "loky", backend="loky", jobs=2, progress=False)
+    assert parts(tmp_path / "seq") == parts(tmp_path / "loky")
+    assert len(parts(tmp_path / "seq")) == spec.n_chunks
+
+
+def test_rerun_of_a_complete_sweep_does_nothing(tmp_path: Path) -> None:
+    spec_path = write_spec(tmp_path, SMALL)
+    first = cli("sweep", spec_path, "--out", tmp_path / "out", "--backend", "sequential")
+    assert first.returncode == 0, first.stderr
+    before = parts(tmp_path / "out")
+    again = cli("sweep", spec_path, "--out", tmp_path / "out")
+    assert again.returncode == 0
+    assert "already complete" in again.stdout
+    assert parts(tmp_path / "out") == before
+
+
+def _wait_for_chunks(out: Path, n: int, proc: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 120
+    while len(list((out / "data").glob("part-*.parquet"))) < n if (out / "data").exists() \
+            else True:
+        assert proc.poll() is None, "the sweep ended before it could be interrupted"
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+
+
+@pytest.mark.parametrize(("sig", "backend"), [
+    (signal.SIGKILL, "sequential"),
+    (signal.SIGKILL, "loky"),
+    (signal.SIGINT, "sequential"),
+])
+def test_interrupted_sweep_resumes_to_the_same_table(tmp_path: Path, sig: int,
+                                                     backend: str) -> None:
+    spec_path = write_spec(tmp_path, SLOW)
+    spec = load_spec(spec_path)
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "reconsim", "sweep", str(spec_path),
+                             "--out", str(out), "--backend", backend, "--jobs", "2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    _wait_for_chunks(out, 2, proc)
+    if sig == signal.SIGKILL:
+        os.killpg(proc.pid, signal.SIGKILL)  # the sweep and its workers, all at once
+    else:
+        proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    done_at_kill = len(list((out / "data").glob("part-*.parquet")))
+    assert done_at_kill < spec.n_chunks, "the sweep finished before the signal"
+    if sig == signal.SIGINT:
+        assert proc.returncode == 130
+        assert "run the same command again to resume" in err
+        assert "Traceback" not in err
+
+    resumed = cli("sweep", spec_path, "--out", out, "--backend", "sequential")
+    assert resumed.returncode == 0, resumed.stderr
+    computed = int(resumed.stdout.split(": ")[1].split(" cells")[0].replace(",", ""))
+    assert computed < spec.n_cells  # only the missing chunks were simulated
+    got = table(out)
+    reference = simulate(expand(spec))
+    assert got.height == spec.n_cells
+    assert got.select(reference.columns).equals(reference)
+    assert sorted(p.name for p in (out / "data").iterdir()) == [
+        f"part-{i:05d}.parquet" for i in range(spec.n_chunks)]  # no strays, no duplicates
+    assert not list(out.rglob(".tmp-*"))
+
+
+def test_another_spec_is_refused_then_forced(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    a = write_spec(tmp_path, SMALL, "a.toml")
+    b = write_spec(tmp_path, SMALL.replace("G = [0, 10, 30, 60]", "G = [0, 10]"), "b.toml")
+    assert cli("sweep", a, "--out", out, "--backend", "sequential").returncode == 0
+    before = parts(out)
+    refused = cli("sweep", b, "--out", out, "--backend", "sequential")
+    assert refused.returncode == 2
+    assert "holds results of another spec" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+    assert parts(out) == before
+    forced = cli("sweep", b, "--out", out, "--backend", "sequential", "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert table(out).height == load_spec(b).n_cells
+
+
+def test_second_sweep_into_a_running_directory_is_refused(tmp_path: Path) -> None:
+    spec_path = write_spec(tmp_path, SMALL)
+    out = tmp_path / "out"
+    out.mkdir()
+    with store.locked(out):  # as a running sweep holds it
+        refused = cli("sweep", spec_path, "--out", out)
+    assert refused.returncode == 2
+    assert "another sweep is running into this directory" in refused.stderr
+    assert not (out / "data").exists()
+
+
+def test_foreign_directory_is_refused_even_with_force(tmp_path: Path) -> None:
+    spec_path = write_spec(tmp_path, SMALL)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    for extra in ([], ["--force"]):
+        refused = cli("sweep", spec_path, "--out", out, *extra)
+        assert refused.returncode == 2
+        assert "not a reconsim sweep directory" in refused.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    (None, "no such spec file"),
+    ('name = "t"\n[grid\n', "TOML syntax error"),
+    ('name = "t"\n[grid]\nGg = [1]\n', "grid.Gg: unknown key"),
+    ('name = "t"\n[grid]\nG = []\n', "grid.G: empty axis"),
+    ('name = "t"\n[grid]\nU = [0]\n', "grid.U: U must be an integer >= 1, got 0"),
+    ('name = "t"\n[grid]\nG = ["x"]\n', "grid.G: G must be an integer >= 0, got 'x'"),
+    ('name = "t"\n[grid]\nU = { from = 1, to = 5, step = -1 }\n', "step must be a positive"),
+    ('name = "t"\n[grid]\ncontroller = ["pid"]\n', "controller must be one of"),
+    ('name = "t"\n[grid]\nschedule = ["x"]\n', "unknown schedule 'x'"),
+    ('name = "t/../x"\n', "name must be a plain slug"),
+])
+def test_bad_spec_exits_2_and_writes_nothing(tmp_path: Path, text: str | None,
+                                             message: str) -> None:
+    spec_path = tmp_path / "spec.toml"
+    if text is not None:
+        spec_path.write_text(text)
+    proc = cli("sweep", spec_path, cwd=tmp_path)  # default --out results/<name>
+    assert proc.returncode == 2
+    assert message in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == (["spec.toml"] if text else [])
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--jobs", "0"], "--jobs must be a positive integer or -1"),
+    (["--jobs", "two"], "argument --jobs: invalid int value: 'two'"),
+    (["--backend", "ray"], "argument --backend: invalid choice: 'ray'"),
+    (["--scheduler", "tcp://127.0.0.1:1"], "--scheduler needs --backend dask"),
+])
+def test_bad_flags_exit_2_and_write_nothing(tmp_path: Path, flags: list[str],
+                                            message: str) -> None:
+    spec_path = write_spec(tmp_path, SMALL)
+    proc = cli("sweep", spec_path, "--out", tmp_path / "out", *flags)
+    assert proc.returncode == 2
+    assert message in proc.stderr
+    assert not (tmp_path / "out").exists()
+
+
+# --- Dask: a real scheduler and workers on loopback ------------------------------------
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def dask_cluster() -> Iterator[str]:
+    dask = shutil.which("dask", path=str(Path(sys.executable).parent)) or shutil.which("dask")
+    if dask is None:
+        pytest.fail("the 'dask' command is missing: install reconsim[dask]")
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    procs = [subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port",
+                               address.rsplit(":", 1)[1], "--no-dashboard"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    procs.append(subprocess.Popen([dask, "worker", address, "--nworkers", "2", "--nthreads",
+                                   "1", "--no-dashboard", "--host", "127.0.0.1"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    try:
+        from distributed import Client
+
+        with Client(address, timeout="60s") as client:
+            client.wait_for_workers(2, timeout=60)
+        yield address
+    finally:
+        for p in reversed(procs):
+            p.terminate()
+        for p in procs:
+            p.wait(timeout=30)
+
+
+def test_dask_cluster_gives_the_identical_table(tmp_path: Path, dask_cluster: str) -> None:
+    spec_path = write_spec(tmp_path, SMALL)
+    local = cli("sweep", spec_path, "--out", tmp_path / "seq", "--backend", "sequential")
+    assert local.returncode == 0, local.stderr
+    remote = cli("sweep", spec_path, "--out", tmp_path / "dask", "--backend", "dask",
+                 "--scheduler", dask_cluster)
+    assert remote.returncode == 0, remote.stderr
+    assert parts(tmp_path / "dask") == parts(tmp_path / "seq")
+
+
+def test_unreachable_scheduler_is_one_line(tmp_path: Path) -> None:
+    spec_path = write_spec(tmp_path, SMALL)
+    proc = cli("sweep", spec_path, "--out", tmp_path / "out", "--backend", "dask",
+               "--scheduler", f"tcp://127.0.0.1:{_free_port()}")
+    assert proc.returncode == 2
+    assert "cannot connect" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
