@@ -1,0 +1,108 @@
+"""A sweep end to end — spec to Parquet on disk, 2 jobs — at 10^5, 10^6 and 10^7 cells,
+beside ``simulate`` alone on the same cells: the harness's overhead, time and peak memory."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from bench.conftest import QUICK, RATES
+from reconsim.grid import expand
+from reconsim.simulate import simulate
+from reconsim.spec import load_spec
+
+MILLION = Path(__file__).resolve().parent.parent / "sweeps" / "million.toml"
+#: desired = 1..k on sweeps/million.toml's grid: 159,600 cells per desired value.
+SIZES = {"1e5": 1, "1e6": 7} if QUICK else {"1e5": 1, "1e6": 7, "1e7": 63}
+
+
+def _spec_with_desired(tmp_path: Path, k: int) -> Path:
+    text = MILLION.read_text()
+    if k != 7:
+        text = text.replace("desired = [1, 2, 3, 4, 6, 8, 12]",
+                            f"desired = {{ from = 1, to = {k} }}")
+        text = text.replace('name = "million"', f'name = "million-d{k}"')
+    path = tmp_path / f"spec-{k}.toml"
+    path.write_text(text)
+    return path
+
+
+def _tree_rss_kib(root: int) -> int:
+    """Sum of VmRSS over ``root`` and its descendants (an upper bound: shared pages count
+    once per process)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        todo += children.get(pid, [])
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+        except OSError:
+            pass
+    return total
+
+
+def _run_sweep(spec: Path, out: Path) -> tuple[float, int]:
+    """Run ``reconsim sweep`` with 2 jobs; return wall seconds and peak tree RSS (KiB)."""
+    peak = 0
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "reconsim", "sweep", str(spec), "--out",
+                             str(out), "--jobs", "2", "--no-progress"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def sample() -> None:
+        nonlocal peak
+        while proc.poll() is None:
+            peak = max(peak, _tree_rss_kib(proc.pid))
+            time.sleep(0.02)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    _, err = proc.communicate()
+    seconds = time.perf_counter() - start
+    sampler.join()
+    assert proc.returncode == 0, err
+    return seconds, peak
+
+
+@pytest.mark.benchmark(group="sweep: end to end, 2 jobs")
+@pytest.mark.parametrize("size", list(SIZES))
+def test_sweep_end_to_end(benchmark, tmp_path: Path, size: str) -> None:  # type: ignore[no-untyped-def]
+    spec_path = _spec_with_desired(tmp_path, SIZES[size])
+    spec = load_spec(spec_path)
+    cells = expand(spec)
+    simulate(cells.head(10))
+    t = time.perf_counter()
+    simulate(cells)
+    simulate_rate = spec.n_cells / (time.perf_counter() - t)
+    del cells
+
+    seconds, peak_kib = benchmark.pedantic(_run_sweep, args=(spec_path, tmp_path / "out"),
+                                           rounds=1, iterations=1)
+    rate = spec.n_cells / seconds
+    benchmark.extra_info.update(
+        cells=spec.n_cells, seconds=round(seconds, 2), cells_per_second=round(rate),
+        simulate_cells_per_second=round(simulate_rate),
+        harness_ratio=round(rate / simulate_rate, 3),
+        peak_tree_rss_mib=round(peak_kib / 1024),
+        parquet_mib=round(sum(p.stat().st_size for p in (tmp_path / "out").rglob("*.parquet"))
+                          / 2**20, 1),
+    )
+    RATES[f"sweep end to end ({spec.n_cells:,} cells)"] = rate
+    RATES[f"simulate alone ({spec.n_cells:,} cells)"] = simulate_rate
+    print(f"\n{spec.n_cells:>12,} cells: {seconds:6.1f} s end to end ({rate:,.0f} cells/s), "
+          f"simulate alone {simulate_rate:,.0f} cells/s, ratio {rate / simulate_rate:.2f}, "
+          f"peak RSS of the process tree {peak_kib / 1024:,.0f} MiB")
