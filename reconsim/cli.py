@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from reconsim.params import CONTROLLERS, DEFAULTS, METRICS, PARAMS, Deaths
+from reconsim.params import CONTROLLERS, DEFAULTS, METRICS, PARAMS, UNLIMITED, Deaths
 
 
 class UsageError(Exception):
@@ -41,6 +41,31 @@ def parse_deaths(text: str) -> Deaths:
     return tuple(events)
 
 
+def parse_times(text: str) -> tuple[int, ...]:
+    """Parse ``T[,T...]`` seconds; an empty string or ``none`` is no times.
+
+    >>> parse_times("310,620")
+    (310, 620)
+    """
+    if text.strip().lower() in ("", "none"):
+        return ()
+    parts = [p.strip() for p in text.split(",")]
+    bad = [p for p in parts if not p.isdigit()]
+    if bad:
+        raise argparse.ArgumentTypeError(f"expected non-negative integer seconds, got {bad[0]!r}")
+    return tuple(int(p) for p in parts)
+
+
+def parse_cap(text: str) -> int | None:
+    """Parse a cap: a positive integer, or ``unlimited``."""
+    if text.strip().lower() == UNLIMITED:
+        return None
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or {UNLIMITED!r}, "
+                                         f"got {text!r}")
+    return int(text)
+
+
 def _add_run(sub: Any) -> None:
     p = sub.add_parser("run", help="simulate one cell and print its metrics",
                        description="Simulate one cell and print its metrics.")
@@ -53,6 +78,12 @@ def _add_run(sub: Any) -> None:
         elif meta["kind"] == "choice":
             p.add_argument(flag, choices=meta["choices"], default=f.default,
                            help=f"{meta['help']} (default {f.default})")
+        elif meta["kind"] == "cap":
+            p.add_argument(flag, type=parse_cap, default=f.default, metavar="N",
+                           help=f"{meta['help']} (default {UNLIMITED})")
+        elif meta["kind"] == "times":
+            p.add_argument(flag, type=parse_times, action="extend", metavar="T", nargs="*",
+                           help=f"{meta['help']}; repeat or comma-separate (default none)")
         else:
             shown = ",".join(f"{a}:{c}" for a, c in DEFAULTS[f.name]) or "none"
             p.add_argument(flag, type=parse_deaths, action="extend", metavar="AT:COUNT",
@@ -66,9 +97,12 @@ def _run(args: argparse.Namespace) -> None:
     from reconsim.simulate import run_cell
 
     params = {f.name: getattr(args, f.name) for f in PARAMS}
-    # argparse's "extend" yields a list of parsed schedules (or None when the flag is absent)
-    params["deaths"] = (DEFAULTS["deaths"] if args.deaths is None
-                        else tuple(e for sched in args.deaths for e in sched))
+    # argparse's "extend" yields a list of parsed lists (or None when the flag is absent)
+    for f in PARAMS:
+        if f.metadata["kind"] in ("deaths", "times"):
+            given = params[f.name]
+            params[f.name] = (DEFAULTS[f.name] if given is None
+                              else tuple(e for part in given for e in part))
     try:
         metrics = run_cell(**params)
     except ValueError as exc:

@@ -10,13 +10,12 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from reconsim.params import INT_PARAMS
-from reconsim.simulate import DEATHS_DTYPE
+from reconsim.simulate import DEATHS_DTYPE, PARAM_DTYPES
 from reconsim.spec import AXES, Spec
 
 #: The parameter columns of a sweep table, in order.
 PARAM_COLUMNS = ("controller", "G", "U", "B", "desired", "duration", "ledger_base",
-                 "schedule", "deaths")
+                 "schedule", "deaths", "observe", "max_per_round", "ttl", "restart_at")
 
 
 def axis_indices(shape: tuple[int, ...], start: int, stop: int) -> list[np.ndarray]:
@@ -35,20 +34,42 @@ def axis_indices(shape: tuple[int, ...], start: int, stop: int) -> list[np.ndarr
 
 def expand(spec: Spec, start: int = 0, stop: int | None = None) -> pl.DataFrame:
     """Cells ``start .. stop - 1`` of the spec's grid as a frame :func:`reconsim.simulate` reads,
-    with the ``schedule`` name beside its ``deaths`` events."""
+    with the ``schedule`` name beside its ``deaths`` events.
+
+    The grid is one block per controller (in the spec's order); within a block, the
+    axes that apply to that controller vary row-major, the others are null.
+    """
     stop = spec.n_cells if stop is None else stop
-    shape = tuple(len(spec.axes[a]) for a in AXES)
-    idx = dict(zip(AXES, axis_indices(shape, start, stop), strict=True))
-    columns: dict[str, pl.Series] = {
-        "controller": pl.Series(spec.axes["controller"], dtype=pl.String).gather(
-            idx["controller"]),
-    }
-    for name in INT_PARAMS:
-        columns[name] = pl.Series(np.asarray(spec.axes[name], np.int64)[idx[name]])
-    names = spec.axes["schedule"]
-    columns["schedule"] = pl.Series(names, dtype=pl.String).gather(idx["schedule"])
+    parts, offset = [], 0
+    for controller, size in spec.blocks():
+        lo, hi = max(start, offset), min(stop, offset + size)
+        if lo < hi:
+            parts.append(_block(spec, controller, lo - offset, hi - offset))
+        offset += size
+    if not parts:
+        return _block(spec, spec.axes["controller"][0], 0, 0)
+    return pl.concat(parts)
+
+
+def _block(spec: Spec, controller: str, start: int, stop: int) -> pl.DataFrame:
+    axes = spec.block_axes(controller)
+    idx = dict(zip(axes, axis_indices(tuple(len(spec.axes[a]) for a in axes), start, stop),
+                   strict=True))
+    n = stop - start
+
+    def column(axis: str) -> pl.Series:
+        dtype = PARAM_DTYPES["deaths" if axis == "schedule" else axis]
+        if axis == "schedule":
+            dtype = pl.String()
+        if axis not in idx:
+            return pl.repeat(None, n, dtype=dtype, eager=True)
+        values = [list(v) if isinstance(v, tuple) else v for v in spec.axes[axis]]
+        return pl.Series(values, dtype=dtype).gather(idx[axis])
+
+    columns = {axis: column(axis) for axis in AXES if axis != "controller"}
+    columns["controller"] = pl.repeat(controller, n, dtype=pl.String, eager=True)
     # Periodic and random schedules depend on the duration: one event list per pair.
-    durations = spec.axes["duration"]
+    names, durations = spec.axes["schedule"], spec.axes["duration"]
     table = pl.Series(
         [[{"at": a, "count": c} for a, c in spec.schedules[s].events(d)]
          for s in names for d in durations],

@@ -1,24 +1,29 @@
-"""The fast kernel: seed 001's model on whole batches of cells, as counts, round by round.
+"""The fast kernel: the model on whole batches of cells, as counts, round by round.
 
 Why counts suffice. Every removal in the model takes the *oldest* copies: a
 scripted death kills the oldest live copies, a delete command goes to the
 oldest ledger entries. By induction the dead copies are always a prefix of
 creation order, so "which copies are dead" is one number ``D``. The same
 ordering makes "ready" a prefix (``R``, copies created at least B seconds
-ago) and the ledger at second t exactly the copies that were live at the end
-of second t - G: the index range ``[D(t-G), R(t-G))``. So a cell's whole
-state is three cumulative counts (created ``C``, ready ``R``, dead ``D``) and
-their histories, and the rules of :mod:`reconsim.reference` become:
+ago) and the ledger at second t exactly the copies that existed — ready ones,
+or with observe="created" all created ones — and had not died at the end of
+second t - G: the index range ``[D(t-G), C(t-L))`` with ``L = G + B`` (ready)
+or ``L = G`` (created). So a cell's whole state is three cumulative counts
+(created ``C``, ready ``R``, dead ``D``) and their histories, and the rules of
+:mod:`reconsim.reference` become:
 
-* seen     = R(t-G) - D(t-G)                       (0 while t < G)
-* pending  = C - max(D, C(t-G-B))                  (created, alive, not yet listed)
-* a death of ``count`` at s: D += min(count, R - D)
+* seen     = C(t-L) - D(t-G)                     (0 while t < L)
+* pending  = C - max(D, C(t-L), C(restart))      (remembered, alive, not yet listed)
+* live     = max(0, R - D)                       (observe="created" may delete unready copies)
+* a death of ``count`` at s: D += min(count, live)
 * ``k`` delete commands hit indices [D(t-G), D(t-G) + min(k, seen)); those >= D die.
+* expectations set at s are observed at s + L (creations), or G after the last
+  targeted copy died (deletions).
 
 Nothing changes between the seconds where a round runs, a cohort becomes
 ready or a death is scheduled, so the kernel jumps from one such second to
 the next and adds up the per-second metrics over the gaps. Its cost per cell
-is O(rounds + deaths), not O(duration x copies).
+is O(rounds + deaths + restarts), not O(duration x copies).
 
 The public entry point takes and returns plain NumPy arrays; polars stays in
 :mod:`reconsim.simulate`.
@@ -52,16 +57,41 @@ _BLOCK = 2048
 Int64Array = NDArray[np.int64]
 
 
+#: Controller codes, in :data:`reconsim.params.CONTROLLERS` order.
+LEDGER, INTENT, EXPECTATIONS = 0, 1, 2
+
+
+@numba.njit(cache=True, nogil=True)
+def _sorted_into(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
+    src_at: Int64Array, src_val: Int64Array, lo: int, hi: int,
+    dst_at: Int64Array, dst_val: Int64Array,
+) -> int:
+    """Copy events lo..hi-1 into dst sorted by time (stable insertion sort: lists are short)."""
+    n = 0
+    for j in range(lo, hi):
+        k = n
+        while k > 0 and dst_at[k - 1] > src_at[j]:
+            dst_at[k] = dst_at[k - 1]
+            dst_val[k] = dst_val[k - 1]
+            k -= 1
+        dst_at[k] = src_at[j]
+        dst_val[k] = src_val[j]
+        n += 1
+    return n
+
+
 @numba.njit(cache=True, nogil=True)
 def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is what makes it fast
-    intent: bool, desired: int, U: int, G: int, B: int, duration: int, ledger_base: int,
-    ev_at: Int64Array, ev_count: Int64Array, n_ev: int,
+    controller: int, created_listed: bool, cap: int, ttl: int,
+    desired: int, U: int, G: int, B: int, duration: int, ledger_base: int,
+    ev_at: Int64Array, ev_count: Int64Array, n_ev: int, restarts: Int64Array, n_rs: int,
     hist_t: Int64Array, hist_c: Int64Array, dh_t: Int64Array, dh_d: Int64Array,
     out: Int64Array,
 ) -> None:
     deaths_total = 0
     for j in range(n_ev):
         deaths_total += ev_count[j]
+    L = G if created_listed else G + B  # seconds from creation to listed
     # Cohorts: hist_t[j] is a round that created, hist_c[j] the created count after it.
     # Dead history: dh_d[j] is the dead count after a change at second dh_t[j].
     n_hist = 0
@@ -69,10 +99,15 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     C = 0  # created so far
     R = 0  # ready so far (a prefix of creation order)
     D = 0  # dead so far (a prefix too)
+    C_restart = 0  # created before the controller's last restart: forgotten
+    exp_active = False  # expectations: recorded and not yet wiped
+    exp_set = 0  # ... the round that recorded them
+    exp_seen = 0  # ... the second from which they are all observed
     p_ready = 0  # first cohort not yet ready
-    p_seen = 0  # first cohort created after t - G - B
+    p_seen = 0  # first cohort created after t - L
     p_dead = 0  # first dead-history entry after t - G
-    C_lag = 0  # C at the end of second t - G - B, i.e. R(t - G)
+    p_rs = 0  # first restart not yet applied
+    C_lag = 0  # C at the end of second t - L
     D_lag = 0  # D at the end of second t - G
     i_ev = 0
     next_round = 0
@@ -106,7 +141,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
         while i_ev < n_ev and ev_at[i_ev] == s:
             kill += ev_count[i_ev]
             i_ev += 1
-        kill = min(kill, R - D)
+        kill = min(kill, max(0, R - D))
         if kill > 0:
             D += kill
             dh_t[n_dh] = s
@@ -115,7 +150,11 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
         if s == next_round:
             rounds += 1
             next_round += U
-            while p_seen < n_hist and hist_t[p_seen] <= s - G - B:
+            while p_rs < n_rs and restarts[p_rs] <= s:
+                C_restart = C
+                exp_active = False
+                p_rs += 1
+            while p_seen < n_hist and hist_t[p_seen] <= s - L:
                 C_lag = hist_c[p_seen]
                 p_seen += 1
             while p_dead < n_dh and dh_t[p_dead] <= s - G:
@@ -124,8 +163,13 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
             seen = C_lag - D_lag
             reads += seen + ledger_base
             diff = desired - seen
-            if intent:
-                diff -= C - max(D, C_lag)
+            if controller == INTENT:
+                diff -= C - max(D, C_lag, C_restart)
+            elif controller == EXPECTATIONS and exp_active and s < exp_seen \
+                    and s - exp_set < ttl:
+                diff = 0
+            if cap > 0:
+                diff = max(-cap, min(cap, diff))
             if diff > 0:
                 C += diff
                 created += diff
@@ -135,16 +179,24 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                 if B == 0:
                     R = C
                     p_ready = n_hist
+                exp_active, exp_set, exp_seen = True, s, s + L
             elif diff < 0:
                 commands -= diff
-                top = D_lag + min(-diff, seen)
-                if top > D:
+                hit = min(-diff, seen)
+                top = D_lag + hit
+                if top > D:  # some targets were alive: they die now
                     deleted += top - D
                     D = top
                     dh_t[n_dh] = s
                     dh_d[n_dh] = D
                     n_dh += 1
-        live = R - D
+                    last_death = s
+                elif hit > 0:  # all were dead already: when did the last of them die?
+                    last_death = dh_t[np.searchsorted(dh_d[:n_dh], top - 1, side="right")]
+                else:
+                    last_death = s - G
+                exp_active, exp_set, exp_seen = True, s, last_death + G
+        live = max(0, R - D)
         prev = s
     # seconds prev .. duration
     gap = live - desired
@@ -170,11 +222,13 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
 
 @numba.njit(cache=True, parallel=True)
 def _simulate(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
-    intent: NDArray[np.bool_], desired: Int64Array, U: Int64Array, G: Int64Array,
-    B: Int64Array, duration: Int64Array, ledger_base: Int64Array,
+    controller: Int64Array, created_listed: NDArray[np.bool_], cap: Int64Array,
+    ttl: Int64Array, desired: Int64Array, U: Int64Array, G: Int64Array, B: Int64Array,
+    duration: Int64Array, ledger_base: Int64Array,
     death_offsets: Int64Array, death_at: Int64Array, death_count: Int64Array,
+    restart_offsets: Int64Array, restart_at: Int64Array,
 ) -> Int64Array:
-    n = intent.shape[0]
+    n = controller.shape[0]
     out = np.empty((n, _N_OUT), np.int64)
     n_blocks = (n + _BLOCK - 1) // _BLOCK
     for b in numba.prange(n_blocks):
@@ -182,32 +236,30 @@ def _simulate(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
         hi = min(n, lo + _BLOCK)
         max_rounds = 1
         max_ev = 1
+        max_rs = 1
         for i in range(lo, hi):
             max_rounds = max(max_rounds, duration[i] // U[i] + 1)
             max_ev = max(max_ev, death_offsets[i + 1] - death_offsets[i])
+            max_rs = max(max_rs, restart_offsets[i + 1] - restart_offsets[i])
         hist_t = np.empty(max_rounds, np.int64)
         hist_c = np.empty(max_rounds, np.int64)
         dh_t = np.empty(max_rounds + max_ev, np.int64)
         dh_d = np.empty(max_rounds + max_ev, np.int64)
         ev_at = np.empty(max_ev, np.int64)
         ev_count = np.empty(max_ev, np.int64)
+        rs_at = np.empty(max_rs, np.int64)
+        rs_dummy = np.empty(max_rs, np.int64)
         for i in range(lo, hi):
-            # The cell's events sorted by time (insertion sort: schedules are short). Events
-            # in one second commute — together they kill min(total, live) — so order
-            # within a second needs no care.
-            n_ev = 0
-            for j in range(death_offsets[i], death_offsets[i + 1]):
-                k = n_ev
-                while k > 0 and ev_at[k - 1] > death_at[j]:
-                    ev_at[k] = ev_at[k - 1]
-                    ev_count[k] = ev_count[k - 1]
-                    k -= 1
-                ev_at[k] = death_at[j]
-                ev_count[k] = death_count[j]
-                n_ev += 1
+            # Events in one second commute — together they kill min(total, live) — so only
+            # their order in time matters.
+            n_ev = _sorted_into(death_at, death_count, death_offsets[i], death_offsets[i + 1],
+                                ev_at, ev_count)
+            n_rs = _sorted_into(restart_at, restart_at, restart_offsets[i],
+                                restart_offsets[i + 1], rs_at, rs_dummy)
             _run_cell(
-                intent[i], desired[i], U[i], G[i], B[i], duration[i], ledger_base[i],
-                ev_at, ev_count, n_ev, hist_t, hist_c, dh_t, dh_d, out[i],
+                controller[i], created_listed[i], cap[i], ttl[i], desired[i], U[i], G[i],
+                B[i], duration[i], ledger_base[i], ev_at, ev_count, n_ev, rs_at, n_rs,
+                hist_t, hist_c, dh_t, dh_d, out[i],
             )
     return out
 
@@ -218,20 +270,31 @@ def set_threads(n: int) -> None:
 
 
 def simulate_arrays(  # noqa: PLR0913
-    *, intent: NDArray[np.bool_], desired: Int64Array, U: Int64Array, G: Int64Array,
-    B: Int64Array, duration: Int64Array, ledger_base: Int64Array,
+    *, controller: Int64Array, created_listed: NDArray[np.bool_], cap: Int64Array,
+    ttl: Int64Array, desired: Int64Array, U: Int64Array, G: Int64Array, B: Int64Array,
+    duration: Int64Array, ledger_base: Int64Array,
     death_offsets: Int64Array, death_at: Int64Array, death_count: Int64Array,
+    restart_offsets: Int64Array, restart_at: Int64Array,
 ) -> Int64Array:
     """Run a batch of validated cells; return an ``(n, len(OUT_COLUMNS))`` int64 matrix.
 
-    Cell ``i``'s death events are ``death_at[death_offsets[i]:death_offsets[i + 1]]``
-    (and the same slice of ``death_count``), in any order.
+    ``controller`` holds codes (:data:`LEDGER`, :data:`INTENT`, :data:`EXPECTATIONS`),
+    ``created_listed`` is true where observe="created", ``cap`` is 0 for no cap. Cell
+    ``i``'s death events are ``death_at[death_offsets[i]:death_offsets[i + 1]]`` (and the
+    same slice of ``death_count``), its restarts likewise, both in any order.
     """
-    n = len(intent)
-    if len(death_offsets) != n + 1 or death_offsets[0] != 0 or death_offsets[-1] != len(death_at):
-        raise ValueError("death_offsets must run from 0 to len(death_at), one entry per cell + 1")
+    n = len(controller)
+    for name, offsets, values in (("death", death_offsets, death_at),
+                                  ("restart", restart_offsets, restart_at)):
+        if len(offsets) != n + 1 or offsets[0] != 0 or offsets[-1] != len(values):
+            raise ValueError(f"{name}_offsets must run from 0 to the number of {name} "
+                             "values, one entry per cell + 1")
+
+    def i64(a: NDArray[np.integer]) -> Int64Array:
+        return np.ascontiguousarray(a, np.int64)
+
     return _simulate(
-        np.ascontiguousarray(intent, np.bool_),
-        *(np.ascontiguousarray(a, np.int64) for a in
-          (desired, U, G, B, duration, ledger_base, death_offsets, death_at, death_count)),
+        i64(controller), np.ascontiguousarray(created_listed, np.bool_), i64(cap), i64(ttl),
+        *(i64(a) for a in (desired, U, G, B, duration, ledger_base, death_offsets, death_at,
+                           death_count, restart_offsets, restart_at)),
     )

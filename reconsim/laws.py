@@ -3,6 +3,10 @@
 * overshoot law: the ``ledger`` controller overshoots by desired x (ceil((G + B) / U) - 1);
 * boundary: that is zero exactly when U >= G + B.
 
+With observe="created" a copy reaches the ledger G seconds after creation instead of
+G + B, and the law's analogue reads ceil(G / U). The law speaks of the uncapped
+``ledger`` controller only; on other rows its columns are null.
+
 These are *claims to check*, never inputs to the model: the report compares them
 with the simulated overshoot cell by cell.
 """
@@ -24,13 +28,16 @@ def law_overshoot(desired: int, G: int, U: int, B: int) -> int:
 
 
 def law_columns() -> list[pl.Expr]:
-    """Columns ``law_overshoot``, ``law_holds`` (null unless controller is ``ledger``) and
+    """Columns ``law_overshoot`` and ``law_holds`` (null unless the controller is an
+    uncapped ``ledger``; with observe="created" the ceil(G / U) analogue) and
     ``above_boundary`` (U >= G + B), computed from a frame of simulated cells."""
-    blind_rounds = (pl.col("G") + pl.col("B") + pl.col("U") - 1) // pl.col("U")
-    is_ledger = pl.col("controller") == "ledger"
-    law = pl.when(is_ledger).then(pl.col("desired") * (blind_rounds - 1))
+    delay = pl.when(pl.col("observe") == "created").then(pl.col("G")) \
+        .otherwise(pl.col("G") + pl.col("B"))
+    in_scope = (pl.col("controller") == "ledger") & pl.col("max_per_round").is_null()
+    blind_rounds = (delay + pl.col("U") - 1) // pl.col("U")
+    law = pl.when(in_scope).then(pl.col("desired") * (blind_rounds - 1))
     return [
         law.alias("law_overshoot"),
-        pl.when(is_ledger).then(pl.col("overshoot") == law).alias("law_holds"),
+        pl.when(in_scope).then(pl.col("overshoot") == law).alias("law_holds"),
         (pl.col("U") >= pl.col("G") + pl.col("B")).alias("above_boundary"),
     ]

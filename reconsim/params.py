@@ -16,14 +16,28 @@ from typing import Any, Final
 CONTROLLERS: Final[Mapping[str, str]] = {
     "ledger": "trusts the ledger only: diff = desired - ledger entries",
     "intent": "also counts its own pending creations: diff = desired - ledger - pending",
+    "expectations": "Kubernetes' ReplicaSet gate: no corrections while its last ones are "
+                    "unobserved and younger than ttl",
 }
+
+#: When a copy reaches the ledger: G seconds after it is ready (the seed's), or after it
+#: is created (the way Kubernetes counts Pending pods as replicas).
+OBSERVE: Final = ("ready", "created")
+
+#: Spelling of "no cap" for ``max_per_round`` in specs and on the command line.
+UNLIMITED: Final = "unlimited"
+
+#: Controllers that keep a memory a restart can wipe.
+WITH_MEMORY: Final = ("intent", "expectations")
 
 #: A death schedule: (at, count) events; at second ``at`` the ``count`` oldest live copies die.
 Deaths = tuple[tuple[int, int], ...]
 
 
-def _int(minimum: int, help: str, *, required: bool = True) -> dict[str, Any]:
-    return {"kind": "int", "min": minimum, "help": help, "required": required}
+def _int(minimum: int, help: str, *, required: bool = True,
+         applies: tuple[str, ...] | None = None) -> dict[str, Any]:
+    return {"kind": "int", "min": minimum, "help": help, "required": required,
+            "applies": applies}
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -41,7 +55,7 @@ class Cell:
     controller: str = field(
         default="ledger",
         metadata={"kind": "choice", "choices": tuple(CONTROLLERS), "required": True,
-                  "help": "which controller runs the loop"},
+                  "applies": None, "help": "which controller runs the loop"},
     )
     desired: int = field(default=6, metadata=_int(0, "copies that should run"))
     U: int = field(default=15, metadata=_int(1, "loop period, seconds between rounds"))
@@ -50,12 +64,32 @@ class Cell:
     duration: int = field(default=900, metadata=_int(0, "the run covers seconds 0..duration"))
     deaths: Deaths = field(
         default=((300, 2),),
-        metadata={"kind": "deaths", "required": True,
+        metadata={"kind": "deaths", "required": True, "applies": None,
                   "help": "death schedule: (at, count) events, the oldest live copies die"},
     )
     ledger_base: int = field(
         default=20,
         metadata=_int(0, "entries of other services each round also reads", required=False),
+    )
+    observe: str = field(
+        default="ready",
+        metadata={"kind": "choice", "choices": OBSERVE, "required": False, "applies": None,
+                  "help": "the ledger lists a copy G s after it is ready, or after creation"},
+    )
+    max_per_round: int | None = field(
+        default=None,
+        metadata={"kind": "cap", "required": False, "applies": None,
+                  "help": f"cap on one round's creates or delete commands ({UNLIMITED!r}: none)"},
+    )
+    ttl: int = field(
+        default=300,
+        metadata=_int(0, "expectations: seconds before unobserved expectations expire",
+                      required=False, applies=("expectations",)),
+    )
+    restart_at: tuple[int, ...] = field(
+        default=(),
+        metadata={"kind": "times", "required": False, "applies": WITH_MEMORY,
+                  "help": "seconds at which the controller restarts and forgets its memory"},
     )
 
     def __post_init__(self) -> None:
@@ -82,7 +116,31 @@ def check_value(name: str, value: Any) -> Any:
         if value not in meta["choices"]:
             raise ValueError(f"{name} must be one of {', '.join(meta['choices'])}; got {value!r}")
         return value
+    if kind == "cap":
+        if value is None or value == UNLIMITED:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be an integer >= 1 or {UNLIMITED!r}, got {value!r}")
+        return int(value)
+    if kind == "times":
+        if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+            raise ValueError(f"{name} must be a list of seconds, got {value!r}")
+        times = tuple(value)
+        for v in times:
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise ValueError(f"{name} must hold integers >= 0, got {v!r}")
+        return times
     return check_deaths(value, name)
+
+
+def applies(name: str, controller: str) -> bool:
+    """Whether parameter ``name`` means anything for ``controller`` (else its column is null).
+
+    >>> applies("ttl", "ledger"), applies("ttl", "expectations"), applies("G", "intent")
+    (False, True, True)
+    """
+    allowed = _BY_NAME[name].metadata["applies"]
+    return allowed is None or controller in allowed
 
 
 def check_deaths(events: Iterable[Any], name: str = "deaths") -> Deaths:

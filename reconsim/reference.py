@@ -15,28 +15,50 @@ from reconsim.params import Cell
 
 @dataclass
 class Copy:
-    """One copy of the service: created at ``birth``, ready at ``ready``, dead at ``death``."""
+    """One copy of the service: created at ``birth``, ready at ``ready``, dead at ``death``.
+
+    ``listed`` is the second from which the ledger shows it (while it lives, and for G
+    seconds after it dies): G after it is ready, or G after creation with observe="created".
+    """
 
     birth: int
     ready: int
+    listed: int
     death: int | None = None
 
 
-def run_reference(cell: Cell) -> dict[str, Any]:
+@dataclass
+class Expectations:
+    """What the ``expectations`` controller waits to see after a round that acted."""
+
+    set_at: int
+    creations: list[Copy]  # observed once the ledger has caught up with each creation
+    deletions: list[Copy]  # observed once each has left the ledger
+
+    def observed(self, t: int, G: int) -> bool:
+        return (all(c.listed <= t for c in self.creations)
+                and all(c.death is not None and c.death + G <= t for c in self.deletions))
+
+
+def run_reference(cell: Cell) -> dict[str, Any]:  # noqa: PLR0912 — the spec, in order
     """Run one cell second by second and return its metrics (see :data:`reconsim.params.METRICS`).
 
     >>> run_reference(Cell(G=20))["overshoot"]
     6
     """
     G, U, B, desired = cell.G, cell.U, cell.B, cell.desired
+    cap = cell.max_per_round
     copies: list[Copy] = []  # in creation order: "oldest" means first in this list
+    # The controller's memory, which a restart wipes: its own creations, its expectations.
+    remembered: list[Copy] = []
+    expecting: Expectations | None = None
 
     def live(t: int) -> list[Copy]:
         return [c for c in copies if c.ready <= t and (c.death is None or c.death > t)]
 
     def ledger(t: int) -> list[Copy]:
-        # The ledger shows a copy G seconds after it is ready, and drops it G seconds after it dies.
-        return [c for c in copies if c.ready + G <= t and (c.death is None or c.death + G > t)]
+        # The ledger shows a copy from `listed` on, and drops it G seconds after it dies.
+        return [c for c in copies if c.listed <= t and (c.death is None or c.death + G > t)]
 
     rounds = created = delete_commands = deleted = reads = 0
     overshoot = excess = missing = 0
@@ -47,23 +69,37 @@ def run_reference(cell: Cell) -> dict[str, Any]:
                 for c in live(t)[:count]:
                     c.death = t
 
+        if t in cell.restart_at:  # the controller restarts: its memory is gone
+            remembered, expecting = [], None
+
         if t % U == 0:
             rounds += 1
             seen = ledger(t)
             reads += len(seen) + cell.ledger_base
-            pending = 0
+            diff = desired - len(seen)
             if cell.controller == "intent":  # its own creations not yet on the ledger
-                pending = sum(1 for c in copies if c.death is None and c.ready + G > t)
-            diff = desired - len(seen) - pending
+                diff -= sum(1 for c in remembered if c.death is None and c.listed > t)
+            if (cell.controller == "expectations" and expecting is not None
+                    and not expecting.observed(t, G) and t - expecting.set_at < cell.ttl):
+                diff = 0  # waiting for its last corrections to show: no action this round
+            if cap is not None:
+                diff = max(-cap, min(cap, diff))
             if diff > 0:
-                copies.extend(Copy(birth=t, ready=t + B) for _ in range(diff))
+                new = [Copy(birth=t, ready=t + B,
+                            listed=(t + B if cell.observe == "ready" else t) + G)
+                       for _ in range(diff)]
+                copies.extend(new)
+                remembered.extend(new)
                 created += diff
+                expecting = Expectations(t, creations=new, deletions=[])
             elif diff < 0:
                 delete_commands += -diff
-                for c in seen[:-diff]:  # a command to an already-dead copy changes nothing
+                targets = seen[:-diff]
+                for c in targets:  # a command to an already-dead copy changes nothing
                     if c.death is None:
                         c.death = t
                         deleted += 1
+                expecting = Expectations(t, creations=[], deletions=targets)
 
         n_live = len(live(t))
         overshoot = max(overshoot, n_live - desired)

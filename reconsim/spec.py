@@ -27,7 +27,14 @@ from typing import Any, Final
 
 import numpy as np
 
-from reconsim.params import DEFAULTS, PARAM_NAMES, Deaths, check_deaths, check_value
+from reconsim.params import (
+    DEFAULTS,
+    PARAM_NAMES,
+    Deaths,
+    applies,
+    check_deaths,
+    check_value,
+)
 
 
 class SpecError(ValueError):
@@ -94,10 +101,21 @@ class Spec:
     chunk_size: int
     source: Mapping[str, Any]  # the TOML document as read
 
+    def block_axes(self, controller: str) -> tuple[str, ...]:
+        """The axes that vary within ``controller``'s block: those that apply to it."""
+        return tuple(a for a in AXES if a != "controller"
+                     and applies("deaths" if a == "schedule" else a, controller))
+
+    def blocks(self) -> list[tuple[str, int]]:
+        """(controller, cells) per controller, in grid order."""
+        return [(c, math.prod(len(self.axes[a]) for a in self.block_axes(c)))
+                for c in self.axes["controller"]]
+
     @property
     def n_cells(self) -> int:
-        """Cells in the grid: the product of the axis lengths."""
-        return math.prod(len(v) for v in self.axes.values())
+        """Cells in the grid: per controller, the product of the axes that apply to it
+        (an axis such as ``ttl`` multiplies only the controllers it means something to)."""
+        return sum(size for _, size in self.blocks())
 
     @property
     def n_chunks(self) -> int:
@@ -166,12 +184,13 @@ def _axis(grid: Mapping[str, Any], axis: str, schedules: Mapping[str, Schedule])
                 known = ", ".join(schedules) or "none defined"
                 raise SpecError(f"grid.schedule: unknown schedule {v!r} (known: {known})")
     else:
-        values = _axis_values(grid[axis], axis) if axis in grid else (DEFAULTS[axis],)
-        for v in values:
-            try:
-                check_value(axis, v)
-            except ValueError as exc:
-                raise SpecError(f"grid.{axis}: {exc}") from None
+        raw = _axis_values(grid[axis], axis) if axis in grid else (DEFAULTS[axis],)
+        try:
+            values = tuple(check_value(axis, v) for v in raw)
+        except ValueError as exc:
+            hint = " (the axis is a list of lists: restart_at = [[], [310]])" \
+                if axis == "restart_at" else ""
+            raise SpecError(f"grid.{axis}: {exc}{hint}") from None
     if len(set(values)) != len(values):
         raise SpecError(f"grid.{axis}: repeated values in {list(values)!r}")
     return values

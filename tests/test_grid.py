@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reconsim.grid import PARAM_COLUMNS, axis_indices, expand
-from reconsim.spec import AXES, parse_spec
+from reconsim.spec import AXES, Spec, parse_spec
 
 SPEC = parse_spec("""
     name = "t"
@@ -38,12 +38,51 @@ def test_axis_indices_match_itertools_product(shape: list[int], data: st.DataObj
     assert got == want if stop > start else got == []
 
 
+def expected_keys(spec: Spec) -> list[tuple[object, ...]]:
+    """Per controller, the product of the axes that apply to it; null elsewhere."""
+    keys = []
+    for c in spec.axes["controller"]:
+        for combo in itertools.product(*(spec.axes[a] if a in spec.block_axes(c) else (None,)
+                                         for a in AXES[1:])):
+            keys.append((c, *combo))
+    return keys
+
+
+def row_keys(frame: pl.DataFrame) -> list[tuple[object, ...]]:
+    return [tuple(tuple(v) if isinstance(v, list) else v for v in (r[a] for a in AXES))
+            for r in frame.iter_rows(named=True)]
+
+
 def test_full_expansion_is_the_cartesian_product_in_axis_order() -> None:
     frame = expand(SPEC)
     assert frame.columns == list(PARAM_COLUMNS)
     assert frame.height == SPEC.n_cells == 2 * 2 * 3 * 2 * 2
-    keys = [tuple(r[a] for a in AXES) for r in frame.iter_rows(named=True)]
-    assert keys == list(itertools.product(*(SPEC.axes[a] for a in AXES)))
+    assert row_keys(frame) == expected_keys(SPEC)
+    assert frame["ttl"].null_count() == frame.height  # no expectations controller here
+    assert frame.filter(controller="ledger")["restart_at"].null_count() == 24
+    assert frame.filter(controller="intent")["restart_at"].to_list() == [[]] * 24
+
+
+def test_axes_multiply_only_the_controllers_they_apply_to() -> None:
+    spec = parse_spec("""
+        name = "t"
+        [grid]
+        controller = ["ledger", "intent", "expectations"]
+        G = [0, 30]
+        ttl = [10, 300]
+        restart_at = [[], [305]]
+        max_per_round = ["unlimited", 2]
+        observe = ["ready", "created"]
+    """)
+    # ledger: G x cap x observe; intent: x restarts; expectations: x restarts x ttl
+    assert [size for _, size in spec.blocks()] == [8, 16, 32]
+    frame = expand(spec)
+    assert frame.height == spec.n_cells == 56
+    assert row_keys(frame) == expected_keys(spec)
+    assert frame.filter(controller="ledger").select("ttl", "restart_at").null_count().row(0) \
+        == (8, 8)
+    assert sorted(set(frame["max_per_round"].to_list()), key=str) == [2, None]
+    assert not frame.select(PARAM_COLUMNS).is_duplicated().any()
 
 
 def test_deaths_follow_schedule_and_duration() -> None:

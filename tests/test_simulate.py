@@ -63,7 +63,7 @@ def test_unneeded_counts_every_scheduled_death_even_those_that_never_land() -> N
     ("desired", -1, "desired must be an integer >= 0, got -1"),
     ("duration", -5, "duration must be an integer >= 0, got -5"),
     ("ledger_base", -3, "ledger_base must be an integer >= 0, got -3"),
-    ("controller", "pid", "controller must be one of ledger, intent; got 'pid'"),
+    ("controller", "pid", "controller must be one of ledger, intent, expectations; got 'pid'"),
 ])
 def test_out_of_range_values_are_named(column: str, value: object, message: str) -> None:
     with pytest.raises(ValueError, match=message):
@@ -96,7 +96,8 @@ def test_bad_death_events_in_run_cell() -> None:
     (lambda f: f.with_columns(pl.col("G").cast(pl.Float64)), "G: column must hold integers"),
     (lambda f: f.with_columns(G=pl.Series([1, None])), "G: null value in row 1"),
     (lambda f: f.with_columns(controller=pl.lit(1)), "controller: column must be strings"),
-    (lambda f: f.with_columns(controller=pl.Series(["ledger", None])), "got None"),
+    (lambda f: f.with_columns(controller=pl.Series(["ledger", None])),
+     "controller: null value in row 1"),
     (lambda f: f.with_columns(deaths=pl.lit(3)), "deaths: column must be list"),
     (lambda f: f.with_columns(overshoot=pl.lit(0)), "'overshoot' is a metric name"),
     (lambda f: f.with_columns(deaths=pl.Series([None, []], dtype=DEATHS_DTYPE)),

@@ -13,7 +13,7 @@ SPECS = Path(__file__).resolve().parent.parent / "sweeps"
 
 def test_axes_are_the_model_parameters_with_schedule_for_deaths() -> None:
     assert AXES == ("controller", "desired", "U", "G", "B", "duration", "schedule",
-                    "ledger_base")
+                    "ledger_base", "observe", "max_per_round", "ttl", "restart_at")
 
 
 def test_values_lists_and_inclusive_ranges() -> None:
@@ -125,6 +125,14 @@ def test_million_spec_has_a_million_cells() -> None:
      "schedule.x.rate must be deaths per second in (0, 1], got 2.0"),
     ('name = "t"\n[schedule.x]\ncount = 1\n', "schedule.x needs exactly one of"),
     ('name = "t"\nchunk_size = 0\n', "chunk_size must be an integer >= 1, got 0"),
+    ('name = "t"\n[grid]\nobserve = "listed"\n', "observe must be one of ready, created"),
+    ('name = "t"\n[grid]\nmax_per_round = [0]\n',
+     "grid.max_per_round: max_per_round must be an integer >= 1 or 'unlimited', got 0"),
+    ('name = "t"\n[grid]\nttl = -1\n', "grid.ttl: ttl must be an integer >= 0, got -1"),
+    ('name = "t"\n[grid]\nrestart_at = [310]\n',
+     "grid.restart_at: restart_at must be a list of seconds, got 310 (the axis is a list"),
+    ('name = "t"\n[grid]\nrestart_at = [[-1]]\n',
+     "grid.restart_at: restart_at must hold integers >= 0, got -1"),
     ('name = "t"\n[grid\n', "TOML syntax error"),
     ('name = "t"\n[grid]\nG = [1,, 2]\nU = 3\n', "line 3"),
 ])
