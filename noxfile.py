@@ -29,7 +29,9 @@ def sweep(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def bench(session: nox.Session) -> None:
-    """Run the benchmarks; JSON lands under results/bench/. ``-- ARGS`` go to pytest."""
+    """Run the benchmarks; JSON lands under results/bench/. ``-- ARGS`` go to pytest:
+    ``-- --benchmark-compare`` compares with the last saved run (quality figures must match),
+    ``-- --quality-save`` rewrites bench/quality-baseline.json after an intended change."""
     session.install("-e", ".[test]")
     session.run("pytest", "bench", "-p", "no:cacheprovider",
                 "--benchmark-storage=results/bench", "--benchmark-autosave",

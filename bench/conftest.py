@@ -1,9 +1,23 @@
-"""Shared pieces of the benchmarks: the issue's 300,000-cell batch and a rate summary."""
+"""Shared pieces of the benchmarks: batches, summaries, and the quality baseline.
+
+Quality figures (``bench/bench_controllers.py``) are deterministic: against a baseline,
+any change fails. The baseline is the run that ``--benchmark-compare`` names (a saved
+pytest-benchmark run), or else ``bench/quality-baseline.json`` (committed, so CI compares
+every change). ``--quality-save`` rewrites that file after an intended change.
+
+Time per cell is compared too but only flagged, never failed: on the shared 2-core
+machines these run on, the median time per cell of identical runs of the controller
+benchmarks ranged over 4.7-8.8 us (1.8x) in one afternoon, so a slowdown is flagged
+beyond 2x the baseline's time per cell — what noise alone did not reach.
+"""
 
 from __future__ import annotations
 
 import itertools
+import json
 import os
+from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -12,6 +26,13 @@ from reconsim.simulate import DEATHS_DTYPE
 
 #: Benchmarks record cells/s here; the terminal summary prints them side by side.
 RATES: dict[str, float] = {}
+#: Controller benchmarks record their quality figures here, for the comparison table.
+QUALITY: dict[str, dict[str, Any]] = {}
+#: Time regressions found against the baseline (flagged in the summary, not failed).
+SLOWER: list[str] = []
+#: Flag a time per cell above this multiple of the baseline's.
+TIME_FLAG_RATIO = 2.0
+BASELINE = Path(__file__).resolve().parent / "quality-baseline.json"
 
 #: ``RECONSIM_BENCH_QUICK=1`` (CI) shrinks batches so every change is still measured, fast.
 QUICK = os.environ.get("RECONSIM_BENCH_QUICK", "") not in ("", "0")
@@ -37,7 +58,82 @@ def batch_300k() -> pl.DataFrame:
     return grid_batch(30_000 if QUICK else 300_000)
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("reconsim quality baseline")
+    group.addoption("--quality-baseline", metavar="PATH", default=None,
+                    help=f"compare quality figures with this file (default {BASELINE.name}, "
+                    "or the run --benchmark-compare names)")
+    group.addoption("--quality-save", action="store_true",
+                    help=f"write this run's quality figures to {BASELINE.name}")
+
+
+def _saved_run(config: pytest.Config) -> dict[str, Any] | None:
+    """The saved pytest-benchmark run that ``--benchmark-compare`` names, if any."""
+    which = config.getoption("benchmark_compare", None)
+    if not which:
+        return None
+    storage = Path(str(config.getoption("benchmark_storage")).removeprefix("file://"))
+    runs = sorted(storage.glob("*/*.json"))
+    if which is not True:
+        runs = [r for r in runs if r.name.startswith(str(which))]
+    return json.loads(runs[-1].read_text()) if runs else None
+
+
+def _baseline(config: pytest.Config) -> dict[str, dict[str, Any]]:
+    """Benchmark name -> {"quality": {...}, "microseconds_per_cell": float}."""
+    cached = getattr(config, "_reconsim_baseline", None)
+    if cached is None:
+        run = _saved_run(config)
+        if run is not None:
+            cached = {b["name"]: b.get("extra_info", {}) for b in run["benchmarks"]}
+        else:
+            path = Path(config.getoption("quality_baseline") or BASELINE)
+            cached = json.loads(path.read_text()) if path.exists() else {}
+        config._reconsim_baseline = cached  # type: ignore[attr-defined]
+    return cached  # type: ignore[no-any-return]
+
+
+def check_quality(config: pytest.Config, name: str, figures: dict[str, int],
+                  seconds_per_cell: float) -> None:
+    """Fail on any change of a quality figure against the baseline; flag slowdowns."""
+    if config.getoption("quality_save"):
+        return
+    base = _baseline(config).get(name)
+    if base is None or "quality" not in base:
+        return
+    changed = {k: (base["quality"].get(k), v) for k, v in figures.items()
+               if base["quality"].get(k) != v}
+    if changed:
+        pytest.fail(f"{name}: quality figures changed against the baseline "
+                    f"(baseline, now): {changed}", pytrace=False)
+    before = base.get("microseconds_per_cell")
+    if before and seconds_per_cell * 1e6 > TIME_FLAG_RATIO * before:
+        SLOWER.append(f"{name}: {seconds_per_cell * 1e6:.3f} us/cell against {before:.3f} "
+                      f"(> {TIME_FLAG_RATIO}x)")
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if session.config.getoption("quality_save", False) and QUALITY:
+        saved = {f"test_variant[{name}]": {
+            "quality": {k: v for k, v in q.items() if k != "us_per_cell"},
+            "microseconds_per_cell": q["us_per_cell"]} for name, q in QUALITY.items()}
+        BASELINE.write_text(json.dumps(saved, indent=2, sort_keys=True) + "\n")
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if QUALITY:
+        terminalreporter.section("controller variants on the scenario set (quality figures)")
+        columns = list(next(iter(QUALITY.values())))
+        width = max(len(n) for n in QUALITY)
+        terminalreporter.write_line(f"{'variant':<{width}}" + "".join(
+            f"{c:>{max(len(c), 8) + 2}}" for c in columns))
+        for name, q in QUALITY.items():
+            terminalreporter.write_line(f"{name:<{width}}" + "".join(
+                f"{q[c]:>{max(len(c), 8) + 2}}" for c in columns))
+        terminalreporter.write_line("(worst_stable_at -1: no cell ever settled; never_stable: "
+                                    "cells still unsettled at the end)")
+    for line in SLOWER:
+        terminalreporter.write_line(f"SLOWER THAN BASELINE: {line}", yellow=True, bold=True)
     if not RATES:
         return
     terminalreporter.section("cells per second (median round)")

@@ -220,7 +220,6 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     out[9] = deaths_total
 
 
-@numba.njit(cache=True, parallel=True)
 def _simulate(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
     controller: Int64Array, created_listed: NDArray[np.bool_], cap: Int64Array,
     ttl: Int64Array, desired: Int64Array, U: Int64Array, G: Int64Array, B: Int64Array,
@@ -264,6 +263,14 @@ def _simulate(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
     return out
 
 
+# One body, two compilations: threads pay off only on batches large enough to hide the
+# cost of waking them (and of their spinning afterwards, which slows polars on 2 cores).
+_simulate_parallel = numba.njit(cache=True, parallel=True)(_simulate)
+_simulate_serial = numba.njit(cache=True)(_simulate)
+#: Batches smaller than this run on one thread.
+PARALLEL_MIN_CELLS: Final = 8 * _BLOCK
+
+
 def set_threads(n: int) -> None:
     """Let the kernel use ``n`` threads in this process (1 when processes share the cores)."""
     numba.set_num_threads(max(1, min(n, numba.config.NUMBA_NUM_THREADS)))  # type: ignore[attr-defined]
@@ -274,7 +281,7 @@ def simulate_arrays(  # noqa: PLR0913
     ttl: Int64Array, desired: Int64Array, U: Int64Array, G: Int64Array, B: Int64Array,
     duration: Int64Array, ledger_base: Int64Array,
     death_offsets: Int64Array, death_at: Int64Array, death_count: Int64Array,
-    restart_offsets: Int64Array, restart_at: Int64Array,
+    restart_offsets: Int64Array, restart_at: Int64Array, parallel: bool | None = None,
 ) -> Int64Array:
     """Run a batch of validated cells; return an ``(n, len(OUT_COLUMNS))`` int64 matrix.
 
@@ -282,6 +289,7 @@ def simulate_arrays(  # noqa: PLR0913
     ``created_listed`` is true where observe="created", ``cap`` is 0 for no cap. Cell
     ``i``'s death events are ``death_at[death_offsets[i]:death_offsets[i + 1]]`` (and the
     same slice of ``death_count``), its restarts likewise, both in any order.
+    ``parallel`` picks the threaded or the one-thread compilation (default: by batch size).
     """
     n = len(controller)
     for name, offsets, values in (("death", death_offsets, death_at),
@@ -293,7 +301,10 @@ def simulate_arrays(  # noqa: PLR0913
     def i64(a: NDArray[np.integer]) -> Int64Array:
         return np.ascontiguousarray(a, np.int64)
 
-    return _simulate(
+    if parallel is None:
+        parallel = n >= PARALLEL_MIN_CELLS
+    run = _simulate_parallel if parallel else _simulate_serial
+    return run(
         i64(controller), np.ascontiguousarray(created_listed, np.bool_), i64(cap), i64(ttl),
         *(i64(a) for a in (desired, U, G, B, duration, ledger_base, death_offsets, death_at,
                            death_count, restart_offsets, restart_at)),

@@ -75,30 +75,7 @@ def simulate(cells: pl.DataFrame) -> pl.DataFrame:
     ``ValueError`` naming the column and the offending value if a parameter is bad.
     """
     _check_frame(cells)
-    n = cells.height
-
-    def column(name: str) -> pl.Series:
-        if name in cells.columns:
-            return cells[name]
-        return pl.Series(name, [DEFAULTS[name]] * n, dtype=PARAM_DTYPES[name])
-
-    death_offsets, deaths = _csr(column("deaths").cast(DEATHS_DTYPE))
-    events = deaths.struct.unnest()
-    restart_offsets, restarts = _csr(column("restart_at").cast(pl.List(pl.Int64)).fill_null([]))
-    ints = {name: column(name).fill_null(0).to_numpy() for name in INT_PARAMS}
-    out = simulate_arrays(
-        controller=column("controller").cast(pl.String)
-        .replace_strict(list(CONTROLLERS), list(range(len(CONTROLLERS))),
-                        return_dtype=pl.Int64).to_numpy(),
-        created_listed=(column("observe") == "created").to_numpy(),
-        cap=column("max_per_round").fill_null(0).to_numpy(),
-        **ints,
-        death_offsets=death_offsets,
-        death_at=events["at"].to_numpy(),
-        death_count=events["count"].to_numpy(),
-        restart_offsets=restart_offsets,
-        restart_at=restarts.to_numpy(),
-    )
+    out = simulate_arrays(**kernel_inputs(cells))  # type: ignore[arg-type]
     raw = dict(zip(OUT_COLUMNS, out.T, strict=True))
     rounds = raw["rounds"]
     work = raw["created"] + raw["delete_commands"]
@@ -107,7 +84,7 @@ def simulate(cells: pl.DataFrame) -> pl.DataFrame:
         "work": work,
         "work_per_round": work / rounds,
         "created": raw["created"],
-        "unneeded": raw["created"] - ints["desired"] - raw["deaths_total"],
+        "unneeded": raw["created"] - cells["desired"].to_numpy() - raw["deaths_total"],
         "delete_commands": raw["delete_commands"],
         "deleted": raw["deleted"],
         "overshoot": raw["overshoot"],
@@ -120,6 +97,33 @@ def simulate(cells: pl.DataFrame) -> pl.DataFrame:
     return cells.with_columns(pl.Series(name, metrics[name]) for name in METRIC_NAMES)
 
 
+def kernel_inputs(cells: pl.DataFrame) -> dict[str, np.ndarray]:
+    """The keyword arrays :func:`reconsim.kernel.simulate_arrays` takes, for checked cells."""
+    n = cells.height
+
+    def column(name: str) -> pl.Series:
+        if name in cells.columns:
+            return cells[name]
+        return pl.Series(name, [DEFAULTS[name]] * n, dtype=PARAM_DTYPES[name])
+
+    death_offsets, deaths = _csr(column("deaths").cast(DEATHS_DTYPE))
+    events = deaths.struct.unnest()
+    restart_offsets, restarts = _csr(column("restart_at").cast(pl.List(pl.Int64)).fill_null([]))
+    return {
+        "controller": column("controller").cast(pl.String)
+        .replace_strict(list(CONTROLLERS), list(range(len(CONTROLLERS))), return_dtype=pl.Int64)
+        .to_numpy(),
+        "created_listed": (column("observe") == "created").to_numpy(),
+        "cap": column("max_per_round").fill_null(0).to_numpy(),
+        **{name: column(name).fill_null(0).to_numpy() for name in INT_PARAMS},
+        "death_offsets": death_offsets,
+        "death_at": events["at"].to_numpy(),
+        "death_count": events["count"].to_numpy(),
+        "restart_offsets": restart_offsets,
+        "restart_at": restarts.to_numpy(),
+    }
+
+
 def _csr(lists: pl.Series) -> tuple[np.ndarray, pl.Series]:
     """Offsets (one per row + 1) and the flattened elements of a list column without nulls."""
     offsets = np.zeros(lists.len() + 1, np.int64)
@@ -128,74 +132,111 @@ def _csr(lists: pl.Series) -> tuple[np.ndarray, pl.Series]:
 
 
 def _check_frame(cells: pl.DataFrame) -> None:
-    """Raise ``ValueError`` naming the column and a value when ``cells`` is not simulable."""
+    """Raise ``ValueError`` naming the column and a value when ``cells`` is not simulable.
+
+    Dtypes are checked from the schema; values in one pass that computes, per column,
+    the first forbidden null and the smallest value. Only a failing frame pays for more.
+    """
     for name in REQUIRED_COLUMNS:
         if name not in cells.columns:
             raise ValueError(f"cells: missing column {name!r}")
     clash = [name for name in METRIC_NAMES if name in cells.columns]
     if clash:
         raise ValueError(f"cells: column {clash[0]!r} is a metric name and would be overwritten")
-    for f in PARAMS:
-        if f.name in cells.columns:
-            _check_column(cells, f.name, f.metadata)
+    present = [f for f in PARAMS if f.name in cells.columns]
+    for f in present:
+        _check_dtype(f.name, f.metadata["kind"], cells.schema[f.name])
+    exprs = [pl.col("deaths").explode(empty_as_null=False).is_null().sum()
+             .alias("deaths:null_event")]
+    for f in present:
+        exprs.append(_first_bad_null(f.name, f.metadata))
+        if f.metadata["kind"] == "choice":
+            col = pl.col(f.name)
+            exprs.append(col.filter(~col.cast(pl.String).is_in(list(f.metadata["choices"])))
+                         .first().alias(f"{f.name}:bad_choice"))
+        else:
+            exprs.extend(_smallest(f.name, f.metadata["kind"]))
+    if cells.height:
+        _raise_on_values(cells, present, cells.select(exprs).row(0, named=True))
 
 
-def _check_column(cells: pl.DataFrame, name: str, meta: Any) -> None:  # noqa: PLR0912
-    col = cells[name]
-    kind = meta["kind"]
-    # Null is allowed only where the parameter does not apply (and means "no cap" for a cap).
-    # (``controller`` is checked first, so it can say where a parameter applies.)
-    if kind == "cap":
-        nullable = pl.repeat(True, cells.height, eager=True)
-    elif meta["applies"] is None:
-        nullable = pl.repeat(False, cells.height, eager=True)
-    else:
-        nullable = cells["controller"].cast(pl.String).replace_strict(
-            list(CONTROLLERS), [not applies(name, c) for c in CONTROLLERS],
-            return_dtype=pl.Boolean)
-    bad_null = col.is_null() & ~nullable
-    if bad_null.any():
-        row = bad_null.arg_true()[0]
-        if name == "deaths":
-            raise ValueError(f"deaths: null schedule in row {row} (use an empty list for none)")
-        raise ValueError(f"{name}: null value in row {row}")
-    present = col.drop_nulls()
+def _raise_on_values(cells: pl.DataFrame, present: list[Any], row: dict[str, Any]) -> None:
+    """Raise for the first problem the one-pass statistics in ``row`` show."""
+    for f in present:
+        name, meta = f.name, f.metadata
+        if row.get(f"{name}:bad_null") is not None:
+            what = "schedule" if name == "deaths" else "value"
+            hint = " (use an empty list for none)" if name == "deaths" else ""
+            raise ValueError(f"{name}: null {what} in row {row[f'{name}:bad_null']}{hint}")
+        if meta["kind"] == "choice" and row.get(f"{name}:bad_choice") is not None:
+            raise ValueError(f"{name} must be one of {', '.join(meta['choices'])}; "
+                             f"got {row[f'{name}:bad_choice']!r}")
+    if row.get("deaths:null_event"):
+        bad = cells["deaths"].list.eval(pl.element().is_null()).list.any().arg_true()[0]
+        raise ValueError(f"deaths: null event in row {bad}")
+    for f in present:
+        name, meta = f.name, f.metadata
+        if meta["kind"] == "deaths":
+            for part in ("at", "count"):
+                if row.get(f"deaths:{part}:nulls"):  # no null events by now: a null field
+                    raise ValueError(f"deaths event {part}: null value")
+                _check_min(row.get(f"deaths:{part}"), f"deaths event {part}", 0)
+        elif meta["kind"] == "times":
+            if row.get(f"{name}:null_time"):
+                raise ValueError(f"{name}: null time in a list")
+            _check_min(row.get(f"{name}:min"), name, 0)
+        elif meta["kind"] != "choice":
+            extra = f" or null ({UNLIMITED})" if meta["kind"] == "cap" else ""
+            _check_min(row.get(f"{name}:min"), name, meta.get("min", 1), extra)
+
+
+def _check_dtype(name: str, kind: str, dtype: pl.DataType) -> None:
+    if dtype == pl.Null:  # all null: the value checks say whether that is allowed
+        return
     if kind == "choice":
-        if not isinstance(col.dtype, (pl.String, pl.Categorical, pl.Enum)):
-            raise ValueError(f"{name}: column must be strings, got dtype {col.dtype}")
-        bad = present.filter(~present.cast(pl.String).is_in(list(meta["choices"])))
-        if bad.len():
-            raise ValueError(f"{name} must be one of {', '.join(meta['choices'])}; got {bad[0]!r}")
+        if not isinstance(dtype, (pl.String, pl.Categorical, pl.Enum)):
+            raise ValueError(f"{name}: column must be strings, got dtype {dtype}")
     elif kind in ("int", "cap"):
-        _check_ints(present, name, meta.get("min", 1), col.dtype,
-                    extra=f" or null ({UNLIMITED})" if kind == "cap" else "")
+        if not dtype.is_integer():
+            raise ValueError(f"{name}: column must hold integers, got dtype {dtype}")
     elif kind == "times":
-        if not (col.dtype == pl.Null
-                or (isinstance(col.dtype, pl.List) and col.dtype.inner.is_integer())):
-            raise ValueError(f"{name}: column must be a list of integers, got dtype {col.dtype}")
-        values = present.explode(empty_as_null=False)
-        if values.null_count():
-            raise ValueError(f"{name}: null time in a list")
-        _check_ints(values, name, 0, values.dtype)
+        if not (isinstance(dtype, pl.List) and dtype.inner.is_integer()):
+            raise ValueError(f"{name}: column must be a list of integers, got dtype {dtype}")
+    elif not (isinstance(dtype, pl.List) and isinstance(dtype.inner, pl.Struct)
+              and {fld.name: fld.dtype.is_integer() for fld in dtype.inner.fields}
+              == {"at": True, "count": True}):
+        raise ValueError(f"deaths: column must be list[struct{{at, count}}] of integers, "
+                         f"got dtype {dtype}")
+
+
+def _first_bad_null(name: str, meta: Any) -> pl.Expr:
+    """The first row where ``name`` is null although it applies (a null cap means no cap)."""
+    if meta["kind"] == "cap":
+        bad = pl.lit(False)
+    elif meta["applies"] is None:
+        bad = pl.col(name).is_null()
     else:
-        dtype = col.dtype
-        if not (isinstance(dtype, pl.List) and isinstance(dtype.inner, pl.Struct)
-                and {fld.name for fld in dtype.inner.fields} == {"at", "count"}):
-            raise ValueError(f"deaths: column must be list[struct{{at, count}}], got dtype {dtype}")
-        events = present.explode(empty_as_null=False)
-        if events.null_count():
-            row = col.list.eval(pl.element().is_null()).list.any().arg_true()[0]
-            raise ValueError(f"deaths: null event in row {row}")
-        unnested = events.struct.unnest()
-        for part in ("at", "count"):
-            _check_ints(unnested[part], f"deaths event {part}", 0, unnested[part].dtype)
+        not_applicable = [c for c in CONTROLLERS if not applies(name, c)]
+        bad = pl.col(name).is_null() & ~pl.col("controller").cast(pl.String).is_in(
+            not_applicable)
+    return bad.arg_true().first().alias(f"{name}:bad_null")
 
 
-def _check_ints(values: pl.Series, name: str, minimum: int, dtype: pl.DataType,
-                extra: str = "") -> None:
-    if not dtype.is_integer() and dtype != pl.Null:
-        raise ValueError(f"{name}: column must hold integers, got dtype {dtype}")
-    if values.null_count():
-        raise ValueError(f"{name}: null value in row {values.is_null().arg_true()[0]}")
-    if values.len() and (lowest := values.min()) < minimum:  # type: ignore[operator]
+def _smallest(name: str, kind: str) -> list[pl.Expr]:
+    col = pl.col(name)
+    if kind == "deaths":
+        events = col.explode(empty_as_null=False)
+        return [expr for part in ("at", "count") for expr in (
+            events.struct.field(part).min().alias(f"deaths:{part}"),
+            events.struct.field(part).is_null().sum().alias(f"deaths:{part}:nulls"))]
+    if kind == "times":
+        values = col.explode(empty_as_null=False)
+        # an empty or null list explodes to nothing here (empty_as_null=False) or a null
+        return [values.min().alias(f"{name}:min"),
+                (values.is_null().sum() - col.is_null().sum()).alias(f"{name}:null_time")]
+    return [col.min().alias(f"{name}:min")]
+
+
+def _check_min(lowest: Any, name: str, minimum: int, extra: str = "") -> None:
+    if lowest is not None and lowest < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}{extra}, got {lowest!r}")

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from reconsim import Cell, run_reference
-from reconsim.simulate import cells_frame, simulate
+from reconsim import CONTROLLERS, Cell, run_reference
+from reconsim.kernel import PARALLEL_MIN_CELLS, simulate_arrays
+from reconsim.params import OBSERVE
+from reconsim.simulate import cells_frame, kernel_inputs, simulate
 from tests.strategies import cells
 
 
@@ -41,11 +44,21 @@ def test_deaths_in_any_order_give_the_same_result() -> None:
     assert kernel_metrics([listed]) == kernel_metrics([ordered]) == [run_reference(ordered)]
 
 
-@pytest.mark.parametrize("controller", ["ledger", "intent"])
-def test_large_batch_spans_many_blocks(controller: str) -> None:
-    # More cells than one parallel block, so several threads' blocks are stitched together.
+@pytest.mark.parametrize("controller", list(CONTROLLERS))
+def test_large_batch_runs_in_parallel_blocks(controller: str) -> None:
+    # Enough cells for the threaded compilation, so many blocks are stitched together.
+    n = PARALLEL_MIN_CELLS + 1000
     batch = [Cell(controller=controller, G=g % 61, U=1 + g % 37, B=g % 11, desired=g % 9,
-                  duration=200) for g in range(5000)]
+                  duration=200, observe=OBSERVE[g % 2], restart_at=(g % 101,), ttl=g % 50)
+             for g in range(n)]
     got = kernel_metrics(batch)
-    for i in range(0, 5000, 499):
+    for i in range(0, n, 1999):
         assert got[i] == run_reference(batch[i])
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.lists(cells(max_duration=300), min_size=1, max_size=50))
+def test_threaded_and_serial_compilations_agree(batch: list[Cell]) -> None:
+    arrays = kernel_inputs(cells_frame(batch))
+    np.testing.assert_array_equal(simulate_arrays(**arrays, parallel=True),
+                                  simulate_arrays(**arrays, parallel=False))
