@@ -40,6 +40,17 @@ def test_deaths_flag_forms(deaths: list[str], expected: tuple,  # type: ignore[t
     assert json.loads(capsys.readouterr().out) == run_cell(G=30, deaths=expected)
 
 
+def test_variant_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["run", "--controller", "expectations", "--ttl", "30", "--G", "60",
+            "--observe", "created", "--max_per_round", "2", "--restart_at", "340,610", "--json"]
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out) == run_cell(
+        controller="expectations", ttl=30, G=60, observe="created", max_per_round=2,
+        restart_at=(340, 610))
+    assert main(["run", "--max_per_round", "unlimited", "--restart_at", "none", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == run_cell()
+
+
 @pytest.mark.parametrize(("argv", "message"), [
     (["run", "--U", "0"], "U must be an integer >= 1, got 0"),
     (["run", "--G", "-4"], "G must be an integer >= 0, got -4"),
@@ -48,6 +59,10 @@ def test_deaths_flag_forms(deaths: list[str], expected: tuple,  # type: ignore[t
     (["run", "--deaths", "300"], "argument --deaths: expected AT:COUNT"),
     (["run", "--deaths=-3:2"], "argument --deaths: expected AT:COUNT"),
     (["run", "--Gg", "3"], "unrecognized arguments: --Gg 3"),
+    (["run", "--max_per_round", "0"], "argument --max_per_round: expected a positive integer"),
+    (["run", "--restart_at", "3,x"], "argument --restart_at: expected non-negative integer"),
+    (["run", "--observe", "listed"], "argument --observe: invalid choice: 'listed'"),
+    (["run", "--ttl", "-1"], "ttl must be an integer >= 0, got -1"),
     ([], "the following arguments are required: COMMAND"),
 ])
 def test_bad_input_is_one_line_and_exit_2(argv: list[str], message: str,
