@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from reconsim import CONTROLLERS
 from reconsim.spec import AXES, DEFAULT_SCHEDULE, SpecError, load_spec, parse_spec
 
 SPECS = Path(__file__).resolve().parent.parent / "sweeps"
@@ -80,7 +81,7 @@ def test_default_spec_spans_the_three_regions() -> None:
     spec = load_spec(SPECS / "default.toml")
     assert spec.n_cells >= 100_000
     assert len(spec.axes["schedule"]) >= 4
-    assert set(spec.axes["controller"]) == {"ledger", "intent"}
+    assert set(spec.axes["controller"]) == set(CONTROLLERS)
     a = spec.axes
     regions = {("U<B" if U < B else "B<=U<G+B" if U < G + B else "U>=G+B")
                for U in a["U"] for G in a["G"] for B in a["B"]}
