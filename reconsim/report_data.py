@@ -1,0 +1,384 @@
+"""A sweep's output directory as one in-memory table, and the helpers the report's figures share.
+
+The report reads ``DIR/data/*.parquet`` (one row per cell) and ``DIR/sweep.json``.
+The law columns are recomputed here from :func:`reconsim.laws.law_columns` so that
+every verdict checks the law as :mod:`reconsim.laws` states it today; cells whose
+stored law columns say otherwise are counted, never silently overwritten.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import polars as pl
+
+from reconsim.laws import law_columns
+from reconsim.params import CONTROLLERS, DEFAULTS, METRIC_NAMES, PARAM_NAMES
+from reconsim.seed001 import BASE, U_SCAN_G
+from reconsim.simulate import DEATHS_DTYPE
+
+#: The columns :func:`reconsim.laws.law_columns` derives from a cell's parameters and overshoot.
+LAW_COLUMNS: Final = ("law_overshoot", "law_holds", "above_boundary")
+
+#: Axes every sweep has, in the order the report lists them; extra parameter columns follow.
+CORE_AXES: Final = ("controller", "G", "U", "B", "desired", "schedule", "duration", "ledger_base")
+
+#: Hidden column: whether a cell's deaths are exactly seed 001's (two copies at second 300).
+SEED_DEATHS: Final = "__seed_deaths"
+
+
+
+def flat_value(value: Any) -> Any:
+    """A parameter value as :func:`flat` shows it: sequences as ``a,b,c`` or ``none``."""
+    if isinstance(value, (tuple, list)):
+        return ",".join(str(v) for v in value) or "none"
+    return value
+
+
+#: Values a "representative" slice prefers where the sweep has them: seed 001's setting
+#: (the model's defaults, B 5, six copies, 900 s; G 30 and U 15 as in its scans).
+SEED_SETTING: Final[Mapping[str, Any]] = {
+    name: flat_value(getattr(BASE, name)) for name in PARAM_NAMES if name != "deaths"
+} | {"G": U_SCAN_G, "U": 15}
+
+Deaths = tuple[tuple[int, int], ...]
+
+
+class ReportError(ValueError):
+    """A sweep directory the report cannot read: the message names the path and the problem."""
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """One sweep's output, loaded: its ``sweep.json``, its cells and the axes they vary on."""
+
+    meta: dict[str, Any]
+    table: pl.DataFrame
+    axes: tuple[str, ...]
+    schedules: dict[str, Deaths]
+    stale_law_cells: int
+
+
+def load_sweep(sweep_dir: Path) -> Sweep:
+    """Read ``sweep_dir/sweep.json`` and every ``sweep_dir/data/*.parquet`` into a :class:`Sweep`.
+
+    Raises :class:`ReportError` naming the path when a file is missing or unreadable,
+    or when a column the report needs is absent.
+    """
+    meta_path = sweep_dir / "sweep.json"
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ReportError(f"{meta_path}: no such file (is {sweep_dir} a sweep's output?)") from None
+    except (OSError, ValueError) as exc:
+        raise ReportError(f"{meta_path}: unreadable: {exc}") from None
+    if not isinstance(meta, dict):
+        raise ReportError(f"{meta_path}: expected a JSON object")
+    parts = sorted((sweep_dir / "data").glob("*.parquet"))
+    if not parts:
+        raise ReportError(f"{sweep_dir / 'data'}: no *.parquet files")
+    scan = pl.scan_parquet(parts)
+    schema = scan.collect_schema()
+    if "schedule" not in schema:
+        scan = scan.with_columns(schedule=schedule_names(pl.col("deaths")))
+        schema = scan.collect_schema()
+    needed = [*CORE_AXES, "deaths", *METRIC_NAMES]
+    missing = [c for c in needed if c not in schema]
+    if missing:
+        raise ReportError(f"{sweep_dir / 'data'}: missing column(s) {', '.join(missing)}")
+    axes = axis_names(schema.names())
+    # Parameters the file lacks (a sweep written before they existed) took the model's
+    # defaults; hidden columns carry those for reconsim.laws, and they are no axes.
+    hidden = [p for p in PARAM_NAMES if p not in schema and p != "deaths"]
+    scan = scan.with_columns(_default_column(p) for p in hidden)
+    schema = scan.collect_schema()
+    scan = scan.with_columns(
+        *(flat(a, schema[a]) for a in (*axes, *hidden)),
+        pl.col("deaths").eq_missing(pl.lit(pl.Series([list_of_events(BASE.deaths)],
+                                                     dtype=DEATHS_DTYPE)).first())
+        .alias(SEED_DEATHS),
+    )
+    table = scan.select(
+        *axes, *METRIC_NAMES, *(c for c in LAW_COLUMNS if c in schema), *hidden, SEED_DEATHS,
+    ).collect()
+    if table.height == 0:
+        raise ReportError(f"{sweep_dir / 'data'}: the table has no rows")
+    stale = _stale_law_cells(table)
+    table = table.drop(*(c for c in LAW_COLUMNS if c in table.columns)).with_columns(law_columns())
+    # A schedule's events can depend on the duration; show those of its longest run.
+    schedules = scan.group_by("schedule").agg(
+        pl.col("deaths").sort_by("duration", descending=True).first()).collect()
+    return Sweep(
+        meta=meta,
+        table=table,
+        axes=axes,
+        schedules={s: tuple((e["at"], e["count"]) for e in d)
+                   for s, d in schedules.sort("schedule").iter_rows()},
+        stale_law_cells=stale,
+    )
+
+
+def list_of_events(deaths: Deaths) -> list[dict[str, int]]:
+    """A death schedule as the rows of a ``deaths`` cell."""
+    return [{"at": at, "count": count} for at, count in deaths]
+
+
+def _default_column(name: str) -> pl.Expr:
+    """A constant column holding parameter ``name``'s default value."""
+    value = DEFAULTS[name]
+    if value is None:
+        return pl.lit(None, dtype=pl.Int64).alias(name)
+    if isinstance(value, tuple):
+        return pl.lit(list(value), dtype=pl.List(pl.Int64)).alias(name)
+    return pl.lit(value).alias(name)
+
+
+def flat(axis: str, dtype: pl.DataType) -> pl.Expr:
+    """An axis column as scalars the report can group and show: lists become ``a,b,c``
+    (``none`` when empty), structs JSON, categoricals strings; other columns stay as they are."""
+    col = pl.col(axis)
+    if isinstance(dtype, pl.Array):
+        dtype = pl.List(dtype.inner)
+        col = col.cast(dtype)
+    if isinstance(dtype, pl.List):
+        element = (pl.element().struct.json_encode() if isinstance(dtype.inner, pl.Struct)
+                   else pl.element().cast(pl.String))
+        joined = col.list.eval(element).list.join(",")
+        return pl.when(col.list.len() == 0).then(pl.lit("none")).otherwise(joined).alias(axis)
+    if isinstance(dtype, pl.Struct):
+        return col.struct.json_encode().alias(axis)
+    if isinstance(dtype, (pl.Categorical, pl.Enum)):
+        return col.cast(pl.String).alias(axis)
+    return col
+
+
+def _stale_law_cells(table: pl.DataFrame) -> int:
+    """Count cells whose stored law columns differ from what :mod:`reconsim.laws` gives now."""
+    stored = [c for c in LAW_COLUMNS if c in table.columns]
+    if not stored:
+        return 0
+    fresh = table.select(law_columns())
+    differs = pl.any_horizontal(
+        *(~table[c].eq_missing(fresh[c]) for c in stored)
+    )
+    return int(table.select(differs.sum()).item())
+
+
+def schedule_names(deaths: pl.Expr) -> pl.Expr:
+    """Name each death schedule ``AT:COUNT,...`` (``none`` when empty), as the CLI spells it."""
+    events = deaths.list.eval(
+        pl.concat_str(pl.element().struct.field("at").cast(pl.String), pl.lit(":"),
+                      pl.element().struct.field("count").cast(pl.String))
+    ).list.join(",")
+    return pl.when(deaths.list.len() == 0).then(pl.lit("none")).otherwise(events)
+
+
+def axis_names(columns: Iterable[str]) -> tuple[str, ...]:
+    """The parameter columns of a sweep table: the core axes, then any extra ones in file order."""
+    columns = list(columns)
+    figures = {*METRIC_NAMES, *LAW_COLUMNS, "deaths", SEED_DEATHS}
+    extra = [c for c in columns if c not in figures and c not in CORE_AXES]
+    return (*(c for c in CORE_AXES if c in columns), *extra)
+
+
+def controllers(table: pl.DataFrame) -> list[str]:
+    """The controllers present: those reconsim declares, in its order, then others by name."""
+    known = list(CONTROLLERS)
+    present = table["controller"].unique().to_list()
+    return sorted(present, key=lambda c: (known.index(c) if c in known else len(known), c))
+
+
+def values_of(table: pl.DataFrame, axis: str) -> list[Any]:
+    """The distinct values of one axis, sorted (nulls first)."""
+    return table[axis].unique().sort(nulls_last=False).to_list()
+
+
+def seed_schedules(schedules: Mapping[str, Deaths]) -> list[str]:
+    """Names of the schedules whose deaths are seed 001's (two copies at second 300)."""
+    return [name for name, deaths in schedules.items() if deaths == BASE.deaths]
+
+
+def _candidates(rest: pl.DataFrame, axis: str, schedules: Mapping[str, Deaths]) -> list[Any]:
+    """An axis's values among ``rest``, best first: seed 001's value, then by count (ties: the
+    smallest value, null last)."""
+    counts = rest[axis].value_counts(sort=False).sort(
+        ["count", axis], descending=[True, False], nulls_last=True)
+    present = counts[axis].to_list()
+    preferred: list[Any] = (seed_schedules(schedules) if axis == "schedule"
+                            else [SEED_SETTING[axis]] if axis in SEED_SETTING else [])
+    first = [v for v in preferred if v in present]
+    return first + [v for v in present if v not in first]
+
+
+def representative(table: pl.DataFrame, vary: Sequence[str], axes: Sequence[str],
+                   schedules: Mapping[str, Deaths]) -> dict[str, Any]:
+    """Fix every axis outside ``vary`` to one value, axis by axis, so the slice is never empty.
+
+    Each axis takes seed 001's value where the remaining cells have it, else its most
+    common value (ties: the smallest). When ``controller`` varies, the value must keep
+    every controller in the slice; where no single value does (a parameter that applies
+    to some controllers only), the axis is fixed per controller, as
+    ``{"by_controller": {controller: value}}``. Only the ``axes`` are fixed: hidden
+    columns (defaults of parameters the file lacks) are constant anyway.
+    """
+    fixed: dict[str, Any] = {}
+    rest = table
+    for axis in axes:
+        if axis in vary or rest.height == 0:
+            continue
+        candidates = _candidates(rest, axis, schedules)
+        if "controller" not in vary:
+            fixed[axis] = candidates[0]
+            rest = rest.filter(pl.col(axis).eq_missing(candidates[0]))
+            continue
+        everyone = set(rest["controller"].unique().to_list())
+        for value in candidates:
+            cut = rest.filter(pl.col(axis).eq_missing(value))
+            if set(cut["controller"].unique().to_list()) == everyone:
+                fixed[axis], rest = value, cut
+                break
+        else:
+            per = {c: _candidates(rest.filter(pl.col("controller") == c), axis, schedules)[0]
+                   for c in controllers(rest)}
+            fixed[axis] = {"by_controller": per}
+            rest = select(rest, {axis: fixed[axis]})
+    return fixed
+
+
+def _matches(axis: str, value: Any) -> pl.Expr:
+    if isinstance(value, dict) and "by_controller" in value:
+        return pl.any_horizontal(
+            *((pl.col("controller") == c) & pl.col(axis).eq_missing(v)
+              for c, v in value["by_controller"].items()))
+    return pl.col(axis).eq_missing(value)
+
+
+def select(table: pl.DataFrame, fixed: Mapping[str, Any]) -> pl.DataFrame:
+    """The rows of ``table`` whose axes equal ``fixed`` (null matches null)."""
+    if not fixed:
+        return table
+    return table.filter(*(_matches(a, v) for a, v in fixed.items()))
+
+
+def describe(fixed: Mapping[str, Any]) -> str:
+    """A slice's fixed values as plain text: ``G = 30, B = 5, ttl = 300 (expectations) ...``."""
+    parts = []
+    for axis, value in fixed.items():
+        if isinstance(value, dict) and "by_controller" in value:
+            shown = "; ".join(f"{_text(v)} ({c})" for c, v in value["by_controller"].items())
+            parts.append(f"{axis} = {shown}")
+        else:
+            parts.append(f"{axis} = {_text(value)}")
+    return ", ".join(parts)
+
+
+def _text(value: Any) -> str:
+    return "null" if value is None else str(value)
+
+
+def where(cells: pl.DataFrame, population: pl.DataFrame, axes: Sequence[str],
+          max_values: int = 60) -> list[dict[str, Any]]:
+    """Where ``cells`` lie among ``population``: per axis, each value with its count in both.
+
+    An axis with more than ``max_values`` distinct values among ``cells`` lists its
+    range only (``truncated`` is then true).
+    """
+    out = []
+    for axis in axes:
+        pop = population.group_by(axis).agg(pl.len().alias("of"))
+        hit = cells.group_by(axis).agg(pl.len().alias("cells"))
+        joined = hit.join(pop, on=axis, how="left", nulls_equal=True).sort(axis, nulls_last=False)
+        non_null = joined[axis].drop_nulls()
+        entry: dict[str, Any] = {
+            "axis": axis,
+            "distinct": joined.height,
+            "distinct_in_population": pop.height,
+            "min": non_null.min() if non_null.len() else None,
+            "max": non_null.max() if non_null.len() else None,
+            "truncated": joined.height > max_values,
+            "values": [] if joined.height > max_values else [
+                {"value": v, "cells": n, "of": of} for v, n, of in joined.iter_rows()
+            ],
+        }
+        out.append(entry)
+    return out
+
+
+def groups(cells: pl.DataFrame, population: pl.DataFrame, key: Sequence[str],
+           axes: Sequence[str]) -> list[dict[str, Any]]:
+    """Per value of ``key``: how many ``cells`` of how many in ``population``, and each axis's
+    range (min, max and the count of distinct values) among those cells."""
+    key = list(key)
+    rest = [a for a in axes if a not in key]
+    agg = cells.group_by(key).agg(
+        pl.len().alias("cells"),
+        *(pl.col(a).min().alias(f"{a}__min") for a in rest),
+        *(pl.col(a).max().alias(f"{a}__max") for a in rest),
+        *(pl.col(a).n_unique().alias(f"{a}__n") for a in rest),
+    )
+    of = population.group_by(key).agg(pl.len().alias("of"))
+    agg = agg.join(of, on=key, how="left", nulls_equal=True).sort(key, nulls_last=False)
+    return [
+        {"key": {k: r[k] for k in key}, "cells": r["cells"], "of": r["of"],
+         "ranges": {a: {"min": r[f"{a}__min"], "max": r[f"{a}__max"], "distinct": r[f"{a}__n"]}
+                    for a in rest}}
+        for r in agg.iter_rows(named=True)
+    ]
+
+
+def bins(values: Sequence[int], max_bins: int) -> dict[int, tuple[int, int]]:
+    """Map each value to the (lowest, highest) value of its bin; one bin per value when they fit.
+
+    Past ``max_bins`` distinct values, consecutive sorted values share a bin, bins
+    holding nearly equal numbers of distinct values.
+
+    >>> bins([0, 5, 10], 3)
+    {0: (0, 0), 5: (5, 5), 10: (10, 10)}
+    >>> bins([1, 2, 3, 4, 5], 2)
+    {1: (1, 2), 2: (1, 2), 3: (3, 5), 4: (3, 5), 5: (3, 5)}
+    """
+    ordered = sorted(set(values))
+    n = len(ordered)
+    if n <= max_bins:
+        return {v: (v, v) for v in ordered}
+    out: dict[int, tuple[int, int]] = {}
+    for b in range(max_bins):
+        chunk = ordered[(b * n) // max_bins:((b + 1) * n) // max_bins]
+        for v in chunk:
+            out[v] = (chunk[0], chunk[-1])
+    return out
+
+
+def bin_columns(table: pl.DataFrame, axis: str, max_bins: int, name: str | None = None
+                ) -> tuple[list[pl.Expr], bool]:
+    """Columns ``{name}_lo``, ``{name}_hi`` and ``{name}_label`` binning an integer column.
+
+    Returns the expressions and whether any bin holds more than one value.
+    """
+    name = name or axis
+    mapping = bins(table[axis].unique().drop_nulls().to_list(), max_bins)
+    binned = any(lo != hi for lo, hi in mapping.values())
+    lo = pl.col(axis).replace_strict({k: v[0] for k, v in mapping.items()}, default=None)
+    hi = pl.col(axis).replace_strict({k: v[1] for k, v in mapping.items()}, default=None)
+    label = pl.when(lo == hi).then(lo.cast(pl.String)).otherwise(
+        pl.concat_str(lo.cast(pl.String), pl.lit("\u2013"), hi.cast(pl.String)))
+    return [lo.alias(f"{name}_lo"), hi.alias(f"{name}_hi"), label.alias(f"{name}_label")], binned
+
+
+def tally(column: str, count: str = "n", limit: int = 8) -> pl.Expr:
+    """Aggregate the (value, count) rows of a group into one ``value: count, ...`` string.
+
+    Rows show in their order in the frame (sort them first); past ``limit`` of them the
+    string ends with how many more there are.
+    """
+    pairs = pl.concat_str(pl.col(column).cast(pl.String).fill_null("null"), pl.lit(": "),
+                          pl.col(count).cast(pl.String))
+    shown = pairs.head(limit).str.join(", ")
+    more = pl.len().cast(pl.Int64) - limit
+    return pl.when(more > 0).then(
+        pl.concat_str(shown, pl.lit(" … and "), more.cast(pl.String), pl.lit(" more"))
+    ).otherwise(shown)
