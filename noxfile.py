@@ -20,11 +20,22 @@ def tests(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def sweep(session: nox.Session) -> None:
-    """Run a sweep: ``nox -s sweep [-- SPEC] [-- --jobs N ...]`` (default sweeps/default.toml)."""
+    """Run a sweep and its report: ``nox -s sweep [-- SPEC] [--jobs N ...]``
+    (default sweeps/default.toml); then index results/ (``results/index.html``)."""
     session.install("-e", ".")
     args = list(session.posargs)
     spec = args.pop(0) if args and not args[0].startswith("-") else "sweeps/default.toml"
-    session.run("reconsim", "sweep", spec, *args)
+    session.run("reconsim", "sweep", spec, "--report", *args)
+    session.run("reconsim", "publish", "results")
+
+
+@nox.session(python=PYTHON)
+def report(session: nox.Session) -> None:
+    """Write a sweep's report: ``nox -s report [-- DIR]`` (default results/default)."""
+    session.install("-e", ".")
+    sweep_dir = session.posargs[0] if session.posargs else "results/default"
+    session.run("reconsim", "report", sweep_dir)
+    session.run("reconsim", "publish", "results")
 
 
 @nox.session(python=PYTHON)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
@@ -150,6 +151,8 @@ def _add_sweep(sub: Any) -> None:
                    help="start over when DIR holds another spec's results")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar (default: only on a terminal)")
+    p.add_argument("--report", action="store_true",
+                   help="write DIR/report.html (and summary.json, figures/) after the sweep")
     p.set_defaults(handler=_sweep)
 
 
@@ -165,6 +168,47 @@ def _sweep(args: argparse.Namespace) -> None:
     except (SpecError, SweepError, StoreError) as exc:
         raise UsageError(f"reconsim sweep: {exc}") from None
     print(describe(result))
+    if args.report:
+        _write_report(result.out)
+
+
+def _write_report(out: str) -> None:
+    from reconsim.report import ReportError, build_report
+
+    started = time.perf_counter()
+    try:
+        report = build_report(out)
+    except ReportError as exc:
+        raise UsageError(f"reconsim report: {exc}") from None
+    size = report.html.stat().st_size
+    print(f"{report.html}: {size / 1e6:.1f} MB, {len(report.figures)} figure files, "
+          f"{time.perf_counter() - started:.1f} s")
+
+
+def _add_report(sub: Any) -> None:
+    p = sub.add_parser("report", help="write a sweep's HTML report",
+                       description="Write DIR/report.html (self-contained, works offline), "
+                       "DIR/summary.json and DIR/figures/ (PNG and SVG) from a sweep's table.")
+    p.add_argument("dir", metavar="DIR", help="a sweep's output directory")
+    p.set_defaults(handler=lambda args: _write_report(args.dir))
+
+
+def _add_publish(sub: Any) -> None:
+    p = sub.add_parser("publish", help="write an index page linking every sweep's report",
+                       description="Write RESULTS/index.html linking every sweep's report with "
+                       "its headline figures: a folder to publish as a static site.")
+    p.add_argument("results", metavar="RESULTS", nargs="?", default="results",
+                   help="the folder holding sweep directories (default results)")
+    p.set_defaults(handler=_publish)
+
+
+def _publish(args: argparse.Namespace) -> None:
+    from reconsim.report import ReportError, publish
+
+    try:
+        print(publish(args.results))
+    except ReportError as exc:
+        raise UsageError(f"reconsim publish: {exc}") from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -177,6 +221,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run(sub)
     _add_seed(sub)
     _add_sweep(sub)
+    _add_report(sub)
+    _add_publish(sub)
     return parser
 
 

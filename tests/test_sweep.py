@@ -295,3 +295,25 @@ def test_unreachable_scheduler_is_one_line(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert "cannot connect" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_sweep_then_report_then_publish(tmp_path: Path) -> None:
+    spec_path = write_spec(tmp_path, SMALL)
+    out = tmp_path / "results" / "small"
+    proc = cli("sweep", spec_path, "--out", out, "--backend", "sequential", "--report")
+    assert proc.returncode == 0, proc.stderr
+    assert (out / "report.html").stat().st_size > 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["law"]["cells"] == table(out).filter(pl.col("law_holds").is_not_null()).height
+    published = cli("publish", tmp_path / "results")
+    assert published.returncode == 0, published.stderr
+    assert 'href="small/report.html"' in (tmp_path / "results" / "index.html").read_text()
+
+
+@pytest.mark.parametrize("argv", [["report", "nowhere"], ["publish", "nowhere"]])
+def test_report_commands_on_a_missing_directory_exit_2(tmp_path: Path, argv: list[str]) -> None:
+    proc = cli(*argv, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert "nowhere" in proc.stderr
+    assert list(tmp_path.iterdir()) == []
