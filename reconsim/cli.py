@@ -7,6 +7,7 @@ import json
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, NoReturn
 
 from reconsim.params import CONTROLLERS, DEFAULTS, METRICS, PARAMS, UNLIMITED, Deaths
@@ -172,7 +173,7 @@ def _sweep(args: argparse.Namespace) -> None:
         _write_report(result.out)
 
 
-def _write_report(out: str) -> None:
+def _write_report(out: str | Path) -> None:
     from reconsim.report import ReportError, build_report
 
     started = time.perf_counter()
