@@ -12,7 +12,6 @@ import pytest
 
 from bench.conftest import QUICK, RATES, grid_batch
 from reconsim import Cell, run_reference, simulate
-from reconsim.params import PARAM_NAMES
 
 
 def _record(benchmark, name: str, cells: int) -> None:  # type: ignore[no-untyped-def]
@@ -33,7 +32,7 @@ def test_simulate_kernel(benchmark, batch_300k) -> None:  # type: ignore[no-unty
 @pytest.mark.benchmark(group="simulate: cells per second")
 def test_reference_model(benchmark) -> None:  # type: ignore[no-untyped-def]
     # The same grid, a sample small enough for the per-copy, per-second model.
-    rows = grid_batch(1008).select(*PARAM_NAMES[:-1]).gather_every(10 if QUICK else 3)
+    rows = grid_batch(1008).gather_every(10 if QUICK else 3)
     cells = [Cell(**{**r, "deaths": tuple((d["at"], d["count"]) for d in r["deaths"])})
              for r in rows.iter_rows(named=True)]
     benchmark.pedantic(lambda: [run_reference(c) for c in cells], rounds=1, iterations=1)

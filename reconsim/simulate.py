@@ -104,7 +104,12 @@ def kernel_inputs(cells: pl.DataFrame) -> dict[str, np.ndarray]:
     def column(name: str) -> pl.Series:
         if name in cells.columns:
             return cells[name]
-        return pl.Series(name, [DEFAULTS[name]] * n, dtype=PARAM_DTYPES[name])
+        default = DEFAULTS[name]
+        if name == "deaths":
+            default = [{"at": a, "count": c} for a, c in default]
+        elif isinstance(default, tuple):
+            default = list(default)
+        return pl.Series(name, [default], dtype=PARAM_DTYPES[name]).new_from_index(0, n)
 
     death_offsets, deaths = _csr(column("deaths").cast(DEATHS_DTYPE))
     events = deaths.struct.unnest()
