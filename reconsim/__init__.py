@@ -1,8 +1,15 @@
-"""reconsim: a benchmark and parameter-sweep harness for reconciliation loops."""
+"""reconsim: a benchmark and parameter-sweep harness for reconciliation loops.
+
+The report (:mod:`reconsim.report`) is not imported here: it brings Altair and
+vl-convert, which simulating and sweeping do not need.
+"""
 
 from reconsim.params import CONTROLLERS, METRIC_NAMES, METRICS, PARAM_NAMES, Cell
 from reconsim.reference import run_reference
 from reconsim.simulate import run_cell, simulate
+from reconsim.spec import Spec, SpecError, load_spec, parse_spec
+from reconsim.store import scan
+from reconsim.sweep import SweepResult, run_sweep
 
 __all__ = [
     "CONTROLLERS",
@@ -10,7 +17,14 @@ __all__ = [
     "METRIC_NAMES",
     "PARAM_NAMES",
     "Cell",
+    "Spec",
+    "SpecError",
+    "SweepResult",
+    "load_spec",
+    "parse_spec",
     "run_cell",
     "run_reference",
+    "run_sweep",
+    "scan",
     "simulate",
 ]
