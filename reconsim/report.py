@@ -10,9 +10,13 @@
 
 :func:`publish` writes ``results/index.html``, linking each sweep's report.
 
-The work is split by concern: :mod:`reconsim.report_data` loads the table,
-:mod:`reconsim.report_verdicts` computes the figures, :mod:`reconsim.report_charts`
-draws the charts and :mod:`reconsim.report_html` writes the pages.
+The work is split by concern: :mod:`reconsim.report_data` loads the table;
+:mod:`reconsim.report_verdicts` computes the figures (with :mod:`reconsim.report_reads`,
+:mod:`reconsim.report_controllers` and :mod:`reconsim.report_seed`);
+:mod:`reconsim.report_charts` draws the charts; :mod:`reconsim.report_page` writes the
+page (its sections' words in :mod:`reconsim.report_sections` and
+:mod:`reconsim.report_tradeoffs`) and :mod:`reconsim.report_index` the index, from the
+blocks in :mod:`reconsim.report_html`.
 """
 
 from __future__ import annotations
@@ -28,12 +32,13 @@ import vl_convert
 from reconsim.report_charts import (
     Figure,
     boundary_figure,
+    controllers_figure,
     law_figure,
-    overshoot_figure,
     read_cost_figure,
 )
 from reconsim.report_data import ReportError, Sweep, controllers, load_sweep
-from reconsim.report_html import render_index, render_page
+from reconsim.report_index import render_index
+from reconsim.report_page import render_page
 from reconsim.report_verdicts import SUMMARY_FORMAT, summarize
 
 __all__ = ["Report", "ReportError", "build_report", "publish"]
@@ -71,14 +76,22 @@ def build_report(sweep_dir: str | Path) -> Report:
 
 
 def build_figures(sweep: Sweep, summary: dict[str, Any]) -> list[Figure]:
-    """Every chart of the report, in page order."""
-    rc = summary["read_cost"]
-    return [
-        law_figure(sweep.table),
-        overshoot_figure(sweep.table, summary["law"]["slice"]),
-        boundary_figure(sweep.table),
-        read_cost_figure(rc["points"], rc["fixed"], controllers(sweep.table)),
-    ]
+    """Every chart of the report, in page order (sections without the cells a chart needs
+    have none: no ledger cells, a single controller)."""
+    out = []
+    if summary["law"]["cells"]:
+        out.append(law_figure(sweep.table, sweep.axes))
+    if summary["boundary"]["cells"]:
+        out.append(boundary_figure(sweep.table))
+    chart = summary["read_cost"]["chart"]
+    constant = [a for a, f in summary["axes"].items() if f["distinct"] <= 1]
+    out.append(read_cost_figure(chart["points"], chart["fixed"], controllers(sweep.table),
+                                hide=constant))
+    c = summary["controllers"]
+    if c["compared"]:
+        out.append(controllers_figure(c["by_G"], c["figures"],
+                                      [v["variant"] for v in c["variants"]]))
+    return out
 
 
 def vegalite_version() -> str | None:
@@ -97,8 +110,16 @@ def javascript_bundle() -> str:
 
 
 def write_figures(figures: list[Figure], folder: Path) -> tuple[Path, ...]:
-    """Render each chart to ``folder/<name>.svg`` and ``.png``; return the paths written."""
+    """Render each chart to ``folder/<name>.svg`` and ``.png``; return the paths written.
+
+    SVG and PNG files in ``folder`` that this report does not write (a chart an earlier
+    report drew and this sweep has none of) are removed; nothing else there is touched.
+    """
     folder.mkdir(parents=True, exist_ok=True)
+    keep = {f"{fig.name}.{ext}" for fig in figures for ext in ("svg", "png")}
+    for stale in sorted([*folder.glob("*.svg"), *folder.glob("*.png")]):
+        if stale.name not in keep and stale.is_file():
+            stale.unlink()
     version = vegalite_version()
     written = []
     for fig in figures:

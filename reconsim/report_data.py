@@ -17,7 +17,14 @@ from typing import Any, Final
 import polars as pl
 
 from reconsim.laws import law_columns
-from reconsim.params import CONTROLLERS, DEFAULTS, METRIC_NAMES, PARAM_NAMES
+from reconsim.params import (
+    CONTROLLERS,
+    DEFAULTS,
+    METRIC_NAMES,
+    PARAM_NAMES,
+    UNLIMITED,
+    applies,
+)
 from reconsim.seed001 import BASE, U_SCAN_G
 from reconsim.simulate import DEATHS_DTYPE
 
@@ -30,6 +37,8 @@ CORE_AXES: Final = ("controller", "G", "U", "B", "desired", "schedule", "duratio
 #: Hidden column: whether a cell's deaths are exactly seed 001's (two copies at second 300).
 SEED_DEATHS: Final = "__seed_deaths"
 
+#: Parameters that make variants of a controller; each is null where it does not apply.
+VARIANT_PARAMS: Final = ("observe", "max_per_round", "ttl", "restart_at")
 
 
 def flat_value(value: Any) -> Any:
@@ -192,6 +201,45 @@ def controllers(table: pl.DataFrame) -> list[str]:
     return sorted(present, key=lambda c: (known.index(c) if c in known else len(known), c))
 
 
+def variant_params(table: pl.DataFrame) -> list[str]:
+    """The :data:`VARIANT_PARAMS` that take more than one value among one controller's rows."""
+    present = [p for p in VARIANT_PARAMS if p in table.columns]
+    if not present or table.height == 0:
+        return []
+    counts = table.group_by("controller").agg(pl.col(p).n_unique() for p in present)
+    return [p for p in present if int(counts[p].max()) > 1]  # type: ignore[arg-type]
+
+
+def variant_label(params: Sequence[str]) -> pl.Expr:
+    """A row's variant as text: its controller, then ``param=value`` for each of ``params``
+    that applies to the row (``max_per_round`` null reads ``unlimited``; other nulls are
+    parameters that do not apply, left out)."""
+    parts: list[pl.Expr] = [pl.col("controller").cast(pl.String)]
+    for p in params:
+        value = pl.col(p).cast(pl.String)
+        if p == "max_per_round":
+            value = value.fill_null(UNLIMITED)
+        parts.append(pl.concat_str(pl.lit(f" \u00b7 {p}="), value))
+    return pl.concat_str(parts, ignore_nulls=True).alias("variant")
+
+
+def variant_order(table: pl.DataFrame, params: Sequence[str]) -> list[str]:
+    """The variant labels present, controller by controller (as :func:`controllers` orders
+    them), then by their parameter values (nulls first)."""
+    rank = {c: i for i, c in enumerate(controllers(table))}
+    keys = table.select("controller", *params, variant_label(params)).unique()
+    keys = keys.with_columns(pl.col("controller").replace_strict(rank, return_dtype=pl.Int64)
+                             .alias("__rank"))
+    return keys.sort(["__rank", *params], nulls_last=False)["variant"].to_list()
+
+
+def delay() -> pl.Expr:
+    """Seconds from a copy's creation to its listing, as :mod:`reconsim.laws` counts them:
+    G + B, or G when the ledger lists copies at creation (observe = created)."""
+    return (pl.when(pl.col("observe") == "created").then(pl.col("G"))
+            .otherwise(pl.col("G") + pl.col("B")))
+
+
 def values_of(table: pl.DataFrame, axis: str) -> list[Any]:
     """The distinct values of one axis, sorted (nulls first)."""
     return table[axis].unique().sort(nulls_last=False).to_list()
@@ -250,6 +298,7 @@ def representative(table: pl.DataFrame, vary: Sequence[str], axes: Sequence[str]
 
 
 def _matches(axis: str, value: Any) -> pl.Expr:
+    """Rows whose ``axis`` equals ``value`` (per controller for a ``by_controller`` value)."""
     if isinstance(value, dict) and "by_controller" in value:
         return pl.any_horizontal(
             *((pl.col("controller") == c) & pl.col(axis).eq_missing(v)
@@ -264,19 +313,37 @@ def select(table: pl.DataFrame, fixed: Mapping[str, Any]) -> pl.DataFrame:
     return table.filter(*(_matches(a, v) for a, v in fixed.items()))
 
 
-def describe(fixed: Mapping[str, Any]) -> str:
-    """A slice's fixed values as plain text: ``G = 30, B = 5, ttl = 300 (expectations) ...``."""
+def describe(fixed: Mapping[str, Any], controller: str | None = None) -> str:
+    """A slice's fixed values as plain text: ``G = 30, B = 5, ttl = 300 (expectations) ...``.
+
+    A null value of a parameter that does not apply to a controller (``ttl`` for
+    ``ledger``) is left out: for every controller of a ``by_controller`` value, and for
+    ``controller`` when the slice holds that one only. Controllers sharing a value are
+    listed together.
+    """
     parts = []
     for axis, value in fixed.items():
         if isinstance(value, dict) and "by_controller" in value:
-            shown = "; ".join(f"{_text(v)} ({c})" for c, v in value["by_controller"].items())
-            parts.append(f"{axis} = {shown}")
-        else:
+            by_value: dict[str, list[str]] = {}
+            for c, v in value["by_controller"].items():
+                if not _inapplicable(axis, c, v):
+                    by_value.setdefault(_text(v), []).append(c)
+            if by_value:
+                shown = "; ".join(f"{v} ({', '.join(cs)})" for v, cs in by_value.items())
+                parts.append(f"{axis} = {shown}")
+        elif controller is None or not _inapplicable(axis, controller, value):
             parts.append(f"{axis} = {_text(value)}")
     return ", ".join(parts)
 
 
+def _inapplicable(axis: str, controller: str, value: Any) -> bool:
+    """Whether ``value`` is the null of a parameter that does not apply to ``controller``."""
+    return (value is None and axis in PARAM_NAMES and controller in CONTROLLERS
+            and not applies(axis, controller))
+
+
 def _text(value: Any) -> str:
+    """A value as :func:`describe` shows it."""
     return "null" if value is None else str(value)
 
 
@@ -382,3 +449,35 @@ def tally(column: str, count: str = "n", limit: int = 8) -> pl.Expr:
     return pl.when(more > 0).then(
         pl.concat_str(shown, pl.lit(" … and "), more.cast(pl.String), pl.lit(" more"))
     ).otherwise(shown)
+
+
+#: How many example cells a verdict lists in full.
+EXAMPLES: Final = 12
+
+
+def examples(cells: pl.DataFrame, axes: Sequence[str], figures: Sequence[str],
+             order: pl.Expr, limit: int = EXAMPLES) -> list[dict[str, Any]]:
+    """Up to ``limit`` cells in full, first by ``order`` (descending), then by their axes;
+    one per (G, U, B, desired), so that they differ in more than the schedule."""
+    if cells.height == 0:
+        return []
+    top = cells.with_columns(order.alias("__order")).sort(
+        ["__order", *axes], descending=[True, *[False] * len(axes)], nulls_last=True)
+    distinct = [a for a in ("G", "U", "B", "desired") if a in axes]
+    top = top.unique(subset=distinct, keep="first", maintain_order=True)
+    return top.head(limit).select(*axes, *figures).to_dicts()
+
+
+def stats(values: pl.Series, digits: int = 3) -> dict[str, Any]:
+    """Count, min, median, 90th percentile and max of a numeric series (nulls left out),
+    floats rounded to ``digits`` places; every statistic null when nothing is left."""
+    v = values.drop_nulls().cast(pl.Float64)
+    if v.len() == 0:
+        return {"count": 0, "min": None, "median": None, "p90": None, "max": None}
+
+    def r(x: Any) -> float:
+        """``x`` as a float rounded to ``digits`` places."""
+        return round(float(x), digits)
+
+    return {"count": v.len(), "min": r(v.min()), "median": r(v.median()),
+            "p90": r(v.quantile(0.9, interpolation="nearest")), "max": r(v.max())}

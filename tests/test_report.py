@@ -1,5 +1,9 @@
-"""The HTML report: verdict figures against hand-computed tables, the files it writes,
-escaping, self-containment, and the results index."""
+"""The HTML report: the law and boundary verdicts against hand-computed tables, the files
+it writes, escaping, self-containment, and the results index.
+
+Tables here are written by hand (``hand_table``) or simulated (``model_frame``) and saved
+as a sweep's output directory (``write_table``); the other test_report_* modules use them.
+"""
 
 from __future__ import annotations
 
@@ -16,11 +20,10 @@ import pytest
 from reconsim import METRIC_NAMES, Cell
 from reconsim.laws import law_columns
 from reconsim.report import ReportError, build_report, publish
-from reconsim.report_charts import MAX_BINS, law_figure
-from reconsim.report_data import bins, load_sweep, representative
+from reconsim.report_charts import MAX_G_BINS, law_facets, law_figure
+from reconsim.report_data import bin_columns, bins, load_sweep, representative
 from reconsim.report_verdicts import law_verdict, summarize
-from reconsim.seed001 import cells as seed_cells
-from reconsim.simulate import DEATHS_DTYPE, cells_frame, simulate
+from reconsim.simulate import DEATHS_DTYPE, simulate
 
 SCHEDULES: dict[str, list[dict[str, int]]] = {
     "seed": [{"at": 300, "count": 2}],
@@ -110,6 +113,8 @@ HAND_ROWS: list[dict[str, Any]] = [
 ]
 
 
+
+
 @pytest.fixture
 def hand_sweep(tmp_path: Path) -> Path:
     return write_table(tmp_path / "hand", hand_table(HAND_ROWS), name="hand")
@@ -117,10 +122,17 @@ def hand_sweep(tmp_path: Path) -> Path:
 
 def test_law_verdict_on_a_hand_computed_table(hand_sweep: Path) -> None:
     law = summarize(load_sweep(hand_sweep))["law"]
-    assert (law["cells"], law["holds"], law["fails"]) == (7, 4, 3)
+    assert (law["cells"], law["holds"], law["mismatches"]) == (7, 4, 3)
     assert (law["measured_above_law"], law["measured_below_law"]) == (2, 1)
     assert (law["difference_min"], law["difference_max"]) == (-3, 6)
     assert law["law_negative"] == 1
+    # Causes: G + B = 0 (G 0, U 5, B 0); U < B (G 0, U 5, B 10); elsewhere (G 40, U 60).
+    causes = law["causes"]
+    assert causes["zero_delay"] == {"cells": 1, "of": 1}
+    assert causes["U_below_B"] == {"cells": 1, "of": 1}
+    assert (causes["elsewhere"]["cells"], causes["elsewhere"]["of"]) == (1, 5)
+    assert (causes["elsewhere"]["difference_min"], causes["elsewhere"]["difference_max"]) == (6, 6)
+    assert [(e["G"], e["U"]) for e in causes["elsewhere"]["examples"]] == [(40, 60)]
     where = {w["axis"]: w["values"] for w in law["where"]}
     assert where["G"] == [{"value": 0, "cells": 2, "of": 3}, {"value": 40, "cells": 1, "of": 1}]
     assert where["schedule"] == [{"value": "none", "cells": 3, "of": 3}]
@@ -134,86 +146,125 @@ def test_law_verdict_on_a_hand_computed_table(hand_sweep: Path) -> None:
     # Largest |measured - law| first, ties by G.
     assert [(e["G"], e["U"], e["B"], e["overshoot"], e["law_overshoot"])
             for e in law["examples"]] == [(0, 5, 0, 0, -6), (40, 60, 5, 6, 0), (0, 5, 10, 0, 3)]
+    assert [(s["rows"].split(",")[0], s["cells"], s["mismatches"]) for s in law["scopes"]] == [
+        ("ledger", 7, 3), ("intent", 2, None), ("oracle", 1, None)]
 
 
-def test_boundary_verdict_on_a_hand_computed_table(hand_sweep: Path) -> None:
-    boundary = summarize(load_sweep(hand_sweep))["boundary"]
-    claim = boundary["claim"]
-    assert (claim["cells"], claim["not_covered"], claim["exceptions"]) == (7, 0, 2)
-    above, below = claim["above"], claim["below"]
-    assert (above["cells"], above["overshoot_zero"], above["overshoot_positive"]) == (3, 2, 1)
-    assert [(e["G"], e["U"]) for e in above["examples"]] == [(40, 60)]
-    assert (below["cells"], below["overshoot_positive"], below["overshoot_zero"]) == (4, 2, 2)
-    assert (below["zero_with_desired_0"], below["zero_with_desired_positive"]) == (1, 1)
-    assert [(e["G"], e["U"], e["B"]) for e in below["examples"]] == [(0, 5, 10)]
-    by = {c["controller"]: c for c in boundary["controllers"]}
-    assert list(by) == ["ledger", "intent", "oracle"]
-    ledger = by["ledger"]
-    assert (ledger["cells"], ledger["overshoot_positive"], ledger["max_overshoot"]) == (7, 3, 12)
-    assert (ledger["above"], ledger["below"]) == ({"cells": 3, "overshoot_positive": 1},
-                                                  {"cells": 4, "overshoot_positive": 2})
-    assert (ledger["largest"]["G"], ledger["largest"]["U"], ledger["largest"]["overshoot"]) == (
-        30, 15, 12)
-    intent = by["intent"]
-    assert (intent["cells"], intent["overshoot_positive"]) == (2, 1)
-    assert (intent["above"], intent["below"]) == ({"cells": 0, "overshoot_positive": 0},
-                                                  {"cells": 2, "overshoot_positive": 1})
-    assert {w["axis"]: w["values"] for w in intent["where_positive"]}["G"] == [
-        {"value": 60, "cells": 1, "of": 1}]
-    assert (by["oracle"]["above"]["cells"], by["oracle"]["overshoot_positive"]) == (1, 0)
-
-
-def test_ledger_cells_outside_the_law_are_counted_apart(tmp_path: Path) -> None:
-    # A capped ledger and a ledger listing copies at creation: the law gives the first no
-    # value; the second it checks with ceil(G / U) (6 * (2 - 1) = 6), but not the boundary.
-    extra: list[dict[str, Any]] = [{"G": 20, "U": 15, "B": 5, "max_per_round": 2, "overshoot": 0},
-                                   {"G": 20, "U": 15, "B": 5, "observe": "created", "overshoot": 6}]
+def test_law_covers_rows_listed_at_creation_with_the_ceil_g_over_u_analogue(
+        tmp_path: Path) -> None:
+    # observe = created: law = desired * (ceil(G / U) - 1).
+    extra: list[dict[str, Any]] = [
+        # 6 * (ceil(20 / 15) - 1) = 6: holds (the ready law would say 6 * (2 - 1) = 6 too)
+        {"G": 20, "U": 15, "B": 5, "observe": "created", "overshoot": 6},
+        # 6 * (ceil(0 / 5) - 1) = -6 against 0: a zero delay, although G + B = 5
+        {"G": 0, "U": 5, "B": 5, "observe": "created", "overshoot": 0},
+        # 6 * (ceil(10 / 5) - 1) = 6 against 3, with U < B
+        {"G": 10, "U": 5, "B": 10, "observe": "created", "overshoot": 3},
+        # 6 * (ceil(30 / 15) - 1) = 6 against 12: the ready law's 12 would hold; this fails
+        {"G": 30, "U": 15, "B": 5, "observe": "created", "overshoot": 12},
+        # capped: no law
+        {"G": 20, "U": 15, "B": 5, "max_per_round": 2, "overshoot": 0},
+    ]
     summary = summarize(load_sweep(write_table(tmp_path / "x", hand_table(HAND_ROWS + extra))))
-    law, claim = summary["law"], summary["boundary"]["claim"]
-    assert (law["cells"], law["not_applicable"], law["fails"]) == (8, 1, 3)
-    assert (claim["cells"], claim["not_covered"]) == (7, 2)
-    assert summary["boundary"]["controllers"][0]["cells"] == 9
+    law = summary["law"]
+    assert (law["cells"], law["mismatches"], law["not_applicable"]) == (11, 6, 1)
+    assert law["causes"]["zero_delay"] == {"cells": 2, "of": 2}
+    assert law["causes"]["U_below_B"] == {"cells": 2, "of": 2}
+    assert (law["causes"]["elsewhere"]["cells"], law["causes"]["elsewhere"]["of"]) == (2, 7)
+    scopes = {s["rows"]: (s["law"], s["cells"], s["mismatches"]) for s in law["scopes"]}
+    assert scopes["ledger, observe = created, no cap on corrections per round"] == (
+        "desired \u00d7 (\u2308G / U\u2309 \u2212 1)", 4, 3)
+    assert scopes["ledger, observe = ready, no cap on corrections per round"] == (
+        "desired \u00d7 (\u2308(G + B) / U\u2309 \u2212 1)", 7, 3)
+    assert scopes["ledger with a cap on corrections per round (max_per_round)"] == (None, 1, None)
+
+
+def test_boundary_four_counts_on_a_hand_computed_table(hand_sweep: Path) -> None:
+    # The seven ledger rows, above = U >= G + B:
+    #   G 20 U 15 B 5: below, 6 > 0     G 30 U 15 B 5: below, 12 > 0
+    #   G 0 U 15 B 5: above, 0          G 0 U 5 B 0: above, 0
+    #   G 0 U 5 B 10: below, 0 (desired 3; U < B)
+    #   G 40 U 60 B 5: above, 6 > 0     G 30 U 5 B 5: below, 0 (desired 0)
+    b = summarize(load_sweep(hand_sweep))["boundary"]
+    assert (b["above_zero"], b["above_positive"], b["below_zero"], b["below_positive"]) == (
+        2, 1, 2, 2)
+    assert (b["cells"], b["above_cells"], b["below_cells"]) == (7, 3, 4)
+    assert (b["below_zero_desired_0"], b["below_zero_desired_positive"]) == (1, 1)
+    assert b["below_zero_desired_positive_U_below_B"] == 1
+    assert (b["above_implies_zero"], b["below_implies_positive"]) == (False, False)
+    assert b["below_implies_positive_for_desired_positive"] is False
+    assert [(e["G"], e["U"]) for e in b["examples_above_positive"]] == [(40, 60)]
+    assert [(e["G"], e["U"], e["B"]) for e in b["examples_below_zero"]] == [(0, 5, 10)]
+    assert {w["axis"]: w["values"] for w in b["where_above_positive"]}["G"] == [
+        {"value": 40, "cells": 1, "of": 1}]
+    assert b["by_variant"] == []
+
+
+def test_boundary_counts_every_ledger_row_and_splits_them_by_variant(tmp_path: Path) -> None:
+    extra: list[dict[str, Any]] = [
+        # capped, G 20 U 15 B 5: below, 0
+        {"G": 20, "U": 15, "B": 5, "max_per_round": 2, "overshoot": 0},
+        # created, G 20 U 15 B 5: below, 6 > 0
+        {"G": 20, "U": 15, "B": 5, "observe": "created", "overshoot": 6},
+    ]
+    b = summarize(load_sweep(write_table(tmp_path / "v", hand_table(HAND_ROWS + extra))))[
+        "boundary"]
+    assert (b["above_zero"], b["above_positive"], b["below_zero"], b["below_positive"]) == (
+        2, 1, 3, 3)
+    by = {v["variant"]: (v["cells"], v["above_zero"], v["above_positive"], v["below_zero"],
+                         v["below_positive"]) for v in b["by_variant"]}
+    assert by == {
+        "ledger \u00b7 observe=created \u00b7 max_per_round=unlimited": (1, 0, 0, 0, 1),
+        "ledger \u00b7 observe=ready \u00b7 max_per_round=2": (1, 0, 0, 1, 0),
+        "ledger \u00b7 observe=ready \u00b7 max_per_round=unlimited": (7, 2, 1, 2, 2),
+    }
+
+
+def test_summary_json_has_the_issue_s_keys_and_the_page_the_same_numbers(
+        hand_sweep: Path) -> None:
+    report = build_report(hand_sweep)
+    saved = json.loads(report.summary.read_text(encoding="utf-8"))
+    assert saved == json.loads(json.dumps(report.data, default=str))
+    assert (saved["law"]["cells"], saved["law"]["mismatches"]) == (7, 3)
+    assert {k: saved["boundary"][k] for k in ("above_zero", "above_positive", "below_zero",
+                                              "below_positive")} == {
+        "above_zero": 2, "above_positive": 1, "below_zero": 2, "below_positive": 2}
+    assert {"flat", "inflation", "per_second", "by_GB"} <= set(saved["read_cost"])
+    assert {"variants", "by_G", "facts"} <= set(saved["controllers"])
+    page = report.html.read_text(encoding="utf-8")
+    assert "The law fails on 3 of 7 ledger cells (42.9%)" in page
+    assert "it holds on the other 4" in page
+    assert "measured minus law ranges from -3 to 6" in page
+    assert "1 of them have no delay at all" in page
+    assert "1 have U &lt; B" in page
+    assert "1 of the 5 cells with U ≥ B and a positive delay fail too" in page
+    assert "0: 2 of 3, 40: 1 of 1" in page    # where, G row
+    # The four counts, in the 2 x 2 table and in words.
+    assert ('<td>U ≥ G + B (on or above the boundary)</td><td class="num">2</td>'
+            '<td class="bad num">1</td><td class="num">3</td>') in page
+    assert ('<td>U &lt; G + B (below it)</td><td class="bad num">2</td><td class="num">2</td>'
+            '<td class="num">4</td>') in page
+    assert "Does U ≥ G + B imply zero overshoot here? No</strong>: 1 of the 3" in page
+    assert ("Does U &lt; G + B imply overshoot? Not always</strong>: 2 of the 4 ledger cells "
+            "with U &lt; G + B overshoot; 2 do not: 1 of them with desired = 0") in page
+    assert "(no description in this version of reconsim)" in page  # the unknown controller
+
+
+def test_page_says_plainly_when_the_law_holds_everywhere(tmp_path: Path) -> None:
+    rows = [r for r in HAND_ROWS if r["controller"] != "ledger" or r.get("schedule") != "none"]
+    report = build_report(write_table(tmp_path / "ok", hand_table(rows)))
+    assert (report.data["law"]["cells"], report.data["law"]["mismatches"]) == (4, 0)
+    page = report.html.read_text(encoding="utf-8")
+    assert "The law holds on all 4 ledger cells it applies to" in page
+    assert "Does U &lt; G + B imply overshoot? Not always</strong>: 2 of the 3" in page
+    assert "all of them with desired = 0, which cannot overshoot" in page
 
 
 def test_tables_without_newer_parameter_columns_use_the_defaults(tmp_path: Path) -> None:
     frame = hand_table(HAND_ROWS).drop("observe", "max_per_round")
     sweep = load_sweep(write_table(tmp_path / "old", frame))
     assert "observe" not in sweep.axes
-    assert summarize(sweep)["law"]["fails"] == 3
-
-
-def test_page_says_what_the_summary_holds(hand_sweep: Path) -> None:
-    report = build_report(hand_sweep)
-    page = report.html.read_text(encoding="utf-8")
-    saved = json.loads(report.summary.read_text(encoding="utf-8"))
-    assert saved == json.loads(json.dumps(report.data, default=str))
-    assert "The law fails on 3 of 7 ledger cells (42.9%)" in page
-    assert "it holds on the other 4" in page
-    assert "measured minus law ranges from -3 to 6" in page
-    assert "On 1 of the failing cells the law's value is negative" in page
-    assert "The claim fails on 2 cells" in page  # boundary: 1 above + 1 below with desired > 0
-    assert "0: 2 of 3, 40: 1 of 1" in page    # where, G row
-    assert "<strong>intent</strong>: overshoot is positive on 1 of 2 cells" in page
-    assert "(no description in this version of reconsim)" in page  # the unknown controller
-
-
-def test_read_cost_on_a_hand_computed_table(tmp_path: Path) -> None:
-    # duration 899: a run of 900 seconds, so reads per second = reads / 900.
-    seed = [{"U": U, "reads": r, "duration": 899} for U, r in ((5, 9000), (15, 2700), (35, 1800))]
-    none = [{"U": U, "reads": r, "duration": 899, "schedule": "none"}
-            for U, r in ((5, 900), (15, 1800))]
-    summary = summarize(load_sweep(write_table(tmp_path / "rc", hand_table(seed + none))))
-    rc = summary["read_cost"]
-    assert rc["fixed"] == {"G": 30, "B": 5, "desired": 6, "schedule": "seed", "duration": 899,
-                           "ledger_base": 20, "observe": "ready", "max_per_round": None}
-    assert [(p["U"], p["reads_per_second"]) for p in rc["points"]] == [
-        (5, 10.0), (15, 3.0), (35, 2.0)]
-    [ledger] = rc["per_controller"]
-    assert (ledger["U_min"], ledger["U_max"]) == (5, 35)
-    assert (ledger["reads_per_second_at_U_min"], ledger["reads_per_second_at_U_max"]) == (10, 2)
-    assert (rc["series"], rc["rising"]) == (2, 1)
-    where = {w["axis"]: w["values"] for w in rc["where_rising"]}
-    assert where["schedule"] == [{"value": "none", "cells": 1, "of": 1}]
+    assert summarize(sweep)["law"]["mismatches"] == 3
 
 
 def test_representative_prefers_seed_values_then_the_most_common(tmp_path: Path) -> None:
@@ -233,30 +284,7 @@ def test_stored_law_columns_are_checked_not_trusted(tmp_path: Path) -> None:
         law_holds=pl.when(pl.col("G") == 40).then(pl.lit(True)).otherwise(pl.col("law_holds")))
     sweep = load_sweep(write_table(tmp_path / "stale", frame))
     assert sweep.stale_law_cells == 1
-    assert summarize(sweep)["law"]["fails"] == 3
-
-
-def test_model_sweep_matches_seed_001_published_figures(tmp_path: Path) -> None:
-    cells = list(dict.fromkeys(c for _, c in seed_cells()))
-    frame = simulate(cells_frame(cells)).with_columns(schedule=pl.lit("seed")).with_columns(
-        law_columns())
-    # The same cells with a cap on corrections are other cells: never compared.
-    capped = frame.with_columns(max_per_round=pl.lit(1, pl.Int64), schedule=pl.lit("capped"))
-    frame = pl.concat([frame, capped.with_columns(law_columns())])
-    seed = summarize(load_sweep(write_table(tmp_path / "ok", frame)))["seed001"]
-    assert seed["schedules"] == ["seed"]
-    assert (seed["published"], seed["found"], seed["compared"]) == (12 + 7 + 56,) * 3
-    assert (seed["agree"], seed["disagree"]) == (75, 0)
-
-    broken = frame.with_columns(overshoot=pl.when(
-        (pl.col("controller") == "ledger") & (pl.col("G") == 60) & (pl.col("U") == 15)
-        & (pl.col("schedule") == "seed")).then(23).otherwise(pl.col("overshoot")))
-    seed = summarize(load_sweep(write_table(tmp_path / "broken", broken)))["seed001"]
-    assert seed["disagree"] == 2  # the G scan's row and the table's cell
-    assert {(d["experiment"], d["G"], d["U"]) for d in seed["disagreements"]} == {
-        ("G scan", 60, 15), ("overshoot table", 60, 15)}
-    assert all(d["figures"]["overshoot"] == {"published": 24, "measured": 23}
-               for d in seed["disagreements"])
+    assert summarize(sweep)["law"]["mismatches"] == 3
 
 
 def test_model_sweep_law_breaks_where_the_model_says(tmp_path: Path) -> None:
@@ -267,13 +295,13 @@ def test_model_sweep_law_breaks_where_the_model_says(tmp_path: Path) -> None:
     recount = sum(r["overshoot"] != r["desired"] * (-(-(r["G"] + r["B"]) // r["U"]) - 1)
                   for r in ledger)
     assert law["cells"] == len(ledger)
-    assert law["fails"] == recount
+    assert law["mismatches"] == recount > 0
 
 
 def test_report_writes_every_figure_as_svg_and_png(hand_sweep: Path) -> None:
     report = build_report(hand_sweep)
     names = list(report.data["figures"])
-    assert names == ["law", "overshoot", "boundary", "read_cost"]
+    assert names == ["law", "boundary", "read_cost", "controllers"]
     for name in names:
         svg = hand_sweep / "figures" / f"{name}.svg"
         png = hand_sweep / "figures" / f"{name}.png"
@@ -281,6 +309,20 @@ def test_report_writes_every_figure_as_svg_and_png(hand_sweep: Path) -> None:
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert sorted(p.name for p in (hand_sweep / "figures").iterdir()) == sorted(
         f"{n}.{ext}" for n in names for ext in ("svg", "png"))
+
+
+def test_stale_figures_of_an_earlier_report_are_removed(hand_sweep: Path) -> None:
+    figures = hand_sweep / "figures"
+    figures.mkdir()
+    for name in ("overshoot.svg", "overshoot.png", "law.svg"):
+        (figures / name).write_text("old", encoding="utf-8")
+    (figures / "notes.txt").write_text("mine", encoding="utf-8")
+    build_report(hand_sweep)
+    names = sorted(p.name for p in figures.iterdir())
+    assert "overshoot.svg" not in names
+    assert "overshoot.png" not in names
+    assert "notes.txt" in names  # not a file the report writes: left alone
+    assert (figures / "law.svg").read_text(encoding="utf-8").lstrip().startswith("<svg")
 
 
 def test_strings_from_the_spec_are_escaped(tmp_path: Path) -> None:
@@ -319,7 +361,7 @@ def test_extra_parameter_columns_are_tolerated(tmp_path: Path) -> None:
     report = build_report(write_table(tmp_path / "extra", frame))
     assert report.data["axes"]["window"] == {"distinct": 2, "nulls": 9, "min": 30, "max": 30,
                                              "values": [None, 30]}
-    assert report.data["law"]["fails"] == 3
+    assert report.data["law"]["mismatches"] == 3
 
 
 def test_parameters_of_some_controllers_only_are_fixed_per_controller(tmp_path: Path) -> None:
@@ -337,34 +379,40 @@ def test_parameters_of_some_controllers_only_are_fixed_per_controller(tmp_path: 
     axes = report.data["axes"]
     assert axes["restart_at"]["values"] == ["100,200", "none"]
     assert axes["ttl"]["values"] == [None, 300]
-    fixed = report.data["read_cost"]["fixed"]
+    fixed = report.data["read_cost"]["chart"]["fixed"]
     assert fixed["observe"] == "ready"
     assert fixed["ttl"] == {"by_controller": {"ledger": None, "oracle": 300}}
     assert fixed["restart_at"] == {"by_controller": {"ledger": "none", "oracle": "100,200"}}
-    assert [(p["controller"], p["U"]) for p in report.data["read_cost"]["points"]] == [
+    assert [(p["controller"], p["U"]) for p in report.data["read_cost"]["chart"]["points"]] == [
         ("ledger", 5), ("ledger", 15), ("oracle", 5), ("oracle", 15)]
-    assert "ttl = null (ledger); 300 (oracle)" in report.html.read_text(encoding="utf-8")
+    # ttl does not apply to ledger: its null is left out of the slice's description.
+    assert "ttl = 300 (oracle), restart_at = none (ledger); 100,200 (oracle)" in (
+        report.html.read_text(encoding="utf-8"))
 
 
 def test_ledger_cells_without_a_law_value_are_not_counted_as_holding() -> None:
     table = hand_table(HAND_ROWS).with_columns(
         law_holds=pl.when(pl.col("G") == 40).then(None).otherwise(pl.col("law_holds")))
     law = law_verdict(table, ("controller", "G", "U", "B", "desired", "schedule"), {})
-    assert (law["cells"], law["not_applicable"], law["holds"], law["fails"]) == (6, 1, 4, 2)
+    assert (law["cells"], law["not_applicable"], law["holds"], law["mismatches"]) == (6, 1, 4, 2)
 
 
 def test_missing_schedule_column_is_named_from_the_deaths(tmp_path: Path) -> None:
     frame = hand_table(HAND_ROWS).drop("schedule")
     sweep = load_sweep(write_table(tmp_path / "nosched", frame))
     assert sorted(sweep.schedules) == ["300:2", "none"]
-    assert summarize(sweep)["read_cost"]["fixed"]["schedule"] == "300:2"
+    assert summarize(sweep)["read_cost"]["chart"]["fixed"]["schedule"] == "300:2"
 
 
 def test_sweep_without_ledger_cells_says_the_law_is_unchecked(tmp_path: Path) -> None:
     frame = hand_table([r for r in HAND_ROWS if r["controller"] != "ledger"])
     report = build_report(write_table(tmp_path / "noledger", frame))
     assert report.data["law"]["cells"] == 0
-    assert "so the law is not checked" in report.html.read_text(encoding="utf-8")
+    assert report.data["boundary"]["cells"] == 0
+    assert list(report.data["figures"]) == ["read_cost", "controllers"]
+    page = report.html.read_text(encoding="utf-8")
+    assert "so the law is not checked" in page
+    assert "so the boundary is not checked" in page
 
 
 def test_cell_count_mismatch_with_sweep_json_is_shown(tmp_path: Path) -> None:
@@ -390,23 +438,63 @@ def test_unreadable_sweeps_raise_report_error(tmp_path: Path, breakage: str) -> 
 
 def test_bins_keep_every_value_and_stay_within_the_limit() -> None:
     values = list(range(0, 500, 5))
-    mapping = bins(values, MAX_BINS)
+    mapping = bins(values, MAX_G_BINS)
     assert set(mapping) == set(values)
-    assert len(set(mapping.values())) == MAX_BINS
+    assert len(set(mapping.values())) == MAX_G_BINS
     assert all(lo <= v <= hi for v, (lo, hi) in mapping.items())
 
 
-def test_binned_law_chart_accounts_for_every_cell(tmp_path: Path) -> None:
-    frame = model_frame(controller=["ledger"], G=list(range(0, 100, 2)), U=[5, 15], B=[5],
-                        desired=[6])
-    sweep = load_sweep(write_table(tmp_path / "wide", frame))
-    spec = law_figure(sweep.table).spec
+def law_chart_data(spec: dict[str, Any]) -> pl.DataFrame:
+    """The rows a chart's spec carries inline (CSV)."""
     assert spec["data"]["format"]["type"] == "csv"
-    data = pl.read_csv(io.StringIO(spec["data"]["values"]))
-    assert data["G_label"].n_unique() == MAX_BINS
+    return pl.read_csv(io.StringIO(spec["data"]["values"]))
+
+
+def test_binned_law_chart_accounts_for_every_cell(tmp_path: Path) -> None:
+    frame = model_frame(controller=["ledger"], G=list(range(0, 200, 2)), U=[1, 3, 5, 15],
+                        B=[5], desired=[6])
+    sweep = load_sweep(write_table(tmp_path / "wide", frame))
+    figure = law_figure(sweep.table, sweep.axes)
+    data = law_chart_data(figure.spec)
+    assert data["G_label"].n_unique() == MAX_G_BINS
+    assert figure.meta["binned"] == ["G"]
     assert data["cells"].sum() == frame.height
-    assert data["mismatching"].sum() == summarize(sweep)["law"]["fails"]
-    assert {"cells", "mismatching", "share"} <= set(spec["data"]["format"]["parse"])
+    assert data["mismatching"].sum() == summarize(sweep)["law"]["mismatches"] > 0
+    assert {"cells", "mismatching", "overshoot_max"} <= set(figure.spec["data"]["format"]["parse"])
+
+
+def test_law_chart_gives_desired_and_schedule_panels_while_the_budget_allows(
+        tmp_path: Path) -> None:
+    frame = model_frame(controller=["ledger"], G=[0, 10, 20], U=[1, 5, 15, 35], B=[0, 5],
+                        desired=[1, 6], schedules=SCHEDULES)
+    sweep = load_sweep(write_table(tmp_path / "p", frame))
+    figure = law_figure(sweep.table, sweep.axes)
+    # 12 cells per panel, 2 B x 2 desired x 3 schedules: one mark per cell.
+    assert (figure.meta["facets"], figure.meta["shared"]) == (["B", "desired", "schedule"], [])
+    data = law_chart_data(figure.spec)
+    assert data.height == frame.height == int(data["cells"].sum())
+    assert set(data["cells"].to_list()) == {1}
+    # Every mismatched cell is marked: the outline layer draws the squares with mismatches.
+    law = summarize(sweep)["law"]
+    assert int((data["mismatching"] > 0).sum()) == law["mismatches"] > 0
+    layers = figure.spec["spec"]["layer"]
+    assert {"filter": "(datum.mismatching > 0)"} in layers[1]["transform"]
+    assert layers[1]["mark"]["filled"] is False
+    # Tooltips give each cell's parameters and figures.
+    titles = {t.get("title", t["field"]) for t in layers[0]["encoding"]["tooltip"]}
+    assert {"G", "U", "panel", "measured overshoot", "law's overshoot", "unneeded copies",
+            "stable_at (settled cells)"} <= titles
+
+
+def test_law_facets_stop_at_the_mark_budget() -> None:
+    t = pl.DataFrame({"B": [5] * 6, "desired": [1, 1, 3, 3, 6, 6], "schedule": ["a", "b"] * 3})
+    t = t.with_columns(bin_columns(t, "B", 12)[0])
+    axes = ["controller", "G", "U", "B", "desired", "schedule"]
+    assert law_facets(t, axes, per_panel=10, budget=60) == (["desired", "schedule"], [])
+    assert law_facets(t, axes, per_panel=10, budget=59) == (["desired"], ["schedule"])
+    # Desired's 3 panels do not fit 29 marks; schedule's 2 do, on their own.
+    assert law_facets(t, axes, per_panel=10, budget=29) == (["schedule"], ["desired"])
+    assert law_facets(t, axes, per_panel=10, budget=19) == ([], ["desired", "schedule"])
 
 
 def test_publish_links_reports_and_lists_sweeps_without_one(tmp_path: Path) -> None:
@@ -419,10 +507,19 @@ def test_publish_links_reports_and_lists_sweeps_without_one(tmp_path: Path) -> N
     assert index == results / "index.html"
     page = index.read_text(encoding="utf-8")
     assert '<a href="alpha/report.html">alpha &lt;1&gt;</a>' in page
-    assert "holds on 4 of 7, <strong>fails on 3</strong>" in page
-    assert "ledger: 3; intent: 1; oracle: 0" in page
-    assert "beta</td><td colspan=\"5\">no report yet" in page
+    assert "<strong>fails on 3</strong> of 7" in page
+    assert "above: 2 zero, 1 positive; below: 2 zero, 2 positive" in page
+    assert "beta</td><td colspan=\"6\">no report yet" in page
     assert "bench" not in page
+
+
+def test_publish_flags_summaries_of_another_report_version(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    sweep = write_table(results / "old", hand_table(HAND_ROWS), name="old")
+    build_report(sweep)
+    summary = json.loads((sweep / "summary.json").read_text(encoding="utf-8"))
+    (sweep / "summary.json").write_text(json.dumps(summary | {"format": 1}), encoding="utf-8")
+    assert "another version of the report" in publish(results).read_text(encoding="utf-8")
 
 
 def test_publish_needs_a_directory(tmp_path: Path) -> None:

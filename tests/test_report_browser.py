@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from reconsim.report import build_report
-from tests.test_report import write_sweep
+from tests.test_report import model_frame, write_sweep, write_table
 
 CHROMIUM = next((p for name in ("chromium", "chromium-browser", "google-chrome", "chrome")
                  if (p := shutil.which(name))), None)
@@ -130,11 +130,15 @@ def load_page(url: str) -> dict[str, Any]:
             if state:
                 break
             time.sleep(0.2)
+        # data-marks: the data marks in the chart's Vega scenegraph (the page counts them
+        # once drawn, SVG or canvas alike); svg_marks: drawn SVG elements, for SVG charts.
         charts = dt.call("Runtime.evaluate", session, returnByValue=True, expression="""
             Array.from(document.querySelectorAll("div.chart")).map(el => ({
               figure: el.dataset.figure, rendered: el.dataset.rendered || null,
+              renderer: el.dataset.renderer,
               views: el.querySelectorAll("svg.marks, canvas.marks").length,
-              marks: el.querySelectorAll("svg.marks path, svg.marks text").length}))
+              marks: Number(el.dataset.marks || 0),
+              svg_marks: el.querySelectorAll("svg.marks path, svg.marks text").length}))
         """)["result"]["value"]
         dt.call("Browser.close")
     events = dt.events
@@ -152,10 +156,21 @@ def load_page(url: str) -> dict[str, Any]:
             "remote_requests": remote}
 
 
+def wide_sweep(sweep_dir: Path) -> Path:
+    """A ledger sweep with more heatmap marks than an SVG chart should hold: drawn on canvas."""
+    frame = model_frame(controller=["ledger", "intent"], G=list(range(0, 60, 2)),
+                        U=list(range(1, 81)), B=[0, 5], desired=[6])
+    return write_table(sweep_dir, frame, name="wide")
+
+
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary on PATH "
                     "(apt-get install -y chromium)")
-def test_report_renders_in_headless_chromium(tmp_path: Path) -> None:
-    sweep = write_sweep(tmp_path / "sweep", name="browser <script>alert(1)</script>")
+@pytest.mark.parametrize("kind", ["small", "wide"])
+def test_report_renders_in_headless_chromium(tmp_path: Path, kind: str) -> None:
+    if kind == "small":
+        sweep = write_sweep(tmp_path / "sweep", name="browser <script>alert(1)</script>")
+    else:
+        sweep = wide_sweep(tmp_path / "wide")
     report = build_report(sweep)
     page = load_page(report.html.resolve().as_uri())
     assert page["exceptions"] == []
@@ -163,8 +178,13 @@ def test_report_renders_in_headless_chromium(tmp_path: Path) -> None:
     assert page["remote_requests"] == []
     assert page["state"] == "rendered"
     names = [c["figure"] for c in page["charts"]]
-    assert names == list(report.data["figures"])
+    assert names == list(report.data["figures"]) == ["law", "boundary", "read_cost",
+                                                     "controllers"]
     for chart in page["charts"]:
         assert chart["rendered"] == "yes", chart
         assert chart["views"] >= 1, chart
         assert chart["marks"] > 0, chart
+        if chart["renderer"] == "svg":
+            assert chart["svg_marks"] > 0, chart
+    renderers = {c["figure"]: c["renderer"] for c in page["charts"]}
+    assert renderers["law"] == ("svg" if kind == "small" else "canvas")
