@@ -123,7 +123,8 @@ def law_table(observe: str) -> pl.DataFrame:
 
 @pytest.mark.parametrize("observe", ["ready", "created"])
 def test_where_the_law_holds_and_where_it_fails(observe: str) -> None:
-    """Measured, not assumed: on this grid the law (and its analogue for "created") holds
+    """Measured, not assumed: on this grid (seed 001's schedule and no deaths; other
+    schedules can lower the peak by a death) the law (and its analogue for "created") holds
     in every cell with U >= B and a positive delay; it fails in many cells with U < B,
     always by predicting more overshoot than the loop shows (deletes of old copies land
     while newer ones are still starting); and with zero delay the formula says -desired."""
