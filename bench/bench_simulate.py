@@ -40,17 +40,18 @@ def test_reference_model(benchmark) -> None:  # type: ignore[no-untyped-def]
 
 
 _MEMORY_PROBE = textwrap.dedent("""
-    import json, resource, sys
+    import json, sys
     from bench.conftest import grid_batch
     from reconsim import simulate
     simulate(grid_batch(100))
     cells = grid_batch(int(sys.argv[1]))
-    def rss_kib():
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * resource.getpagesize() // 1024
-    before = rss_kib()
+    def status_kib(field):
+        # VmHWM, unlike ru_maxrss, starts afresh at exec: the parent's peak does not leak in.
+        with open("/proc/self/status") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith(field + ":"))
+    before = status_kib("VmRSS")
     out = simulate(cells)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak = status_kib("VmHWM")
     print(json.dumps({"cells": out.height, "before_kib": before, "peak_kib": peak}))
 """)
 
