@@ -95,10 +95,12 @@ def run_sweep(  # noqa: PLR0913
         raise SweepError(f"--out {out}: exists and is not a directory")
     if out.exists():
         _refuse_foreign(out)  # before the lock file is created in it
-    out.mkdir(parents=True, exist_ok=True)
-    with store.locked(out):
-        _claim(out, spec, force)
-        return _run_locked(spec, out, jobs, backend, scheduler, progress)
+    # Connect first: an unreachable scheduler must leave no directory behind.
+    with _backend(backend, jobs, scheduler) as (n_jobs, threads):
+        out.mkdir(parents=True, exist_ok=True)
+        with store.locked(out):
+            _claim(out, spec, force)
+            return _run_locked(spec, out, n_jobs, threads, progress, backend)
 
 
 def _claim(out: Path, spec: Spec, force: bool) -> None:
@@ -132,8 +134,8 @@ def _refuse_foreign(out: Path) -> None:
 
 
 def _run_locked(  # noqa: PLR0913, PLR0917 — run_sweep's options, passed on once
-    spec: Spec, out: Path, jobs: int, backend: str, scheduler: str | None,
-    progress: bool | None,
+    spec: Spec, out: Path, n_jobs: int, threads: int | None, progress: bool | None,
+    backend: str,
 ) -> SweepResult:
     started = time.perf_counter()
     manifest = store.read_manifest(out) or {}
@@ -149,7 +151,7 @@ def _run_locked(  # noqa: PLR0913, PLR0917 — run_sweep's options, passed on on
     bar = tqdm(total=spec.n_cells, initial=spec.n_cells - todo_cells, unit="cell",
                unit_scale=True, desc=spec.name, dynamic_ncols=True, smoothing=0.1,
                disable=None if progress is None else not progress)
-    with bar, _backend(backend, jobs, scheduler) as (n_jobs, threads):
+    with bar:
         tasks = (joblib.delayed(run_chunk)(spec, i, threads) for i in todo)
         results = joblib.Parallel(n_jobs=n_jobs, return_as="generator_unordered")(tasks)
         for index, frame in results:
@@ -159,7 +161,7 @@ def _run_locked(  # noqa: PLR0913, PLR0917 — run_sweep's options, passed on on
     result = SweepResult(out=out, cells=spec.n_cells, computed=todo_cells,
                          chunks_computed=len(todo), seconds=seconds)
     if todo:
-        manifest.update(finished=_now(), status="complete", backend=backend, jobs=jobs,
+        manifest.update(finished=_now(), status="complete", backend=backend, jobs=n_jobs,
                         cells_computed=todo_cells, seconds=round(seconds, 3),
                         cells_per_second=round(result.cells_per_second))
     else:

@@ -295,6 +295,7 @@ def test_unreachable_scheduler_is_one_line(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert "cannot connect" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()
 
 
 def test_sweep_then_report_then_publish(tmp_path: Path) -> None:
