@@ -40,17 +40,18 @@ every = 100
 count = 1
 """
 
-# Heavy enough that a sweep is still running when the test kills it: U = 1 over 3000 s.
+# Heavy enough that a sweep is still running when the test interrupts it: U = 1 or 2 over
+# 30,000 s (~0.2 s of kernel time per 1,000-cell chunk), twelve chunks.
 SLOW = """
 name = "slow"
-chunk_size = 1500
+chunk_size = 1000
 [grid]
 controller = ["ledger", "intent"]
 G = { from = 0, to = 95, step = 5 }
 U = [1, 2]
 B = [0, 5, 10]
-desired = { from = 1, to = 25 }
-duration = 3000
+desired = { from = 1, to = 50 }
+duration = 30000
 """
 
 
@@ -127,9 +128,9 @@ def _wait_for_chunks(out: Path, n: int, proc: subprocess.Popen[str]) -> None:
 
 
 @pytest.mark.parametrize(("sig", "backend"), [
-    (signal.SIGKILL, "sequential"),
-    (signal.SIGKILL, "loky"),
-    (signal.SIGINT, "sequential"),
+    pytest.param(signal.SIGKILL, "sequential", id="SIGKILL-sequential"),
+    pytest.param(signal.SIGKILL, "loky", id="SIGKILL-loky"),
+    pytest.param(signal.SIGINT, "sequential", id="Ctrl-C-sequential"),
 ])
 def test_interrupted_sweep_resumes_to_the_same_table(tmp_path: Path, sig: int,
                                                      backend: str) -> None:
