@@ -178,12 +178,6 @@ def fixed_text(fixed: Mapping[str, Any], hide: Iterable[str] = (),
     return esc(text) if text else "the whole sweep"
 
 
-def cell_text(cell: Mapping[str, Any], axes: Iterable[str]) -> str:
-    """A cell's parameters, ``G = 0, U = 5, ...``, escaped; null ones (not applicable) left out."""
-    return ", ".join(f"{esc(a)} = {num(cell[a])}" for a in axes
-                     if a in cell and cell[a] is not None)
-
-
 def where_rows(where: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
     """One row per axis that varies among the population: the values the cells have, each
     as ``value: cells of all``."""
