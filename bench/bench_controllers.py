@@ -39,6 +39,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "ledger-created": {"controller": "ledger", "observe": "created"},
     "intent-created": {"controller": "intent", "observe": "created"},
     "ledger-cap2": {"controller": "ledger", "max_per_round": 2},
+    "ledger-gain0.5": {"controller": "ledger", "gain": 0.5},
     "intent-restarts": {"controller": "intent", "restart_at": RESTARTS},
     "expectations-restarts": {"controller": "expectations", "restart_at": RESTARTS},
 }

@@ -80,6 +80,9 @@ def _add_run(sub: Any) -> None:
         elif meta["kind"] == "choice":
             p.add_argument(flag, choices=meta["choices"], default=f.default,
                            help=f"{meta['help']} (default {f.default})")
+        elif meta["kind"] == "gain":
+            p.add_argument(flag, type=float, default=f.default, metavar="X",
+                           help=f"{meta['help']} (default {f.default})")
         elif meta["kind"] == "cap":
             p.add_argument(flag, type=parse_cap, default=f.default, metavar="N",
                            help=f"{meta['help']} (default {UNLIMITED})")

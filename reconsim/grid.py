@@ -15,7 +15,7 @@ from reconsim.spec import AXES, Spec
 
 #: The parameter columns of a sweep table, in order.
 PARAM_COLUMNS = ("controller", "G", "U", "B", "desired", "duration", "ledger_base",
-                 "schedule", "deaths", "observe", "max_per_round", "ttl", "restart_at")
+                 "schedule", "deaths", "observe", "max_per_round", "gain", "ttl", "restart_at")
 
 
 def axis_indices(shape: tuple[int, ...], start: int, stop: int) -> list[np.ndarray]:

@@ -82,7 +82,7 @@ def _sorted_into(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
 
 @numba.njit(cache=True, nogil=True)
 def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is what makes it fast
-    controller: int, created_listed: bool, cap: int, ttl: int,
+    controller: int, created_listed: bool, cap: int, ttl: int, gain_pm: int,
     desired: int, U: int, G: int, B: int, duration: int, ledger_base: int,
     ev_at: Int64Array, ev_count: Int64Array, n_ev: int, restarts: Int64Array, n_rs: int,
     hist_t: Int64Array, hist_c: Int64Array, dh_t: Int64Array, dh_d: Int64Array,
@@ -168,6 +168,9 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
             elif controller == EXPECTATIONS and exp_active and s < exp_seen \
                     and s - exp_set < ttl:
                 diff = 0
+            if gain_pm < 1000 and diff != 0:  # ceil(gain x |diff|), in exact thousandths
+                magnitude = (abs(diff) * gain_pm + 999) // 1000
+                diff = magnitude if diff > 0 else -magnitude
             if cap > 0:
                 diff = max(-cap, min(cap, diff))
             if diff > 0:
@@ -222,8 +225,8 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
 
 def _simulate(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
     controller: Int64Array, created_listed: NDArray[np.bool_], cap: Int64Array,
-    ttl: Int64Array, desired: Int64Array, U: Int64Array, G: Int64Array, B: Int64Array,
-    duration: Int64Array, ledger_base: Int64Array,
+    ttl: Int64Array, gain_pm: Int64Array, desired: Int64Array, U: Int64Array, G: Int64Array,
+    B: Int64Array, duration: Int64Array, ledger_base: Int64Array,
     death_offsets: Int64Array, death_at: Int64Array, death_count: Int64Array,
     restart_offsets: Int64Array, restart_at: Int64Array,
 ) -> Int64Array:
@@ -256,8 +259,8 @@ def _simulate(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
             n_rs = _sorted_into(restart_at, restart_at, restart_offsets[i],
                                 restart_offsets[i + 1], rs_at, rs_dummy)
             _run_cell(
-                controller[i], created_listed[i], cap[i], ttl[i], desired[i], U[i], G[i],
-                B[i], duration[i], ledger_base[i], ev_at, ev_count, n_ev, rs_at, n_rs,
+                controller[i], created_listed[i], cap[i], ttl[i], gain_pm[i], desired[i],
+                U[i], G[i], B[i], duration[i], ledger_base[i], ev_at, ev_count, n_ev, rs_at, n_rs,
                 hist_t, hist_c, dh_t, dh_d, out[i],
             )
     return out
@@ -278,15 +281,16 @@ def set_threads(n: int) -> None:
 
 def simulate_arrays(  # noqa: PLR0913
     *, controller: Int64Array, created_listed: NDArray[np.bool_], cap: Int64Array,
-    ttl: Int64Array, desired: Int64Array, U: Int64Array, G: Int64Array, B: Int64Array,
-    duration: Int64Array, ledger_base: Int64Array,
+    ttl: Int64Array, gain_pm: Int64Array, desired: Int64Array, U: Int64Array, G: Int64Array,
+    B: Int64Array, duration: Int64Array, ledger_base: Int64Array,
     death_offsets: Int64Array, death_at: Int64Array, death_count: Int64Array,
     restart_offsets: Int64Array, restart_at: Int64Array, parallel: bool | None = None,
 ) -> Int64Array:
     """Run a batch of validated cells; return an ``(n, len(OUT_COLUMNS))`` int64 matrix.
 
     ``controller`` holds codes (:data:`LEDGER`, :data:`INTENT`, :data:`EXPECTATIONS`),
-    ``created_listed`` is true where observe="created", ``cap`` is 0 for no cap. Cell
+    ``created_listed`` is true where observe="created", ``cap`` is 0 for no cap,
+    ``gain_pm`` the damping gain in thousandths (1000: undamped). Cell
     ``i``'s death events are ``death_at[death_offsets[i]:death_offsets[i + 1]]`` (and the
     same slice of ``death_count``), its restarts likewise, both in any order.
     ``parallel`` picks the threaded or the one-thread compilation (default: by batch size).
@@ -306,6 +310,6 @@ def simulate_arrays(  # noqa: PLR0913
     run = _simulate_parallel if parallel else _simulate_serial
     return run(
         i64(controller), np.ascontiguousarray(created_listed, np.bool_), i64(cap), i64(ttl),
-        *(i64(a) for a in (desired, U, G, B, duration, ledger_base, death_offsets, death_at,
-                           death_count, restart_offsets, restart_at)),
+        i64(gain_pm), *(i64(a) for a in (desired, U, G, B, duration, ledger_base, death_offsets,
+                                         death_at, death_count, restart_offsets, restart_at)),
     )

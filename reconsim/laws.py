@@ -4,8 +4,9 @@
 * boundary: that is zero exactly when U >= G + B.
 
 With observe="created" a copy reaches the ledger G seconds after creation instead of
-G + B, and the law's analogue reads ceil(G / U). The law speaks of the uncapped
-``ledger`` controller only; on other rows its columns are null.
+G + B, and the law's analogue reads ceil(G / U). The law speaks of the ``ledger``
+controller without a cap or damping (``max_per_round`` null, ``gain`` 1) only; on other
+rows its columns are null.
 
 These are *claims to check*, never inputs to the model: the report compares them
 with the simulated overshoot cell by cell.
@@ -29,11 +30,12 @@ def law_overshoot(desired: int, G: int, U: int, B: int) -> int:
 
 def law_columns() -> list[pl.Expr]:
     """Columns ``law_overshoot`` and ``law_holds`` (null unless the controller is an
-    uncapped ``ledger``; with observe="created" the ceil(G / U) analogue) and
+    uncapped, undamped ``ledger``; with observe="created" the ceil(G / U) analogue) and
     ``above_boundary`` (U >= G + B), computed from a frame of simulated cells."""
     delay = pl.when(pl.col("observe") == "created").then(pl.col("G")) \
         .otherwise(pl.col("G") + pl.col("B"))
-    in_scope = (pl.col("controller") == "ledger") & pl.col("max_per_round").is_null()
+    in_scope = ((pl.col("controller") == "ledger") & pl.col("max_per_round").is_null()
+                & (pl.col("gain") == 1))
     blind_rounds = (delay + pl.col("U") - 1) // pl.col("U")
     law = pl.when(in_scope).then(pl.col("desired") * (blind_rounds - 1))
     return [

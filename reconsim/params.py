@@ -8,7 +8,7 @@ writes, the flags of ``reconsim run`` and the axes a sweep spec may name.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -81,6 +81,12 @@ class Cell:
         metadata={"kind": "cap", "required": False, "applies": None,
                   "help": f"cap on one round's creates or delete commands ({UNLIMITED!r}: none)"},
     )
+    gain: float = field(
+        default=1.0,
+        metadata={"kind": "gain", "required": False, "applies": None,
+                  "help": "damping: a round corrects ceil(gain x |diff|); gain in (0, 1], "
+                          "a multiple of 0.001"},
+    )
     ttl: int = field(
         default=300,
         metadata=_int(0, "expectations: seconds before unobserved expectations expire",
@@ -107,30 +113,81 @@ _BY_NAME: Final[Mapping[str, dataclasses.Field[Any]]] = {f.name: f for f in PARA
 def check_value(name: str, value: Any) -> Any:
     """Validate one parameter value and return it normalised; raise ``ValueError`` naming it."""
     meta = _BY_NAME[name].metadata
-    kind = meta["kind"]
-    if kind == "int":
-        if isinstance(value, bool) or not isinstance(value, int) or value < meta["min"]:
-            raise ValueError(f"{name} must be an integer >= {meta['min']}, got {value!r}")
-        return int(value)
-    if kind == "choice":
-        if value not in meta["choices"]:
-            raise ValueError(f"{name} must be one of {', '.join(meta['choices'])}; got {value!r}")
-        return value
-    if kind == "cap":
-        if value is None or value == UNLIMITED:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be an integer >= 1 or {UNLIMITED!r}, got {value!r}")
-        return int(value)
-    if kind == "times":
-        if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
-            raise ValueError(f"{name} must be a list of seconds, got {value!r}")
-        times = tuple(value)
-        for v in times:
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                raise ValueError(f"{name} must hold integers >= 0, got {v!r}")
-        return times
+    return _CHECKS[meta["kind"]](name, value, meta)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_int(name: str, value: Any, meta: Mapping[str, Any]) -> int:
+    if not _is_int(value) or value < meta["min"]:
+        raise ValueError(f"{name} must be an integer >= {meta['min']}, got {value!r}")
+    return int(value)
+
+
+def _check_choice(name: str, value: Any, meta: Mapping[str, Any]) -> str:
+    if value not in meta["choices"]:
+        raise ValueError(f"{name} must be one of {', '.join(meta['choices'])}; got {value!r}")
+    return str(value)
+
+
+def _check_cap(name: str, value: Any, meta: Mapping[str, Any]) -> int | None:
+    if value is None or value == UNLIMITED:
+        return None
+    if not _is_int(value) or value < 1:
+        raise ValueError(f"{name} must be an integer >= 1 or {UNLIMITED!r}, got {value!r}")
+    return int(value)
+
+
+def _check_gain(name: str, value: Any, meta: Mapping[str, Any]) -> float:
+    if (isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1
+            or abs(value * 1000 - round(value * 1000)) > 1e-9):
+        raise ValueError(f"{name} must be a multiple of 0.001 in (0, 1], got {value!r}")
+    return round(value * 1000) / 1000
+
+
+def _check_times(name: str, value: Any, meta: Mapping[str, Any]) -> tuple[int, ...]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise ValueError(f"{name} must be a list of seconds, got {value!r}")
+    times = tuple(value)
+    for v in times:
+        if not _is_int(v) or v < 0:
+            raise ValueError(f"{name} must hold integers >= 0, got {v!r}")
+    return times
+
+
+def _check_schedule(name: str, value: Any, meta: Mapping[str, Any]) -> Deaths:
     return check_deaths(value, name)
+
+
+_CHECKS: Final[Mapping[str, Callable[[str, Any, Mapping[str, Any]], Any]]] = {
+    "int": _check_int,
+    "choice": _check_choice,
+    "cap": _check_cap,
+    "gain": _check_gain,
+    "times": _check_times,
+    "deaths": _check_schedule,
+}
+
+
+def permille(gain: float) -> int:
+    """A checked gain as an exact integer count of thousandths.
+
+    >>> permille(0.7), permille(1.0)
+    (700, 1000)
+    """
+    return round(gain * 1000)
+
+
+def damped(diff: int, gain_permille: int) -> int:
+    """The correction a damped round makes: ceil(gain x |diff|), with diff's sign, exactly.
+
+    >>> damped(10, 700), damped(-3, 500), damped(1, 1)
+    (7, -2, 1)
+    """
+    magnitude = -(-abs(diff) * gain_permille // 1000)
+    return magnitude if diff >= 0 else -magnitude
 
 
 def applies(name: str, controller: str) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from reconsim.params import Cell
+from reconsim.params import Cell, damped, permille
 
 
 @dataclass
@@ -82,6 +82,7 @@ def run_reference(cell: Cell) -> dict[str, Any]:  # noqa: PLR0912 — the spec, 
             if (cell.controller == "expectations" and expecting is not None
                     and not expecting.observed(t, G) and t - expecting.set_at < cell.ttl):
                 diff = 0  # waiting for its last corrections to show: no action this round
+            diff = damped(diff, permille(cell.gain))  # a damped loop corrects part of the gap
             if cap is not None:
                 diff = max(-cap, min(cap, diff))
             if diff > 0:

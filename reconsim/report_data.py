@@ -38,7 +38,7 @@ CORE_AXES: Final = ("controller", "G", "U", "B", "desired", "schedule", "duratio
 SEED_DEATHS: Final = "__seed_deaths"
 
 #: Parameters that make variants of a controller; each is null where it does not apply.
-VARIANT_PARAMS: Final = ("observe", "max_per_round", "ttl", "restart_at")
+VARIANT_PARAMS: Final = ("observe", "max_per_round", "gain", "ttl", "restart_at")
 
 
 def flat_value(value: Any) -> Any:

@@ -106,12 +106,13 @@ def law_scopes(table: pl.DataFrame) -> list[dict[str, Any]]:
     parts = (("ready", checked.filter(~created)), ("created", checked.filter(created)))
     for observe, part in parts:
         if part.height:
-            out.append({"rows": f"ledger, observe = {observe}, no cap on corrections per round",
+            out.append({"rows": f"ledger, observe = {observe}, no cap, undamped",
                         "law": LAW_FORMULA[observe], "cells": part.height,
                         "mismatches": int((~part["law_holds"]).sum())})
     unchecked = ledger.height - checked.height
     if unchecked:
-        out.append({"rows": "ledger with a cap on corrections per round (max_per_round)",
+        out.append({"rows": "ledger with a cap on corrections per round (max_per_round) "
+                            "or damping (gain < 1)",
                     "law": None, "cells": unchecked, "mismatches": None})
     for name in controllers(table):
         if name != "ledger":

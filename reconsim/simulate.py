@@ -24,7 +24,7 @@ DEATHS_DTYPE = pl.List(pl.Struct({"at": pl.Int64, "count": pl.Int64}))
 
 #: The polars dtype of each parameter column, derived from its kind.
 PARAM_DTYPES: dict[str, pl.DataType] = {
-    f.name: {"int": pl.Int64(), "choice": pl.String(), "cap": pl.Int64(),
+    f.name: {"int": pl.Int64(), "choice": pl.String(), "cap": pl.Int64(), "gain": pl.Float64(),
              "times": pl.List(pl.Int64), "deaths": DEATHS_DTYPE}[f.metadata["kind"]]
     for f in PARAMS
 }
@@ -120,6 +120,7 @@ def kernel_inputs(cells: pl.DataFrame) -> dict[str, np.ndarray]:
         .to_numpy(),
         "created_listed": (column("observe") == "created").to_numpy(),
         "cap": column("max_per_round").fill_null(0).to_numpy(),
+        "gain_pm": (column("gain").cast(pl.Float64) * 1000).round(0).cast(pl.Int64).to_numpy(),
         **{name: column(name).fill_null(0).to_numpy() for name in INT_PARAMS},
         "death_offsets": death_offsets,
         "death_at": events["at"].to_numpy(),
@@ -180,19 +181,28 @@ def _raise_on_values(cells: pl.DataFrame, present: list[Any], row: dict[str, Any
         bad = cells["deaths"].list.eval(pl.element().is_null()).list.any().arg_true()[0]
         raise ValueError(f"deaths: null event in row {bad}")
     for f in present:
-        name, meta = f.name, f.metadata
-        if meta["kind"] == "deaths":
-            for part in ("at", "count"):
-                if row.get(f"deaths:{part}:nulls"):  # no null events by now: a null field
-                    raise ValueError(f"deaths event {part}: null value")
-                _check_min(row.get(f"deaths:{part}"), f"deaths event {part}", 0)
-        elif meta["kind"] == "times":
-            if row.get(f"{name}:null_time"):
-                raise ValueError(f"{name}: null time in a list")
-            _check_min(row.get(f"{name}:min"), name, 0)
-        elif meta["kind"] != "choice":
-            extra = f" or null ({UNLIMITED})" if meta["kind"] == "cap" else ""
-            _check_min(row.get(f"{name}:min"), name, meta.get("min", 1), extra)
+        _raise_on_range(f.name, f.metadata, row)
+
+
+def _raise_on_range(name: str, meta: Any, row: dict[str, Any]) -> None:
+    """Raise if the statistics in ``row`` show a value of ``name`` out of its range."""
+    kind = meta["kind"]
+    if kind == "deaths":
+        for part in ("at", "count"):
+            if row.get(f"deaths:{part}:nulls"):  # no null events by now: a null field
+                raise ValueError(f"deaths event {part}: null value")
+            _check_min(row.get(f"deaths:{part}"), f"deaths event {part}", 0)
+    elif kind == "times":
+        if row.get(f"{name}:null_time"):
+            raise ValueError(f"{name}: null time in a list")
+        _check_min(row.get(f"{name}:min"), name, 0)
+    elif kind == "gain":
+        if row.get(f"{name}:bad") is not None:
+            raise ValueError(f"{name} must be a multiple of 0.001 in (0, 1], "
+                             f"got {row[f'{name}:bad']!r}")
+    elif kind != "choice":
+        extra = f" or null ({UNLIMITED})" if kind == "cap" else ""
+        _check_min(row.get(f"{name}:min"), name, meta.get("min", 1), extra)
 
 
 def _check_dtype(name: str, kind: str, dtype: pl.DataType) -> None:
@@ -204,6 +214,9 @@ def _check_dtype(name: str, kind: str, dtype: pl.DataType) -> None:
     elif kind in ("int", "cap"):
         if not dtype.is_integer():
             raise ValueError(f"{name}: column must hold integers, got dtype {dtype}")
+    elif kind == "gain":
+        if not dtype.is_numeric():
+            raise ValueError(f"{name}: column must hold numbers, got dtype {dtype}")
     elif kind == "times":
         if not (isinstance(dtype, pl.List) and dtype.inner.is_integer()):
             raise ValueError(f"{name}: column must be a list of integers, got dtype {dtype}")
@@ -239,6 +252,10 @@ def _smallest(name: str, kind: str) -> list[pl.Expr]:
         # an empty or null list explodes to nothing here (empty_as_null=False) or a null
         return [values.min().alias(f"{name}:min"),
                 (values.is_null().sum() - col.is_null().sum()).alias(f"{name}:null_time")]
+    if kind == "gain":
+        thousandths = col.cast(pl.Float64) * 1000
+        off_grid = (thousandths - thousandths.round(0)).abs() > 1e-9
+        return [col.filter((col <= 0) | (col > 1) | off_grid).first().alias(f"{name}:bad")]
     return [col.min().alias(f"{name}:min")]
 
 

@@ -63,6 +63,8 @@ def test_variant_flags(capsys: pytest.CaptureFixture[str]) -> None:
     (["run", "--restart_at", "3,x"], "argument --restart_at: expected non-negative integer"),
     (["run", "--observe", "listed"], "argument --observe: invalid choice: 'listed'"),
     (["run", "--ttl", "-1"], "ttl must be an integer >= 0, got -1"),
+    (["run", "--gain", "2"], "gain must be a multiple of 0.001 in (0, 1], got 2.0"),
+    (["run", "--gain", "x"], "argument --gain: invalid float value: 'x'"),
     ([], "the following arguments are required: COMMAND"),
 ])
 def test_bad_input_is_one_line_and_exit_2(argv: list[str], message: str,

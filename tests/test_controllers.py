@@ -75,6 +75,25 @@ def test_max_per_round_bounds_what_blind_rounds_add(cap: int) -> None:
         cell, max_per_round=None))["overshoot"]
 
 
+def test_damping_trades_overshoot_for_time() -> None:
+    cell = dataclasses.replace(seed001.BASE, G=60, U=15)
+    full, half, quarter = (both(dataclasses.replace(cell, gain=g)) for g in (1.0, 0.5, 0.25))
+    assert full["overshoot"] == 24
+    assert full["overshoot"] > half["overshoot"] > quarter["overshoot"] > 0
+    assert full["unneeded"] > half["unneeded"] > quarter["unneeded"]
+    # ... while the start takes longer: fewer copies per round while none are listed
+    start = dataclasses.replace(cell, deaths=(), duration=299)
+    assert both(dataclasses.replace(start, gain=0.25))["missing_copy_seconds"] > \
+        both(start)["missing_copy_seconds"]
+
+
+def test_damping_rounds_up_exactly() -> None:
+    # ceil(0.7 x 10) is 7, not the 8 that 0.7 * 10 = 7.000000000000001 would give
+    cell = Cell(desired=10, G=0, B=0, U=1, duration=0, deaths=(), gain=0.7)
+    assert both(cell)["created"] == 7
+    assert both(dataclasses.replace(cell, gain=0.001))["created"] == 1
+
+
 def test_restarting_intent_while_creations_are_unlisted_duplicates_them() -> None:
     # G = 30: the two deaths at 300 reach the ledger at 330; the round at 330 creates two
     # replacements, listed at 365. A restart at 340 forgets them; the round at 345 sees

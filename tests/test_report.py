@@ -55,7 +55,7 @@ def model_frame(schedules: dict[str, list[dict[str, int]]] | None = None,
     frame = pl.DataFrame(rows, schema=[*axes, "schedule"], orient="row").with_columns(
         duration=pl.lit(900, pl.Int64), ledger_base=pl.lit(20, pl.Int64),
         deaths=pl.col("schedule").replace_strict(schedules, return_dtype=DEATHS_DTYPE),
-        observe=pl.lit("ready"), max_per_round=pl.lit(None, pl.Int64),
+        observe=pl.lit("ready"), max_per_round=pl.lit(None, pl.Int64), gain=pl.lit(1.0),
     )
     return simulate(frame).with_columns(law_columns())
 
@@ -70,7 +70,7 @@ def hand_table(rows: list[dict[str, Any]]) -> pl.DataFrame:
     unspecified metrics 0 (``rounds`` 1); the law columns are computed by reconsim.laws."""
     defaults: dict[str, Any] = {"controller": "ledger", "G": 30, "U": 15, "B": 5, "desired": 6,
                                 "schedule": "seed", "duration": 900, "ledger_base": 20,
-                                "observe": "ready", "max_per_round": None}
+                                "observe": "ready", "max_per_round": None, "gain": 1.0}
     metrics = dict.fromkeys(METRIC_NAMES, 0) | {"rounds": 1, "stable_at": None,
                                                 "work_per_round": 0.0, "reads_per_round": 0.0}
     full = [defaults | metrics | r for r in rows]
@@ -172,11 +172,12 @@ def test_law_covers_rows_listed_at_creation_with_the_ceil_g_over_u_analogue(
     assert law["causes"]["U_below_B"] == {"cells": 2, "of": 2}
     assert (law["causes"]["elsewhere"]["cells"], law["causes"]["elsewhere"]["of"]) == (2, 7)
     scopes = {s["rows"]: (s["law"], s["cells"], s["mismatches"]) for s in law["scopes"]}
-    assert scopes["ledger, observe = created, no cap on corrections per round"] == (
+    assert scopes["ledger, observe = created, no cap, undamped"] == (
         "desired \u00d7 (\u2308G / U\u2309 \u2212 1)", 4, 3)
-    assert scopes["ledger, observe = ready, no cap on corrections per round"] == (
+    assert scopes["ledger, observe = ready, no cap, undamped"] == (
         "desired \u00d7 (\u2308(G + B) / U\u2309 \u2212 1)", 7, 3)
-    assert scopes["ledger with a cap on corrections per round (max_per_round)"] == (None, 1, None)
+    assert scopes["ledger with a cap on corrections per round (max_per_round) or damping "
+                  "(gain < 1)"] == (None, 1, None)
 
 
 def test_boundary_four_counts_on_a_hand_computed_table(hand_sweep: Path) -> None:
@@ -276,7 +277,8 @@ def test_representative_prefers_seed_values_then_the_most_common(tmp_path: Path)
     # tie again among G = 10; the seed's schedule is present.
     fixed = representative(sweep.table, ("U", "B"), sweep.axes, sweep.schedules)
     assert fixed == {"controller": "ledger", "G": 10, "desired": 3, "schedule": "seed",
-                     "duration": 900, "ledger_base": 20, "observe": "ready", "max_per_round": None}
+                     "duration": 900, "ledger_base": 20, "observe": "ready", "max_per_round": None,
+                     "gain": 1.0}
 
 
 def test_stored_law_columns_are_checked_not_trusted(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ SPECS = Path(__file__).resolve().parent.parent / "sweeps"
 
 def test_axes_are_the_model_parameters_with_schedule_for_deaths() -> None:
     assert AXES == ("controller", "desired", "U", "G", "B", "duration", "schedule",
-                    "ledger_base", "observe", "max_per_round", "ttl", "restart_at")
+                    "ledger_base", "observe", "max_per_round", "gain", "ttl", "restart_at")
 
 
 def test_values_lists_and_inclusive_ranges() -> None:
@@ -130,6 +130,10 @@ def test_million_spec_has_a_million_cells() -> None:
     ('name = "t"\n[grid]\nmax_per_round = [0]\n',
      "grid.max_per_round: max_per_round must be an integer >= 1 or 'unlimited', got 0"),
     ('name = "t"\n[grid]\nttl = -1\n', "grid.ttl: ttl must be an integer >= 0, got -1"),
+    ('name = "t"\n[grid]\ngain = [0.5, 1.5]\n',
+     "grid.gain: gain must be a multiple of 0.001 in (0, 1], got 1.5"),
+    ('name = "t"\n[grid]\ngain = 0.0005\n',
+     "grid.gain: gain must be a multiple of 0.001 in (0, 1], got 0.0005"),
     ('name = "t"\n[grid]\nrestart_at = [310]\n',
      "grid.restart_at: restart_at must be a list of seconds, got 310 (the axis is a list"),
     ('name = "t"\n[grid]\nrestart_at = [[-1]]\n',
