@@ -5,10 +5,11 @@ any change fails. The baseline is the run that ``--benchmark-compare`` names (a 
 pytest-benchmark run), or else ``bench/quality-baseline.json`` (committed, so CI compares
 every change). ``--quality-save`` rewrites that file after an intended change.
 
-Time per cell is compared too but only flagged, never failed: on the shared 2-core
-machines these run on, the median time per cell of identical runs of the controller
-benchmarks ranged over 4.7-8.8 us (1.8x) in one afternoon, so a slowdown is flagged
-beyond 2x the baseline's time per cell — what noise alone did not reach.
+Time per cell (the fastest round's) is compared too but only flagged, never failed: on
+the shared 2-core machines these run on, identical runs of the controller benchmarks
+gave medians from 4.7 to 12 us per cell (2.5x) and fastest rounds from 4.4 to 7.4 us
+(1.7x) in one afternoon, so a slowdown is flagged beyond 2x the baseline's fastest
+round — what noise alone did not reach there.
 """
 
 from __future__ import annotations
