@@ -28,15 +28,20 @@ def law_overshoot(desired: int, G: int, U: int, B: int) -> int:
     return desired * (-(-(G + B) // U) - 1)
 
 
+def listing_delay() -> pl.Expr:
+    """Seconds from a copy's creation to its listing on the ledger: G + B, or G where the
+    ledger lists copies at creation (observe = "created")."""
+    return (pl.when(pl.col("observe") == "created").then(pl.col("G"))
+            .otherwise(pl.col("G") + pl.col("B")))
+
+
 def law_columns() -> list[pl.Expr]:
     """Columns ``law_overshoot`` and ``law_holds`` (null unless the controller is an
     uncapped, undamped ``ledger``; with observe="created" the ceil(G / U) analogue) and
     ``above_boundary`` (U >= G + B), computed from a frame of simulated cells."""
-    delay = pl.when(pl.col("observe") == "created").then(pl.col("G")) \
-        .otherwise(pl.col("G") + pl.col("B"))
     in_scope = ((pl.col("controller") == "ledger") & pl.col("max_per_round").is_null()
                 & (pl.col("gain") == 1))
-    blind_rounds = (delay + pl.col("U") - 1) // pl.col("U")
+    blind_rounds = (listing_delay() + pl.col("U") - 1) // pl.col("U")
     law = pl.when(in_scope).then(pl.col("desired") * (blind_rounds - 1))
     return [
         law.alias("law_overshoot"),

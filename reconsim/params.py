@@ -27,6 +27,9 @@ OBSERVE: Final = ("ready", "created")
 #: Spelling of "no cap" for ``max_per_round`` in specs and on the command line.
 UNLIMITED: Final = "unlimited"
 
+#: Parameters that describe a controller variant rather than the world it runs in.
+_VARIANT = {"variant": True}
+
 #: Controllers that keep a memory a restart can wipe.
 WITH_MEMORY: Final = ("intent", "expectations")
 
@@ -73,28 +76,29 @@ class Cell:
     )
     observe: str = field(
         default="ready",
-        metadata={"kind": "choice", "choices": OBSERVE, "required": False, "applies": None,
+        metadata={**_VARIANT, "kind": "choice", "choices": OBSERVE, "required": False,
+                  "applies": None,
                   "help": "the ledger lists a copy G s after it is ready, or after creation"},
     )
     max_per_round: int | None = field(
         default=None,
-        metadata={"kind": "cap", "required": False, "applies": None,
+        metadata={**_VARIANT, "kind": "cap", "required": False, "applies": None,
                   "help": f"cap on one round's creates or delete commands ({UNLIMITED!r}: none)"},
     )
     gain: float = field(
         default=1.0,
-        metadata={"kind": "gain", "required": False, "applies": None,
+        metadata={**_VARIANT, "kind": "gain", "required": False, "applies": None,
                   "help": "damping: a round corrects ceil(gain x |diff|); gain in (0, 1], "
                           "a multiple of 0.001"},
     )
     ttl: int = field(
         default=300,
-        metadata=_int(0, "expectations: seconds before unobserved expectations expire",
-                      required=False, applies=("expectations",)),
+        metadata=_VARIANT | _int(0, "expectations: seconds before unobserved expectations expire",
+                                 required=False, applies=("expectations",)),
     )
     restart_at: tuple[int, ...] = field(
         default=(),
-        metadata={"kind": "times", "required": False, "applies": WITH_MEMORY,
+        metadata={**_VARIANT, "kind": "times", "required": False, "applies": WITH_MEMORY,
                   "help": "seconds at which the controller restarts and forgets its memory"},
     )
 
@@ -106,6 +110,9 @@ class Cell:
 PARAMS: Final[tuple[dataclasses.Field[Any], ...]] = dataclasses.fields(Cell)
 PARAM_NAMES: Final[tuple[str, ...]] = tuple(f.name for f in PARAMS)
 INT_PARAMS: Final[tuple[str, ...]] = tuple(f.name for f in PARAMS if f.metadata["kind"] == "int")
+#: The parameters that make a controller variant (observe, max_per_round, gain, ...).
+VARIANT_PARAMS: Final[tuple[str, ...]] = tuple(f.name for f in PARAMS
+                                               if f.metadata.get("variant"))
 DEFAULTS: Final[Mapping[str, Any]] = {f.name: f.default for f in PARAMS}
 _BY_NAME: Final[Mapping[str, dataclasses.Field[Any]]] = {f.name: f for f in PARAMS}
 

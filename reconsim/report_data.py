@@ -23,6 +23,7 @@ from reconsim.params import (
     METRIC_NAMES,
     PARAM_NAMES,
     UNLIMITED,
+    VARIANT_PARAMS,
     applies,
 )
 from reconsim.seed001 import BASE, U_SCAN_G
@@ -36,9 +37,6 @@ CORE_AXES: Final = ("controller", "G", "U", "B", "desired", "schedule", "duratio
 
 #: Hidden column: whether a cell's deaths are exactly seed 001's (two copies at second 300).
 SEED_DEATHS: Final = "__seed_deaths"
-
-#: Parameters that make variants of a controller; each is null where it does not apply.
-VARIANT_PARAMS: Final = ("observe", "max_per_round", "gain", "ttl", "restart_at")
 
 
 def flat_value(value: Any) -> Any:
@@ -231,13 +229,6 @@ def variant_order(table: pl.DataFrame, params: Sequence[str]) -> list[str]:
     keys = keys.with_columns(pl.col("controller").replace_strict(rank, return_dtype=pl.Int64)
                              .alias("__rank"))
     return keys.sort(["__rank", *params], nulls_last=False)["variant"].to_list()
-
-
-def delay() -> pl.Expr:
-    """Seconds from a copy's creation to its listing, as :mod:`reconsim.laws` counts them:
-    G + B, or G when the ledger lists copies at creation (observe = created)."""
-    return (pl.when(pl.col("observe") == "created").then(pl.col("G"))
-            .otherwise(pl.col("G") + pl.col("B")))
 
 
 def values_of(table: pl.DataFrame, axis: str) -> list[Any]:

@@ -18,12 +18,12 @@ from typing import Any, Final
 
 import polars as pl
 
+from reconsim.laws import listing_delay
 from reconsim.report_controllers import controllers_verdict
 from reconsim.report_data import (
     Deaths,
     Sweep,
     controllers,
-    delay,
     examples,
     groups,
     values_of,
@@ -139,7 +139,7 @@ def law_verdict(table: pl.DataFrame, axes: Sequence[str],
     diff = pl.col("overshoot") - pl.col("law_overshoot")
     mismatched = checked.filter(~pl.col("law_holds"))
     d = mismatched.select(diff.alias("d"))["d"]
-    zero_delay = delay() == 0
+    zero_delay = listing_delay() == 0
     early = ~zero_delay & (pl.col("U") < pl.col("B"))
     elsewhere = ~zero_delay & ~early
     other = mismatched.filter(elsewhere)

@@ -15,8 +15,8 @@ from tests.strategies import cells
 
 
 def kernel_metrics(batch: list[Cell]) -> list[dict[str, object]]:
-    frame = simulate(cells_frame(batch))
-    return frame.drop(cells_frame(batch).columns).to_dicts()
+    cells = cells_frame(batch)
+    return simulate(cells).drop(cells.columns).to_dicts()
 
 
 @settings(max_examples=400, deadline=None)
