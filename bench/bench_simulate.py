@@ -1,4 +1,4 @@
-"""Cells per second of ``reconsim.simulate`` (polars in and out included) and of the
+"""Cells per second of ``reconsim.model.simulate`` (polars in and out included) and of the
 reference model, in one run; and the kernel's peak memory per cell."""
 
 from __future__ import annotations

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from bench.conftest import QUICK, RATES
-from reconsim.grid import expand
-from reconsim.simulate import simulate
-from reconsim.spec import load_spec
+from reconsim.model.simulate import simulate
+from reconsim.sweep.grid import expand
+from reconsim.sweep.spec import load_spec
 
 MILLION = Path(__file__).resolve().parent.parent / "sweeps" / "million.toml"
 #: desired = 1..k on sweeps/million.toml's grid: 159,600 cells per desired value.

@@ -23,7 +23,7 @@ from typing import Any
 import polars as pl
 import pytest
 
-from reconsim.simulate import DEATHS_DTYPE
+from reconsim.model.simulate import DEATHS_DTYPE
 
 #: Benchmarks record cells/s here; the terminal summary prints them side by side.
 RATES: dict[str, float] = {}

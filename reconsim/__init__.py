@@ -4,12 +4,12 @@ The report (:mod:`reconsim.report`) is not imported here: it brings Altair and
 vl-convert, which simulating and sweeping do not need.
 """
 
-from reconsim.params import CONTROLLERS, METRIC_NAMES, METRICS, PARAM_NAMES, Cell
-from reconsim.reference import run_reference
-from reconsim.simulate import run_cell, simulate
-from reconsim.spec import Spec, SpecError, load_spec, parse_spec
-from reconsim.store import scan
-from reconsim.sweep import SweepResult, run_sweep
+from reconsim.model.params import CONTROLLERS, METRIC_NAMES, METRICS, PARAM_NAMES, Cell
+from reconsim.model.reference import run_reference
+from reconsim.model.simulate import run_cell, simulate
+from reconsim.sweep.runner import SweepResult, run_sweep
+from reconsim.sweep.spec import Spec, SpecError, load_spec, parse_spec
+from reconsim.sweep.store import scan
 
 __all__ = [
     "CONTROLLERS",

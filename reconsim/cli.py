@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from reconsim.params import CONTROLLERS, DEFAULTS, METRICS, PARAMS, UNLIMITED, Deaths
+from reconsim.model.params import CONTROLLERS, DEFAULTS, METRICS, PARAMS, UNLIMITED, Deaths
 
 
 class UsageError(Exception):
@@ -99,7 +99,7 @@ def _add_run(sub: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> None:
-    from reconsim.simulate import run_cell
+    from reconsim.model.simulate import run_cell
 
     params = {f.name: getattr(args, f.name) for f in PARAMS}
     # argparse's "extend" yields a list of parsed lists (or None when the flag is absent)
@@ -129,13 +129,13 @@ def _add_seed(sub: Any) -> None:
 
 
 def _seed(args: argparse.Namespace) -> None:
-    from reconsim import seed001
+    from reconsim.model import seed001
 
     print(seed001.render(seed001.compute()))
 
 
 def _add_sweep(sub: Any) -> None:
-    from reconsim.sweep import BACKENDS
+    from reconsim.sweep.runner import BACKENDS
 
     p = sub.add_parser(
         "sweep", help="run a spec's grid into a Parquet table (resumable)",
@@ -161,9 +161,9 @@ def _add_sweep(sub: Any) -> None:
 
 
 def _sweep(args: argparse.Namespace) -> None:
-    from reconsim.spec import SpecError, load_spec
-    from reconsim.store import StoreError
-    from reconsim.sweep import SweepError, describe, run_sweep
+    from reconsim.sweep.runner import SweepError, describe, run_sweep
+    from reconsim.sweep.spec import SpecError, load_spec
+    from reconsim.sweep.store import StoreError
 
     try:
         spec = load_spec(args.spec)

@@ -2,7 +2,7 @@
 
 A variant is a controller with its values of whichever of observe, max_per_round, ttl
 and restart_at vary in the sweep (null where the parameter does not apply; see
-:func:`reconsim.report_data.variant_label`). For each variant: the cost of its
+:func:`reconsim.report.data.variant_label`). For each variant: the cost of its
 corrections (unneeded copies, overshoot, delete commands that killed nothing), the
 service it delivers (excess and missing copy-seconds) and when it settles
 (``stable_at``; null when a run ends unsettled), over all its cells and per G.
@@ -15,7 +15,7 @@ from typing import Any, Final
 
 import polars as pl
 
-from reconsim.report_data import examples, variant_label, variant_order, variant_params
+from reconsim.report.data import examples, variant_label, variant_order, variant_params
 
 #: The figures compared, in the order the page shows them: column -> its heading.
 COMPARED: Final = {

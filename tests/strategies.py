@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from reconsim import CONTROLLERS, Cell
-from reconsim.params import OBSERVE
+from reconsim.model.params import OBSERVE
 
 
 @st.composite

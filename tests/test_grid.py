@@ -9,8 +9,8 @@ import polars as pl
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reconsim.grid import PARAM_COLUMNS, axis_indices, expand
-from reconsim.spec import AXES, Spec, parse_spec
+from reconsim.sweep.grid import PARAM_COLUMNS, axis_indices, expand
+from reconsim.sweep.spec import AXES, Spec, parse_spec
 
 SPEC = parse_spec("""
     name = "t"

@@ -8,9 +8,9 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from reconsim import CONTROLLERS, Cell, run_reference
-from reconsim.kernel import PARALLEL_MIN_CELLS, simulate_arrays
-from reconsim.params import OBSERVE
-from reconsim.simulate import cells_frame, kernel_inputs, simulate
+from reconsim.model.kernel import PARALLEL_MIN_CELLS, simulate_arrays
+from reconsim.model.params import OBSERVE
+from reconsim.model.simulate import cells_frame, kernel_inputs, simulate
 from tests.strategies import cells
 
 

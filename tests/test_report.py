@@ -18,12 +18,12 @@ import polars as pl
 import pytest
 
 from reconsim import METRIC_NAMES, Cell
-from reconsim.laws import law_columns
+from reconsim.model.laws import law_columns
+from reconsim.model.simulate import DEATHS_DTYPE, simulate
 from reconsim.report import ReportError, build_report, publish
-from reconsim.report_charts import MAX_G_BINS, law_facets, law_figure
-from reconsim.report_data import bin_columns, bins, load_sweep, representative
-from reconsim.report_verdicts import law_verdict, summarize
-from reconsim.simulate import DEATHS_DTYPE, simulate
+from reconsim.report.charts import MAX_G_BINS, law_facets, law_figure
+from reconsim.report.data import bin_columns, bins, load_sweep, representative
+from reconsim.report.sections.law import law_verdict, summarize
 
 SCHEDULES: dict[str, list[dict[str, int]]] = {
     "seed": [{"at": 300, "count": 2}],
@@ -67,7 +67,7 @@ def write_sweep(sweep_dir: Path, name: str = "demo") -> Path:
 
 def hand_table(rows: list[dict[str, Any]]) -> pl.DataFrame:
     """A sweep table from hand-written rows: unspecified parameters get fixed values,
-    unspecified metrics 0 (``rounds`` 1); the law columns are computed by reconsim.laws."""
+    unspecified metrics 0 (``rounds`` 1); the law columns are computed by reconsim.model.laws."""
     defaults: dict[str, Any] = {"controller": "ledger", "G": 30, "U": 15, "B": 5, "desired": 6,
                                 "schedule": "seed", "duration": 900, "ledger_base": 20,
                                 "observe": "ready", "max_per_round": None, "gain": 1.0}

@@ -7,12 +7,12 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from reconsim.laws import law_columns
+from reconsim.model.laws import law_columns
+from reconsim.model.seed001 import cells as seed_cells
+from reconsim.model.simulate import cells_frame, simulate
 from reconsim.report import build_report
-from reconsim.report_data import load_sweep
-from reconsim.report_verdicts import summarize
-from reconsim.seed001 import cells as seed_cells
-from reconsim.simulate import cells_frame, simulate
+from reconsim.report.data import load_sweep
+from reconsim.report.sections.law import summarize
 from tests.test_report import write_table
 
 

@@ -6,8 +6,9 @@ import dataclasses
 
 import pytest
 
-from reconsim import Cell, run_cell, run_reference, seed001
+from reconsim import Cell, run_cell, run_reference
 from reconsim.cli import main
+from reconsim.model import seed001
 
 
 @pytest.fixture(params=["kernel", "reference"])

@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 from reconsim import METRIC_NAMES, Cell, run_cell, run_reference, simulate
-from reconsim.simulate import DEATHS_DTYPE, cells_frame
+from reconsim.model.simulate import DEATHS_DTYPE, cells_frame
 
 
 def frame(**overrides: object) -> pl.DataFrame:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from reconsim import CONTROLLERS
-from reconsim.spec import AXES, DEFAULT_SCHEDULE, SpecError, load_spec, parse_spec
+from reconsim.sweep.spec import AXES, DEFAULT_SCHEDULE, SpecError, load_spec, parse_spec
 
 SPECS = Path(__file__).resolve().parent.parent / "sweeps"
 

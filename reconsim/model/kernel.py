@@ -10,7 +10,7 @@ or with observe="created" all created ones — and had not died at the end of
 second t - G: the index range ``[D(t-G), C(t-L))`` with ``L = G + B`` (ready)
 or ``L = G`` (created). So a cell's whole state is three cumulative counts
 (created ``C``, ready ``R``, dead ``D``) and their histories, and the rules of
-:mod:`reconsim.reference` become:
+:mod:`reconsim.model.reference` become:
 
 * seen     = C(t-L) - D(t-G)                     (0 while t < L)
 * pending  = C - max(D, C(t-L), C(restart))      (remembered, alive, not yet listed)
@@ -26,7 +26,7 @@ the next and adds up the per-second metrics over the gaps. Its cost per cell
 is O(rounds + deaths + restarts), not O(duration x copies).
 
 The public entry point takes and returns plain NumPy arrays; polars stays in
-:mod:`reconsim.simulate`.
+:mod:`reconsim.model.simulate`.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ _BLOCK = 2048
 Int64Array = NDArray[np.int64]
 
 
-#: Controller codes, in :data:`reconsim.params.CONTROLLERS` order.
+#: Controller codes, in :data:`reconsim.model.params.CONTROLLERS` order.
 LEDGER, INTENT, EXPECTATIONS = 0, 1, 2
 
 

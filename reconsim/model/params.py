@@ -1,7 +1,7 @@
 """The parameters of one cell and the metrics it produces, declared once.
 
 Everything else derives from these declarations: the keyword arguments of
-:func:`reconsim.run_cell`, the columns :func:`reconsim.simulate` reads and
+:func:`reconsim.run_cell`, the columns :func:`reconsim.model.simulate` reads and
 writes, the flags of ``reconsim run`` and the axes a sweep spec may name.
 """
 

@@ -1,7 +1,7 @@
 """The reference model: every copy a record, every second a step — the executable spec.
 
 It follows seed 001's rules (CA19-CA25) as literally as Python allows and is
-deliberately slow: the vectorised kernel (:mod:`reconsim.kernel`) must agree
+deliberately slow: the vectorised kernel (:mod:`reconsim.model.kernel`) must agree
 with it on every metric, and the property tests check that it does.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from reconsim.params import Cell, damped, permille
+from reconsim.model.params import Cell, damped, permille
 
 
 @dataclass
@@ -41,7 +41,7 @@ class Expectations:
 
 
 def run_reference(cell: Cell) -> dict[str, Any]:  # noqa: PLR0912 — the spec, in order
-    """Run one cell second by second and return its metrics (see :data:`reconsim.params.METRICS`).
+    """Run one cell second by second and return its metrics (:data:`.params.METRICS`).
 
     >>> run_reference(Cell(G=20))["overshoot"]
     6

@@ -14,9 +14,9 @@ from typing import Final
 
 import polars as pl
 
-from reconsim.laws import law_overshoot
-from reconsim.params import Cell
-from reconsim.simulate import cells_frame, simulate
+from reconsim.model.laws import law_overshoot
+from reconsim.model.params import Cell
+from reconsim.model.simulate import cells_frame, simulate
 
 #: The seed's fixed setting: six copies, 5 s startup, two deaths at second 300, 900 s run.
 BASE: Final = Cell(desired=6, B=5, duration=900, deaths=((300, 2),))

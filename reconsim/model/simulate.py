@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from reconsim.kernel import OUT_COLUMNS, simulate_arrays
-from reconsim.params import (
+from reconsim.model.kernel import OUT_COLUMNS, simulate_arrays
+from reconsim.model.params import (
     CONTROLLERS,
     DEFAULTS,
     INT_PARAMS,
@@ -98,7 +98,7 @@ def simulate(cells: pl.DataFrame) -> pl.DataFrame:
 
 
 def kernel_inputs(cells: pl.DataFrame) -> dict[str, np.ndarray]:
-    """The keyword arrays :func:`reconsim.kernel.simulate_arrays` takes, for checked cells."""
+    """The keyword arrays :func:`reconsim.model.kernel.simulate_arrays` takes, for checked cells."""
     n = cells.height
 
     def column(name: str) -> pl.Series:

@@ -10,13 +10,9 @@
 
 :func:`publish` writes ``results/index.html``, linking each sweep's report.
 
-The work is split by concern: :mod:`reconsim.report_data` loads the table;
-:mod:`reconsim.report_verdicts` computes the figures (with :mod:`reconsim.report_reads`,
-:mod:`reconsim.report_controllers` and :mod:`reconsim.report_seed`);
-:mod:`reconsim.report_charts` draws the charts; :mod:`reconsim.report_page` writes the
-page (its sections' words in :mod:`reconsim.report_sections` and
-:mod:`reconsim.report_tradeoffs`) and :mod:`reconsim.report_index` the index, from the
-blocks in :mod:`reconsim.report_html`.
+The work is split by concern: :mod:`.data` loads the table; :mod:`.sections` compute
+the figures and write their words; :mod:`.charts` draws the charts; :mod:`.page` writes
+the page and :mod:`.index` the index, from the blocks in :mod:`.html`.
 """
 
 from __future__ import annotations
@@ -29,17 +25,17 @@ from typing import Any
 import altair as alt
 import vl_convert
 
-from reconsim.report_charts import (
+from reconsim.report.charts import (
     Figure,
     boundary_figure,
     controllers_figure,
     law_figure,
     read_cost_figure,
 )
-from reconsim.report_data import ReportError, Sweep, controllers, load_sweep
-from reconsim.report_index import render_index
-from reconsim.report_page import render_page
-from reconsim.report_verdicts import SUMMARY_FORMAT, summarize
+from reconsim.report.data import ReportError, Sweep, controllers, load_sweep
+from reconsim.report.index import render_index
+from reconsim.report.page import render_page
+from reconsim.report.sections.law import SUMMARY_FORMAT, summarize
 
 __all__ = ["Report", "ReportError", "build_report", "publish"]
 

@@ -16,7 +16,7 @@ from typing import Any, Final
 import altair as alt
 import polars as pl
 
-from reconsim.report_data import bin_columns, describe, tally, variant_label, variant_params
+from reconsim.report.data import bin_columns, describe, tally, variant_label, variant_params
 
 #: Most marks the law's heatmap draws; past that, desired, schedule and other axes share
 #: panels instead of each value getting its own.

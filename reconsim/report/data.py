@@ -1,8 +1,8 @@
 """A sweep's output directory as one in-memory table, and the helpers the report's figures share.
 
 The report reads ``DIR/data/*.parquet`` (one row per cell) and ``DIR/sweep.json``.
-The law columns are recomputed here from :func:`reconsim.laws.law_columns` so that
-every verdict checks the law as :mod:`reconsim.laws` states it today; cells whose
+The law columns are recomputed here from :func:`reconsim.model.laws.law_columns` so that
+every verdict checks the law as :mod:`reconsim.model.laws` states it today; cells whose
 stored law columns say otherwise are counted, never silently overwritten.
 """
 
@@ -16,8 +16,8 @@ from typing import Any, Final
 
 import polars as pl
 
-from reconsim.laws import law_columns
-from reconsim.params import (
+from reconsim.model.laws import law_columns
+from reconsim.model.params import (
     CONTROLLERS,
     DEFAULTS,
     METRIC_NAMES,
@@ -26,10 +26,11 @@ from reconsim.params import (
     VARIANT_PARAMS,
     applies,
 )
-from reconsim.seed001 import BASE, U_SCAN_G
-from reconsim.simulate import DEATHS_DTYPE
+from reconsim.model.seed001 import BASE, U_SCAN_G
+from reconsim.model.simulate import DEATHS_DTYPE
 
-#: The columns :func:`reconsim.laws.law_columns` derives from a cell's parameters and overshoot.
+#: The columns :func:`~reconsim.model.laws.law_columns` derives from a cell's parameters
+#: and overshoot.
 LAW_COLUMNS: Final = ("law_overshoot", "law_holds", "above_boundary")
 
 #: Axes every sweep has, in the order the report lists them; extra parameter columns follow.
@@ -99,7 +100,7 @@ def load_sweep(sweep_dir: Path) -> Sweep:
         raise ReportError(f"{sweep_dir / 'data'}: missing column(s) {', '.join(missing)}")
     axes = axis_names(schema.names())
     # Parameters the file lacks (a sweep written before they existed) took the model's
-    # defaults; hidden columns carry those for reconsim.laws, and they are no axes.
+    # defaults; hidden columns carry those for reconsim.model.laws, and they are no axes.
     hidden = [p for p in PARAM_NAMES if p not in schema and p != "deaths"]
     scan = scan.with_columns(_default_column(p) for p in hidden)
     schema = scan.collect_schema()
@@ -164,7 +165,7 @@ def flat(axis: str, dtype: pl.DataType) -> pl.Expr:
 
 
 def _stale_law_cells(table: pl.DataFrame) -> int:
-    """Count cells whose stored law columns differ from what :mod:`reconsim.laws` gives now."""
+    """Count cells whose stored law columns differ from what :mod:`.laws` gives now."""
     stored = [c for c in LAW_COLUMNS if c in table.columns]
     if not stored:
         return 0

@@ -13,8 +13,8 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
-from reconsim.report_charts import Figure
-from reconsim.report_data import describe
+from reconsim.report.charts import Figure
+from reconsim.report.data import describe
 
 STYLE: Final = """
 body { font: 15px/1.5 system-ui, sans-serif; color: #1d2430; max-width: 80rem;
@@ -172,7 +172,7 @@ def key_text(row: Mapping[str, Any], skip: Iterable[str], hide: Iterable[str] = 
 def fixed_text(fixed: Mapping[str, Any], hide: Iterable[str] = (),
                controller: str | None = None) -> str:
     """``axis = value`` pairs of a slice, escaped; axes in ``hide`` left out, and nulls of
-    parameters that do not apply (see :func:`reconsim.report_data.describe`)."""
+    parameters that do not apply (see :func:`reconsim.report.data.describe`)."""
     hidden = set(hide)
     text = describe({a: v for a, v in fixed.items() if a not in hidden}, controller)
     return esc(text) if text else "the whole sweep"

@@ -6,7 +6,7 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from reconsim.report_html import STYLE, esc, num, pct
+from reconsim.report.html import STYLE, esc, num, pct
 
 
 def _row(folder: str, s: Mapping[str, Any]) -> str:

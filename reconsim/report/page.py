@@ -1,8 +1,8 @@
 """The report page: what is measured, the verdicts at a glance, sections a to e, the sweep.
 
 Every number on the page comes from the summary dict that is also written as
-``summary.json``; the sections' words are in :mod:`reconsim.report_sections` (a, b, e)
-and :mod:`reconsim.report_tradeoffs` (c, d).
+``summary.json``; the sections' words are in :mod:`reconsim.report.sections.boundary` (a, b, e)
+and :mod:`reconsim.report.sections.controllers` (c, d).
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from reconsim.params import CONTROLLERS, METRICS
-from reconsim.report_charts import Figure
-from reconsim.report_html import EMBED, STYLE, esc, num, pct, plain, share, table
-from reconsim.report_sections import boundary_section, law_section, seed_section
-from reconsim.report_tradeoffs import controllers_section, read_cost_section
+from reconsim.model.params import CONTROLLERS, METRICS
+from reconsim.report.charts import Figure
+from reconsim.report.html import EMBED, STYLE, esc, num, pct, plain, share, table
+from reconsim.report.sections.boundary import boundary_section, law_section, seed_section
+from reconsim.report.sections.controllers import controllers_section, read_cost_section
 
 
 def headline(summary: Mapping[str, Any]) -> list[str]:
@@ -111,7 +111,8 @@ def sweep_section(summary: Mapping[str, Any]) -> str:
                      f"{s['cells']:,}; this report covers the cells in the data.")
     if s["stale_law_cells"]:
         notes.append(f"The law columns stored with {s['stale_law_cells']:,} cells differ from "
-                     "what reconsim.laws computes; this report recomputes them for every cell.")
+                     "what reconsim.model.laws computes; the report recomputes them for every "
+                     "cell.")
     axes = [(a, f["distinct"],
              ", ".join(plain(v) for v in f["values"]) if f["values"] is not None
              else f"{plain(f['min'])} … {plain(f['max'])}", f["nulls"])

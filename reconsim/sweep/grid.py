@@ -1,6 +1,6 @@
 """Grid expansion: cell ``i`` of a spec's Cartesian product, without building the product.
 
-Cells are numbered in row-major order over the axes in :data:`reconsim.spec.AXES`
+Cells are numbered in row-major order over the axes in :data:`reconsim.sweep.spec.AXES`
 order (the first axis varies slowest), so any slice of the grid can be built
 independently — a worker gets the spec and a range, never a million rows.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from reconsim.simulate import DEATHS_DTYPE, PARAM_DTYPES
-from reconsim.spec import AXES, Spec
+from reconsim.model.simulate import DEATHS_DTYPE, PARAM_DTYPES
+from reconsim.sweep.spec import AXES, Spec
 
 #: The parameter columns of a sweep table, in order.
 PARAM_COLUMNS = ("controller", "G", "U", "B", "desired", "duration", "ledger_base",
@@ -33,7 +33,7 @@ def axis_indices(shape: tuple[int, ...], start: int, stop: int) -> list[np.ndarr
 
 
 def expand(spec: Spec, start: int = 0, stop: int | None = None) -> pl.DataFrame:
-    """Cells ``start .. stop - 1`` of the spec's grid as a frame :func:`reconsim.simulate` reads,
+    """Cells ``start .. stop - 1`` of the spec's grid as a frame :func:`.simulate` reads,
     with the ``schedule`` name beside its ``deaths`` events.
 
     The grid is one block per controller (in the spec's order); within a block, the

@@ -22,11 +22,12 @@ import joblib
 import polars as pl
 from tqdm import tqdm
 
-from reconsim import kernel, store
-from reconsim.grid import expand
-from reconsim.laws import law_columns
-from reconsim.simulate import simulate
-from reconsim.spec import Spec
+from reconsim.model import kernel
+from reconsim.model.laws import law_columns
+from reconsim.model.simulate import simulate
+from reconsim.sweep import store
+from reconsim.sweep.grid import expand
+from reconsim.sweep.spec import Spec
 
 BACKENDS: Final = ("loky", "dask", "sequential")
 
@@ -78,7 +79,7 @@ def run_sweep(  # noqa: PLR0913
     """Run (or resume) ``spec`` into ``out`` and return what was done.
 
     ``progress=None`` shows a bar only on a terminal. Raises :class:`SweepError` before
-    writing anything when the options are bad, and :class:`reconsim.store.StoreError`
+    writing anything when the options are bad, and :class:`reconsim.sweep.store.StoreError`
     when ``out`` holds another spec's results (unless ``force``) or another sweep is
     running into it.
     """

@@ -27,7 +27,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from reconsim.params import (
+from reconsim.model.params import (
     DEFAULTS,
     PARAM_NAMES,
     Deaths,

@@ -2,7 +2,7 @@
 boundary U >= G + B, e. seed 001's own tables.
 
 Every number comes from the summary dict that is also written as ``summary.json``;
-strings from the data are escaped. Sections c and d are in :mod:`reconsim.report_tradeoffs`.
+strings from the data are escaped.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from reconsim.report_charts import Figure
-from reconsim.report_html import (
+from reconsim.report.charts import Figure
+from reconsim.report.html import (
     Cell,
     constant_axes,
     esc,
@@ -106,7 +106,7 @@ def law_section(summary: Mapping[str, Any], figures: Mapping[str, Figure]) -> st
         "creating a copy and seeing it on the ledger, and every round after the first creates "
         "the same missing copies again. Seed 001 measured it on 56 cells (B = 5 s, six copies, "
         "two deaths at second 300). Here it is compared with the measured overshoot on "
-        "<em>every</em> ledger cell it applies to, as <code>reconsim.laws</code> states it: "
+        "<em>every</em> ledger cell it applies to, as <code>reconsim.model.laws</code> states it: "
         "for the ledger controller without a cap on corrections per round; where copies "
         "reach the ledger G s after creation (observe = created) instead of G s after they "
         f"are ready, the law reads <code>{LAW_CREATED_TEXT}</code>. Nothing else has a law.</p>",

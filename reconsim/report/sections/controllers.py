@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
-from reconsim.report_charts import Figure
-from reconsim.report_html import (
+from reconsim.report.charts import Figure
+from reconsim.report.html import (
     Cell,
     cells_text,
     constant_axes,

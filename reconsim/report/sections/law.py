@@ -6,9 +6,9 @@ Each function takes the sweep's table and returns plain JSON-ready data; the pag
 * ``law``: the ledger controller's overshoot against desired x (ceil((G + B) / U) - 1)
   (observe = created: desired x (ceil(G / U) - 1)), on every ledger row the law covers;
 * ``boundary``: overshoot zero or positive on each side of ``U >= G + B``, on every ledger row;
-* ``read_cost``: :mod:`reconsim.report_reads`;
+* ``read_cost``: :mod:`reconsim.report.sections.read_cost`;
 * ``controllers``: :mod:`reconsim.report_controllers`;
-* ``seed001``: :mod:`reconsim.report_seed`.
+* ``seed001``: :mod:`reconsim.report.sections.seed`.
 """
 
 from __future__ import annotations
@@ -18,9 +18,8 @@ from typing import Any, Final
 
 import polars as pl
 
-from reconsim.laws import listing_delay
-from reconsim.report_controllers import controllers_verdict
-from reconsim.report_data import (
+from reconsim.model.laws import listing_delay
+from reconsim.report.data import (
     Deaths,
     Sweep,
     controllers,
@@ -32,8 +31,9 @@ from reconsim.report_data import (
     variant_params,
     where,
 )
-from reconsim.report_reads import read_cost_verdict
-from reconsim.report_seed import seed_verdict
+from reconsim.report.sections.read_cost import read_cost_verdict
+from reconsim.report.sections.seed import seed_verdict
+from reconsim.report_controllers import controllers_verdict
 
 #: Version of the ``summary.json`` layout.
 SUMMARY_FORMAT: Final = 2
@@ -41,7 +41,7 @@ SUMMARY_FORMAT: Final = 2
 #: Axes with at most this many values are listed value by value in the sweep's facts.
 LISTED_VALUES: Final = 30
 
-#: The law as ``reconsim.laws`` states it, for each value of ``observe``.
+#: The law as ``reconsim.model.laws`` states it, for each value of ``observe``.
 LAW_FORMULA: Final = {"ready": "desired \u00d7 (⌈(G + B) / U⌉ \u2212 1)",
                       "created": "desired \u00d7 (⌈G / U⌉ \u2212 1)"}
 
@@ -96,7 +96,7 @@ def axis_facts(table: pl.DataFrame, axis: str) -> dict[str, Any]:
 def law_scopes(table: pl.DataFrame) -> list[dict[str, Any]]:
     """Which law applies to which rows, with how many rows and (where checked) mismatches.
 
-    As :mod:`reconsim.laws` states it: the uncapped ledger controller, with the
+    As :mod:`reconsim.model.laws` states it: the uncapped ledger controller, with the
     ceil(G / U) analogue where copies are listed at creation; no law elsewhere.
     """
     out = []

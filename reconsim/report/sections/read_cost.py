@@ -21,7 +21,7 @@ from typing import Any
 
 import polars as pl
 
-from reconsim.report_data import (
+from reconsim.report.data import (
     Deaths,
     controllers,
     representative,

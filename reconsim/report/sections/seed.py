@@ -13,9 +13,8 @@ from typing import Any, Final
 
 import polars as pl
 
-from reconsim.params import PARAM_NAMES, applies
-from reconsim.report_data import EXAMPLES, SEED_DEATHS, flat_value
-from reconsim.seed001 import (
+from reconsim.model.params import PARAM_NAMES, applies
+from reconsim.model.seed001 import (
     BASE,
     G_SCAN_PUBLISHED,
     G_SCAN_U,
@@ -25,6 +24,7 @@ from reconsim.seed001 import (
     U_SCAN_G,
     U_SCAN_PUBLISHED,
 )
+from reconsim.report.data import EXAMPLES, SEED_DEATHS, flat_value
 
 #: The figures each experiment publishes, in the seed's column order.
 G_SCAN_FIGURES: Final = ("work_per_round", "created", "unneeded", "delete_commands", "deleted",
@@ -35,7 +35,7 @@ TABLE_FIGURES: Final = ("overshoot",)
 
 def published_rows() -> list[dict[str, Any]]:
     """Seed 001's published figures, one row per (experiment, controller, G, U), each with the
-    figures that experiment publishes, as :mod:`reconsim.seed001` holds them."""
+    figures that experiment publishes, as :mod:`reconsim.model.seed001` holds them."""
     rows: list[dict[str, Any]] = []
     for controller, g_rows in G_SCAN_PUBLISHED.items():
         for G, *figures in g_rows:
