@@ -21,9 +21,9 @@ from reconsim import METRIC_NAMES, Cell
 from reconsim.model.laws import law_columns
 from reconsim.model.simulate import DEATHS_DTYPE, simulate
 from reconsim.report import ReportError, build_report, publish
-from reconsim.report.charts import MAX_G_BINS, law_facets, law_figure
+from reconsim.report.build import summarize
 from reconsim.report.data import bin_columns, bins, load_sweep, representative
-from reconsim.report.sections.law import law_verdict, summarize
+from reconsim.report.sections.law import MAX_G_BINS, law_facets, law_figure, law_verdict
 
 SCHEDULES: dict[str, list[dict[str, int]]] = {
     "seed": [{"at": 300, "count": 2}],

@@ -11,8 +11,8 @@ import polars as pl
 import pytest
 
 from reconsim.report import build_report
+from reconsim.report.build import summarize
 from reconsim.report.data import load_sweep, variant_label, variant_order, variant_params
-from reconsim.report.sections.law import summarize
 from tests.test_report import hand_table, write_table
 
 

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from reconsim.report import build_report
+from reconsim.report.build import summarize
 from reconsim.report.data import load_sweep
-from reconsim.report.sections.law import summarize
 from tests.test_report import hand_table, write_table
 
 

@@ -11,8 +11,8 @@ from reconsim.model.laws import law_columns
 from reconsim.model.seed001 import cells as seed_cells
 from reconsim.model.simulate import cells_frame, simulate
 from reconsim.report import build_report
+from reconsim.report.build import summarize
 from reconsim.report.data import load_sweep
-from reconsim.report.sections.law import summarize
 from tests.test_report import write_table
 
 

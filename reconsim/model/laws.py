@@ -14,7 +14,18 @@ with the simulated overshoot cell by cell.
 
 from __future__ import annotations
 
+from typing import Final
+
 import polars as pl
+
+#: The overshoot law as text, for each value of ``observe``: what every page and table shows.
+LAW_FORMULA: Final = {"ready": "desired \u00d7 (\u2308(G + B) / U\u2309 \u2212 1)",
+                      "created": "desired \u00d7 (\u2308G / U\u2309 \u2212 1)"}
+#: The rows the law speaks of (where :func:`law_columns` is not null), in words.
+LAW_SCOPE: Final = ("the ledger controller without a cap on corrections per round "
+                    "(max_per_round) and without damping (gain 1)")
+#: The boundary as text.
+BOUNDARY: Final = "U \u2265 G + B"
 
 
 def law_overshoot(desired: int, G: int, U: int, B: int) -> int:

@@ -20,24 +20,21 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import altair as alt
 import vl_convert
 
-from reconsim.report.charts import (
-    Figure,
-    boundary_figure,
-    controllers_figure,
-    law_figure,
-    read_cost_figure,
-)
-from reconsim.report.data import ReportError, Sweep, controllers, load_sweep
+from reconsim.report.charts import Figure
+from reconsim.report.data import ReportError, Sweep, load_sweep
 from reconsim.report.index import render_index
-from reconsim.report.page import render_page
-from reconsim.report.sections.law import SUMMARY_FORMAT, summarize
+from reconsim.report.page import SECTIONS, render_page
+from reconsim.sweep.store import write_atomic
 
 __all__ = ["Report", "ReportError", "build_report", "publish"]
+
+#: Version of the ``summary.json`` layout.
+SUMMARY_FORMAT: Final = 2
 
 
 @dataclass(frozen=True)
@@ -53,8 +50,10 @@ class Report:
 def build_report(sweep_dir: str | Path) -> Report:
     """Write ``report.html``, ``summary.json`` and ``figures/`` into a sweep's output directory.
 
-    Raises :class:`ReportError` (a ``ValueError``) naming the path when the directory
-    is not a readable sweep output.
+    Every file is written atomically (a temporary file, then a rename): a page served from
+    the directory is never half-written, and a report killed midway leaves the previous
+    one's files intact. Raises :class:`ReportError` (a ``ValueError``) naming the path when
+    the directory is not a readable sweep output.
     """
     sweep_dir = Path(sweep_dir)
     sweep = load_sweep(sweep_dir)
@@ -64,30 +63,26 @@ def build_report(sweep_dir: str | Path) -> Report:
                                    "png": f"figures/{f.name}.png"} for f in figures}
     written = write_figures(figures, sweep_dir / "figures")
     summary_path = sweep_dir / "summary.json"
-    summary_path.write_text(json.dumps(summary, indent=1, ensure_ascii=False, default=str) + "\n",
-                            encoding="utf-8")
+    write_atomic(summary_path, (json.dumps(summary, indent=1, ensure_ascii=False, default=str)
+                                + "\n").encode())
     html_path = sweep_dir / "report.html"
-    html_path.write_text(render_page(summary, figures, javascript_bundle()), encoding="utf-8")
+    write_atomic(html_path, render_page(summary, figures, javascript_bundle()).encode())
     return Report(html=html_path, summary=summary_path, figures=written, data=summary)
 
 
+def summarize(sweep: Sweep) -> dict[str, Any]:
+    """Every figure the report shows, as one JSON-ready dict (``summary.json``): each
+    section's entries, in page order."""
+    summary: dict[str, Any] = {"format": SUMMARY_FORMAT}
+    for section in SECTIONS:
+        summary |= section.summarize(sweep)
+    return summary
+
+
 def build_figures(sweep: Sweep, summary: dict[str, Any]) -> list[Figure]:
-    """Every chart of the report, in page order (sections without the cells a chart needs
-    have none: no ledger cells, a single controller)."""
-    out = []
-    if summary["law"]["cells"]:
-        out.append(law_figure(sweep.table, sweep.axes))
-    if summary["boundary"]["cells"]:
-        out.append(boundary_figure(sweep.table))
-    chart = summary["read_cost"]["chart"]
-    constant = [a for a, f in summary["axes"].items() if f["distinct"] <= 1]
-    out.append(read_cost_figure(chart["points"], chart["fixed"], controllers(sweep.table),
-                                hide=constant))
-    c = summary["controllers"]
-    if c["compared"]:
-        out.append(controllers_figure(c["by_G"], c["figures"],
-                                      [v["variant"] for v in c["variants"]]))
-    return out
+    """Every chart of the report, in page order (a section without the cells its chart
+    needs has none: no ledger cells, a single controller)."""
+    return [fig for section in SECTIONS for fig in section.charts(sweep, summary)]
 
 
 def vegalite_version() -> str | None:
@@ -122,8 +117,8 @@ def write_figures(figures: list[Figure], folder: Path) -> tuple[Path, ...]:
         svg: str = vl_convert.vegalite_to_svg(fig.spec, vl_version=version)
         png: bytes = vl_convert.svg_to_png(svg)
         svg_path, png_path = folder / f"{fig.name}.svg", folder / f"{fig.name}.png"
-        svg_path.write_text(svg, encoding="utf-8")
-        png_path.write_bytes(png)
+        write_atomic(svg_path, svg.encode())
+        write_atomic(png_path, png)
         written += [svg_path, png_path]
     return tuple(written)
 
@@ -143,7 +138,7 @@ def publish(results_dir: str | Path = "results") -> Path:
             continue
         entries.append({"dir": folder.name, **_index_entry(folder)})
     index = results_dir / "index.html"
-    index.write_text(render_index(entries), encoding="utf-8")
+    write_atomic(index, render_index(entries).encode())
     return index
 
 

@@ -6,6 +6,7 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from reconsim.model.laws import BOUNDARY, LAW_FORMULA
 from reconsim.report.html import STYLE, esc, num, pct
 
 
@@ -54,9 +55,9 @@ def render_index(entries: Sequence[Mapping[str, Any]]) -> str:
         f"<title>reconsim results</title><style>{STYLE}</style></head><body>",
         "<h1>reconsim results</h1>",
         "<p>One row per sweep; each report is one self-contained page. <em>Overshoot law</em>: "
-        "the ledger controller's measured overshoot against desired &times; (&lceil;(G + B) / "
-        "U&rceil; &minus; 1), cell by cell. <em>Boundary</em>: ledger cells with U ≥ G + B "
-        "(above) or U &lt; G + B (below) whose overshoot is zero or positive. <em>Read "
+        f"the ledger controller's measured overshoot against {esc(LAW_FORMULA['ready'])}, "
+        f"cell by cell. <em>Boundary</em>: ledger cells with {esc(BOUNDARY)} (above) or "
+        "U &lt; G + B (below) whose overshoot is zero or positive. <em>Read "
         "cost</em>: how far reads per round move with U where nothing oscillates, how much "
         "oscillation inflates them, and the fastest loop without overshoot. <em>Seed 001</em>: "
         "the sweep's cells that seed 001 published, and how many agree with every published "

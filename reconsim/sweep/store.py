@@ -123,3 +123,8 @@ def _atomic_write(target: Path, write: Any) -> None:
         with contextlib.suppress(FileNotFoundError):
             Path(tmp).unlink()
         raise
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically: a reader sees the old file or the new one."""
+    _atomic_write(path, lambda f: f.write(data))

@@ -1,162 +1,45 @@
-"""The report's sections on seed 001's claims, in words: a. the overshoot law, b. the
-boundary U >= G + B, e. seed 001's own tables.
-
-Every number comes from the summary dict that is also written as ``summary.json``;
-strings from the data are escaped.
-"""
+"""b. The boundary U >= G + B: overshoot zero or positive on each side of it, on every
+ledger row, with the line U = G + B drawn over the overshoot map."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from reconsim.report.charts import Figure
+import altair as alt
+import polars as pl
+
+from reconsim.model.laws import BOUNDARY
+from reconsim.report.charts import (
+    ALARM,
+    QUIET,
+    SHARE,
+    Figure,
+    add_bins,
+    binning_note,
+    clamp,
+    finish,
+    inline,
+)
+from reconsim.report.data import (
+    Sweep,
+    examples,
+    variant_label,
+    variant_order,
+    variant_params,
+    where,
+)
 from reconsim.report.html import (
     Cell,
     constant_axes,
-    esc,
     examples_table,
     figure_html,
-    folded,
-    num,
-    plain,
-    share,
     table,
     verdict,
     where_sentence,
     where_table,
 )
-
-LAW_TEXT: Final = "desired &times; (&lceil;(G + B) / U&rceil; &minus; 1)"
-LAW_CREATED_TEXT: Final = "desired &times; (&lceil;G / U&rceil; &minus; 1)"
-
-
-# -- a. the overshoot law --------------------------------------------------------------------
-
-
-def law_paragraphs(law: Mapping[str, Any]) -> tuple[str, list[str]]:
-    """The law's verdict in words: its kind and its paragraphs."""
-    n, m = law["cells"], law["mismatches"]
-    skipped = (f" {law['not_applicable']:,} further ledger cells have a cap on corrections "
-               "per round; the law says nothing about them and they are not checked."
-               if law["not_applicable"] else "")
-    if n == 0:
-        return "none", ["This sweep has no ledger-controller cells the law applies to, so the "
-                        f"law is not checked.{skipped}"]
-    if m == 0:
-        return "holds", [f"<strong>The law holds on all {n:,} ledger cells it applies "
-                         "to</strong>: on every one, the measured overshoot equals the law's."
-                         + skipped]
-    out = [f"<strong>The law fails on {m:,} of {n:,} ledger cells ({share(m, n)})</strong>; "
-           f"it holds on the other {law['holds']:,}.{skipped}",
-           f"The mismatched cells lie at {where_sentence(law['where'])}."]
-    causes = law["causes"]
-    zero, early, other = causes["zero_delay"], causes["U_below_B"], causes["elsewhere"]
-    parts = []
-    if zero["cells"]:
-        parts.append(f"{zero['cells']:,} of them have no delay at all (G + B = 0; G = 0 where "
-                     "copies are listed at creation): there the law's ceiling is 0 and it "
-                     "predicts &minus;desired, which no run can match "
-                     f"({zero['cells']:,} of the {zero['of']:,} such cells fail)")
-    if early["cells"]:
-        parts.append(f"{early['cells']:,} have U &lt; B, a loop faster than a copy starts "
-                     f"({early['cells']:,} of the {early['of']:,} such cells fail)")
-    if other["cells"] == 0:
-        parts.append("none lies elsewhere: <strong>on all "
-                     f"{other['of']:,} cells with U ≥ B and a positive delay the law holds"
-                     "</strong>")
-        out.append("By cause: " + "; ".join(parts) + ".")
-    else:
-        parts.append(f"<strong>{other['cells']:,} of the {other['of']:,} cells with U ≥ B and "
-                     "a positive delay fail too</strong>")
-        out.append("By cause: " + "; ".join(parts) + ".")
-        out.append("So U &lt; B and a zero delay do <strong>not</strong> explain every "
-                   f"mismatch. The other {other['cells']:,} lie at "
-                   f"{where_sentence(other['where'])}; there, measured minus law "
-                   + (f"is {num(other['difference_min'])} on every one."
-                      if other["difference_min"] == other["difference_max"] else
-                      f"ranges from {num(other['difference_min'])} to "
-                      f"{num(other['difference_max'])}."))
-    out.append(f"Over all mismatched cells the measured overshoot is above the law's on "
-               f"{law['measured_above_law']:,} and below it on {law['measured_below_law']:,}; "
-               f"measured minus law ranges from {num(law['difference_min'])} to "
-               f"{num(law['difference_max'])}.")
-    return "fails", out
-
-
-def scope_table(scopes: Sequence[Mapping[str, Any]]) -> str:
-    """Which law applies to which rows, with the rows' counts."""
-    rows = []
-    for s in scopes:
-        law = s["law"] if s["law"] is not None else "none: not checked"
-        mism: Any = s["mismatches"] if s["mismatches"] is not None else "—"
-        rows.append([s["rows"], law, s["cells"], mism])
-    return table(["rows", "law", "cells", "mismatches"], rows)
-
-
-def law_section(summary: Mapping[str, Any], figures: Mapping[str, Figure]) -> str:
-    """Section a: the law, where it applies, its verdict, its heatmaps and where it fails."""
-    law = summary["law"]
-    hide = constant_axes(summary)
-    kind, paragraphs = law_paragraphs(law)
-    parts = [
-        '<section id="law"><h2>a. The overshoot law</h2>',
-        "<p>Seed 001 found that the ledger controller, which trusts only the late ledger, "
-        f"overshoots by <code>{LAW_TEXT}</code> copies: ⌈(G + B) / U⌉ rounds run between "
-        "creating a copy and seeing it on the ledger, and every round after the first creates "
-        "the same missing copies again. Seed 001 measured it on 56 cells (B = 5 s, six copies, "
-        "two deaths at second 300). Here it is compared with the measured overshoot on "
-        "<em>every</em> ledger cell it applies to, as <code>reconsim.model.laws</code> states it: "
-        "for the ledger controller without a cap on corrections per round; where copies "
-        "reach the ledger G s after creation (observe = created) instead of G s after they "
-        f"are ready, the law reads <code>{LAW_CREATED_TEXT}</code>. Nothing else has a law.</p>",
-        scope_table(law["scopes"]),
-        verdict(kind, paragraphs),
-    ]
-    if "law" in figures:
-        parts.append(figure_html(figures["law"]))
-    if law["mismatches"]:
-        parts += [
-            "<h3>Where the law fails, parameter by parameter</h3>",
-            where_table(law["where"], "mismatched cells"),
-            "<h3>Mismatched cells by death schedule</h3>",
-            "<p>Per schedule: mismatched cells of all checked cells with that schedule, and the "
-            "range of each parameter among the mismatched ones (lowest &ndash; highest, "
-            "distinct values).</p>",
-            folded(by_group_table(law["by_schedule"]), len(law["by_schedule"]), "schedules"),
-            "<h3>The largest differences</h3>", examples_table(law["examples"], hide),
-        ]
-        other = law["causes"]["elsewhere"]
-        if other["cells"]:
-            parts += ["<h3>Mismatches with U ≥ B and a positive delay</h3>",
-                      where_table(other["where"], "such mismatches",
-                                  among="cells with U ≥ B and a positive delay"),
-                      examples_table(other["examples"], hide)]
-    parts.append("</section>")
-    return "".join(parts)
-
-
-def by_group_table(groups: Sequence[Mapping[str, Any]]) -> str:
-    """One row per group: its key, its counts and each parameter's range among its cells."""
-    if not groups:
-        return ""
-    keys = list(groups[0]["key"])
-    axes = [a for a in groups[0]["ranges"]
-            if any(g["ranges"][a]["distinct"] > 1 for g in groups)
-            or len({plain(g["ranges"][a]["min"]) for g in groups}) > 1]
-    rows = []
-    for g in groups:
-        ranges = []
-        for a in axes:
-            r = g["ranges"][a]
-            lo, hi = r["min"], r["max"]
-            text = plain(lo) if lo == hi else f"{plain(lo)} \u2013 {plain(hi)}"
-            ranges.append(f"{text} ({r['distinct']})" if r["distinct"] > 1 else text)
-        rows.append([*(g["key"][k] for k in keys), f"{g['cells']:,} of {g['of']:,}", *ranges])
-    return table([*keys, "mismatched of all", *axes], rows)
-
-
-# -- b. the boundary -------------------------------------------------------------------------
+from reconsim.report.section import Section, Summary
 
 
 def boundary_paragraphs(b: Mapping[str, Any]) -> tuple[str, list[str]]:
@@ -204,7 +87,7 @@ def boundary_paragraphs(b: Mapping[str, Any]) -> tuple[str, list[str]]:
     return kind, out
 
 
-def boundary_section(summary: Mapping[str, Any], figures: Mapping[str, Figure]) -> str:
+def render(summary: Summary, figures: Mapping[str, Figure]) -> str:
     """Section b: the four counts, the chart with the line U = G + B, and both answers."""
     b = summary["boundary"]
     hide = constant_axes(summary)
@@ -250,99 +133,156 @@ def boundary_section(summary: Mapping[str, Any], figures: Mapping[str, Figure]) 
     return "".join(parts)
 
 
-# -- e. seed 001's tables --------------------------------------------------------------------
-
-FIGURE_HEADS: Final = {"work_per_round": "work/round", "created": "created",
-                       "unneeded": "unneeded", "delete_commands": "delete cmds",
-                       "deleted": "deleted", "overshoot": "overshoot", "stable_at": "stable_at",
-                       "law_overshoot": "predicted"}
-
-
-def _model_cell(row: Mapping[str, Any], figure: str) -> Cell:
-    """The model's figure for a published row: absent, one value, or several; marked when
-    it differs from the published one."""
-    value = row["model"][figure]
-    if row["cells"] == 0:
-        return Cell("—", "absent", "— (not in the sweep)")
-    if isinstance(value, list):
-        text = esc(" / ".join(plain(v) for v in value))
-        return Cell(None, "bad" if figure in row["mismatched"] else "", text)
-    return Cell(value, "bad" if figure in row["mismatched"] else "",
-                esc(plain(value)) if isinstance(value, str) or value is None else None)
+def _four(cells: pl.DataFrame) -> dict[str, int]:
+    """The four boundary counts of ``cells``: above or below U >= G + B x overshoot 0 or > 0."""
+    above, positive = pl.col("above_boundary"), pl.col("overshoot") > 0
+    row = cells.select(
+        (above & ~positive).sum().alias("above_zero"),
+        (above & positive).sum().alias("above_positive"),
+        (~above & ~positive).sum().alias("below_zero"),
+        (~above & positive).sum().alias("below_positive"),
+    ).row(0, named=True)
+    return {k: int(v) for k, v in row.items()}
 
 
-def _pair(left: str, right: str) -> str:
-    """A published table and the model's, side by side."""
-    return (f'<div class="pair"><div><h4>published</h4>{left}</div>'
-            f"<div><h4>model (this sweep)</h4>{right}</div></div>")
+def boundary_verdict(table: pl.DataFrame, axes: Sequence[str]) -> dict[str, Any]:
+    """Overshoot on each side of the boundary ``U >= G + B``, on every ledger row.
+
+    The four counts answer both directions of seed 001's claim: does U >= G + B imply
+    zero overshoot (``above_positive`` = 0)? Does U < G + B imply overshoot
+    (``below_zero`` = 0; cells with desired = 0 cannot overshoot and are counted apart)?
+    ``by_variant`` repeats the counts per ledger variant when the sweep varies observe
+    or max_per_round (the boundary is seed 001's for observe = ready without a cap).
+    """
+    rest = [a for a in axes if a != "controller"]
+    ledger = table.filter(pl.col("controller") == "ledger")
+    four = _four(ledger)
+    above_positive = ledger.filter(pl.col("above_boundary") & (pl.col("overshoot") > 0))
+    below = ledger.filter(~pl.col("above_boundary"))
+    below_zero = below.filter(pl.col("overshoot") == 0)
+    exceptions = below_zero.filter(pl.col("desired") > 0)
+    figures = ["overshoot", "law_overshoot", "unneeded", "deleted"]
+    params = variant_params(ledger)
+    by_variant = []
+    if params:
+        labelled = ledger.with_columns(variant_label(params))
+        for label in variant_order(ledger, params):
+            part = labelled.filter(pl.col("variant") == label)
+            by_variant.append({"variant": label, "cells": part.height, **_four(part)})
+    return {
+        "population": "every ledger row (all values of the other parameters)",
+        "cells": ledger.height,
+        **four,
+        "above_cells": four["above_zero"] + four["above_positive"],
+        "below_cells": four["below_zero"] + four["below_positive"],
+        "below_zero_desired_0": below_zero.height - exceptions.height,
+        "below_zero_desired_positive": exceptions.height,
+        "below_zero_desired_positive_U_below_B":
+            exceptions.filter(pl.col("U") < pl.col("B")).height,
+        "above_implies_zero": four["above_positive"] == 0 if ledger.height else None,
+        "below_implies_positive": four["below_zero"] == 0 if ledger.height else None,
+        "below_implies_positive_for_desired_positive":
+            exceptions.height == 0 if ledger.height else None,
+        "where_above_positive": (where(above_positive, ledger.filter(pl.col("above_boundary")),
+                                       rest) if above_positive.height else []),
+        "examples_above_positive": examples(above_positive, rest, figures, pl.col("overshoot")),
+        "where_below_zero": (where(exceptions, below.filter(pl.col("desired") > 0), rest)
+                             if exceptions.height else []),
+        "examples_below_zero": examples(exceptions, rest, figures, pl.col("law_overshoot")),
+        "by_variant": by_variant,
+    }
 
 
-def seed_tables(seed: Mapping[str, Any]) -> list[str]:
-    """Seed 001's tables that the sweep has cells of, published beside the model's figures."""
-    out = []
-    for t in seed["tables"]:
-        if t["found"] == 0:
-            continue
-        rows = t["rows"]
-        out.append(f"<h3>{esc(t['experiment'])} ({esc(t['setting'])}): {t['found']} of "
-                   f"{len(rows)} published rows in the sweep</h3>")
-        if t["experiment"] == "overshoot table":
-            cell = {(r["G"], r["U"]): r for r in rows}
-            head = ["G \\ U", *map(str, t["U"])]
-            pub = [[G, *(cell[(G, U)]["published"]["overshoot"] for U in t["U"])] for G in t["G"]]
-            mod = [[G, *(_model_cell(cell[(G, U)], "overshoot") for U in t["U"])]
-                   for G in t["G"]]
-            out.append(_pair(table(head, pub), table(head, mod)))
-            continue
-        figures = t["figures"]
-        key = "G" if t["experiment"] == "G scan" else "U"
-        head = [key, *(FIGURE_HEADS.get(f, f) for f in figures)]
-        names = list(dict.fromkeys(r["controller"] for r in rows))
-        for controller in names:
-            mine = [r for r in rows if r["controller"] == controller]
-            pub = [[r[key], *(r["published"][f] for f in figures)] for r in mine]
-            mod = [[r[key], *(_model_cell(r, f) for f in figures)] for r in mine]
-            out.append((f"<h4>controller: {esc(controller)}</h4>" if len(names) > 1 else "")
-                       + _pair(table(head, pub), table(head, mod)))
-    return out
+#: Most U and G + B bins of the boundary chart.
+MAX_BOUNDARY_BINS: Final = 60
 
 
-def seed_paragraphs(seed: Mapping[str, Any]) -> tuple[str, list[str]]:
-    """The sweep's seed 001 cells against the published figures, in words."""
-    if seed["found"] == 0:
-        return "none", [f"The sweep has no cell in seed 001's setting for any of the "
-                        f"{seed['published']} published rows (B = 5, desired = 6, duration "
-                        "900, two copies dying at second 300, the model's defaults "
-                        "otherwise), so none is compared."]
-    names = ", ".join(esc(s) for s in seed["schedules"])
-    text = (f"The sweep has cells for {seed['found']} of the {seed['published']} rows seed "
-            f"001 publishes (schedule {names}); {seed['compared']:,} sweep cells are compared "
-            "with them, figure by figure. ")
-    if seed["disagree"] == 0:
-        return "holds", [text + "<strong>Every one agrees with every figure published "
-                         "for it.</strong>"]
-    return "fails", [text + f"<strong>{seed['disagree']:,} disagree</strong> with a published "
-                     "figure (highlighted in the tables, listed below)."]
+def boundary_figure(table: pl.DataFrame) -> Figure:
+    """Ledger cells per (U, G + B): the share that overshoots, the line U = G + B, and a red
+    outline where a cell contradicts the boundary (overshoot above it, none below it with
+    desired > 0); one panel per ledger variant."""
+    ledger = table.filter(pl.col("controller") == "ledger")
+    params = variant_params(ledger)
+    t = ledger.with_columns((pl.col("G") + pl.col("B")).alias("GB"), variant_label(params))
+    t, binned = add_bins(t, {"U": MAX_BOUNDARY_BINS, "GB": MAX_BOUNDARY_BINS})
+    above, positive = pl.col("above_boundary"), pl.col("overshoot") > 0
+    grid = t.group_by("variant", "U_lo", "U_hi", "U_label", "GB_lo", "GB_hi", "GB_label").agg(
+        pl.len().alias("cells"),
+        positive.sum().alias("overshooting"),
+        pl.col("overshoot").max().alias("max_overshoot"),
+        (above & ~positive).sum().alias("above_zero"),
+        (above & positive).sum().alias("above_positive"),
+        (~above & ~positive).sum().alias("below_zero"),
+        (~above & positive).sum().alias("below_positive"),
+        (~above & ~positive & (pl.col("desired") > 0)).sum().alias("below_zero_desired"),
+    ).with_columns(
+        (pl.col("overshooting") / pl.col("cells")).round(4).alias("share"),
+        ((pl.col("U_lo") + pl.col("U_hi")) / 2).alias("U"),
+        ((pl.col("GB_lo") + pl.col("GB_hi")) / 2).alias("GB"),
+        (pl.col("above_positive") + pl.col("below_zero_desired")).alias("exceptions"),
+    ).drop("U_lo", "U_hi", "GB_lo", "GB_hi").sort("variant", "U", "GB")
+    top = max(1.0, float(grid["GB"].max() or 0), float(grid["U"].max() or 0))  # type: ignore[arg-type]
+    panel = 480 if grid["variant"].n_unique() <= 1 else 320
+    # A square about as wide as columns and rows of marks are apart (the median gap).
+    gap = min(_gap(grid["U"]), _gap(grid["GB"]))
+    side = clamp(int(0.8 * gap * panel / top), 3, 24)
+    # Half a square's room around the marks, so that none is cut at the edge.
+    pad = side / panel * top
+    scale = alt.Scale(domain=[-pad, top + pad], nice=False)
+    points = alt.Chart().mark_square(size=side * side, opacity=1).encode(
+        x=alt.X("U:Q", title="U: loop period (s)", scale=scale),
+        y=alt.Y("GB:Q", title="G + B: delay before a copy is listed (s)", scale=scale),
+        color=alt.when(alt.datum.overshooting == 0).then(alt.value(QUIET))
+        .otherwise(alt.Color("share:Q", scale=alt.Scale(range=SHARE, domain=[0, 1]),
+                             title="share overshooting")),
+        stroke=alt.when(alt.datum.exceptions > 0).then(alt.value(ALARM))
+        .otherwise(alt.value(None)),
+        tooltip=[alt.Tooltip("variant:N"), alt.Tooltip("U_label:N", title="U"),
+                 alt.Tooltip("GB_label:N", title="G + B"), alt.Tooltip("cells:Q"),
+                 alt.Tooltip("above_zero:Q", title="U ≥ G + B, overshoot 0"),
+                 alt.Tooltip("above_positive:Q", title="U ≥ G + B, overshoot > 0"),
+                 alt.Tooltip("below_zero:Q", title="U < G + B, overshoot 0"),
+                 alt.Tooltip("below_positive:Q", title="U < G + B, overshoot > 0"),
+                 alt.Tooltip("max_overshoot:Q", title="largest overshoot")],
+    )
+    line = alt.Chart().mark_rule(color="#333", strokeDash=[5, 3]).encode(
+        x=alt.datum(0), y=alt.datum(0), x2=alt.datum(top), y2=alt.datum(top))
+    chart = alt.layer(points, line, data=inline(grid)).properties(width=panel, height=panel).facet(
+        column=alt.Column("variant:N", title=None, sort=sorted(grid["variant"].unique())))
+    title = "The boundary U = G + B over the ledger controller's overshoot"
+    sub = ("Each square: the ledger cells with that U and that G + B (every G, B, desired and "
+           "schedule adding up to it). Pale: none overshoots; blue: the share that does. "
+           "Dashed: U = G + B; squares on it and below-right of it have U ≥ G + B. Red "
+           "outline: a cell contradicting the boundary (overshoot with U ≥ G + B, or none "
+           f"with U < G + B and desired > 0).{binning_note(binned)}")
+    return Figure("boundary", title, finish(chart, title, sub), {"binned": binned})
 
 
-def seed_section(summary: Mapping[str, Any]) -> str:
-    """Section e: seed 001's published tables beside the model's figures."""
-    seed = summary["seed001"]
-    kind, paragraphs = seed_paragraphs(seed)
-    parts = ['<section id="seed"><h2>e. Seed 001\'s tables</h2>',
-             "<p>Seed 001 published three tables: a scan of G (U = 15 s, both controllers), a "
-             "scan of U (G = 30 s, ledger) and a 7 &times; 8 overshoot table, all with B = 5 s, "
-             "six copies and two deaths at second 300. Where the sweep ran the same cells, the "
-             "model's figures are set beside the published ones; a highlighted cell differs. "
-             "Where several sweep cells match one row (two schedules with the same deaths, "
-             "several ledger_base values) every distinct value is shown.</p>",
-             verdict(kind, paragraphs), *seed_tables(seed)]
-    rows = [[d["experiment"], d["controller"], d["G"], d["U"], d["schedule"], figure,
-             v["published"], v["measured"]]
-            for d in seed["disagreements"] for figure, v in d["figures"].items()]
-    if rows:
-        parts += ["<h3>Disagreements</h3>",
-                  table(["experiment", "controller", "G", "U", "schedule", "figure",
-                         "published", "model"], rows)]
-    parts.append("</section>")
-    return "".join(parts)
+def _gap(values: pl.Series) -> float:
+    """The median gap between neighbouring distinct values (the whole span when there is one)."""
+    distinct = values.unique().sort()
+    gaps = distinct.diff().drop_nulls()
+    return float(gaps.median()) if gaps.len() else max(1.0, float(distinct.max() or 1))  # type: ignore[arg-type]
+
+
+def summarize(sweep: Sweep) -> dict[str, Any]:
+    """The four counts and where the exceptions lie (``summary.json``'s ``boundary``)."""
+    return {"boundary": boundary_verdict(sweep.table, sweep.axes)}
+
+
+def charts(sweep: Sweep, summary: Summary) -> list[Figure]:
+    """The overshoot map with the boundary line, when the sweep has ledger cells."""
+    return [boundary_figure(sweep.table)] if summary["boundary"]["cells"] else []
+
+
+def glance(summary: Summary) -> str | None:
+    """Both directions of the boundary claim in one sentence."""
+    b = summary["boundary"]
+    if not b["cells"]:
+        return None
+    return (f'<a href="#boundary">Boundary</a> (ledger): with {BOUNDARY}, overshoot 0 '
+            f"in {b['above_zero']:,} of {b['above_cells']:,} cells; with U &lt; G + B, "
+            f"overshoot in {b['below_positive']:,} of {b['below_cells']:,}.")
+
+
+SECTION = Section("boundary", summarize, render, charts, glance)

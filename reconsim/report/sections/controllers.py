@@ -1,8 +1,11 @@
-"""The report's sections on costs, in words: c. read cost against the loop period,
-d. controllers compared.
+"""d. Controllers and their variants compared, on every cell of each.
 
-Every number comes from the summary dict that is also written as ``summary.json``;
-strings from the data are escaped.
+A variant is a controller with its values of whichever of observe, max_per_round, gain,
+ttl and restart_at vary in the sweep (null where the parameter does not apply; see
+:func:`reconsim.report.data.variant_label`). For each variant: the cost of its
+corrections (unneeded copies, overshoot, delete commands that killed nothing), the
+service it delivers (excess and missing copy-seconds) and when it settles
+(``stable_at``; null when a run ends unsettled), over all its cells and per G.
 """
 
 from __future__ import annotations
@@ -10,257 +13,22 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
-from reconsim.report.charts import Figure
+import altair as alt
+import polars as pl
+
+from reconsim.report.charts import QUIET, WIDTH, Figure, clamp, finish, inline, names_expr
+from reconsim.report.data import Sweep, examples, variant_label, variant_order, variant_params
 from reconsim.report.html import (
-    Cell,
     cells_text,
     constant_axes,
     esc,
     figure_html,
-    fixed_text,
     key_text,
     num,
-    pct,
-    plain,
     table,
     verdict,
-    where_table,
 )
-
-# -- c. read cost ----------------------------------------------------------------------------
-
-FLAT_FIGURES: Final = ("U_lowest", "lowest", "U_highest", "highest", "spread", "relative", "cells")
-
-
-def flat_paragraph(flat: Mapping[str, Any], hide: Iterable[str] = ()) -> str:
-    """Is reads per round independent of U where nothing oscillates?"""
-    if flat["series"] == 0:
-        return ("No two cells with overshoot 0 differ only in U, so whether reads per round "
-                "depend on U without oscillation is not tested.")
-    spread, rel = flat["spread"], flat["relative"]
-    w = flat["widest"]
-    answer = ("Yes, exactly" if spread["max"] == 0 else
-              f"To within {pct(rel['max'])}" if rel["max"] is not None else "Not measurable")
-    return (f"<strong>Is reads per round independent of U where nothing oscillates? {answer}."
-            f"</strong> Among the {flat['cells']:,} cells with overshoot 0, in {flat['series']:,} "
-            "series of "
-            "cells that differ only in U, reads per round move with U by at most "
-            f"{num(spread['max'])} entries ({pct(rel['max'])} of the series' lowest), typically "
-            f"{num(spread['median'])} ({pct(rel['median'])}, the median; 90th percentile "
-            f"{num(spread['p90'])}); {flat['series_within_one_entry']:,} series stay within one "
-            "entry. A settled loop reads ledger_base + desired entries per round; what moves is "
-            "the share of rounds that fall while copies are starting or being replaced. The "
-            f"widest series: {key_text(w, FLAT_FIGURES, hide)}"
-            f", from {num(w['lowest'])} at U = {w['U_lowest']} to {num(w['highest'])} at "
-            f"U = {w['U_highest']}.")
-
-
-def inflation_paragraph(inf: Mapping[str, Any], hide: Iterable[str] = ()) -> str:
-    """By how much does oscillation inflate reads per round?"""
-    if inf["cells"] == 0:
-        return "No cell overshoots, so no oscillation inflates reads per round here."
-    r = inf["ratio"]
-    grows = r["max"] is not None and r["max"] > 1
-    text = (f"<strong>Oscillation {'inflates it' if grows else 'does not inflate it'}</strong>: "
-            f"on the {inf['cells']:,} cells with overshoot &gt; 0, reads per round are ")
-    if inf["with_level"] == 0:
-        return text + ("never comparable: no cell of their series has overshoot 0, so there is "
-                       "no no-oscillation level to compare with.")
-    top = inf["largest"]
-    text += (f"up to {num(r['max'], 2)} times their series' no-oscillation level (the median "
-             "over the cells of the same series with overshoot 0), typically "
-             f"{num(r['median'])} times (median; 90th percentile {num(r['p90'])}). The largest: "
-             f"{key_text(top, ('U', 'overshoot', 'reads_per_round', 'level', 'ratio'), hide)}, "
-             f"U = {top['U']}, overshoot {num(top['overshoot'])}: {num(top['reads_per_round'], 1)} "
-             f"entries per round against {num(top['level'], 2)}.")
-    if inf["below_level"]:
-        text += (f" {inf['below_level']:,} oscillating cells read slightly fewer entries per "
-                 f"round than the level (down to {num(r['min'])} times).")
-    if inf["without_level"]:
-        text += (f" {inf['without_level']:,} oscillating cells have no such level (their "
-                 "whole series overshoots) and are not in these figures.")
-    return text
-
-
-def per_second_paragraph(ps: Mapping[str, Any]) -> str:
-    """Do reads per second fall as U grows?"""
-    if ps["series"] == 0:
-        return "No two cells differ only in U, so no trend in U is measured."
-    lf = ps["last_over_first"]
-    falls = lf["max"] is not None and lf["max"] < 1
-    text = ("<strong>Reads per second "
-            + ("fall as the loop slows</strong> (fewer rounds)" if falls else
-               "do not always fall as the loop slows</strong>")
-            + ": from the smallest to the largest U of a series they end at "
-            f"{num(lf['median'], 4)} times their first value (median over {ps['series']:,} "
-            f"series; from {num(lf['min'], 4)} to {num(lf['max'], 4)}).")
-    if ps["rising"] == 0:
-        return text + " They never rise from one U to the next larger one."
-    rise = ps["rise"]
-    return text + (f" Not strictly: in {ps['rising']:,} of the {ps['series']:,} series they "
-                   f"rise somewhere from one U to the next, by at most {pct(rise['max'])} "
-                   f"(median {pct(rise['median'])}), where the slower loop's rounds fall at "
-                   "seconds when the ledger holds more entries.")
-
-
-def by_gb_paragraphs(by: Mapping[str, Any], fixed: Mapping[str, Any]) -> list[str]:
-    """For each (G, B): the fastest loop without overshoot, the cheapest one, and the price."""
-    rows = by["rows"]
-    if not rows:
-        return ["The sweep has no ledger cells, so no (G, B) is answered."]
-    n = len(rows)
-    shown = esc(", ".join(f"{k} = {plain(v)}" for k, v in by["shown"].items()))
-    at_boundary = [r for r in rows if r["at_boundary"]]
-    never = [r for r in rows if r["zero_from"] is None]
-    same = all(r["same_for_all"] for r in rows if r["zero_from"] is not None)
-    out = []
-    off = [r for r in rows if not r["at_boundary"] and r["zero_from"] is not None]
-    if len(at_boundary) == n:
-        text = (f"<strong>Which U gives zero overshoot?</strong> For every one of the {n} "
-                "(G, B) pairs, the fastest loop whose overshoot is 0 under every desired count "
-                "and schedule is <strong>U = G + B</strong> (the smallest U ≥ G + B the sweep "
-                "ran), and every slower loop has overshoot 0 too")
-    else:
-        text = (f"<strong>Which U gives zero overshoot?</strong> For {len(at_boundary)} of the "
-                f"{n} (G, B) pairs, the fastest loop whose overshoot is 0 under every desired "
-                "count and schedule, and at every larger U, is U = G + B (the smallest U ≥ G + B "
-                "the sweep ran)")
-        if off:
-            text += "; it is " + ", ".join(
-                f"U = {r['zero_from']} at G = {r['G']}, B = {r['B']}" for r in off)
-    if never:
-        text += (f"; {len(never)} pair(s) overshoot for some desired count or schedule even at "
-                 "the largest U: " + ", ".join(f"G = {r['G']}, B = {r['B']}" for r in never))
-    if any(r["series"] > 1 for r in rows):
-        text += (". The same U for every desired count and schedule." if same
-                 else ". Per series (desired, schedule) it can be smaller; the table gives the "
-                 "range.")
-    else:
-        text += "."
-    below = sum(r["zero_below"] for r in rows)
-    if below:
-        text += (f" Below it, {cells_text(below)} {'has' if below == 1 else 'have'} overshoot 0 "
-                 "all the same, under some desired counts and schedules only: nothing to rely "
-                 "on.")
-    out.append(text)
-    cheapest = sorted({r["cheapest_U"] for r in rows if r["cheapest_U"] is not None})
-    u_max = sorted({r["U_max"] for r in rows})
-    both = [r for r in rows if r["at_zero_from"] and r["at_U_max"]]
-    dearer = sum(r["at_zero_from"]["reads_per_second"] > r["at_U_max"]["reads_per_second"]
-                 for r in both)
-    if cheapest:
-        where = (f"U = {cheapest[0]}" if len(cheapest) == 1
-                 else f"U from {cheapest[0]} to {cheapest[-1]}, depending on (G, B)")
-        out.append("<strong>At the least read cost?</strong> The U with overshoot 0 and the "
-                   f"fewest reads per second is {where} for the series shown ({shown}; the "
-                   f"sweep's largest U is {', '.join(map(str, u_max))}). In {dearer} of the "
-                   f"{len(both)} rows the fastest loop without overshoot reads more per second "
-                   "than the slowest loop: that is the trade-off, reacting soonest without "
-                   "oscillating against reading least.")
-    example = next((r for r in rows if r["G"] == fixed.get("G") and r["B"] == fixed.get("B")),
-                   rows[len(rows) // 2])
-    fast, slow = example["at_zero_from"], example["at_U_max"]
-    if fast and slow:
-        out.append(f"<strong>The price</strong>, at G = {example['G']} s, B = {example['B']} s "
-                   f"({shown}): the fastest loop without overshoot, U = "
-                   f"{example['zero_from']}, reads {num(fast['reads_per_second'])} entries per "
-                   f"second and leaves {num(fast['missing_copy_seconds'])} copy-seconds missing; "
-                   f"the slowest, U = {example['U_max']}, reads "
-                   f"{num(slow['reads_per_second'])} per second and leaves "
-                   f"{num(slow['missing_copy_seconds'])} copy-seconds missing.")
-    more = sum(r["at_U_max"]["missing_copy_seconds"] > r["at_zero_from"]["missing_copy_seconds"]
-               for r in both)
-    fewer = sum(r["at_U_max"]["missing_copy_seconds"] < r["at_zero_from"]["missing_copy_seconds"]
-                for r in both)
-    if both:
-        out.append(f"Waiting longer costs missing copy-seconds in {more} of the {len(both)} "
-                   f"rows; in {fewer} the slowest loop misses fewer (which second a round "
-                   "falls on after a death decides as much as U), in "
-                   f"{len(both) - more - fewer} the same.")
-    return out
-
-
-def _slice(fixed: Mapping[str, Any], hide: Iterable[str]) -> str:
-    """``, axis = value ...`` for the ledger rows' fixed axes that vary in the sweep, or ''."""
-    text = fixed_text(fixed, {*hide, "controller"}, "ledger")
-    return "" if text == "the whole sweep" else f", {text}"
-
-
-def by_gb_table(by: Mapping[str, Any]) -> str:
-    """One row per (G, B): the fastest and the slowest loop without overshoot, and their cost."""
-    rows = []
-    for r in by["rows"]:
-        fast, slow = r["at_zero_from"] or {}, r["at_U_max"] or {}
-        zero: Any = r["zero_from"] if r["zero_from"] is not None else Cell(
-            "none", "bad", "none (overshoot at the largest U)")
-        if r["zero_from"] is not None and not r["same_for_all"]:
-            zero = Cell(r["zero_from"], "", f"{r['zero_from']} (by series: "
-                        f"{r['zero_from_min']}\u2013{r['zero_from']})")
-        rows.append([r["G"], r["B"], r["G_plus_B"], zero,
-                     fast.get("reads_per_round"), fast.get("reads_per_second"),
-                     fast.get("missing_copy_seconds"), fast.get("unneeded"),
-                     r["U_max"], slow.get("reads_per_second"), slow.get("missing_copy_seconds"),
-                     r["cheapest_U"], r["zero_below"]])
-    return table(["G", "B", "G + B", "fastest U with overshoot 0", "reads / round",
-                  "reads / s", "missing copy-s", "unneeded copies", "slowest U", "reads / s",
-                  "missing copy-s",
-                  "cheapest U with overshoot 0", "cells with overshoot 0 below the fastest"],
-                 rows, missing="—")
-
-
-def read_cost_section(summary: Mapping[str, Any], figures: Mapping[str, Figure]) -> str:
-    """Section c: reads per round and per second against U, oscillation's toll, and the
-    fastest loop without overshoot for each (G, B)."""
-    rc = summary["read_cost"]
-    by = rc["by_GB"]
-    hide = constant_axes(summary)
-    paragraphs = [flat_paragraph(rc["flat"], hide), inflation_paragraph(rc["inflation"], hide),
-                  per_second_paragraph(rc["per_second"]),
-                  *by_gb_paragraphs(by, rc["chart"]["fixed"])]
-    parts = [
-        '<section id="reads"><h2>c. Read cost versus period</h2>',
-        "<p>Every round, the loop reads the whole ledger: the service's own entries plus "
-        "<code>ledger_base</code> entries of other services. <code>reads</code> sums them over "
-        "the run; <code>reads_per_round</code> = reads / rounds; "
-        "<strong><code>reads_per_second</code> = reads / (duration + 1)</strong>, a run "
-        "covering the seconds 0 … duration. Seed 001's trade-off: a faster loop reads more "
-        "often, and under delay it oscillates, which puts more entries on the ledger. A "
-        "<em>series</em> is a set of cells that differ only in U.</p>",
-        f"<p>The chart shows one slice of the sweep: {fixed_text(rc['chart']['fixed'], hide)} "
-        "(seed "
-        "001's values where the sweep has them, else each parameter's most common value).</p>",
-    ]
-    if "read_cost" in figures:
-        parts.append(figure_html(figures["read_cost"]))
-    parts.append(verdict("none", paragraphs))
-    if by["rows"]:
-        shown = esc(", ".join(f"{k} = {plain(v)}" for k, v in by["shown"].items()))
-        parts += [
-            "<h3>For each (G, B): the fastest loop without overshoot, and the slowest</h3>",
-            f"<p>Ledger controller{_slice(by['fixed'], hide)}. <em>Fastest U with overshoot "
-            "0</em>: the smallest U from which overshoot is 0 at every larger U, for every "
-            f"desired count and schedule. The figures beside it are those of one series, {shown}: "
-            "reads per round and per second, missing copy-seconds (what waiting costs) and, at "
-            "the fastest, unneeded copies (zero overshoot does not mean no duplicates), at that "
-            "U and at the slowest loop the sweep ran. <em>Cheapest U</em>: the U with the "
-            "fewest reads per second among that series' cells with overshoot 0.</p>",
-            f'<div class="scroll">{by_gb_table(by)}</div>',
-        ]
-    ps = rc["per_second"]
-    if ps["where_rising"]:
-        parts += ["<details><summary>Where reads per second rise somewhere with U</summary>",
-                  where_table(ps["where_rising"], "series with a rise", among="series"),
-                  "</details>"]
-    points = rc["chart"]["points"]
-    if points:
-        head = list(points[0])
-        parts += ["<details><summary>The chart's cells</summary>",
-                  table(head, ([p[h] for h in head] for p in points)), "</details>"]
-    parts.append("</section>")
-    return "".join(parts)
-
-
-# -- d. controllers compared -----------------------------------------------------------------
+from reconsim.report.section import Section, Summary
 
 
 def _range(lo: Mapping[str, Any], hi: Mapping[str, Any]) -> str:
@@ -381,7 +149,7 @@ def controllers_table(c: Mapping[str, Any]) -> str:
                   "stable_at (mean, settled)", "latest stable_at", "cells never settled"], rows)
 
 
-def controllers_section(summary: Mapping[str, Any], figures: Mapping[str, Figure]) -> str:
+def render(summary: Summary, figures: Mapping[str, Figure]) -> str:
     """Section d: every controller and variant side by side, against G."""
     c = summary["controllers"]
     varying = ", ".join(c["varying"])
@@ -406,3 +174,242 @@ def controllers_section(summary: Mapping[str, Any], figures: Mapping[str, Figure
     parts += [verdict("none", controllers_paragraphs(c, constant_axes(summary))),
               controllers_table(c), "</section>"]
     return "".join(parts)
+
+
+#: Most variants the controllers chart draws as lines; past that, a heatmap.
+MAX_LINES: Final = 8
+
+
+def controllers_figure(by_g: Sequence[Mapping[str, Any]], figures: Mapping[str, str],
+                       order: Sequence[str]) -> Figure:
+    """Each compared figure against G, mean and max over each variant's cells at that G:
+    lines for a few variants, a heatmap (variant x G) when lines would be too many to tell
+    apart."""
+    rows = []
+    for r in by_g:
+        for metric in figures:
+            rows.append({"variant": r["variant"], "G": r["G"], "metric": metric,
+                         "mean": r[f"{metric}__mean"], "max": r[f"{metric}__max"],
+                         "cells": r["cells"], "unsettled": r["unsettled"]})
+    frame = pl.DataFrame(rows, schema={"variant": pl.String, "G": pl.Int64,
+                                       "metric": pl.String, "mean": pl.Float64,
+                                       "max": pl.Float64, "cells": pl.Int64,
+                                       "unsettled": pl.Int64})
+    tooltip = [alt.Tooltip("variant:N"), alt.Tooltip("G:Q"), alt.Tooltip("metric:N"),
+               alt.Tooltip("mean:Q", format=",.3~f"), alt.Tooltip("max:Q", format=",.3~f"),
+               alt.Tooltip("cells:Q", title="cells at this G"),
+               alt.Tooltip("unsettled:Q", title="cells never settled")]
+    title = "Controllers compared against the ledger delay G"
+    if len(order) > MAX_LINES:
+        return Figure("controllers", title, _variant_heatmap(frame, figures, order, tooltip))
+    long = frame.unpivot(["mean", "max"], index=["variant", "G", "metric", "cells", "unsettled"],
+                         variable_name="stat", value_name="value")
+    chart = alt.Chart(inline(long)).mark_line(point=alt.OverlayMarkDef(size=14)).encode(
+        x=alt.X("G:Q", title="G: ledger delay (s)"),
+        y=alt.Y("value:Q", title=None),
+        color=alt.Color("variant:N", sort=list(order), title="controller / variant"),
+        strokeDash=alt.StrokeDash("variant:N", sort=list(order), legend=None),
+        tooltip=[*tooltip[:3], alt.Tooltip("stat:N"), alt.Tooltip("value:Q", format=",.3~f"),
+                 *tooltip[5:]],
+    ).properties(width=(WIDTH - 480) // 2, height=110).facet(
+        row=alt.Row("metric:N", title=None, sort=list(figures),
+                    header=alt.Header(labelExpr=names_expr(figures), labelAngle=0,
+                                      labelAlign="left", labelLimit=170, labelFontSize=12)),
+        column=alt.Column("stat:N", title=None, sort=["mean", "max"],
+                          header=alt.Header(labelExpr=names_expr(
+                              {"mean": "mean over the cells at this G",
+                               "max": "max over the cells at this G"}), labelFontSize=12)),
+    ).resolve_scale(y="independent")
+    sub = ("Each point: every cell of a controller (variant) at that G, over all U, B, desired "
+           "and schedules: the mean (left) and the largest (right). stable_at: over the cells "
+           "that settle; the tooltip counts those that never do.")
+    return Figure("controllers", title, finish(chart, title, sub))
+
+
+def _variant_heatmap(frame: pl.DataFrame, figures: Mapping[str, str], order: Sequence[str],
+                     tooltip: list[alt.Tooltip]) -> dict[str, Any]:
+    """The controllers chart for many variants: per figure, a variant x G heatmap of means."""
+    n_g = max(1, frame["G"].n_unique())
+    step = clamp((WIDTH - 420) // (3 * n_g), 4, 24)
+    chart = alt.Chart(inline(frame)).mark_rect().encode(
+        x=alt.X("G:O", title="G: ledger delay (s)"),
+        y=alt.Y("variant:N", sort=list(order), title=None, axis=alt.Axis(labelLimit=400)),
+        color=alt.when("isValid(datum.mean)").then(
+            alt.Color("mean:Q", scale=alt.Scale(scheme="orangered"), title=None,
+                      legend=alt.Legend(orient="bottom", direction="horizontal",
+                                        gradientLength=120)))
+        .otherwise(alt.value(QUIET)),
+        tooltip=tooltip,
+    ).properties(width=alt.Step(step), height=alt.Step(14)).facet(
+        facet=alt.Facet("metric:N", title=None, sort=list(figures),
+                        header=alt.Header(labelExpr=names_expr(figures), labelFontSize=12)),
+        columns=3,
+    ).resolve_scale(color="independent")
+    sub = ("Each square: every cell of a variant at that G, over all U, B, desired and "
+           "schedules; colour: the mean (each figure its own scale; the tooltip adds the "
+           "largest). stable_at: over the cells that settle (grey: none does).")
+    return finish(chart, "Controllers compared against the ledger delay G", sub)
+
+
+#: The figures compared, in the order the page shows them: column -> its heading.
+COMPARED: Final = {
+    "unneeded": "unneeded copies",
+    "overshoot": "overshoot (copies)",
+    "wasted_delete_commands": "wasted delete commands",
+    "excess_copy_seconds": "excess copy-seconds",
+    "missing_copy_seconds": "missing copy-seconds",
+    "stable_at": "stable_at (s, settled cells)",
+}
+
+
+def wasted() -> pl.Expr:
+    """Delete commands that killed nothing: ``delete_commands - deleted``."""
+    return (pl.col("delete_commands") - pl.col("deleted")).alias("wasted_delete_commands")
+
+
+def _mean(column: str) -> pl.Expr:
+    """The mean of ``column``, to three places (null when every value is null)."""
+    return pl.col(column).mean().round(3)
+
+
+def controllers_verdict(table: pl.DataFrame, axes: Sequence[str]) -> dict[str, Any]:
+    """Each variant's figures over all its cells, per G, and which variant does best or worst.
+
+    ``compared`` is true when the sweep holds more than one variant. Means and maxima
+    are over every cell of the variant (at that G, for ``by_G``): every U, B, desired,
+    schedule and other parameter the sweep ran. ``stable_at``'s mean and max are over
+    the cells that settle; ``unsettled`` counts the others.
+    """
+    params = variant_params(table)
+    t = table.with_columns(variant_label(params), wasted())
+    order = variant_order(table, params)
+    rest = [a for a in axes if a != "controller"]
+    variants = [_variant(t.filter(pl.col("variant") == label), label, params, rest)
+                for label in order]
+    by_g = t.group_by("variant", "G").agg(
+        pl.len().alias("cells"),
+        *(_mean(c).alias(f"{c}__mean") for c in COMPARED),
+        *(pl.col(c).max().alias(f"{c}__max") for c in COMPARED),
+        pl.col("stable_at").null_count().alias("unsettled"),
+    ).with_columns(pl.col("variant").replace_strict({v: i for i, v in enumerate(order)},
+                                                    return_dtype=pl.Int64).alias("__rank"))
+    by_g = by_g.sort("__rank", "G").drop("__rank")
+    return {
+        "population": "every cell of each variant; means and maxima over all its cells",
+        "compared": len(order) > 1,
+        "varying": params,
+        "figures": dict(COMPARED),
+        "variants": variants,
+        "by_G": by_g.to_dicts(),
+        "facts": _facts(variants),
+    }
+
+
+def _variant(part: pl.DataFrame, label: str, params: Sequence[str],
+             rest: Sequence[str]) -> dict[str, Any]:
+    """One variant's figures over all its cells."""
+    above = pl.col("above_boundary")
+    row = part.select(
+        (pl.col("overshoot") > 0).sum().alias("overshoot_cells"),
+        _mean("overshoot").alias("overshoot_mean"),
+        pl.col("overshoot").max().alias("overshoot_max"),
+        (pl.col("unneeded") > 0).sum().alias("unneeded_cells"),
+        _mean("unneeded").alias("unneeded_mean"), pl.col("unneeded").max().alias("unneeded_max"),
+        (pl.col("wasted_delete_commands") > 0).sum().alias("wasted_cells"),
+        pl.col("wasted_delete_commands").sum().alias("wasted_total"),
+        pl.col("delete_commands").sum().alias("delete_commands_total"),
+        pl.col("wasted_delete_commands").max().alias("wasted_max"),
+        _mean("excess_copy_seconds").alias("excess_mean"),
+        pl.col("excess_copy_seconds").max().alias("excess_max"),
+        _mean("missing_copy_seconds").alias("missing_mean"),
+        pl.col("missing_copy_seconds").max().alias("missing_max"),
+        _mean("stable_at").alias("stable_mean"), pl.col("stable_at").max().alias("stable_max"),
+        pl.col("stable_at").null_count().alias("unsettled"),
+        above.sum().alias("above_cells"), (above & (pl.col("overshoot") > 0)).sum()
+        .alias("above_overshoot"),
+        (~above).sum().alias("below_cells"), (~above & (pl.col("overshoot") > 0)).sum()
+        .alias("below_overshoot"),
+    ).row(0, named=True)
+    first = part.row(0, named=True)
+    figures = ["overshoot", "unneeded", "wasted_delete_commands", "stable_at"]
+    largest = examples(part.filter(pl.col("overshoot") > 0), rest, figures,
+                       pl.col("overshoot"), limit=1)
+    latest = examples(part.filter(pl.col("stable_at").is_not_null()), rest, figures,
+                      pl.col("stable_at"), limit=1)
+    return {
+        "variant": label,
+        "controller": first["controller"],
+        "params": {p: first[p] for p in params},
+        "cells": part.height,
+        "overshoot": {"cells_positive": row["overshoot_cells"], "mean": row["overshoot_mean"],
+                      "max": row["overshoot_max"],
+                      "above_boundary": {"cells": row["above_cells"],
+                                         "positive": row["above_overshoot"]},
+                      "below_boundary": {"cells": row["below_cells"],
+                                         "positive": row["below_overshoot"]},
+                      "largest": largest[0] if largest else None},
+        "unneeded": {"cells_positive": row["unneeded_cells"], "mean": row["unneeded_mean"],
+                     "max": row["unneeded_max"]},
+        "wasted_delete_commands": {"cells_positive": row["wasted_cells"],
+                                   "total": row["wasted_total"], "max": row["wasted_max"],
+                                   "of_delete_commands": row["delete_commands_total"]},
+        "excess_copy_seconds": {"mean": row["excess_mean"], "max": row["excess_max"]},
+        "missing_copy_seconds": {"mean": row["missing_mean"], "max": row["missing_max"]},
+        "stable_at": {"mean": row["stable_mean"], "max": row["stable_max"],
+                      "unsettled": row["unsettled"], "latest": latest[0] if latest else None},
+    }
+
+
+def _facts(variants: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Which variants never do a thing, and which does the most or least of another."""
+    def labels(test: Any) -> list[str]:
+        """The variants for which ``test`` holds, in order."""
+        return [v["variant"] for v in variants if test(v)]
+
+    def extreme(path: tuple[str, str], pick: Any) -> dict[str, Any] | None:
+        """The variant ``pick`` (min or max) chooses by a figure; ties: the first listed."""
+        known = [v for v in variants if v[path[0]][path[1]] is not None]
+        if not known:
+            return None
+        best = pick(known, key=lambda v: v[path[0]][path[1]])
+        return {"variant": best["variant"], "value": best[path[0]][path[1]]}
+
+    return {
+        "no_unneeded": labels(lambda v: v["unneeded"]["cells_positive"] == 0),
+        "never_overshoot": labels(lambda v: v["overshoot"]["cells_positive"] == 0),
+        "no_wasted_deletes": labels(lambda v: v["wasted_delete_commands"]["total"] == 0),
+        "always_settle": labels(lambda v: v["stable_at"]["unsettled"] == 0),
+        "least_missing_mean": extreme(("missing_copy_seconds", "mean"), min),
+        "most_missing_mean": extreme(("missing_copy_seconds", "mean"), max),
+        "least_excess_mean": extreme(("excess_copy_seconds", "mean"), min),
+        "most_excess_mean": extreme(("excess_copy_seconds", "mean"), max),
+        "latest_stable": extreme(("stable_at", "max"), max),
+        "most_unsettled": extreme(("stable_at", "unsettled"), max),
+    }
+
+
+def summarize(sweep: Sweep) -> dict[str, Any]:
+    """Every variant's figures (``summary.json``'s ``controllers``)."""
+    return {"controllers": controllers_verdict(sweep.table, sweep.axes)}
+
+
+def charts(sweep: Sweep, summary: Summary) -> list[Figure]:
+    """Each figure against G per variant, when the sweep compares two or more."""
+    c = summary["controllers"]
+    if not c["compared"]:
+        return []
+    return [controllers_figure(c["by_G"], c["figures"], [v["variant"] for v in c["variants"]])]
+
+
+def glance(summary: Summary) -> str | None:
+    """Which variants avoid the damage, in one sentence."""
+    c = summary["controllers"]
+    if not c["compared"]:
+        return None
+    f = c["facts"]
+    return ('<a href="#controllers">Controllers</a>: no unneeded copies: '
+            f"{esc(', '.join(f['no_unneeded']) or 'none')}; never overshoots: "
+            f"{esc(', '.join(f['never_overshoot']) or 'none')}.")
+
+
+SECTION = Section("controllers", summarize, render, charts, glance)

@@ -1,96 +1,54 @@
-"""The report's verdicts as numbers: every law check compares every cell of the sweep.
-
-Each function takes the sweep's table and returns plain JSON-ready data; the page and
-``summary.json`` are both rendered from it, so they carry the same figures.
-
-* ``law``: the ledger controller's overshoot against desired x (ceil((G + B) / U) - 1)
-  (observe = created: desired x (ceil(G / U) - 1)), on every ledger row the law covers;
-* ``boundary``: overshoot zero or positive on each side of ``U >= G + B``, on every ledger row;
-* ``read_cost``: :mod:`reconsim.report.sections.read_cost`;
-* ``controllers``: :mod:`reconsim.report_controllers`;
-* ``seed001``: :mod:`reconsim.report.sections.seed`.
-"""
+"""a. The overshoot law: the ledger controller's measured overshoot against
+:data:`~reconsim.model.laws.LAW_FORMULA`, on every ledger row the law covers; where it
+fails, parameter by parameter; G x U heatmaps with every mismatched cell outlined."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+import altair as alt
 import polars as pl
 
-from reconsim.model.laws import listing_delay
+from reconsim.model.laws import LAW_FORMULA, LAW_SCOPE, listing_delay
+from reconsim.report.charts import (
+    ALARM,
+    QUIET,
+    WIDTH,
+    Figure,
+    add_bins,
+    bin_order,
+    binning_note,
+    clamp,
+    finish,
+    inline,
+    label_expr,
+    range_text,
+)
 from reconsim.report.data import (
     Deaths,
     Sweep,
     controllers,
     examples,
     groups,
-    values_of,
-    variant_label,
-    variant_order,
-    variant_params,
+    tally,
     where,
 )
-from reconsim.report.sections.read_cost import read_cost_verdict
-from reconsim.report.sections.seed import seed_verdict
-from reconsim.report_controllers import controllers_verdict
-
-#: Version of the ``summary.json`` layout.
-SUMMARY_FORMAT: Final = 2
-
-#: Axes with at most this many values are listed value by value in the sweep's facts.
-LISTED_VALUES: Final = 30
-
-#: The law as ``reconsim.model.laws`` states it, for each value of ``observe``.
-LAW_FORMULA: Final = {"ready": "desired \u00d7 (⌈(G + B) / U⌉ \u2212 1)",
-                      "created": "desired \u00d7 (⌈G / U⌉ \u2212 1)"}
-
-
-def summarize(sweep: Sweep) -> dict[str, Any]:
-    """Every figure the report shows, as one JSON-ready dict (``summary.json``)."""
-    table, axes = sweep.table, sweep.axes
-    return {
-        "format": SUMMARY_FORMAT,
-        "sweep": sweep_facts(sweep),
-        "axes": {a: axis_facts(table, a) for a in axes},
-        "law": law_verdict(table, axes, sweep.schedules),
-        "boundary": boundary_verdict(table, axes),
-        "read_cost": read_cost_verdict(table, axes, sweep.schedules),
-        "controllers": controllers_verdict(table, axes),
-        "seed001": seed_verdict(table),
-    }
-
-
-def sweep_facts(sweep: Sweep) -> dict[str, Any]:
-    """The sweep's identity from ``sweep.json`` beside what the data itself holds."""
-    meta = sweep.meta
-    return {
-        "name": str(meta.get("name", "")),
-        "version": meta.get("version"),
-        "spec_hash": meta.get("spec_hash"),
-        "spec": meta.get("spec"),
-        "started": meta.get("started"),
-        "finished": meta.get("finished"),
-        "cells_per_second": meta.get("cells_per_second"),
-        "cells_declared": meta.get("cells"),
-        "cells": sweep.table.height,
-        "controllers": controllers(sweep.table),
-        "schedules": {name: [list(e) for e in d] for name, d in sweep.schedules.items()},
-        "stale_law_cells": sweep.stale_law_cells,
-    }
-
-
-def axis_facts(table: pl.DataFrame, axis: str) -> dict[str, Any]:
-    """One axis: how many distinct values, its range, and the values when there are few."""
-    values = values_of(table, axis)
-    non_null = [v for v in values if v is not None]
-    return {
-        "distinct": len(values),
-        "nulls": int(table[axis].null_count()),
-        "min": min(non_null) if non_null else None,
-        "max": max(non_null) if non_null else None,
-        "values": values if len(values) <= LISTED_VALUES else None,
-    }
+from reconsim.report.html import (
+    constant_axes,
+    esc,
+    examples_table,
+    figure_html,
+    folded,
+    num,
+    plain,
+    share,
+    table,
+    verdict,
+    where_sentence,
+    where_table,
+)
+from reconsim.report.section import Section, Summary
 
 
 def law_scopes(table: pl.DataFrame) -> list[dict[str, Any]]:
@@ -178,61 +136,310 @@ def law_verdict(table: pl.DataFrame, axes: Sequence[str],
     }
 
 
-def _four(cells: pl.DataFrame) -> dict[str, int]:
-    """The four boundary counts of ``cells``: above or below U >= G + B x overshoot 0 or > 0."""
-    above, positive = pl.col("above_boundary"), pl.col("overshoot") > 0
-    row = cells.select(
-        (above & ~positive).sum().alias("above_zero"),
-        (above & positive).sum().alias("above_positive"),
-        (~above & ~positive).sum().alias("below_zero"),
-        (~above & positive).sum().alias("below_positive"),
-    ).row(0, named=True)
-    return {k: int(v) for k, v in row.items()}
 
 
-def boundary_verdict(table: pl.DataFrame, axes: Sequence[str]) -> dict[str, Any]:
-    """Overshoot on each side of the boundary ``U >= G + B``, on every ledger row.
 
-    The four counts answer both directions of seed 001's claim: does U >= G + B imply
-    zero overshoot (``above_positive`` = 0)? Does U < G + B imply overshoot
-    (``below_zero`` = 0; cells with desired = 0 cannot overshoot and are counted apart)?
-    ``by_variant`` repeats the counts per ledger variant when the sweep varies observe
-    or max_per_round (the boundary is seed 001's for observe = ready without a cap).
+
+
+
+
+
+def law_paragraphs(law: Mapping[str, Any]) -> tuple[str, list[str]]:
+    """The law's verdict in words: its kind and its paragraphs."""
+    n, m = law["cells"], law["mismatches"]
+    skipped = (f" {law['not_applicable']:,} further ledger cells have a cap on corrections "
+               "per round; the law says nothing about them and they are not checked."
+               if law["not_applicable"] else "")
+    if n == 0:
+        return "none", ["This sweep has no ledger-controller cells the law applies to, so the "
+                        f"law is not checked.{skipped}"]
+    if m == 0:
+        return "holds", [f"<strong>The law holds on all {n:,} ledger cells it applies "
+                         "to</strong>: on every one, the measured overshoot equals the law's."
+                         + skipped]
+    out = [f"<strong>The law fails on {m:,} of {n:,} ledger cells ({share(m, n)})</strong>; "
+           f"it holds on the other {law['holds']:,}.{skipped}",
+           f"The mismatched cells lie at {where_sentence(law['where'])}."]
+    causes = law["causes"]
+    zero, early, other = causes["zero_delay"], causes["U_below_B"], causes["elsewhere"]
+    parts = []
+    if zero["cells"]:
+        parts.append(f"{zero['cells']:,} of them have no delay at all (G + B = 0; G = 0 where "
+                     "copies are listed at creation): there the law's ceiling is 0 and it "
+                     "predicts &minus;desired, which no run can match "
+                     f"({zero['cells']:,} of the {zero['of']:,} such cells fail)")
+    if early["cells"]:
+        parts.append(f"{early['cells']:,} have U &lt; B, a loop faster than a copy starts "
+                     f"({early['cells']:,} of the {early['of']:,} such cells fail)")
+    if other["cells"] == 0:
+        parts.append("none lies elsewhere: <strong>on all "
+                     f"{other['of']:,} cells with U ≥ B and a positive delay the law holds"
+                     "</strong>")
+        out.append("By cause: " + "; ".join(parts) + ".")
+    else:
+        parts.append(f"<strong>{other['cells']:,} of the {other['of']:,} cells with U ≥ B and "
+                     "a positive delay fail too</strong>")
+        out.append("By cause: " + "; ".join(parts) + ".")
+        out.append("So U &lt; B and a zero delay do <strong>not</strong> explain every "
+                   f"mismatch. The other {other['cells']:,} lie at "
+                   f"{where_sentence(other['where'])}; there, measured minus law "
+                   + (f"is {num(other['difference_min'])} on every one."
+                      if other["difference_min"] == other["difference_max"] else
+                      f"ranges from {num(other['difference_min'])} to "
+                      f"{num(other['difference_max'])}."))
+    out.append(f"Over all mismatched cells the measured overshoot is above the law's on "
+               f"{law['measured_above_law']:,} and below it on {law['measured_below_law']:,}; "
+               f"measured minus law ranges from {num(law['difference_min'])} to "
+               f"{num(law['difference_max'])}.")
+    return "fails", out
+
+
+def scope_table(scopes: Sequence[Mapping[str, Any]]) -> str:
+    """Which law applies to which rows, with the rows' counts."""
+    rows = []
+    for s in scopes:
+        law = s["law"] if s["law"] is not None else "none: not checked"
+        mism: Any = s["mismatches"] if s["mismatches"] is not None else "—"
+        rows.append([s["rows"], law, s["cells"], mism])
+    return table(["rows", "law", "cells", "mismatches"], rows)
+
+
+def render(summary: Summary, figures: Mapping[str, Figure]) -> str:
+    """Section a: the law, where it applies, its verdict, its heatmaps and where it fails."""
+    law = summary["law"]
+    hide = constant_axes(summary)
+    kind, paragraphs = law_paragraphs(law)
+    parts = [
+        '<section id="law"><h2>a. The overshoot law</h2>',
+        "<p>Seed 001 found that the ledger controller, which trusts only the late ledger, "
+        f"overshoots by <code>{esc(LAW_FORMULA['ready'])}</code> copies: ⌈(G + B) / U⌉ "
+        "rounds run between creating a copy and seeing it on the ledger, and every round "
+        "after the first creates the same missing copies again. Seed 001 measured it on 56 "
+        "cells (B = 5 s, six copies, two deaths at second 300). Here it is compared with the "
+        "measured overshoot on <em>every</em> ledger cell it applies to, as "
+        f"<code>reconsim.model.laws</code> states it: for {esc(LAW_SCOPE)}; where copies "
+        "reach the ledger G s after creation (observe = created) instead of G s after they "
+        f"are ready, the law reads <code>{esc(LAW_FORMULA['created'])}</code>. Nothing else "
+        "has a law.</p>",
+        scope_table(law["scopes"]),
+        verdict(kind, paragraphs),
+    ]
+    if "law" in figures:
+        parts.append(figure_html(figures["law"]))
+    if law["mismatches"]:
+        parts += [
+            "<h3>Where the law fails, parameter by parameter</h3>",
+            where_table(law["where"], "mismatched cells"),
+            "<h3>Mismatched cells by death schedule</h3>",
+            "<p>Per schedule: mismatched cells of all checked cells with that schedule, and the "
+            "range of each parameter among the mismatched ones (lowest &ndash; highest, "
+            "distinct values).</p>",
+            folded(by_group_table(law["by_schedule"]), len(law["by_schedule"]), "schedules"),
+            "<h3>The largest differences</h3>", examples_table(law["examples"], hide),
+        ]
+        other = law["causes"]["elsewhere"]
+        if other["cells"]:
+            parts += ["<h3>Mismatches with U ≥ B and a positive delay</h3>",
+                      where_table(other["where"], "such mismatches",
+                                  among="cells with U ≥ B and a positive delay"),
+                      examples_table(other["examples"], hide)]
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def by_group_table(groups: Sequence[Mapping[str, Any]]) -> str:
+    """One row per group: its key, its counts and each parameter's range among its cells."""
+    if not groups:
+        return ""
+    keys = list(groups[0]["key"])
+    axes = [a for a in groups[0]["ranges"]
+            if any(g["ranges"][a]["distinct"] > 1 for g in groups)
+            or len({plain(g["ranges"][a]["min"]) for g in groups}) > 1]
+    rows = []
+    for g in groups:
+        ranges = []
+        for a in axes:
+            r = g["ranges"][a]
+            lo, hi = r["min"], r["max"]
+            text = plain(lo) if lo == hi else f"{plain(lo)} \u2013 {plain(hi)}"
+            ranges.append(f"{text} ({r['distinct']})" if r["distinct"] > 1 else text)
+        rows.append([*(g["key"][k] for k in keys), f"{g['cells']:,} of {g['of']:,}", *ranges])
+    return table([*keys, "mismatched of all", *axes], rows)
+
+
+#: Most marks the law's heatmap draws; past that, desired, schedule and other axes share
+#: panels instead of each value getting its own.
+MAX_LAW_MARKS: Final = 30_000
+
+
+#: Most rows (G) and columns (U) a heatmap draws; past that, neighbouring values share a bin.
+MAX_G_BINS: Final = 60
+
+
+MAX_U_BINS: Final = 120
+
+
+#: Most B values the heatmap gives their own panels; past that, B is binned.
+MAX_B_PANELS: Final = 12
+
+
+#: Most heatmap marks that also get their number written on them.
+MAX_LABELLED: Final = 1500
+
+
+def law_facets(t: pl.DataFrame, axes: Sequence[str], per_panel: int,
+               budget: int = MAX_LAW_MARKS) -> tuple[list[str], list[str]]:
+    """Which of ``axes`` get a panel per value (besides B's), and which share panels.
+
+    Candidates, in order: observe, desired, schedule, then the other axes (G, U, B and
+    controller aside) that vary among the rows. Each gets its own panels if the marks,
+    ``per_panel`` each, stay within ``budget``.
     """
-    rest = [a for a in axes if a != "controller"]
-    ledger = table.filter(pl.col("controller") == "ledger")
-    four = _four(ledger)
-    above_positive = ledger.filter(pl.col("above_boundary") & (pl.col("overshoot") > 0))
-    below = ledger.filter(~pl.col("above_boundary"))
-    below_zero = below.filter(pl.col("overshoot") == 0)
-    exceptions = below_zero.filter(pl.col("desired") > 0)
-    figures = ["overshoot", "law_overshoot", "unneeded", "deleted"]
-    params = variant_params(ledger)
-    by_variant = []
-    if params:
-        labelled = ledger.with_columns(variant_label(params))
-        for label in variant_order(ledger, params):
-            part = labelled.filter(pl.col("variant") == label)
-            by_variant.append({"variant": label, "cells": part.height, **_four(part)})
-    return {
-        "population": "every ledger row (all values of the other parameters)",
-        "cells": ledger.height,
-        **four,
-        "above_cells": four["above_zero"] + four["above_positive"],
-        "below_cells": four["below_zero"] + four["below_positive"],
-        "below_zero_desired_0": below_zero.height - exceptions.height,
-        "below_zero_desired_positive": exceptions.height,
-        "below_zero_desired_positive_U_below_B":
-            exceptions.filter(pl.col("U") < pl.col("B")).height,
-        "above_implies_zero": four["above_positive"] == 0 if ledger.height else None,
-        "below_implies_positive": four["below_zero"] == 0 if ledger.height else None,
-        "below_implies_positive_for_desired_positive":
-            exceptions.height == 0 if ledger.height else None,
-        "where_above_positive": (where(above_positive, ledger.filter(pl.col("above_boundary")),
-                                       rest) if above_positive.height else []),
-        "examples_above_positive": examples(above_positive, rest, figures, pl.col("overshoot")),
-        "where_below_zero": (where(exceptions, below.filter(pl.col("desired") > 0), rest)
-                             if exceptions.height else []),
-        "examples_below_zero": examples(exceptions, rest, figures, pl.col("law_overshoot")),
-        "by_variant": by_variant,
-    }
+    first = [a for a in ("observe", "desired", "schedule") if a in axes]
+    rest = [a for a in axes if a not in (*first, "controller", "G", "U", "B")]
+    candidates = [a for a in (*first, *rest) if t[a].n_unique() > 1]
+    facets: list[str] = []
+    for axis in candidates:
+        panels = t.select("B_label", *facets, axis).unique().height
+        if panels * per_panel <= budget:
+            facets.append(axis)
+    return facets, [a for a in candidates if a not in facets]
+
+
+def law_figure(table: pl.DataFrame, axes: Sequence[str]) -> Figure:
+    """G x U heatmaps of the ledger cells the law covers: colour the measured overshoot,
+    a red outline where the law fails on any cell of the mark; one panel per B and, where
+    the mark budget allows, per desired, schedule and other varying axes."""
+    rows = table.filter(pl.col("controller") == "ledger", pl.col("law_holds").is_not_null())
+    t, binned = add_bins(rows, {"G": MAX_G_BINS, "U": MAX_U_BINS, "B": MAX_B_PANELS})
+    n_g, n_u = t["G_label"].n_unique(), t["U_label"].n_unique()
+    facets, shared = law_facets(t, axes, max(1, n_g * n_u))
+    panel_keys = ["B_lo", "B_label", *facets]
+    panels = t.select(panel_keys).unique().sort(panel_keys, nulls_last=False)
+    labels = [" \u00b7 ".join([f"B = {r['B_label']}",
+                               *(f"{a} = {'null' if r[a] is None else r[a]}" for a in facets)])
+              for r in panels.iter_rows(named=True)]
+    t = t.join(panels.with_row_index("panel"), on=panel_keys, how="left", nulls_equal=True)
+    keys = ["panel", "G_lo", "G_label", "U_lo", "U_label"]
+    mism = ~pl.col("law_holds")
+    grid = t.group_by(keys).agg(
+        pl.len().alias("cells"),
+        mism.sum().alias("mismatching"),
+        pl.col("overshoot").max().alias("overshoot_max"),
+        *(pl.col(c).min().alias(f"{c}__lo") for c in ("overshoot", "law_overshoot", "unneeded",
+                                                       "stable_at")),
+        *(pl.col(c).max().alias(f"{c}__hi") for c in ("overshoot", "law_overshoot", "unneeded",
+                                                       "stable_at")),
+        pl.col("stable_at").null_count().alias("unsettled"),
+    )
+    for axis in shared:
+        counts = (t.filter(mism).group_by([*keys, axis]).agg(pl.len().alias("n"))
+                  .sort(["n", axis], descending=[True, False], nulls_last=True)
+                  .group_by(keys, maintain_order=True).agg(tally(axis).alias(f"by_{axis}")))
+        grid = grid.join(counts, on=keys, how="left")
+    grid = grid.sort(keys).select(
+        "panel", "G_label", "U_label", "cells", "mismatching", "overshoot_max",
+        range_text("overshoot__lo", "overshoot__hi").alias("overshoot"),
+        range_text("law_overshoot__lo", "law_overshoot__hi").alias("law"),
+        range_text("unneeded__lo", "unneeded__hi").alias("unneeded"),
+        range_text("stable_at__lo", "stable_at__hi").alias("stable_at"),
+        "unsettled",
+        *(pl.col(f"by_{a}").fill_null("\u2014") for a in shared),
+    )
+    # One panel fills the width; several share it, two or more to a row.
+    columns = 1 if len(labels) == 1 else max(2, min(len(labels), WIDTH // (n_u * 16 + 60)))
+    step_u = clamp((WIDTH // columns - 60) // n_u, 4, 24)
+    labelled = grid.height <= MAX_LABELLED and step_u >= 14
+    step_g = step_u if labelled else clamp(120 // n_g, 6, 16)
+    tooltip = [
+        alt.Tooltip("G_label:N", title="G"), alt.Tooltip("U_label:N", title="U"),
+        alt.Tooltip("panel_label:N", title="panel"),
+        alt.Tooltip("cells:Q", title="cells"),
+        alt.Tooltip("mismatching:Q", title="law fails on"),
+        alt.Tooltip("overshoot:N", title="measured overshoot"),
+        alt.Tooltip("law:N", title="law's overshoot"),
+        alt.Tooltip("unneeded:N", title="unneeded copies"),
+        alt.Tooltip("stable_at:N", title="stable_at (settled cells)"),
+        alt.Tooltip("unsettled:Q", title="cells never settled"),
+        *(alt.Tooltip(f"by_{a}:N", title=f"law fails, by {a}") for a in shared),
+    ]
+    base = alt.Chart().transform_calculate(
+        panel_label=label_expr(labels).replace("datum.value", "datum.panel"),
+    ).encode(
+        x=alt.X("U_label:O", sort=bin_order(t, "U"), title="U: loop period (s)",
+                axis=alt.Axis(labelOverlap="greedy")),
+        y=alt.Y("G_label:O", sort=bin_order(t, "G"), title="G: ledger delay (s)"),
+        tooltip=tooltip,
+    )
+    top = max(1, int(grid["overshoot_max"].max() or 0))  # type: ignore[arg-type]
+    # Overshoot spans three orders of magnitude (6 copies to a thousand): a log scale, with
+    # zero, the most common value, in its own quiet colour.
+    rect = base.mark_rect().encode(
+        color=alt.when(alt.datum.overshoot_max == 0).then(alt.value(QUIET)).otherwise(
+            alt.Color("overshoot_max:Q", title="measured overshoot (> 0)",
+                      scale=alt.Scale(scheme="blues", type="log", domain=[1, top]),
+                      legend=alt.Legend(orient="top", direction="horizontal",
+                                        gradientLength=240))),
+    )
+    marked = base.transform_filter(alt.datum.mismatching > 0).mark_rect(
+        filled=False, stroke=ALARM, strokeWidth=1.5 if step_u >= 8 else 1)
+    layers = [rect, marked]
+    if labelled:
+        layers.append(base.mark_text(fontSize=7).encode(
+            text=alt.Text("overshoot_max:Q"),
+            color=alt.when(alt.datum.overshoot_max > top ** 0.6).then(alt.value("white"))
+            .otherwise(alt.value("#111"))))
+    chart = alt.layer(*layers, data=inline(grid)).properties(
+        width=alt.Step(step_u), height=alt.Step(step_g),
+    ).facet(
+        facet=alt.Facet("panel:O", title=None,
+                        header=alt.Header(labelExpr=label_expr(labels), labelFontSize=11,
+                                          labelAnchor="start")),
+        columns=columns,
+    ).resolve_scale(x="shared", y="shared")
+    title = "The overshoot law, ledger controller: measured overshoot, and where the law fails"
+    one = "Each square: one cell" if not shared and not binned else "Each square: the cells"
+    sub = (f"{one} at that G and U in its panel{_shared_note(shared)}; colour: measured "
+           "overshoot (the largest, where a square holds several cells; pale grey: 0)"
+           + (", number: the same" if labelled else "")
+           + f". Red outline: the law fails on a cell of that square.{binning_note(binned)}")
+    return Figure("law", title, finish(chart, title, sub),
+                  {"facets": ["B", *facets], "shared": shared, "binned": binned,
+                   "marks": grid.height, "cells": t.height})
+
+
+def _shared_note(shared: Sequence[str]) -> str:
+    """A subtitle's words for the axes whose values share the heatmap's panels, if any."""
+    if not shared:
+        return ""
+    return (" (every value of " + ", ".join(shared)
+            + " shares the panel; the tooltip counts failures by value)")
+
+
+def summarize(sweep: Sweep) -> dict[str, Any]:
+    """The law's verdict over every cell (``summary.json``'s ``law``)."""
+    return {"law": law_verdict(sweep.table, sweep.axes, sweep.schedules)}
+
+
+def charts(sweep: Sweep, summary: Summary) -> list[Figure]:
+    """The heatmaps, when the sweep has ledger cells the law covers."""
+    return [law_figure(sweep.table, sweep.axes)] if summary["law"]["cells"] else []
+
+
+def glance(summary: Summary) -> str:
+    """The law's verdict in one sentence."""
+    law = summary["law"]
+    link = '<a href="#law">Overshoot law</a>'
+    if law["cells"] == 0:
+        return f"{link}: not checked (no ledger cells it applies to)."
+    if law["mismatches"] == 0:
+        return f"{link}: holds on all {law['cells']:,} ledger cells it applies to."
+    c = law["causes"]
+    return (f"{link}: <strong>fails on {law['mismatches']:,} of {law['cells']:,} ledger cells "
+            f"({share(law['mismatches'], law['cells'])})</strong>: "
+            f"{c['zero_delay']['cells']:,} with a zero listing delay (G + B = 0, or G = 0 where "
+            f"observe = created), {c['U_below_B']['cells']:,} with U &lt; B, "
+            f"{c['elsewhere']['cells']:,} elsewhere (U ≥ B, positive delay).")
+
+
+SECTION = Section("law", summarize, render, charts, glance)

@@ -1,4 +1,4 @@
-"""Read cost against the loop period: what a faster loop pays, and what oscillation adds.
+"""c. Read cost against the loop period: what a faster loop pays, and what oscillation adds.
 
 Every round reads the whole ledger: the service's own entries plus ``ledger_base``
 entries of other services. Seed 001's trade-off: a faster loop (smaller U) reads more
@@ -16,19 +16,39 @@ verdict measures both, on every cell:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final
 
+import altair as alt
 import polars as pl
 
+from reconsim.report.charts import WIDTH, Figure, finish, inline
 from reconsim.report.data import (
     Deaths,
+    Sweep,
     controllers,
+    describe,
     representative,
     select,
     stats,
     where,
 )
+from reconsim.report.html import (
+    Cell,
+    cells_text,
+    constant_axes,
+    esc,
+    figure_html,
+    fixed_text,
+    key_text,
+    num,
+    pct,
+    plain,
+    table,
+    verdict,
+    where_table,
+)
+from reconsim.report.section import Section, Summary
 
 
 def reads_per_second() -> pl.Expr:
@@ -243,3 +263,321 @@ def chart_slice(t: pl.DataFrame, axes: Sequence[str],
                         "reads_per_second", "overshoot", "unneeded", "missing_copy_seconds")
     return {"fixed": fixed, "points": points.with_columns(
         pl.col("reads_per_round", "reads_per_second").round(4)).to_dicts()}
+
+
+FLAT_FIGURES: Final = ("U_lowest", "lowest", "U_highest", "highest", "spread", "relative", "cells")
+
+
+def flat_paragraph(flat: Mapping[str, Any], hide: Iterable[str] = ()) -> str:
+    """Is reads per round independent of U where nothing oscillates?"""
+    if flat["series"] == 0:
+        return ("No two cells with overshoot 0 differ only in U, so whether reads per round "
+                "depend on U without oscillation is not tested.")
+    spread, rel = flat["spread"], flat["relative"]
+    w = flat["widest"]
+    answer = ("Yes, exactly" if spread["max"] == 0 else
+              f"To within {pct(rel['max'])}" if rel["max"] is not None else "Not measurable")
+    return (f"<strong>Is reads per round independent of U where nothing oscillates? {answer}."
+            f"</strong> Among the {flat['cells']:,} cells with overshoot 0, in {flat['series']:,} "
+            "series of "
+            "cells that differ only in U, reads per round move with U by at most "
+            f"{num(spread['max'])} entries ({pct(rel['max'])} of the series' lowest), typically "
+            f"{num(spread['median'])} ({pct(rel['median'])}, the median; 90th percentile "
+            f"{num(spread['p90'])}); {flat['series_within_one_entry']:,} series stay within one "
+            "entry. A settled loop reads ledger_base + desired entries per round; what moves is "
+            "the share of rounds that fall while copies are starting or being replaced. The "
+            f"widest series: {key_text(w, FLAT_FIGURES, hide)}"
+            f", from {num(w['lowest'])} at U = {w['U_lowest']} to {num(w['highest'])} at "
+            f"U = {w['U_highest']}.")
+
+
+def inflation_paragraph(inf: Mapping[str, Any], hide: Iterable[str] = ()) -> str:
+    """By how much does oscillation inflate reads per round?"""
+    if inf["cells"] == 0:
+        return "No cell overshoots, so no oscillation inflates reads per round here."
+    r = inf["ratio"]
+    grows = r["max"] is not None and r["max"] > 1
+    text = (f"<strong>Oscillation {'inflates it' if grows else 'does not inflate it'}</strong>: "
+            f"on the {inf['cells']:,} cells with overshoot &gt; 0, reads per round are ")
+    if inf["with_level"] == 0:
+        return text + ("never comparable: no cell of their series has overshoot 0, so there is "
+                       "no no-oscillation level to compare with.")
+    top = inf["largest"]
+    text += (f"up to {num(r['max'], 2)} times their series' no-oscillation level (the median "
+             "over the cells of the same series with overshoot 0), typically "
+             f"{num(r['median'])} times (median; 90th percentile {num(r['p90'])}). The largest: "
+             f"{key_text(top, ('U', 'overshoot', 'reads_per_round', 'level', 'ratio'), hide)}, "
+             f"U = {top['U']}, overshoot {num(top['overshoot'])}: {num(top['reads_per_round'], 1)} "
+             f"entries per round against {num(top['level'], 2)}.")
+    if inf["below_level"]:
+        text += (f" {inf['below_level']:,} oscillating cells read slightly fewer entries per "
+                 f"round than the level (down to {num(r['min'])} times).")
+    if inf["without_level"]:
+        text += (f" {inf['without_level']:,} oscillating cells have no such level (their "
+                 "whole series overshoots) and are not in these figures.")
+    return text
+
+
+def per_second_paragraph(ps: Mapping[str, Any]) -> str:
+    """Do reads per second fall as U grows?"""
+    if ps["series"] == 0:
+        return "No two cells differ only in U, so no trend in U is measured."
+    lf = ps["last_over_first"]
+    falls = lf["max"] is not None and lf["max"] < 1
+    text = ("<strong>Reads per second "
+            + ("fall as the loop slows</strong> (fewer rounds)" if falls else
+               "do not always fall as the loop slows</strong>")
+            + ": from the smallest to the largest U of a series they end at "
+            f"{num(lf['median'], 4)} times their first value (median over {ps['series']:,} "
+            f"series; from {num(lf['min'], 4)} to {num(lf['max'], 4)}).")
+    if ps["rising"] == 0:
+        return text + " They never rise from one U to the next larger one."
+    rise = ps["rise"]
+    return text + (f" Not strictly: in {ps['rising']:,} of the {ps['series']:,} series they "
+                   f"rise somewhere from one U to the next, by at most {pct(rise['max'])} "
+                   f"(median {pct(rise['median'])}), where the slower loop's rounds fall at "
+                   "seconds when the ledger holds more entries.")
+
+
+def by_gb_paragraphs(by: Mapping[str, Any], fixed: Mapping[str, Any]) -> list[str]:
+    """For each (G, B): the fastest loop without overshoot, the cheapest one, and the price."""
+    rows = by["rows"]
+    if not rows:
+        return ["The sweep has no ledger cells, so no (G, B) is answered."]
+    n = len(rows)
+    shown = esc(", ".join(f"{k} = {plain(v)}" for k, v in by["shown"].items()))
+    at_boundary = [r for r in rows if r["at_boundary"]]
+    never = [r for r in rows if r["zero_from"] is None]
+    same = all(r["same_for_all"] for r in rows if r["zero_from"] is not None)
+    out = []
+    off = [r for r in rows if not r["at_boundary"] and r["zero_from"] is not None]
+    if len(at_boundary) == n:
+        text = (f"<strong>Which U gives zero overshoot?</strong> For every one of the {n} "
+                "(G, B) pairs, the fastest loop whose overshoot is 0 under every desired count "
+                "and schedule is <strong>U = G + B</strong> (the smallest U ≥ G + B the sweep "
+                "ran), and every slower loop has overshoot 0 too")
+    else:
+        text = (f"<strong>Which U gives zero overshoot?</strong> For {len(at_boundary)} of the "
+                f"{n} (G, B) pairs, the fastest loop whose overshoot is 0 under every desired "
+                "count and schedule, and at every larger U, is U = G + B (the smallest U ≥ G + B "
+                "the sweep ran)")
+        if off:
+            text += "; it is " + ", ".join(
+                f"U = {r['zero_from']} at G = {r['G']}, B = {r['B']}" for r in off)
+    if never:
+        text += (f"; {len(never)} pair(s) overshoot for some desired count or schedule even at "
+                 "the largest U: " + ", ".join(f"G = {r['G']}, B = {r['B']}" for r in never))
+    if any(r["series"] > 1 for r in rows):
+        text += (". The same U for every desired count and schedule." if same
+                 else ". Per series (desired, schedule) it can be smaller; the table gives the "
+                 "range.")
+    else:
+        text += "."
+    below = sum(r["zero_below"] for r in rows)
+    if below:
+        text += (f" Below it, {cells_text(below)} {'has' if below == 1 else 'have'} overshoot 0 "
+                 "all the same, under some desired counts and schedules only: nothing to rely "
+                 "on.")
+    out.append(text)
+    cheapest = sorted({r["cheapest_U"] for r in rows if r["cheapest_U"] is not None})
+    u_max = sorted({r["U_max"] for r in rows})
+    both = [r for r in rows if r["at_zero_from"] and r["at_U_max"]]
+    dearer = sum(r["at_zero_from"]["reads_per_second"] > r["at_U_max"]["reads_per_second"]
+                 for r in both)
+    if cheapest:
+        where = (f"U = {cheapest[0]}" if len(cheapest) == 1
+                 else f"U from {cheapest[0]} to {cheapest[-1]}, depending on (G, B)")
+        out.append("<strong>At the least read cost?</strong> The U with overshoot 0 and the "
+                   f"fewest reads per second is {where} for the series shown ({shown}; the "
+                   f"sweep's largest U is {', '.join(map(str, u_max))}). In {dearer} of the "
+                   f"{len(both)} rows the fastest loop without overshoot reads more per second "
+                   "than the slowest loop: that is the trade-off, reacting soonest without "
+                   "oscillating against reading least.")
+    example = next((r for r in rows if r["G"] == fixed.get("G") and r["B"] == fixed.get("B")),
+                   rows[len(rows) // 2])
+    fast, slow = example["at_zero_from"], example["at_U_max"]
+    if fast and slow:
+        out.append(f"<strong>The price</strong>, at G = {example['G']} s, B = {example['B']} s "
+                   f"({shown}): the fastest loop without overshoot, U = "
+                   f"{example['zero_from']}, reads {num(fast['reads_per_second'])} entries per "
+                   f"second and leaves {num(fast['missing_copy_seconds'])} copy-seconds missing; "
+                   f"the slowest, U = {example['U_max']}, reads "
+                   f"{num(slow['reads_per_second'])} per second and leaves "
+                   f"{num(slow['missing_copy_seconds'])} copy-seconds missing.")
+    more = sum(r["at_U_max"]["missing_copy_seconds"] > r["at_zero_from"]["missing_copy_seconds"]
+               for r in both)
+    fewer = sum(r["at_U_max"]["missing_copy_seconds"] < r["at_zero_from"]["missing_copy_seconds"]
+                for r in both)
+    if both:
+        out.append(f"Waiting longer costs missing copy-seconds in {more} of the {len(both)} "
+                   f"rows; in {fewer} the slowest loop misses fewer (which second a round "
+                   "falls on after a death decides as much as U), in "
+                   f"{len(both) - more - fewer} the same.")
+    return out
+
+
+def _slice(fixed: Mapping[str, Any], hide: Iterable[str]) -> str:
+    """``, axis = value ...`` for the ledger rows' fixed axes that vary in the sweep, or ''."""
+    text = fixed_text(fixed, {*hide, "controller"}, "ledger")
+    return "" if text == "the whole sweep" else f", {text}"
+
+
+def by_gb_table(by: Mapping[str, Any]) -> str:
+    """One row per (G, B): the fastest and the slowest loop without overshoot, and their cost."""
+    rows = []
+    for r in by["rows"]:
+        fast, slow = r["at_zero_from"] or {}, r["at_U_max"] or {}
+        zero: Any = r["zero_from"] if r["zero_from"] is not None else Cell(
+            "none", "bad", "none (overshoot at the largest U)")
+        if r["zero_from"] is not None and not r["same_for_all"]:
+            zero = Cell(r["zero_from"], "", f"{r['zero_from']} (by series: "
+                        f"{r['zero_from_min']}\u2013{r['zero_from']})")
+        rows.append([r["G"], r["B"], r["G_plus_B"], zero,
+                     fast.get("reads_per_round"), fast.get("reads_per_second"),
+                     fast.get("missing_copy_seconds"), fast.get("unneeded"),
+                     r["U_max"], slow.get("reads_per_second"), slow.get("missing_copy_seconds"),
+                     r["cheapest_U"], r["zero_below"]])
+    return table(["G", "B", "G + B", "fastest U with overshoot 0", "reads / round",
+                  "reads / s", "missing copy-s", "unneeded copies", "slowest U", "reads / s",
+                  "missing copy-s",
+                  "cheapest U with overshoot 0", "cells with overshoot 0 below the fastest"],
+                 rows, missing="—")
+
+
+def render(summary: Summary, figures: Mapping[str, Figure]) -> str:
+    """Section c: reads per round and per second against U, oscillation's toll, and the
+    fastest loop without overshoot for each (G, B)."""
+    rc = summary["read_cost"]
+    by = rc["by_GB"]
+    hide = constant_axes(summary)
+    paragraphs = [flat_paragraph(rc["flat"], hide), inflation_paragraph(rc["inflation"], hide),
+                  per_second_paragraph(rc["per_second"]),
+                  *by_gb_paragraphs(by, rc["chart"]["fixed"])]
+    parts = [
+        '<section id="reads"><h2>c. Read cost versus period</h2>',
+        "<p>Every round, the loop reads the whole ledger: the service's own entries plus "
+        "<code>ledger_base</code> entries of other services. <code>reads</code> sums them over "
+        "the run; <code>reads_per_round</code> = reads / rounds; "
+        "<strong><code>reads_per_second</code> = reads / (duration + 1)</strong>, a run "
+        "covering the seconds 0 … duration. Seed 001's trade-off: a faster loop reads more "
+        "often, and under delay it oscillates, which puts more entries on the ledger. A "
+        "<em>series</em> is a set of cells that differ only in U.</p>",
+        f"<p>The chart shows one slice of the sweep: {fixed_text(rc['chart']['fixed'], hide)} "
+        "(seed "
+        "001's values where the sweep has them, else each parameter's most common value).</p>",
+    ]
+    if "read_cost" in figures:
+        parts.append(figure_html(figures["read_cost"]))
+    parts.append(verdict("none", paragraphs))
+    if by["rows"]:
+        shown = esc(", ".join(f"{k} = {plain(v)}" for k, v in by["shown"].items()))
+        parts += [
+            "<h3>For each (G, B): the fastest loop without overshoot, and the slowest</h3>",
+            f"<p>Ledger controller{_slice(by['fixed'], hide)}. <em>Fastest U with overshoot "
+            "0</em>: the smallest U from which overshoot is 0 at every larger U, for every "
+            f"desired count and schedule. The figures beside it are those of one series, {shown}: "
+            "reads per round and per second, missing copy-seconds (what waiting costs) and, at "
+            "the fastest, unneeded copies (zero overshoot does not mean no duplicates), at that "
+            "U and at the slowest loop the sweep ran. <em>Cheapest U</em>: the U with the "
+            "fewest reads per second among that series' cells with overshoot 0.</p>",
+            f'<div class="scroll">{by_gb_table(by)}</div>',
+        ]
+    ps = rc["per_second"]
+    if ps["where_rising"]:
+        parts += ["<details><summary>Where reads per second rise somewhere with U</summary>",
+                  where_table(ps["where_rising"], "series with a rise", among="series"),
+                  "</details>"]
+    points = rc["chart"]["points"]
+    if points:
+        head = list(points[0])
+        parts += ["<details><summary>The chart's cells</summary>",
+                  table(head, ([p[h] for h in head] for p in points)), "</details>"]
+    parts.append("</section>")
+    return "".join(parts)
+
+
+#: The read-cost chart's panels: column -> heading.
+READ_PANELS: Final = {
+    "reads_per_round": "reads per round",
+    "reads_per_second": "reads per second",
+    "overshoot": "overshoot (copies)",
+    "unneeded": "unneeded copies",
+}
+
+
+def read_cost_figure(points: Sequence[Mapping[str, Any]], fixed: Mapping[str, Any],
+                     order: Sequence[str], hide: Sequence[str] = ()) -> Figure:
+    """Reads per round, reads per second (log scale), overshoot and unneeded copies against
+    U on one slice, one line per controller, with the boundary U = G + B marked (the
+    subtitle leaves the axes in ``hide`` out of the slice's description)."""
+    columns = ["controller", "U", *READ_PANELS, "missing_copy_seconds"]
+    frame = (pl.DataFrame(list(points)).select(columns) if points else pl.DataFrame(
+        schema={"controller": pl.String, "U": pl.Int64, "reads_per_round": pl.Float64,
+                "reads_per_second": pl.Float64, "overshoot": pl.Int64, "unneeded": pl.Int64,
+                "missing_copy_seconds": pl.Int64}))
+    G, B = fixed.get("G"), fixed.get("B")
+    boundary = G + B if isinstance(G, int) and isinstance(B, int) else None
+    tooltip = [alt.Tooltip("controller:N"), alt.Tooltip("U:Q"),
+               *(alt.Tooltip(f"{c}:Q", title=h) for c, h in READ_PANELS.items()),
+               alt.Tooltip("missing_copy_seconds:Q", title="missing copy-seconds")]
+    panels = []
+    for i, (column, heading) in enumerate(READ_PANELS.items()):
+        last = i == len(READ_PANELS) - 1
+        scale = (alt.Scale(type="log") if column == "reads_per_second"
+                 and frame[column].min() is not None and frame[column].min() > 0  # type: ignore[operator]
+                 else alt.Scale(zero=False))
+        line = alt.Chart().mark_line(point=alt.OverlayMarkDef(size=12)).encode(
+            x=alt.X("U:Q", title="U: loop period (s)" if last else None,
+                    axis=alt.Axis(labels=last)),
+            y=alt.Y(f"{column}:Q", title=heading + (" (log scale)" if scale.type == "log"
+                                                    else ""), scale=scale),
+            color=alt.Color("controller:N", sort=list(order), title="controller"),
+            strokeDash=alt.StrokeDash("controller:N", sort=list(order), legend=None),
+            tooltip=tooltip,
+        )
+        layers: list[alt.Chart] = [line]
+        if boundary is not None:
+            layers.append(alt.Chart().mark_rule(color="#333", strokeDash=[5, 3]).encode(
+                x=alt.datum(boundary)))
+        panels.append(alt.layer(*layers).properties(width=WIDTH - 300, height=120))
+    chart = alt.vconcat(*panels, data=inline(frame), spacing=8)
+    title = "Read cost against the loop period U, beside overshoot and unneeded copies"
+    where = describe({a: v for a, v in fixed.items() if a not in hide}) or "the whole sweep"
+    sub = (f"One slice of the sweep: {where}. reads_per_second = reads / (duration + 1). "
+           + ("Dashed: U = G + B." if boundary is not None else ""))
+    return Figure("read_cost", title, finish(chart, title, sub))
+
+
+def summarize(sweep: Sweep) -> dict[str, Any]:
+    """Every read-cost figure (``summary.json``'s ``read_cost``)."""
+    return {"read_cost": read_cost_verdict(sweep.table, sweep.axes, sweep.schedules)}
+
+
+def charts(sweep: Sweep, summary: Summary) -> list[Figure]:
+    """Reads per round and per second against U at the chart's fixed slice."""
+    chart = summary["read_cost"]["chart"]
+    constant = [a for a, f in summary["axes"].items() if f["distinct"] <= 1]
+    return [read_cost_figure(chart["points"], chart["fixed"], controllers(sweep.table),
+                             hide=constant)]
+
+
+def glance(summary: Summary) -> str:
+    """What a faster loop costs in reads, in one sentence."""
+    rc = summary["read_cost"]
+    flat, inf = rc["flat"], rc["inflation"]
+    text = '<a href="#reads">Read cost</a>: '
+    if flat["series"]:
+        text += (f"without oscillation, reads per round move with U by at most "
+                 f"{pct(flat['relative']['max'])}; ")
+    if inf["with_level"]:
+        text += (f"oscillation inflates them up to {num(inf['ratio']['max'], 2)}&times; "
+                 f"(median {num(inf['ratio']['median'])}&times;); ")
+    rows = rc["by_GB"]["rows"]
+    if rows:
+        at = sum(r["at_boundary"] for r in rows)
+        text += (f"the fastest loop without overshoot is U = G + B for {at} of {len(rows)} "
+                 "(G, B) pairs.")
+    return text.rstrip("; ") + ("" if text.endswith(".") else ".")
+
+
+SECTION = Section("read_cost", summarize, render, charts, glance)
