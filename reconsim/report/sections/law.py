@@ -103,9 +103,8 @@ def law_verdict(table: pl.DataFrame, axes: Sequence[str],
     other = mismatched.filter(elsewhere)
     other_diff = other.select(diff.alias("d"))["d"]
     return {
-        "population": "ledger rows where law_holds is not null: the ledger controller without "
-                      "a cap on corrections per round, every observe (created: the "
-                      "⌈G / U⌉ analogue)",
+        "population": f"ledger rows where law_holds is not null: {LAW_SCOPE}, every observe "
+                      "(created: the ⌈G / U⌉ analogue)",
         "cells": checked.height,
         "mismatches": mismatched.height,
         "holds": checked.height - mismatched.height,
