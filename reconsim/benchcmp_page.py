@@ -10,7 +10,7 @@ import altair as alt
 import polars as pl
 
 from reconsim.benchcmp import COST_FIGURES, QUALITY_FIGURES, Comparison, Tradeoff
-from reconsim.pages import render_page
+from reconsim.pages import chart, render_page
 from reconsim.report_charts import inline
 
 #: Figure -> axis title.
@@ -29,9 +29,13 @@ def tradeoff_chart(tradeoffs: Sequence[Tradeoff]) -> dict[str, Any]:
     for quality, cost in zip(QUALITY_FIGURES, COST_FIGURES, strict=True):
         if frame[quality].null_count() or frame[cost].null_count():
             continue
+        top = int(frame.select(pl.col(quality).max()).item() or 0)
+        ticks = [0] + [10**k for k in range(1, max(2, len(str(max(top, 1))) + 1))]
         base = alt.Chart(inline(frame)).encode(
             x=alt.X(f"{cost}:Q", title=TITLES[cost], scale=alt.Scale(zero=False)),
-            y=alt.Y(f"{quality}:Q", title=TITLES[quality]),
+            # symlog: the variants without duplicates sit at 0, the ledger's near a million
+            y=alt.Y(f"{quality}:Q", title=TITLES[quality], axis=alt.Axis(values=ticks),
+                    scale=alt.Scale(type="symlog", domain=[0, ticks[-1]])),
             tooltip=["variant:N", f"{quality}:Q", f"{cost}:Q", "frontier:N",
                      alt.Tooltip("beaten_by:N", title="beaten by")],
         )
@@ -51,7 +55,7 @@ def tradeoff_chart(tradeoffs: Sequence[Tradeoff]) -> dict[str, Any]:
 
 def render_html(c: Comparison) -> str:
     """The comparison as one self-contained page."""
-    charts = [{"name": "tradeoff", "title": "Quality against cost (head run)",
-               "spec": tradeoff_chart(c.tradeoffs)}] if c.tradeoffs else []
-    return render_page("benchcmp.html", charts, c=c,
+    charts = [chart("tradeoff", "Quality against cost (head run)",
+                    tradeoff_chart(c.tradeoffs))] if c.tradeoffs else []
+    return render_page("benchcmp.html", charts=charts, c=c,
                        quality=QUALITY_FIGURES, cost=COST_FIGURES)

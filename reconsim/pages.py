@@ -6,7 +6,7 @@ elements, drawn by the Vega bundle inlined from vl-convert (no network at view t
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import jinja2
@@ -24,13 +24,14 @@ def _environment() -> jinja2.Environment:
     return env
 
 
-def render_page(template: str, charts: Sequence[Mapping[str, Any]], **context: Any) -> str:
-    """Render ``template`` with ``context``; each chart (``name``, ``title``, ``spec``) gets
-    its spec as JSON safe inside a script element, and the page the Vega bundle."""
+def chart(name: str, title: str, spec: Mapping[str, Any]) -> dict[str, Any]:
+    """A chart for ``_charts.html``: its spec as JSON safe inside a script element."""
+    return {"name": name, "title": title, "json": Markup(script_json(spec))}
+
+
+def render_page(template: str, **context: Any) -> str:
+    """Render ``template`` with ``context``, the page style and the Vega bundle."""
     return _environment().get_template(template).render(
-        style=Markup(STYLE),
-        bundle=Markup(javascript_bundle()),
-        embed=Markup(EMBED),
-        charts=[{**c, "json": Markup(script_json(c["spec"]))} for c in charts],
+        style=Markup(STYLE), bundle=Markup(javascript_bundle()), embed=Markup(EMBED),
         **context,
     )
