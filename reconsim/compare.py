@@ -34,7 +34,8 @@ LARGEST: Final = 10
 MAX_WHERE_VALUES: Final = 60
 #: Panels of a delta heatmap: at most this many values on each of two panel axes.
 MAX_PANEL_VALUES: Final = 8
-_A, _B = "__in_a", "__in_b"
+#: The two hashes of a cell's parameters that match cells across the tables.
+_KEY: Final = ("__key0", "__key1")
 #: Parameters null where they do not apply (``ttl`` outside expectations): a null there
 #: does not make the axis vary.
 _NULL_IF_INAPPLICABLE: Final = frozenset(f.name for f in PARAMS
@@ -182,59 +183,71 @@ def compare(a: str | Path, b: str | Path,
         if name not in metrics:
             raise CompareError(f"--tolerance: {name!r} is not a column of these sweeps")
 
-    def side(lazy: pl.LazyFrame, schema: pl.Schema, tag: str, flag: str) -> pl.LazyFrame:
+    def side(lazy: pl.LazyFrame, schema: pl.Schema, tag: str) -> pl.LazyFrame:
         casts = [pl.col(k).cast(sa[k]) for k in keys if schema[k] != sa[k]]
-        return lazy.select(*keys, *(pl.col(m).alias(f"{m}__{tag}") for m in metrics)
-                           ).with_columns(*casts, pl.lit(True).alias(flag))
+        cell = pl.struct(list(keys))
+        return lazy.with_columns(*casts).select(
+            cell.hash(0).alias(_KEY[0]), cell.hash(1).alias(_KEY[1]), *keys,
+            *(pl.col(m).alias(f"{m}__{tag}") for m in metrics))
 
-    left, right = side(la, sa, "a", _A), side(lb, sb, "b", _B)
-    joined = left.join(right, on=list(keys), how="full", nulls_equal=True, coalesce=True)
-    # Lists (deaths, restart_at) as text: groupable, and readable in a table.
-    joined = joined.with_columns(flat(k, sa[k]) for k in keys)
-    both = pl.col(_A).is_not_null() & pl.col(_B).is_not_null()
-    matched = joined.filter(both)
-
-    counts_q = joined.select(
-        cells_a=pl.col(_A).count(), cells_b=pl.col(_B).count(), matched=both.sum(),
-        **{f"changed__{m}": (both & _changed(m, tolerances.get(m, 0))).sum() for m in metrics},
+    left, right = side(la, sa, "a"), side(lb, sb, "b")
+    # Matched on a 128-bit hash of all parameters (two seeds): the join carries two
+    # integers per cell rather than every parameter, lists included. Two different cells
+    # sharing both hashes is as likely as a collision of two random 128-bit numbers; two
+    # cells of one table sharing them would show as a duplicate and stop the comparison.
+    matched = left.join(right.select(*_KEY, *(f"{m}__b" for m in metrics)), on=list(_KEY),
+                        how="inner")
+    counts_q = matched.select(
+        matched=pl.len(),
+        **{f"changed__{m}": _changed(m, tolerances.get(m, 0)).sum() for m in metrics},
         **{f"min__{m}": (pl.col(f"{m}__b") - pl.col(f"{m}__a")).min() for m in metrics},
         **{f"max__{m}": (pl.col(f"{m}__b") - pl.col(f"{m}__a")).max() for m in metrics},
+        **{f"distinct__{k}": (pl.col(k).drop_nulls() if k in _NULL_IF_INAPPLICABLE
+                              else pl.col(k)).n_unique() for k in keys},
     )
-    distinct_q = [lazy.select(pl.len().alias("rows"),
-                              pl.struct(list(keys)).n_unique().alias("cells"))
-                  for lazy in (la, lb)]
-    varying_q = matched.select(
-        (pl.col(k).drop_nulls() if k in _NULL_IF_INAPPLICABLE else pl.col(k)).n_unique()
-        for k in keys)
-    counts, dist_a, dist_b, nuniq = pl.collect_all([counts_q, *distinct_q, varying_q])
+    distinct_q = [frame.select(pl.len().alias("rows"),
+                               pl.struct(list(_KEY)).n_unique().alias("cells"))
+                  for frame in (left, right)]
+    counts, dist_a, dist_b = _collect([counts_q, *distinct_q])
     c = counts.row(0, named=True)
-    for path, d in ((a, dist_a), (b, dist_b)):
-        rows, cells = d.row(0)
+    distinct = {k: int(c[f"distinct__{k}"]) for k in keys}
+    (rows_a, cells_a), (rows_b, cells_b) = dist_a.row(0), dist_b.row(0)
+    for path, rows, cells in ((a, rows_a, cells_a), (b, rows_b, cells_b)):
         if rows != cells:
             raise CompareError(f"{path}: {rows - cells:,} duplicate cells (same parameters)")
     if c["matched"] == 0:
-        raise CompareError(f"no cells in common: {c['cells_a']:,} cells in {a}, "
-                           f"{c['cells_b']:,} in {b}, matched on {', '.join(keys)}")
+        raise CompareError(f"no cells in common: {cells_a:,} cells in {a}, "
+                           f"{cells_b:,} in {b}, matched on {', '.join(keys)}")
 
-    varying = tuple(k for k in keys if nuniq[k][0] > 1)
+    varying = tuple(k for k in keys if distinct[k] > 1)
     # A schedule's name stands for its deaths in tables (they still match cells).
     shown = [k for k in varying if not (k == "deaths" and "schedule" in varying)]
     shown = shown or list(keys[:3])
-    samples = pl.collect_all([
-        joined.filter(pl.col(_B).is_null()).select(shown).sort(shown).head(SAMPLE),
-        joined.filter(pl.col(_A).is_null()).select(shown).sort(shown).head(SAMPLE),
+    order = [k for k in shown if not isinstance(sa[k], pl.List)]
+    samples = _collect([
+        one.join(other.select(_KEY), on=list(_KEY), how="anti").select(shown)
+        .sort(order).head(SAMPLE) for one, other in ((left, right), (right, left))
     ])
-    panels = _panels(shown, {k: nuniq[k][0] for k in keys})
+    panels = _panels(shown, distinct)
+    scope = _Scope(shown=tuple(shown), order=tuple(order), panels=panels,
+                   schema={k: sa[k] for k in keys})
     diffs = [_located(matched, MetricDiff(m, tolerances.get(m, 0.0), int(c[f"changed__{m}"]),
-                                          c[f"min__{m}"], c[f"max__{m}"]), shown, panels)
+                                          c[f"min__{m}"], c[f"max__{m}"]), scope)
              for m in metrics]
     return Comparison(
         a=str(a), b=str(b), keys=keys, varying=varying, panels=panels, metrics=tuple(diffs),
-        cells_a=int(c["cells_a"]), cells_b=int(c["cells_b"]), matched=int(c["matched"]),
-        only_a=int(c["cells_a"] - c["matched"]), only_b=int(c["cells_b"] - c["matched"]),
-        only_a_sample=samples[0].to_dicts(), only_b_sample=samples[1].to_dicts(),
+        cells_a=cells_a, cells_b=cells_b, matched=int(c["matched"]),
+        only_a=cells_a - int(c["matched"]), only_b=cells_b - int(c["matched"]),
+        only_a_sample=_flat(samples[0], scope).to_dicts(),
+        only_b_sample=_flat(samples[1], scope).to_dicts(),
         shown=tuple(shown),
     )
+
+
+def _collect(queries: Sequence[pl.LazyFrame]) -> list[pl.DataFrame]:
+    """Run queries that each reduce the join to an aggregate or a bounded sample, together
+    and on polars' streaming engine: the tables pass through in batches."""
+    return pl.collect_all(queries, engine="streaming")
 
 
 def _panels(shown: Sequence[str], distinct: Mapping[str, int]) -> tuple[str, ...]:
@@ -246,42 +259,59 @@ def _panels(shown: Sequence[str], distinct: Mapping[str, int]) -> tuple[str, ...
                                                    shown.index(k)))[:2])
 
 
-def _located(matched: pl.LazyFrame, diff: MetricDiff, shown: Sequence[str],
-             panels: Sequence[str]) -> MetricDiff:
+@dataclass(frozen=True)
+class _Scope:
+    """What the per-metric queries show: parameters (in order), sort keys, panels, types."""
+
+    shown: tuple[str, ...]
+    order: tuple[str, ...]
+    panels: tuple[str, ...]
+    schema: Mapping[str, pl.DataType]
+
+
+def _flat(frame: pl.DataFrame, scope: _Scope) -> pl.DataFrame:
+    """A small result with its list parameters (deaths, restart_at) as text."""
+    return frame.with_columns(flat(k, scope.schema[k]) for k in frame.columns
+                              if k in scope.schema)
+
+
+def _located(matched: pl.LazyFrame, diff: MetricDiff, scope: _Scope) -> MetricDiff:
     """``diff`` with its largest changes, ``where`` and heatmap, when some cell changed."""
     if diff.changed == 0:
         return diff
-    m, tolerance = diff.metric, diff.tolerance
+    m, tolerance, shown, panels = diff.metric, diff.tolerance, scope.shown, scope.panels
     delta = (pl.col(f"{m}__b") - pl.col(f"{m}__a")).alias("delta")
     hit = _changed(m, tolerance).alias("changed")
     cells = matched.with_columns(delta, hit)
     largest_q = (cells.filter(pl.col("changed"))
                  .with_columns(pl.col("delta").abs().fill_null(math.inf).alias("__size"))
-                 .sort(["__size", *shown], descending=[True, *[False] * len(shown)],
+                 .sort(["__size", *scope.order], descending=[True, *[False] * len(scope.order)],
                        nulls_last=True)
                  .head(LARGEST)
                  .select(*shown, pl.col(f"{m}__a").alias("a"), pl.col(f"{m}__b").alias("b"),
                          "delta"))
     where_q = [cells.group_by(k).agg(pl.col("changed").sum().alias("cells"),
-                                     pl.len().alias("of")).sort(k, nulls_last=False)
+                                     pl.len().alias("of"))
                for k in shown]
-    grid = [k for k in ("G", "U") if k in cells.collect_schema()]
+    grid = [k for k in ("G", "U") if k in scope.schema]
     heat_q = cells.group_by([*grid, *panels]).agg(
         pl.len().alias("cells"), pl.col("changed").sum().alias("changed"),
         pl.col("delta").min().alias("delta_min"), pl.col("delta").max().alias("delta_max"),
-    ).sort([*grid, *panels]) if grid else None
-    frames = pl.collect_all([largest_q, *where_q, *([heat_q] if heat_q is not None else [])])
+    ) if grid else None
+    frames = _collect([largest_q, *where_q, *([heat_q] if heat_q is not None else [])])
     where = []
-    for k, frame in zip(shown, frames[1:1 + len(shown)], strict=True):
-        hits = frame.filter(pl.col("cells") > 0)
+    for k, raw in zip(shown, frames[1:1 + len(shown)], strict=True):
+        counted = _flat(raw, scope).sort(k, nulls_last=False)
+        hits = counted.filter(pl.col("cells") > 0)
         where.append({
-            "axis": k, "distinct": hits.height, "of_distinct": frame.height,
+            "axis": k, "distinct": hits.height, "of_distinct": counted.height,
             "truncated": hits.height > MAX_WHERE_VALUES,
             "min": hits[k].min(), "max": hits[k].max(),
             "values": [] if hits.height > MAX_WHERE_VALUES else hits.to_dicts(),
         })
-    return dataclasses.replace(diff, largest=frames[0].to_dicts(), where=where,
-                               heatmap=frames[-1] if heat_q is not None else None)
+    heatmap = _flat(frames[-1], scope).sort([*grid, *panels]) if heat_q is not None else None
+    return dataclasses.replace(diff, largest=_flat(frames[0], scope).to_dicts(), where=where,
+                               heatmap=heatmap)
 
 
 def _num(v: Any) -> str:
