@@ -258,11 +258,23 @@ def compare_runs(base: Run, head: Run,
 
 
 def tradeoffs(run: Run) -> tuple[Tradeoff, ...]:
-    """Each variant's quality and cost figures, with the variants that beat it: no worse on
-    every figure both have and better on one (figures a run lacks are left out)."""
+    """Each variant's quality and cost figures, with the variants that beat it."""
+    return frontier({n: v.quality for n, v in run.variants.items()})
+
+
+def frontier(figures: Mapping[str, Mapping[str, int]]) -> tuple[Tradeoff, ...]:
+    """Variant -> its figures, as :class:`Tradeoff` rows: each variant's quality and cost
+    figures and the variants that beat it, no worse on every one and better on one
+    (a figure some variant lacks is left out).
+
+    >>> [t.beaten_by for t in frontier({"a": {"reads": 2}, "b": {"reads": 1}})]
+    [('b',), ()]
+    """
     wanted = (*QUALITY_FIGURES, *COST_FIGURES)
-    rows = {n: {f: v.quality.get(f) for f in wanted} for n, v in run.variants.items()}
+    rows = {n: {f: q.get(f) for f in wanted} for n, q in figures.items()}
     present = [f for f in wanted if all(r[f] is not None for r in rows.values())]
+    if not present:
+        return tuple(Tradeoff(n, r, ()) for n, r in rows.items())
 
     def beats(a: Mapping[str, int | None], b: Mapping[str, int | None]) -> bool:
         pairs = [(a[f], b[f]) for f in present]
