@@ -247,7 +247,11 @@ def compare(a: str | Path, b: str | Path,
 def _collect(queries: Sequence[pl.LazyFrame]) -> list[pl.DataFrame]:
     """Run queries that each reduce the join to an aggregate or a bounded sample, together
     and on polars' streaming engine: the tables pass through in batches."""
-    return pl.collect_all(queries, engine="streaming")
+    try:
+        return pl.collect_all(queries, engine="streaming")
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise CompareError(f"cannot read the tables: {first}") from None
 
 
 def _panels(shown: Sequence[str], distinct: Mapping[str, int]) -> tuple[str, ...]:

@@ -156,7 +156,7 @@ def test_lazy_comparison_matches_a_plain_eager_join(base: Path, tmp_path: Path) 
 
 
 @pytest.mark.parametrize("case", ["missing", "not a sweep", "no overlap", "metrics",
-                                  "tolerance metric", "tolerance value"])
+                                  "corrupt", "tolerance metric", "tolerance value"])
 def test_bad_input_is_one_line_exit_2_nothing_written(
         base: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch, case: str) -> None:
@@ -167,11 +167,15 @@ def test_bad_input_is_one_line_exit_2_nothing_written(
                        "no cells in common"),
         "metrics": ([str(base), str(edited(base, tmp_path / "less", reads=pl.lit(0)))
                      ], "different metric sets"),
+        "corrupt": ([str(base), str(edited(base, tmp_path / "bad"))], "unreadable table"),
         "tolerance metric": ([str(base), str(base), "--tolerance", "overshot=1"],
                              "unknown metric 'overshot'"),
         "tolerance value": ([str(base), str(base), "--tolerance", "overshoot=-1"],
                             "expected a non-negative number, got '-1'"),
     }[case]
+    if case == "corrupt":
+        for part in (tmp_path / "bad" / "data").glob("*.parquet"):
+            part.write_bytes(part.read_bytes()[:300])
     if case == "metrics":
         for part in (tmp_path / "less" / "data").glob("*.parquet"):
             pl.read_parquet(part).drop("reads").write_parquet(part)
