@@ -20,8 +20,22 @@ def _environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.PackageLoader("reconsim", "templates"),
                              autoescape=True, undefined=jinja2.StrictUndefined,
                              trim_blocks=True, lstrip_blocks=True)
-    env.filters["num"] = lambda v: "—" if v is None else f"{v:,}"
+    env.filters["num"] = number
     return env
+
+
+def number(value: Any) -> str:
+    """A figure for a table: thousands separated, floats to six significant digits (exact
+    integers without a decimal point), a dash for null.
+
+    >>> number(1234567), number(0.038885245901), number(2.0), number(None)
+    ('1,234,567', '0.0388852', '2', '—')
+    """
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:,.0f}" if value.is_integer() else f"{value:,.6g}"
+    return f"{value:,}" if isinstance(value, int) else str(value)
 
 
 def chart(name: str, title: str, spec: Mapping[str, Any]) -> dict[str, Any]:
