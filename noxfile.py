@@ -50,6 +50,18 @@ def bench(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
+def bench_compare(session: nox.Session) -> None:
+    """Compare two runs of the controller benchmarks:
+    ``nox -s bench_compare -- BASE.json HEAD.json [--markdown] [--html FILE]``; quality
+    changes pass only when bench/quality-baseline.json records the head's figures."""
+    session.install("-e", ".")
+    args = list(session.posargs)
+    if not any(a.startswith("--baseline") for a in args):
+        args += ["--baseline", "bench/quality-baseline.json"]
+    session.run("reconsim", "bench-compare", *args)
+
+
+@nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
     """ruff and mypy --strict on the package."""
     session.install("-e", ".[test,lint]")

@@ -55,7 +55,8 @@ def scenarios(variant: dict[str, Any]) -> pl.DataFrame:
 
 
 def quality(out: pl.DataFrame) -> dict[str, int]:
-    """The figures a variant is judged by, over the whole scenario set."""
+    """The figures a variant is judged by, over the whole scenario set: its quality (excess
+    copy-seconds, wasted deletes, ...) and its cost (missing copy-seconds, ledger reads)."""
     row = out.select(
         cells=pl.len(),
         unneeded=pl.col("unneeded").sum(),
@@ -63,6 +64,7 @@ def quality(out: pl.DataFrame) -> dict[str, int]:
         wasted_delete_commands=(pl.col("delete_commands") - pl.col("deleted")).sum(),
         excess_copy_seconds=pl.col("excess_copy_seconds").sum(),
         missing_copy_seconds=pl.col("missing_copy_seconds").sum(),
+        reads=pl.col("reads").sum(),
         worst_stable_at=pl.col("stable_at").max(),
         never_stable=pl.col("stable_at").null_count(),
     ).row(0, named=True)

@@ -23,6 +23,7 @@ from typing import Any
 import polars as pl
 import pytest
 
+from reconsim.benchcmp import frontier
 from reconsim.model.simulate import DEATHS_DTYPE
 
 #: Benchmarks record cells/s here; the terminal summary prints them side by side.
@@ -133,6 +134,11 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
                 f"{q[c]:>{max(len(c), 8) + 2}}" for c in columns))
         terminalreporter.write_line("(worst_stable_at -1: no cell ever settled; never_stable: "
                                     "cells still unsettled at the end)")
+        beaten = [t for t in frontier(QUALITY) if not t.on_frontier]
+        terminalreporter.write_line(
+            "quality against cost (excess copy-s, wasted deletes / missing copy-s, reads): "
+            + "; ".join(f"{t.name} beaten by {', '.join(t.beaten_by)}" for t in beaten)
+            if beaten else "quality against cost: every variant is on the frontier")
     for line in SLOWER:
         terminalreporter.write_line(f"SLOWER THAN BASELINE: {line}", yellow=True, bold=True)
     if not RATES:

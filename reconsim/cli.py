@@ -215,6 +215,93 @@ def _publish(args: argparse.Namespace) -> None:
         raise UsageError(f"reconsim publish: {exc}") from None
 
 
+def _add_compare(sub: Any) -> None:
+    p = sub.add_parser(
+        "compare", help="compare two sweeps cell by cell",
+        description="Compare two sweep directories cell by cell: cells matched on their "
+        "parameters, per metric how many changed, the largest changes and where they lie. "
+        "Writes A_vs_B.html (self-contained). Exit status 0 when every matched cell is "
+        "identical on every metric, 1 when one differs, 2 on bad input.")
+    p.add_argument("a", metavar="A", help="a sweep's output directory")
+    p.add_argument("b", metavar="B", help="another sweep's output directory")
+    p.add_argument("--tolerance", action="append", default=[], metavar="METRIC=X",
+                   help="count a cell as changed only when |B - A| > X for METRIC "
+                   "(repeatable; default 0: exact)")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--markdown", action="store_true",
+                     help="print a markdown summary (for $GITHUB_STEP_SUMMARY)")
+    out.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    p.add_argument("--html", metavar="FILE",
+                   help="where to write the page (default ./A_vs_B.html from the names)")
+    p.set_defaults(handler=_compare)
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from reconsim.compare import CompareError, compare, output_name, parse_tolerances, render
+
+    try:
+        comparison = compare(args.a, args.b, parse_tolerances(args.tolerance))
+    except CompareError as exc:
+        raise UsageError(f"reconsim compare: {exc}") from None
+    from reconsim.compare_page import render_html
+
+    _write_text(args.html or output_name(args.a, args.b), render_html(comparison), "compare")
+    if args.json:
+        print(json.dumps(comparison.to_json(), indent=1, default=str))
+    else:
+        print(render(comparison, markdown=args.markdown), end="")
+    return 0 if comparison.identical else 1
+
+
+def _add_bench_compare(sub: Any) -> None:
+    p = sub.add_parser(
+        "bench-compare", help="compare two runs of the controller benchmarks",
+        description="Compare two pytest-benchmark JSON files of the controller benchmarks: "
+        "every quality figure base -> head (exact), time per cell as a ratio with its spread "
+        "(advisory), and each variant's quality against its cost. Exit status 1 when a "
+        "quality figure changed and --baseline does not record the head's figures.")
+    p.add_argument("base", metavar="BASE.json", help="the base run (pytest-benchmark JSON)")
+    p.add_argument("head", metavar="HEAD.json", help="the head run (pytest-benchmark JSON)")
+    p.add_argument("--baseline", metavar="FILE",
+                   help="the head's quality baseline (bench/quality-baseline.json): a changed "
+                   "variant passes when this file records exactly its head figures")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--markdown", action="store_true",
+                     help="print markdown (for $GITHUB_STEP_SUMMARY) instead of text")
+    out.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    p.add_argument("--html", metavar="FILE", help="also write a self-contained HTML page")
+    p.set_defaults(handler=_bench_compare)
+
+
+def _bench_compare(args: argparse.Namespace) -> int:
+    from reconsim.benchcmp import BenchError, compare_runs, load_baseline, load_run, render
+
+    try:
+        base, head = load_run(args.base), load_run(args.head)
+        baseline = load_baseline(args.baseline) if args.baseline else None
+    except BenchError as exc:
+        raise UsageError(f"reconsim bench-compare: {exc}") from None
+    comparison = compare_runs(base, head, baseline, args.baseline)
+    if args.html:
+        from reconsim.benchcmp_page import render_html
+
+        _write_text(args.html, render_html(comparison), "bench-compare")
+    if args.json:
+        print(json.dumps(comparison.to_json(), indent=1))
+    else:
+        print(render(comparison, markdown=args.markdown), end="")
+    return 1 if comparison.failed else 0
+
+
+def _write_text(path: str, text: str, command: str) -> None:
+    """Write a page, or report in one line why it cannot be written."""
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"reconsim {command}: {path}: cannot write ({exc.strerror})") from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``reconsim`` parser with every subcommand."""
     parser = _Parser(prog="reconsim", description=(
@@ -227,6 +314,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_sweep(sub)
     _add_report(sub)
     _add_publish(sub)
+    _add_compare(sub)
+    _add_bench_compare(sub)
     return parser
 
 
@@ -234,7 +323,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status (2 for bad input, printed in one line)."""
     try:
         args = build_parser().parse_args(argv)
-        args.handler(args)
+        status = args.handler(args)
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -242,7 +331,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("interrupted: finished chunks are kept; run the same command again to resume",
               file=sys.stderr)
         return 130
-    return 0
+    return int(status or 0)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,396 @@
+"""Two sweeps compared cell by cell: which cells changed, by how much, and where.
+
+Cells are matched on the parameter columns of a sweep table
+(:data:`reconsim.sweep.grid.PARAM_COLUMNS`); cells in only one sweep are counted and listed
+(a bounded sample), never dropped. For each metric: how many matched cells changed
+(by more than its tolerance), the largest changes, how the changed cells spread over
+each parameter, and the delta (B - A) aggregated over G x U per panel.
+
+Both tables are scanned lazily and joined by polars; only aggregates and bounded samples
+are collected, so two sweeps of millions of cells compare in the memory of their
+aggregates. Computing lives here; :mod:`reconsim.compare_page` draws the page.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import polars as pl
+
+from reconsim.model.params import METRIC_NAMES, PARAMS
+from reconsim.report.data import flat
+from reconsim.sweep.grid import PARAM_COLUMNS
+from reconsim.sweep.store import DATA
+
+#: Cells listed in full: per side among unmatched cells, per metric among the largest changes.
+SAMPLE: Final = 20
+LARGEST: Final = 10
+#: An axis with more distinct values among changed cells lists only its range.
+MAX_WHERE_VALUES: Final = 60
+#: Panels of a delta heatmap: at most this many values on each of two panel axes.
+MAX_PANEL_VALUES: Final = 8
+#: The two hashes of a cell's parameters that match cells across the tables.
+_KEY: Final = ("__key0", "__key1")
+#: Parameters null where they do not apply (``ttl`` outside expectations): a null there
+#: does not make the axis vary.
+_NULL_IF_INAPPLICABLE: Final = frozenset(f.name for f in PARAMS
+                                         if f.metadata.get("applies") is not None)
+
+
+class CompareError(ValueError):
+    """Bad input to a comparison: the message names the directory or the value."""
+
+
+@dataclass(frozen=True)
+class MetricDiff:
+    """One metric over the matched cells: how many changed, by how much, where."""
+
+    metric: str
+    tolerance: float
+    changed: int
+    delta_min: float | None
+    delta_max: float | None
+    #: the largest changes (by |B - A|), each cell's varying parameters with a, b, delta
+    largest: list[dict[str, Any]] = field(default_factory=list)
+    #: per shown axis: the values of changed cells, each with its count among all matched
+    where: list[dict[str, Any]] = field(default_factory=list)
+    #: G x U (x panel axes) aggregates of the delta over the matched cells
+    heatmap: pl.DataFrame | None = None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Everything ``reconsim compare`` reports."""
+
+    a: str
+    b: str
+    keys: tuple[str, ...]
+    varying: tuple[str, ...]
+    panels: tuple[str, ...]
+    metrics: tuple[MetricDiff, ...]
+    cells_a: int
+    cells_b: int
+    matched: int
+    only_a: int
+    only_b: int
+    only_a_sample: list[dict[str, Any]]
+    only_b_sample: list[dict[str, Any]]
+    #: the parameters tables show: the varying ones (deaths named by their schedule)
+    shown: tuple[str, ...] = ()
+
+    @property
+    def identical(self) -> bool:
+        """True when no metric changed (beyond its tolerance) in any matched cell."""
+        return all(m.changed == 0 for m in self.metrics)
+
+    def to_json(self) -> dict[str, Any]:
+        """The comparison as plain data (heatmaps left out: they are the page's)."""
+        return {
+            "a": self.a, "b": self.b, "identical": self.identical,
+            "cells": {"a": self.cells_a, "b": self.cells_b, "matched": self.matched,
+                      "only_a": self.only_a, "only_b": self.only_b},
+            "keys": list(self.keys), "varying": list(self.varying),
+            "only_a_sample": self.only_a_sample, "only_b_sample": self.only_b_sample,
+            "metrics": {m.metric: {"tolerance": m.tolerance, "changed": m.changed,
+                                   "delta_min": m.delta_min, "delta_max": m.delta_max,
+                                   "largest": m.largest, "where": m.where}
+                        for m in self.metrics},
+        }
+
+
+def parse_tolerances(items: Sequence[str]) -> dict[str, float]:
+    """``METRIC=X`` items as a mapping; raise :class:`CompareError` naming a bad item.
+
+    >>> parse_tolerances(["overshoot=1", "reads_per_round=0.5"])
+    {'overshoot': 1.0, 'reads_per_round': 0.5}
+    """
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise CompareError(f"--tolerance: expected METRIC=X, got {item!r}")
+        if name not in METRIC_NAMES:
+            raise CompareError(f"--tolerance: unknown metric {name!r} "
+                               f"(one of {', '.join(METRIC_NAMES)})")
+        try:
+            x = float(value)
+        except ValueError:
+            x = math.nan
+        if not math.isfinite(x) or x < 0:
+            raise CompareError(f"--tolerance: {name}: expected a non-negative number, "
+                               f"got {value!r}")
+        out[name] = x
+    return out
+
+
+def _scan(sweep: str | Path) -> tuple[pl.LazyFrame, pl.Schema]:
+    path = Path(sweep)
+    if not path.is_dir():
+        raise CompareError(f"{path}: no such directory")
+    if not any((path / DATA).glob("part-*.parquet")):
+        raise CompareError(f"{path}: not a sweep (no {DATA}/part-*.parquet)")
+    lazy = pl.scan_parquet(path / DATA / "part-*.parquet")
+    try:
+        return lazy, lazy.collect_schema()
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        raise CompareError(f"{path}: unreadable table ({exc})") from None
+
+
+def _columns(schemas: tuple[pl.Schema, pl.Schema], dirs: tuple[str, str],
+             names: Sequence[str], what: str) -> tuple[str, ...]:
+    """The columns of ``names`` both tables have; raise when one has a column the other lacks
+    or a different type in it."""
+    (schema_a, schema_b), (a, b) = schemas, dirs
+    in_a = [c for c in names if c in schema_a]
+    in_b = [c for c in names if c in schema_b]
+    if in_a != in_b:
+        only_a, only_b = sorted(set(in_a) - set(in_b)), sorted(set(in_b) - set(in_a))
+        raise CompareError(f"different {what}: only in {a}: {', '.join(only_a) or 'none'}; "
+                           f"only in {b}: {', '.join(only_b) or 'none'}")
+    for c in in_a:
+        if schema_a[c] != schema_b[c] and not (schema_a[c].is_numeric()
+                                               and schema_b[c].is_numeric()):
+            raise CompareError(f"column {c!r} is {schema_a[c]} in {a} and {schema_b[c]} in {b}")
+    return tuple(in_a)
+
+
+def _changed(m: str, tolerance: float) -> pl.Expr:
+    a, b = pl.col(f"{m}__a"), pl.col(f"{m}__b")
+    if tolerance == 0:
+        return ~a.eq_missing(b)
+    return (a.is_null() != b.is_null()) | ((b - a).abs() > tolerance).fill_null(False)
+
+
+def compare(a: str | Path, b: str | Path,
+            tolerances: Mapping[str, float] | None = None) -> Comparison:
+    """Compare sweep directories ``a`` and ``b`` cell by cell.
+
+    Raises :class:`CompareError` on a missing or unreadable directory, different metric or
+    parameter columns, duplicate cells, or no cell in common.
+    """
+    tolerances = dict(tolerances or {})
+    (la, sa), (lb, sb) = _scan(a), _scan(b)
+    keys = _columns((sa, sb), (str(a), str(b)), PARAM_COLUMNS, "parameter columns")
+    metrics = _columns((sa, sb), (str(a), str(b)), METRIC_NAMES, "metric sets")
+    if not metrics:
+        raise CompareError(f"{a}: no metric columns")
+    for name in tolerances:
+        if name not in metrics:
+            raise CompareError(f"--tolerance: {name!r} is not a column of these sweeps")
+
+    def side(lazy: pl.LazyFrame, schema: pl.Schema, tag: str) -> pl.LazyFrame:
+        casts = [pl.col(k).cast(sa[k]) for k in keys if schema[k] != sa[k]]
+        cell = pl.struct(list(keys))
+        return lazy.with_columns(*casts).select(
+            cell.hash(0).alias(_KEY[0]), cell.hash(1).alias(_KEY[1]), *keys,
+            *(pl.col(m).alias(f"{m}__{tag}") for m in metrics))
+
+    left, right = side(la, sa, "a"), side(lb, sb, "b")
+    # Matched on a 128-bit hash of all parameters (two seeds): the join carries two
+    # integers per cell rather than every parameter, lists included. Two different cells
+    # sharing both hashes is as likely as a collision of two random 128-bit numbers; two
+    # cells of one table sharing them would show as a duplicate and stop the comparison.
+    matched = left.join(right.select(*_KEY, *(f"{m}__b" for m in metrics)), on=list(_KEY),
+                        how="inner")
+    counts_q = matched.select(
+        matched=pl.len(),
+        **{f"changed__{m}": _changed(m, tolerances.get(m, 0)).sum() for m in metrics},
+        **{f"min__{m}": (pl.col(f"{m}__b") - pl.col(f"{m}__a")).min() for m in metrics},
+        **{f"max__{m}": (pl.col(f"{m}__b") - pl.col(f"{m}__a")).max() for m in metrics},
+        **{f"distinct__{k}": (pl.col(k).drop_nulls() if k in _NULL_IF_INAPPLICABLE
+                              else pl.col(k)).n_unique() for k in keys},
+    )
+    distinct_q = [frame.select(pl.len().alias("rows"),
+                               pl.struct(list(_KEY)).n_unique().alias("cells"))
+                  for frame in (left, right)]
+    counts, dist_a, dist_b = _collect([counts_q, *distinct_q])
+    c = counts.row(0, named=True)
+    distinct = {k: int(c[f"distinct__{k}"]) for k in keys}
+    (rows_a, cells_a), (rows_b, cells_b) = dist_a.row(0), dist_b.row(0)
+    for path, rows, cells in ((a, rows_a, cells_a), (b, rows_b, cells_b)):
+        if rows != cells:
+            raise CompareError(f"{path}: {rows - cells:,} duplicate cells (same parameters)")
+    if c["matched"] == 0:
+        raise CompareError(f"no cells in common: {cells_a:,} cells in {a}, "
+                           f"{cells_b:,} in {b}, matched on {', '.join(keys)}")
+
+    varying = tuple(k for k in keys if distinct[k] > 1)
+    # A schedule's name stands for its deaths in tables (they still match cells).
+    shown = [k for k in varying if not (k == "deaths" and "schedule" in varying)]
+    shown = shown or list(keys[:3])
+    order = [k for k in shown if not isinstance(sa[k], pl.List)]
+    samples = _collect([
+        one.join(other.select(_KEY), on=list(_KEY), how="anti").select(shown)
+        .sort(order).head(SAMPLE) for one, other in ((left, right), (right, left))
+    ])
+    panels = _panels(shown, distinct)
+    scope = _Scope(shown=tuple(shown), order=tuple(order), panels=panels,
+                   schema={k: sa[k] for k in keys})
+    diffs = [_located(matched, MetricDiff(m, tolerances.get(m, 0.0), int(c[f"changed__{m}"]),
+                                          c[f"min__{m}"], c[f"max__{m}"]), scope)
+             for m in metrics]
+    return Comparison(
+        a=str(a), b=str(b), keys=keys, varying=varying, panels=panels, metrics=tuple(diffs),
+        cells_a=cells_a, cells_b=cells_b, matched=int(c["matched"]),
+        only_a=cells_a - int(c["matched"]), only_b=cells_b - int(c["matched"]),
+        only_a_sample=_flat(samples[0], scope).to_dicts(),
+        only_b_sample=_flat(samples[1], scope).to_dicts(),
+        shown=tuple(shown),
+    )
+
+
+def _collect(queries: Sequence[pl.LazyFrame]) -> list[pl.DataFrame]:
+    """Run queries that each reduce the join to an aggregate or a bounded sample, together
+    and on polars' streaming engine: the tables pass through in batches."""
+    try:
+        return pl.collect_all(queries, engine="streaming")
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise CompareError(f"cannot read the tables: {first}") from None
+
+
+def _panels(shown: Sequence[str], distinct: Mapping[str, int]) -> tuple[str, ...]:
+    """Up to two varying axes (besides G and U) that split the heatmap into panels: the
+    controller first, then those with the fewest values, each with at most
+    :data:`MAX_PANEL_VALUES`."""
+    candidates = [k for k in shown if k not in ("G", "U") and 1 < distinct[k] <= MAX_PANEL_VALUES]
+    return tuple(sorted(candidates, key=lambda k: (k != "controller", distinct[k],
+                                                   shown.index(k)))[:2])
+
+
+@dataclass(frozen=True)
+class _Scope:
+    """What the per-metric queries show: parameters (in order), sort keys, panels, types."""
+
+    shown: tuple[str, ...]
+    order: tuple[str, ...]
+    panels: tuple[str, ...]
+    schema: Mapping[str, pl.DataType]
+
+
+def _flat(frame: pl.DataFrame, scope: _Scope) -> pl.DataFrame:
+    """A small result with its list parameters (deaths, restart_at) as text."""
+    return frame.with_columns(flat(k, scope.schema[k]) for k in frame.columns
+                              if k in scope.schema)
+
+
+def _located(matched: pl.LazyFrame, diff: MetricDiff, scope: _Scope) -> MetricDiff:
+    """``diff`` with its largest changes, ``where`` and heatmap, when some cell changed."""
+    if diff.changed == 0:
+        return diff
+    m, tolerance, shown, panels = diff.metric, diff.tolerance, scope.shown, scope.panels
+    delta = (pl.col(f"{m}__b") - pl.col(f"{m}__a")).alias("delta")
+    hit = _changed(m, tolerance).alias("changed")
+    cells = matched.with_columns(delta, hit)
+    largest_q = (cells.filter(pl.col("changed"))
+                 .with_columns(pl.col("delta").abs().fill_null(math.inf).alias("__size"))
+                 .sort(["__size", *scope.order], descending=[True, *[False] * len(scope.order)],
+                       nulls_last=True)
+                 .head(LARGEST)
+                 .select(*shown, pl.col(f"{m}__a").alias("a"), pl.col(f"{m}__b").alias("b"),
+                         "delta"))
+    where_q = [cells.group_by(k).agg(pl.col("changed").sum().alias("cells"),
+                                     pl.len().alias("of"))
+               for k in shown]
+    grid = [k for k in ("G", "U") if k in scope.schema]
+    heat_q = cells.group_by([*grid, *panels]).agg(
+        pl.len().alias("cells"), pl.col("changed").sum().alias("changed"),
+        pl.col("delta").min().alias("delta_min"), pl.col("delta").max().alias("delta_max"),
+    ) if grid else None
+    frames = _collect([largest_q, *where_q, *([heat_q] if heat_q is not None else [])])
+    where = []
+    for k, raw in zip(shown, frames[1:1 + len(shown)], strict=True):
+        counted = _flat(raw, scope).sort(k, nulls_last=False)
+        hits = counted.filter(pl.col("cells") > 0)
+        where.append({
+            "axis": k, "distinct": hits.height, "of_distinct": counted.height,
+            "truncated": hits.height > MAX_WHERE_VALUES,
+            "min": hits[k].min(), "max": hits[k].max(),
+            "values": [] if hits.height > MAX_WHERE_VALUES else hits.to_dicts(),
+        })
+    heatmap = _flat(frames[-1], scope).sort([*grid, *panels]) if heat_q is not None else None
+    return dataclasses.replace(diff, largest=_flat(frames[0], scope).to_dicts(), where=where,
+                               heatmap=heatmap)
+
+
+def _num(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, float):
+        return f"{v:,.6g}" if not v.is_integer() else f"{v:,.0f}"
+    return f"{v:,}" if isinstance(v, int) else str(v)
+
+
+def where_text(where: Sequence[Mapping[str, Any]], limit: int = 12) -> list[tuple[str, str]]:
+    """Per axis, the values of the changed cells as ``value (changed of cells)``."""
+    rows = []
+    for w in where:
+        if w["truncated"]:
+            text = (f"{w['distinct']} of {w['of_distinct']} values, "
+                    f"{_num(w['min'])} to {_num(w['max'])}")
+        else:
+            parts = [f"{_num(v[w['axis']])} ({v['cells']:,} of {v['of']:,})"
+                     for v in w["values"][:limit]]
+            more = len(w["values"]) - limit
+            text = ", ".join(parts) + (f", … {more} more" if more > 0 else "")
+            if w["distinct"] == w["of_distinct"]:
+                text = f"every value: {text}"
+        rows.append((w["axis"], text))
+    return rows
+
+
+def _table(head: Sequence[str], rows: Sequence[Sequence[str]], markdown: bool) -> list[str]:
+    if markdown:
+        esc = [[str(x).replace("|", "\\|") for x in r] for r in rows]
+        return [f"| {' | '.join(head)} |", "|" + "---|" * len(head),
+                *(f"| {' | '.join(r)} |" for r in esc)]
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows, strict=True)]
+    return ["  ".join(str(x).ljust(w) for x, w in zip(r, widths, strict=True)).rstrip()
+            for r in (head, *rows)]
+
+
+def render(c: Comparison, markdown: bool = False) -> str:
+    """The comparison as text: markdown (for a job summary) or aligned columns."""
+    h2, h3 = ("## ", "### ") if markdown else ("", "")
+    lines = [f"{h2}{c.a} → {c.b}: cells compared", "",
+             f"{c.matched:,} cells matched on their parameters; {c.only_a:,} only in {c.a}, "
+             f"{c.only_b:,} only in {c.b}.",
+             ("Identical on every metric." if c.identical else
+              f"{sum(m.changed > 0 for m in c.metrics)} of {len(c.metrics)} metrics differ."),
+             ""]
+    rows = [[m.metric, f"{m.changed:,}", f"{m.changed / c.matched:.1%}", _num(m.tolerance),
+             _num(m.delta_min), _num(m.delta_max)] for m in c.metrics]
+    lines += _table(["metric", "cells changed", "share", "tolerance", "smallest B - A",
+                     "largest B - A"], rows, markdown)
+    for label, n, sample in ((c.a, c.only_a, c.only_a_sample), (c.b, c.only_b, c.only_b_sample)):
+        if n:
+            shown = list(c.shown)
+            lines += ["", f"{h3}Cells only in {label} ({n:,}; the first {len(sample)})", ""]
+            lines += _table(shown, [[_num(r[k]) for k in shown] for r in sample], markdown)
+    for m in c.metrics:
+        if not m.changed:
+            continue
+        lines += ["", f"{h3}{m.metric}: {m.changed:,} cells changed", ""]
+        lines += _table(["axis", "where the changed cells lie (changed of matched)"],
+                        where_text(m.where), markdown)
+        if m.largest:
+            head = [k for k in m.largest[0] if k not in ("a", "b", "delta")]
+            lines += ["", f"Largest changes (of {m.changed:,}):", ""]
+            lines += _table([*head, "value in A", "value in B", "B - A"],
+                            [[_num(r[k]) for k in (*head, "a", "b", "delta")]
+                             for r in m.largest[:5 if markdown else LARGEST]], markdown)
+    return "\n".join(lines) + "\n"
+
+
+def output_name(a: str | Path, b: str | Path) -> str:
+    """The page's default file name, ``A_vs_B.html`` from the directories' names.
+
+    >>> output_name("results/seed", "other/seed2/")
+    'seed_vs_seed2.html'
+    """
+    return f"{Path(a).resolve().name}_vs_{Path(b).resolve().name}.html"

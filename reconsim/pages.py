@@ -1,0 +1,51 @@
+"""HTML pages built from Jinja2 templates (``reconsim/templates/``), autoescaped.
+
+A page is self-contained like the report: its charts are Vega-Lite specs in JSON script
+elements, drawn by the Vega bundle inlined from vl-convert (no network at view time).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+from reconsim.report.build import javascript_bundle
+from reconsim.report.html import EMBED, STYLE, script_json
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.PackageLoader("reconsim", "templates"),
+                             autoescape=True, undefined=jinja2.StrictUndefined,
+                             trim_blocks=True, lstrip_blocks=True)
+    env.filters["num"] = number
+    return env
+
+
+def number(value: Any) -> str:
+    """A figure for a table: thousands separated, floats to six significant digits (exact
+    integers without a decimal point), a dash for null.
+
+    >>> number(1234567), number(0.038885245901), number(2.0), number(None)
+    ('1,234,567', '0.0388852', '2', '—')
+    """
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:,.0f}" if value.is_integer() else f"{value:,.6g}"
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def chart(name: str, title: str, spec: Mapping[str, Any]) -> dict[str, Any]:
+    """A chart for ``_charts.html``: its spec as JSON safe inside a script element."""
+    return {"name": name, "title": title, "json": Markup(script_json(spec))}
+
+
+def render_page(template: str, **context: Any) -> str:
+    """Render ``template`` with ``context``, the page style and the Vega bundle."""
+    return _environment().get_template(template).render(
+        style=Markup(STYLE), bundle=Markup(javascript_bundle()), embed=Markup(EMBED),
+        **context,
+    )

@@ -1,0 +1,189 @@
+"""``reconsim compare A B``: two sweeps compared cell by cell, with exit codes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+from reconsim.cli import main
+from reconsim.compare import SAMPLE, compare, output_name
+from reconsim.sweep.runner import run_sweep
+from reconsim.sweep.spec import parse_spec
+
+SPEC = """
+name = "{name}"
+[grid]
+controller = ["ledger", "intent", "expectations"]
+G = {G}
+U = [5, 15, 30]
+B = 5
+desired = [3, 6]
+duration = 300
+schedule = ["seed", "none"]
+[schedule.seed]
+events = [[100, 2]]
+[schedule.none]
+events = []
+"""
+
+
+def sweep(out: Path, name: str = "a", G: str = "[0, 10, 30]") -> Path:
+    run_sweep(parse_spec(SPEC.format(name=name, G=G)), out, jobs=1, backend="sequential",
+              progress=False)
+    return out
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return sweep(tmp_path_factory.mktemp("sweeps") / "a")
+
+
+def edited(base: Path, out: Path, **columns: pl.Expr) -> Path:
+    """A copy of sweep ``base`` with some columns rewritten in every chunk file."""
+    shutil.copytree(base, out)
+    for part in (out / "data").glob("part-*.parquet"):
+        pl.read_parquet(part).with_columns(**columns).write_parquet(part)
+    return out
+
+
+def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    status = main(["compare", *args])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_identical_sweeps_exit_0(base: Path, tmp_path: Path,
+                                 capsys: pytest.CaptureFixture[str]) -> None:
+    again = sweep(tmp_path / "again")  # the same spec run again: the same figures
+    page = tmp_path / "page.html"
+    status, out, _ = run([str(base), str(again), "--json", "--html", str(page)], capsys)
+    assert status == 0
+    doc: dict[str, Any] = json.loads(out)
+    assert doc["identical"]
+    assert doc["cells"] == {"a": 108, "b": 108, "matched": 108, "only_a": 0, "only_b": 0}
+    assert all(m["changed"] == 0 for m in doc["metrics"].values())
+    assert "Identical on every metric." in page.read_text()
+
+
+def test_changed_cells_are_counted_located_and_exit_1(
+        base: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    hit = (pl.col("controller") == "ledger") & (pl.col("G") == 30) & (pl.col("U") == 5)
+    changed = edited(base, tmp_path / "b", overshoot=pl.when(hit).then(pl.col("overshoot") + 2)
+                     .otherwise(pl.col("overshoot")),
+                     stable_at=pl.when(hit & (pl.col("desired") == 3)).then(None)
+                     .otherwise(pl.col("stable_at")))
+    table = pl.read_parquet(base / "data" / "*.parquet")
+    expected = table.filter(hit).height
+    monkeypatch.chdir(tmp_path)
+    status, out, _ = run([str(base), str(changed), "--json"], capsys)
+    assert status == 1
+    m = json.loads(out)["metrics"]
+    assert m["overshoot"]["changed"] == expected == 4  # 2 desired x 2 schedules
+    assert (m["overshoot"]["delta_min"], m["overshoot"]["delta_max"]) == (0, 2)
+    assert m["stable_at"]["changed"] == 2  # a value against null counts as a change
+    assert m["reads"]["changed"] == 0
+    where = {w["axis"]: w for w in m["overshoot"]["where"]}
+    assert [v["G"] for v in where["G"]["values"]] == [30]
+    assert where["G"]["values"][0] == {"G": 30, "cells": 4, "of": 36}
+    assert [v["controller"] for v in where["controller"]["values"]] == ["ledger"]
+    assert "deaths" not in where  # named by the schedule
+    largest = m["overshoot"]["largest"]
+    assert len(largest) == 4
+    assert all(r["delta"] == 2 and r["b"] == r["a"] + 2 for r in largest)
+    # the page is written under its default name in the current directory
+    page = tmp_path / output_name(base, changed)
+    assert page.name == "a_vs_b.html"
+    assert 'id="spec-delta-overshoot"' in page.read_text()
+
+
+def test_tolerance(base: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    changed = edited(base, tmp_path / "b", overshoot=pl.col("overshoot") + 1,
+                     reads_per_round=pl.col("reads_per_round") * 1.0001)
+    page = str(tmp_path / "p.html")
+    assert run([str(base), str(changed), "--html", page], capsys)[0] == 1
+    assert run([str(base), str(changed), "--html", page, "--tolerance", "overshoot=1"],
+               capsys)[0] == 1
+    status, out, _ = run([str(base), str(changed), "--html", page, "--markdown",
+                          "--tolerance", "overshoot=1", "--tolerance", "reads_per_round=0.1"],
+                         capsys)
+    assert status == 0
+    assert "| overshoot | 0 | 0.0% | 1 | 1 | 1 |" in out
+
+
+def test_cells_in_one_side_only_are_counted_and_listed(
+        base: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    other = sweep(tmp_path / "other", name="other", G="[10, 30, 60, 90]")
+    status, out, _ = run([str(base), str(other), "--json", "--html",
+                          str(tmp_path / "p.html")], capsys)
+    assert status == 0  # the matched cells agree
+    doc = json.loads(out)
+    assert doc["cells"] == {"a": 108, "b": 144, "matched": 72, "only_a": 36, "only_b": 72}
+    assert len(doc["only_a_sample"]) == SAMPLE
+    assert {r["G"] for r in doc["only_a_sample"]} == {0}
+    # sorted by parameters: the expectations controller's cells at G 60 and 90 come first
+    assert {(r["controller"], r["G"]) for r in doc["only_b_sample"]} == {
+        ("expectations", 60), ("expectations", 90)}
+    text = run([str(base), str(other), "--markdown", "--html", str(tmp_path / "p.html")],
+               capsys)[1]
+    assert "36 only in" in text
+    assert f"Cells only in {other} (72; the first {SAMPLE})" in text
+
+
+def test_lazy_comparison_matches_a_plain_eager_join(base: Path, tmp_path: Path) -> None:
+    changed = edited(base, tmp_path / "b", work=pl.col("work") + (pl.col("U") == 15)
+                     * (pl.col("G") + 1))
+    c = compare(base, changed)
+    a = pl.read_parquet(base / "data" / "*.parquet")
+    b = pl.read_parquet(changed / "data" / "*.parquet")
+    keys = ["controller", "G", "U", "desired", "schedule"]
+    j = a.join(b, on=keys, suffix="_b")
+    work = next(m for m in c.metrics if m.metric == "work")
+    assert work.changed == j.filter(pl.col("work") != pl.col("work_b")).height == 36
+    assert work.delta_max == 31
+    assert work.heatmap is not None
+    assert c.panels == ("controller", "desired")  # then the axes with fewest values
+    assert work.heatmap.height == 3 * 3 * 3 * 2  # G x U x panels
+    heat = work.heatmap.filter(pl.col("U") == 15).group_by("G").agg(
+        pl.col("delta_max").max(), pl.col("changed").sum()).sort("G")
+    assert heat["delta_max"].to_list() == [1, 11, 31]
+    assert heat["changed"].to_list() == [12, 12, 12]  # 3 controllers x 2 desired x 2 schedules
+
+
+@pytest.mark.parametrize("case", ["missing", "not a sweep", "no overlap", "metrics",
+                                  "corrupt", "tolerance metric", "tolerance value"])
+def test_bad_input_is_one_line_exit_2_nothing_written(
+        base: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch, case: str) -> None:
+    args, message = {
+        "missing": ([str(base), str(tmp_path / "nope")], "no such directory"),
+        "not a sweep": ([str(base), str(tmp_path)], "not a sweep"),
+        "no overlap": ([str(base), str(sweep(tmp_path / "far", G="[60, 90]"))],
+                       "no cells in common"),
+        "metrics": ([str(base), str(edited(base, tmp_path / "less", reads=pl.lit(0)))
+                     ], "different metric sets"),
+        "corrupt": ([str(base), str(edited(base, tmp_path / "bad"))], "unreadable table"),
+        "tolerance metric": ([str(base), str(base), "--tolerance", "overshot=1"],
+                             "unknown metric 'overshot'"),
+        "tolerance value": ([str(base), str(base), "--tolerance", "overshoot=-1"],
+                            "expected a non-negative number, got '-1'"),
+    }[case]
+    if case == "corrupt":
+        for part in (tmp_path / "bad" / "data").glob("*.parquet"):
+            part.write_bytes(part.read_bytes()[:300])
+    if case == "metrics":
+        for part in (tmp_path / "less" / "data").glob("*.parquet"):
+            pl.read_parquet(part).drop("reads").write_parquet(part)
+    monkeypatch.chdir(tmp_path)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    status, out, err = run(args, capsys)
+    assert status == 2
+    assert out == ""
+    assert err.count("\n") == 1
+    assert message in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
