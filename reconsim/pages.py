@@ -1,4 +1,5 @@
-"""HTML pages built from Jinja2 templates (``reconsim/templates/``), autoescaped.
+"""HTML pages other than the report (``reconsim compare``, ``reconsim bench-compare``),
+built from Jinja2 templates beside the report's (``reconsim/report/templates/``), autoescaped.
 
 A page is self-contained like the report: its charts are Vega-Lite specs in JSON script
 elements, drawn by the Vega bundle inlined from vl-convert (no network at view time).
@@ -13,11 +14,11 @@ import jinja2
 from markupsafe import Markup
 
 from reconsim.report.build import javascript_bundle
-from reconsim.report.html import EMBED, STYLE, script_json
+from reconsim.report.html import script_json
 
 
 def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.PackageLoader("reconsim", "templates"),
+    env = jinja2.Environment(loader=jinja2.PackageLoader("reconsim.report", "templates"),
                              autoescape=True, undefined=jinja2.StrictUndefined,
                              trim_blocks=True, lstrip_blocks=True)
     env.filters["num"] = number
@@ -44,8 +45,8 @@ def chart(name: str, title: str, spec: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def render_page(template: str, **context: Any) -> str:
-    """Render ``template`` with ``context``, the page style and the Vega bundle."""
+    """Render ``template`` with ``context`` and the Vega bundle (the report's style and
+chart-drawing script are included by the templates)."""
     return _environment().get_template(template).render(
-        style=Markup(STYLE), bundle=Markup(javascript_bundle()), embed=Markup(EMBED),
-        **context,
+        bundle=Markup(javascript_bundle()), **context,
     )

@@ -335,7 +335,7 @@ def test_strings_from_the_spec_are_escaped(tmp_path: Path) -> None:
         encoding="utf-8")
     assert "<script>alert" not in page
     assert "<b>bold" not in page
-    assert "&lt;script&gt;alert(&quot;name&quot;)&lt;/script&gt;" in page
+    assert "&lt;script&gt;alert(&#34;name&#34;)&lt;/script&gt;" in page  # markupsafe: &#34;
     assert "&lt;b&gt;bold&lt;/b&gt;" in page
     # Inside the charts' JSON, < and > are \u-escaped, so no tag can close a script early.
     assert "\\u003cb\\u003ebold" in page

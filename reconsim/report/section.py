@@ -12,6 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from markupsafe import Markup
+
 from reconsim.report.charts import Figure
 from reconsim.report.data import Sweep
 
@@ -23,7 +25,7 @@ def _no_charts(sweep: Sweep, summary: Summary) -> list[Figure]:
     return []
 
 
-def _no_glance(summary: Summary) -> str | None:
+def _no_glance(summary: Summary) -> Markup | None:
     return None
 
 
@@ -32,10 +34,11 @@ class Section:
     """One section: ``summarize`` gives its entries of ``summary.json`` from the sweep;
     ``charts`` its charts (from the sweep and the whole summary); ``render`` its HTML, from
     the whole summary and the charts by name; ``glance`` its one-sentence verdict for the
-    top of the page (HTML, or None)."""
+    top of the page (HTML, or None). HTML is :class:`~markupsafe.Markup`: the page escapes
+    a plain ``str``."""
 
     name: str
     summarize: Callable[[Sweep], dict[str, Any]]
-    render: Callable[[Summary, Mapping[str, Figure]], str]
+    render: Callable[[Summary, Mapping[str, Figure]], Markup]
     charts: Callable[[Sweep, Summary], list[Figure]] = _no_charts
-    glance: Callable[[Summary], str | None] = _no_glance
+    glance: Callable[[Summary], Markup | None] = _no_glance

@@ -8,6 +8,7 @@ from typing import Any, Final
 
 import altair as alt
 import polars as pl
+from markupsafe import Markup
 
 from reconsim.model.laws import BOUNDARY
 from reconsim.report.charts import (
@@ -30,7 +31,7 @@ from reconsim.report.data import (
     where,
 )
 from reconsim.report.html import (
-    Cell,
+    TableCell,
     constant_axes,
     examples_table,
     figure_html,
@@ -42,95 +43,98 @@ from reconsim.report.html import (
 from reconsim.report.section import Section, Summary
 
 
-def boundary_paragraphs(b: Mapping[str, Any]) -> tuple[str, list[str]]:
+def boundary_paragraphs(b: Mapping[str, Any]) -> tuple[str, list[Markup]]:
     """Both directions of the boundary claim, answered from the four counts."""
     if b["cells"] == 0:
-        return "none", ["This sweep has no ledger cells, so the boundary is not checked."]
+        return "none", [Markup("This sweep has no ledger cells, so the boundary is not "
+                               "checked.")]
     out = []
     above, ap = b["above_cells"], b["above_positive"]
     if above == 0:
-        out.append("<strong>Does U ≥ G + B imply zero overshoot here?</strong> Not tested: no "
-                   "ledger cell has U ≥ G + B.")
+        out.append(Markup("<strong>Does U ≥ G + B imply zero overshoot here?</strong> Not "
+                          "tested: no ledger cell has U ≥ G + B."))
     elif ap == 0:
-        out.append("<strong>Does U ≥ G + B imply zero overshoot here? Yes</strong>: all "
-                   f"{above:,} ledger cells with U ≥ G + B have overshoot 0.")
+        out.append(Markup("<strong>Does U ≥ G + B imply zero overshoot here? Yes</strong>: all "
+                          "{:,} ledger cells with U ≥ G + B have overshoot 0.").format(above))
     else:
-        out.append("<strong>Does U ≥ G + B imply zero overshoot here? No</strong>: "
-                   f"{ap:,} of the {above:,} ledger cells with U ≥ G + B overshoot, at "
-                   f"{where_sentence(b['where_above_positive'])}.")
+        out.append(Markup("<strong>Does U ≥ G + B imply zero overshoot here? No</strong>: "
+                          "{:,} of the {:,} ledger cells with U ≥ G + B overshoot, at {}.")
+                   .format(ap, above, where_sentence(b["where_above_positive"])))
     below, bz = b["below_cells"], b["below_zero"]
     d0, dpos = b["below_zero_desired_0"], b["below_zero_desired_positive"]
     if below == 0:
-        out.append("<strong>Does U &lt; G + B imply overshoot?</strong> Not tested: no ledger "
-                   "cell has U &lt; G + B.")
+        out.append(Markup("<strong>Does U &lt; G + B imply overshoot?</strong> Not tested: no "
+                          "ledger cell has U &lt; G + B."))
     elif bz == 0:
-        out.append("<strong>Does U &lt; G + B imply overshoot? Yes</strong>: all "
-                   f"{below:,} ledger cells with U &lt; G + B overshoot.")
+        out.append(Markup("<strong>Does U &lt; G + B imply overshoot? Yes</strong>: all "
+                          "{:,} ledger cells with U &lt; G + B overshoot.").format(below))
     else:
-        text = ("<strong>Does U &lt; G + B imply overshoot? Not always</strong>: "
-                f"{b['below_positive']:,} of the {below:,} ledger cells with U &lt; G + B "
-                f"overshoot; {bz:,} do not")
+        text = Markup("<strong>Does U &lt; G + B imply overshoot? Not always</strong>: "
+                      "{:,} of the {:,} ledger cells with U &lt; G + B overshoot; {:,} do not"
+                      ).format(b["below_positive"], below, bz)
         if d0 and dpos:
-            text += (f": {d0:,} of them with desired = 0 (nothing to overshoot) and "
-                     f"{dpos:,} with desired &gt; 0")
+            text += Markup(": {:,} of them with desired = 0 (nothing to overshoot) and {:,} "
+                           "with desired &gt; 0").format(d0, dpos)
         elif d0:
             text += ", all of them with desired = 0, which cannot overshoot"
         else:
-            text += " although desired &gt; 0"
+            text += Markup(" although desired &gt; 0")
         if dpos:
             early = b["below_zero_desired_positive_U_below_B"]
-            text += (f". Those {dpos:,} lie at {where_sentence(b['where_below_zero'])}"
-                     + (f"; {early:,} of them have U &lt; B, a loop faster than a copy starts"
-                        if early else ""))
+            text += Markup(". Those {:,} lie at {}").format(dpos,
+                                                          where_sentence(b["where_below_zero"]))
+            if early:
+                text += Markup("; {:,} of them have U &lt; B, a loop faster than a copy "
+                               "starts").format(early)
         out.append(text + ".")
     kind = "fails" if ap or dpos else "holds"
     return kind, out
 
 
-def render(summary: Summary, figures: Mapping[str, Figure]) -> str:
+def render(summary: Summary, figures: Mapping[str, Figure]) -> Markup:
     """Section b: the four counts, the chart with the line U = G + B, and both answers."""
     b = summary["boundary"]
     hide = constant_axes(summary)
     kind, paragraphs = boundary_paragraphs(b)
     counts = table(["ledger cells", "overshoot = 0", "overshoot > 0", "all"], [
         ["U ≥ G + B (on or above the boundary)", b["above_zero"],
-         Cell(b["above_positive"], "bad" if b["above_positive"] else ""), b["above_cells"]],
+         TableCell(b["above_positive"], "bad" if b["above_positive"] else ""), b["above_cells"]],
         ["U < G + B (below it)",
-         Cell(b["below_zero"], "bad" if b["below_zero_desired_positive"] else ""),
+         TableCell(b["below_zero"], "bad" if b["below_zero_desired_positive"] else ""),
          b["below_positive"], b["below_cells"]],
     ])
     parts = [
-        '<section id="boundary"><h2>b. The boundary U ≥ G + B</h2>',
-        "<p>By the law, the ledger controller stops overshooting once the loop period U is at "
-        "least G + B: a copy is then on the ledger before the next round looks. Seed 001 "
-        "claims both directions: U ≥ G + B gives zero overshoot, and U &lt; G + B gives "
-        f"overshoot. The four counts are over {b['cells']:,} ledger cells: every ledger row of "
-        "the sweep, whatever its other parameters.</p>",
+        Markup('<section id="boundary"><h2>b. The boundary U ≥ G + B</h2>'
+               "<p>By the law, the ledger controller stops overshooting once the loop period U "
+               "is at least G + B: a copy is then on the ledger before the next round looks. "
+               "Seed 001 claims both directions: U ≥ G + B gives zero overshoot, and U &lt; "
+               "G + B gives overshoot. The four counts are over {:,} ledger cells: every "
+               "ledger row of the sweep, whatever its other parameters.</p>").format(b["cells"]),
         counts,
         verdict(kind, paragraphs),
     ]
     if "boundary" in figures:
         parts.append(figure_html(figures["boundary"]))
     if b["by_variant"]:
-        parts += ["<p>The same counts per ledger variant (the boundary is seed 001's for "
-                  "observe = ready without a cap; with observe = created a copy is listed G s "
-                  "after creation, so its law's boundary is U ≥ G):</p>",
+        parts += [Markup("<p>The same counts per ledger variant (the boundary is seed 001's "
+                         "for observe = ready without a cap; with observe = created a copy is "
+                         "listed G s after creation, so its law's boundary is U ≥ G):</p>"),
                   table(["variant", "cells", "U ≥ G + B, overshoot 0", "U ≥ G + B, overshoot > 0",
                          "U < G + B, overshoot 0", "U < G + B, overshoot > 0"],
                         [[v["variant"], v["cells"], v["above_zero"], v["above_positive"],
                           v["below_zero"], v["below_positive"]] for v in b["by_variant"]])]
     if b["where_above_positive"]:
-        parts += ["<h3>Overshoot although U ≥ G + B</h3>",
+        parts += [Markup("<h3>Overshoot although U ≥ G + B</h3>"),
                   where_table(b["where_above_positive"], "such cells",
                               among="cells with U ≥ G + B"),
                   examples_table(b["examples_above_positive"], hide)]
     if b["where_below_zero"]:
-        parts += ["<h3>No overshoot although U &lt; G + B (desired &gt; 0)</h3>",
+        parts += [Markup("<h3>No overshoot although U &lt; G + B (desired &gt; 0)</h3>"),
                   where_table(b["where_below_zero"], "such cells",
                               among="cells with U < G + B and desired > 0"),
                   examples_table(b["examples_below_zero"], hide)]
-    parts.append("</section>")
-    return "".join(parts)
+    parts.append(Markup("</section>"))
+    return Markup("").join(parts)
 
 
 def _four(cells: pl.DataFrame) -> dict[str, int]:
@@ -275,14 +279,15 @@ def charts(sweep: Sweep, summary: Summary) -> list[Figure]:
     return [boundary_figure(sweep.table)] if summary["boundary"]["cells"] else []
 
 
-def glance(summary: Summary) -> str | None:
+def glance(summary: Summary) -> Markup | None:
     """Both directions of the boundary claim in one sentence."""
     b = summary["boundary"]
     if not b["cells"]:
         return None
-    return (f'<a href="#boundary">Boundary</a> (ledger): with {BOUNDARY}, overshoot 0 '
-            f"in {b['above_zero']:,} of {b['above_cells']:,} cells; with U &lt; G + B, "
-            f"overshoot in {b['below_positive']:,} of {b['below_cells']:,}.")
+    return Markup('<a href="#boundary">Boundary</a> (ledger): with {}, overshoot 0 in {:,} of '
+                  "{:,} cells; with U &lt; G + B, overshoot in {:,} of {:,}.").format(
+                      BOUNDARY, b["above_zero"], b["above_cells"], b["below_positive"],
+                      b["below_cells"])
 
 
 SECTION = Section("boundary", summarize, render, charts, glance)

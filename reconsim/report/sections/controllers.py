@@ -15,13 +15,13 @@ from typing import Any, Final
 
 import altair as alt
 import polars as pl
+from markupsafe import Markup
 
 from reconsim.report.charts import QUIET, WIDTH, Figure, clamp, finish, inline, names_expr
 from reconsim.report.data import Sweep, examples, variant_label, variant_order, variant_params
 from reconsim.report.html import (
     cells_text,
     constant_axes,
-    esc,
     figure_html,
     key_text,
     num,
@@ -35,30 +35,32 @@ def _range(lo: Mapping[str, Any], hi: Mapping[str, Any]) -> str:
     """``from X (variant) to Y (variant)``, or ``the same for every variant`` when equal."""
     if lo["value"] == hi["value"]:
         return f"{num(lo['value'])} for every variant"
-    return (f"from {num(lo['value'])} ({esc(lo['variant'])}) to {num(hi['value'])} "
-            f"({esc(hi['variant'])})")
+    return (f"from {num(lo['value'])} ({lo['variant']}) to {num(hi['value'])} "
+            f"({hi['variant']})")
 
 
 CELL_FIGURES: Final = ("overshoot", "unneeded", "wasted_delete_commands", "stable_at")
 
 
-def _labels(names: Sequence[str]) -> str:
-    """Variant names in bold, escaped, comma-separated (``none`` if there are none)."""
-    return ", ".join(f"<strong>{esc(n)}</strong>" for n in names) if names else "none"
+def _labels(names: Sequence[str]) -> Markup:
+    """Variant names in bold, comma-separated (``none`` if there are none)."""
+    if not names:
+        return Markup("none")
+    return Markup(", ").join(Markup("<strong>{}</strong>").format(n) for n in names)
 
 
 #: Past this many variants, a verdict names the extremes instead of every variant.
 LISTED_VARIANTS: Final = 4
 
 
-def _who(names: Sequence[str], total: int, column: str) -> str:
+def _who(names: Sequence[str], total: int, column: str) -> Markup:
     """Variants named, or counted (pointing to the table's column) when they are many."""
     if not names:
-        return "none"
+        return Markup("none")
     if len(names) <= LISTED_VARIANTS:
         return _labels(names)
-    return (f"{len(names)} of the {total} variants (those with 0 in the table's "
-            f"&ldquo;{esc(column)}&rdquo; column)")
+    return Markup("{} of the {} variants (those with 0 in the table's &ldquo;{}&rdquo; "
+                  "column)").format(len(names), total, column)
 
 
 def _the_rest(others: Sequence[Mapping[str, Any]], key: str, say: Any) -> str:
@@ -71,7 +73,7 @@ def _the_rest(others: Sequence[Mapping[str, Any]], key: str, say: Any) -> str:
             f"of their cells; the most: {say(worst)}.")
 
 
-def controllers_paragraphs(c: Mapping[str, Any], hide: Iterable[str] = ()) -> list[str]:
+def controllers_paragraphs(c: Mapping[str, Any], hide: Iterable[str] = ()) -> list[Markup]:
     """Which variant creates no unneeded copies, never overshoots, wastes no deletes, and
     how they compare in missing and excess copy-seconds and in settling."""
     facts, variants = c["facts"], c["variants"]
@@ -80,61 +82,62 @@ def controllers_paragraphs(c: Mapping[str, Any], hide: Iterable[str] = ()) -> li
     def unneeded(v: Mapping[str, Any]) -> str:
         """A variant's unneeded copies in words."""
         u = v["unneeded"]
-        return (f"{esc(v['variant'])} creates unneeded copies in {u['cells_positive']:,} of "
+        return (f"{v['variant']} creates unneeded copies in {u['cells_positive']:,} of "
                 f"{cells_text(v['cells'])} (up to {num(u['max'])} in one)")
 
     def overshoot(v: Mapping[str, Any]) -> str:
         """A variant's overshoot in words."""
         o = v["overshoot"]
-        return (f"{esc(v['variant'])} overshoots in {o['cells_positive']:,} of "
+        return (f"{v['variant']} overshoots in {o['cells_positive']:,} of "
                 f"{cells_text(v['cells'])} (up to {num(o['max'])} copies)")
 
     def wasted(v: Mapping[str, Any]) -> str:
         """A variant's wasted delete commands in words."""
         w = v["wasted_delete_commands"]
-        return (f"{esc(v['variant'])}: {num(w['total'])} of its {num(w['of_delete_commands'])} "
+        return (f"{v['variant']}: {num(w['total'])} of its {num(w['of_delete_commands'])} "
                 f"delete commands, in {cells_text(w['cells_positive'])} (up to {num(w['max'])} "
                 "in one)")
 
     others = [v for v in variants if v["variant"] not in facts["no_unneeded"]]
-    out = ["<strong>No unneeded copy in any cell</strong>: "
-           f"{_who(facts['no_unneeded'], n, 'cells with unneeded copies')}."
+    out = [Markup("<strong>No unneeded copy in any cell</strong>: {}.").format(
+               _who(facts["no_unneeded"], n, "cells with unneeded copies"))
            + _the_rest(others, "unneeded", unneeded)]
     others = [v for v in variants if v["variant"] not in facts["never_overshoot"]]
-    out.append("<strong>Never overshoots</strong>: "
-               f"{_who(facts['never_overshoot'], n, 'cells overshooting')}."
+    out.append(Markup("<strong>Never overshoots</strong>: {}.").format(
+                   _who(facts["never_overshoot"], n, "cells overshooting"))
                + _the_rest(others, "overshoot", overshoot))
     others = [v for v in variants if v["variant"] not in facts["no_wasted_deletes"]]
-    out.append("<strong>No wasted delete command</strong> (one that killed nothing): "
-               f"{_who(facts['no_wasted_deletes'], n, 'wasted delete commands')}."
+    out.append(Markup("<strong>No wasted delete command</strong> (one that killed nothing): "
+                      "{}.").format(_who(facts["no_wasted_deletes"], n, "wasted delete commands"))
                + _the_rest(others, "wasted_delete_commands", wasted))
     lo, hi = facts["least_missing_mean"], facts["most_missing_mean"]
     elo, ehi = facts["least_excess_mean"], facts["most_excess_mean"]
     if lo and hi and elo and ehi:
-        out.append("<strong>Service</strong>, per cell on average: missing copy-seconds "
-                   f"{_range(lo, hi)}; excess copy-seconds {_range(elo, ehi)}.")
+        out.append(Markup("<strong>Service</strong>, per cell on average: missing copy-seconds "
+                          "{}; excess copy-seconds {}.").format(_range(lo, hi),
+                                                                _range(elo, ehi)))
     latest = facts["latest_stable"]
-    text = "<strong>Settling</strong>: "
+    text = Markup("<strong>Settling</strong>: ")
     if latest:
         worst = next(v for v in variants if v["variant"] == latest["variant"])
         cell = worst["stable_at"]["latest"]
         text += (f"the latest stable_at is second {num(latest['value'])} "
-                 f"({esc(latest['variant'])}"
+                 f"({latest['variant']}"
                  + (f", at {key_text(cell, CELL_FIGURES, hide)}" if cell else "") + "). ")
     text += "Cells that never settle (the run ends with live ≠ desired): "
     if n <= LISTED_VARIANTS:
-        text += ", ".join(f"{esc(v['variant'])} {v['stable_at']['unsettled']:,} of "
+        text += ", ".join(f"{v['variant']} {v['stable_at']['unsettled']:,} of "
                           f"{v['cells']:,}" for v in variants) + "."
     else:
         fewest = min(variants, key=lambda v: v["stable_at"]["unsettled"])
         most = facts["most_unsettled"]
-        text += (f"from {fewest['stable_at']['unsettled']:,} ({esc(fewest['variant'])}) to "
-                 f"{most['value']:,} ({esc(most['variant'])}).")
+        text += (f"from {fewest['stable_at']['unsettled']:,} ({fewest['variant']}) to "
+                 f"{most['value']:,} ({most['variant']}).")
     out.append(text)
     return out
 
 
-def controllers_table(c: Mapping[str, Any]) -> str:
+def controllers_table(c: Mapping[str, Any]) -> Markup:
     """Each variant's figures over all its cells."""
     rows = []
     for v in c["variants"]:
@@ -149,31 +152,30 @@ def controllers_table(c: Mapping[str, Any]) -> str:
                   "stable_at (mean, settled)", "latest stable_at", "cells never settled"], rows)
 
 
-def render(summary: Summary, figures: Mapping[str, Figure]) -> str:
+def render(summary: Summary, figures: Mapping[str, Figure]) -> Markup:
     """Section d: every controller and variant side by side, against G."""
     c = summary["controllers"]
     varying = ", ".join(c["varying"])
-    parts = ['<section id="controllers"><h2>d. Controllers compared</h2>']
+    parts = [Markup('<section id="controllers"><h2>d. Controllers compared</h2>')]
     if not c["compared"]:
         only = c["variants"][0]["variant"] if c["variants"] else "none"
-        parts += [f"<p>This sweep holds one controller only ({esc(only)}), so there is nothing "
-                  "to compare. Its figures over all its cells:</p>", controllers_table(c),
-                  "</section>"]
-        return "".join(parts)
-    parts.append(
+        parts += [Markup("<p>This sweep holds one controller only ({}), so there is nothing "
+                         "to compare. Its figures over all its cells:</p>").format(only),
+                  controllers_table(c), Markup("</section>")]
+        return Markup("").join(parts)
+    parts.append(Markup(
         "<p>Every controller (and variant) the sweep ran, on all its cells: what its "
         "corrections cost (unneeded copies, overshoot, wasted delete commands = "
         "delete_commands &minus; deleted), the service it gives (excess and missing "
-        "copy-seconds) and when it settles (stable_at). "
-        + (f"A variant is a controller with its values of {esc(varying)}, which vary in this "
-           "sweep. " if varying else "")
-        + "The chart averages over every U, B, desired count and schedule at each G (left) "
-        "and takes the largest (right).</p>")
+        "copy-seconds) and when it settles (stable_at). {}The chart averages over every U, B, "
+        "desired count and schedule at each G (left) and takes the largest (right).</p>").format(
+            f"A variant is a controller with its values of {varying}, which vary in this "
+            "sweep. " if varying else ""))
     if "controllers" in figures:
         parts.append(figure_html(figures["controllers"]))
     parts += [verdict("none", controllers_paragraphs(c, constant_axes(summary))),
-              controllers_table(c), "</section>"]
-    return "".join(parts)
+              controllers_table(c), Markup("</section>")]
+    return Markup("").join(parts)
 
 
 #: Most variants the controllers chart draws as lines; past that, a heatmap.
@@ -401,15 +403,15 @@ def charts(sweep: Sweep, summary: Summary) -> list[Figure]:
     return [controllers_figure(c["by_G"], c["figures"], [v["variant"] for v in c["variants"]])]
 
 
-def glance(summary: Summary) -> str | None:
+def glance(summary: Summary) -> Markup | None:
     """Which variants avoid the damage, in one sentence."""
     c = summary["controllers"]
     if not c["compared"]:
         return None
     f = c["facts"]
-    return ('<a href="#controllers">Controllers</a>: no unneeded copies: '
-            f"{esc(', '.join(f['no_unneeded']) or 'none')}; never overshoots: "
-            f"{esc(', '.join(f['never_overshoot']) or 'none')}.")
+    return Markup('<a href="#controllers">Controllers</a>: no unneeded copies: {}; never '
+                  "overshoots: {}.").format(", ".join(f["no_unneeded"]) or "none",
+                                            ", ".join(f["never_overshoot"]) or "none")
 
 
 SECTION = Section("controllers", summarize, render, charts, glance)

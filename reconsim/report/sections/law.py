@@ -9,6 +9,7 @@ from typing import Any, Final
 
 import altair as alt
 import polars as pl
+from markupsafe import Markup
 
 from reconsim.model.laws import LAW_FORMULA, LAW_SCOPE, listing_delay
 from reconsim.report.charts import (
@@ -36,7 +37,6 @@ from reconsim.report.data import (
 )
 from reconsim.report.html import (
     constant_axes,
-    esc,
     examples_table,
     figure_html,
     folded,
@@ -143,57 +143,57 @@ def law_verdict(table: pl.DataFrame, axes: Sequence[str],
 
 
 
-def law_paragraphs(law: Mapping[str, Any]) -> tuple[str, list[str]]:
+def law_paragraphs(law: Mapping[str, Any]) -> tuple[str, list[Markup]]:
     """The law's verdict in words: its kind and its paragraphs."""
     n, m = law["cells"], law["mismatches"]
     skipped = (f" {law['not_applicable']:,} further ledger cells have a cap on corrections "
                "per round; the law says nothing about them and they are not checked."
                if law["not_applicable"] else "")
     if n == 0:
-        return "none", ["This sweep has no ledger-controller cells the law applies to, so the "
-                        f"law is not checked.{skipped}"]
+        return "none", [Markup("This sweep has no ledger-controller cells the law applies to, "
+                               "so the law is not checked.") + skipped]
     if m == 0:
-        return "holds", [f"<strong>The law holds on all {n:,} ledger cells it applies "
-                         "to</strong>: on every one, the measured overshoot equals the law's."
-                         + skipped]
-    out = [f"<strong>The law fails on {m:,} of {n:,} ledger cells ({share(m, n)})</strong>; "
-           f"it holds on the other {law['holds']:,}.{skipped}",
-           f"The mismatched cells lie at {where_sentence(law['where'])}."]
+        return "holds", [Markup("<strong>The law holds on all {:,} ledger cells it applies "
+                                "to</strong>: on every one, the measured overshoot equals the "
+                                "law's.").format(n) + skipped]
+    out = [Markup("<strong>The law fails on {m:,} of {n:,} ledger cells ({share})</strong>; "
+                  "it holds on the other {holds:,}.{skipped}").format(
+                      m=m, n=n, share=share(m, n), holds=law["holds"], skipped=skipped),
+           Markup("The mismatched cells lie at {}.").format(where_sentence(law["where"]))]
     causes = law["causes"]
     zero, early, other = causes["zero_delay"], causes["U_below_B"], causes["elsewhere"]
     parts = []
     if zero["cells"]:
-        parts.append(f"{zero['cells']:,} of them have no delay at all (G + B = 0; G = 0 where "
-                     "copies are listed at creation): there the law's ceiling is 0 and it "
-                     "predicts &minus;desired, which no run can match "
-                     f"({zero['cells']:,} of the {zero['of']:,} such cells fail)")
+        parts.append(Markup(
+            "{cells:,} of them have no delay at all (G + B = 0; G = 0 where copies are listed "
+            "at creation): there the law's ceiling is 0 and it predicts &minus;desired, which "
+            "no run can match ({cells:,} of the {of:,} such cells fail)").format(**zero))
     if early["cells"]:
-        parts.append(f"{early['cells']:,} have U &lt; B, a loop faster than a copy starts "
-                     f"({early['cells']:,} of the {early['of']:,} such cells fail)")
+        parts.append(Markup("{cells:,} have U &lt; B, a loop faster than a copy starts "
+                            "({cells:,} of the {of:,} such cells fail)").format(**early))
     if other["cells"] == 0:
-        parts.append("none lies elsewhere: <strong>on all "
-                     f"{other['of']:,} cells with U ≥ B and a positive delay the law holds"
-                     "</strong>")
-        out.append("By cause: " + "; ".join(parts) + ".")
+        parts.append(Markup("none lies elsewhere: <strong>on all {:,} cells with U ≥ B and a "
+                            "positive delay the law holds</strong>").format(other["of"]))
+        out.append(Markup("By cause: {}.").format(Markup("; ").join(parts)))
     else:
-        parts.append(f"<strong>{other['cells']:,} of the {other['of']:,} cells with U ≥ B and "
-                     "a positive delay fail too</strong>")
-        out.append("By cause: " + "; ".join(parts) + ".")
-        out.append("So U &lt; B and a zero delay do <strong>not</strong> explain every "
-                   f"mismatch. The other {other['cells']:,} lie at "
-                   f"{where_sentence(other['where'])}; there, measured minus law "
-                   + (f"is {num(other['difference_min'])} on every one."
-                      if other["difference_min"] == other["difference_max"] else
-                      f"ranges from {num(other['difference_min'])} to "
-                      f"{num(other['difference_max'])}."))
-    out.append(f"Over all mismatched cells the measured overshoot is above the law's on "
-               f"{law['measured_above_law']:,} and below it on {law['measured_below_law']:,}; "
-               f"measured minus law ranges from {num(law['difference_min'])} to "
-               f"{num(law['difference_max'])}.")
+        parts.append(Markup("<strong>{:,} of the {:,} cells with U ≥ B and a positive delay "
+                            "fail too</strong>").format(other["cells"], other["of"]))
+        out.append(Markup("By cause: {}.").format(Markup("; ").join(parts)))
+        lo, hi = num(other["difference_min"]), num(other["difference_max"])
+        out.append(Markup("So U &lt; B and a zero delay do <strong>not</strong> explain every "
+                          "mismatch. The other {:,} lie at {}; there, measured minus law {}")
+                   .format(other["cells"], where_sentence(other["where"]),
+                           f"is {lo} on every one."
+                           if other["difference_min"] == other["difference_max"] else
+                           f"ranges from {lo} to {hi}."))
+    out.append(Markup("Over all mismatched cells the measured overshoot is above the law's on "
+                      "{:,} and below it on {:,}; measured minus law ranges from {} to {}.")
+               .format(law["measured_above_law"], law["measured_below_law"],
+                       num(law["difference_min"]), num(law["difference_max"])))
     return "fails", out
 
 
-def scope_table(scopes: Sequence[Mapping[str, Any]]) -> str:
+def scope_table(scopes: Sequence[Mapping[str, Any]]) -> Markup:
     """Which law applies to which rows, with the rows' counts."""
     rows = []
     for s in scopes:
@@ -203,23 +203,23 @@ def scope_table(scopes: Sequence[Mapping[str, Any]]) -> str:
     return table(["rows", "law", "cells", "mismatches"], rows)
 
 
-def render(summary: Summary, figures: Mapping[str, Figure]) -> str:
+def render(summary: Summary, figures: Mapping[str, Figure]) -> Markup:
     """Section a: the law, where it applies, its verdict, its heatmaps and where it fails."""
     law = summary["law"]
     hide = constant_axes(summary)
     kind, paragraphs = law_paragraphs(law)
     parts = [
-        '<section id="law"><h2>a. The overshoot law</h2>',
-        "<p>Seed 001 found that the ledger controller, which trusts only the late ledger, "
-        f"overshoots by <code>{esc(LAW_FORMULA['ready'])}</code> copies: ⌈(G + B) / U⌉ "
-        "rounds run between creating a copy and seeing it on the ledger, and every round "
-        "after the first creates the same missing copies again. Seed 001 measured it on 56 "
-        "cells (B = 5 s, six copies, two deaths at second 300). Here it is compared with the "
-        "measured overshoot on <em>every</em> ledger cell it applies to, as "
-        f"<code>reconsim.model.laws</code> states it: for {esc(LAW_SCOPE)}; where copies "
-        "reach the ledger G s after creation (observe = created) instead of G s after they "
-        f"are ready, the law reads <code>{esc(LAW_FORMULA['created'])}</code>. Nothing else "
-        "has a law.</p>",
+        Markup('<section id="law"><h2>a. The overshoot law</h2>'
+               "<p>Seed 001 found that the ledger controller, which trusts only the late "
+               "ledger, overshoots by <code>{ready}</code> copies: ⌈(G + B) / U⌉ rounds run "
+               "between creating a copy and seeing it on the ledger, and every round after the "
+               "first creates the same missing copies again. Seed 001 measured it on 56 cells "
+               "(B = 5 s, six copies, two deaths at second 300). Here it is compared with the "
+               "measured overshoot on <em>every</em> ledger cell it applies to, as "
+               "<code>reconsim.model.laws</code> states it: for {scope}; where copies reach the "
+               "ledger G s after creation (observe = created) instead of G s after they are "
+               "ready, the law reads <code>{created}</code>. Nothing else has a law.</p>").format(
+                   ready=LAW_FORMULA["ready"], scope=LAW_SCOPE, created=LAW_FORMULA["created"]),
         scope_table(law["scopes"]),
         verdict(kind, paragraphs),
     ]
@@ -227,29 +227,29 @@ def render(summary: Summary, figures: Mapping[str, Figure]) -> str:
         parts.append(figure_html(figures["law"]))
     if law["mismatches"]:
         parts += [
-            "<h3>Where the law fails, parameter by parameter</h3>",
+            Markup("<h3>Where the law fails, parameter by parameter</h3>"),
             where_table(law["where"], "mismatched cells"),
-            "<h3>Mismatched cells by death schedule</h3>",
-            "<p>Per schedule: mismatched cells of all checked cells with that schedule, and the "
-            "range of each parameter among the mismatched ones (lowest &ndash; highest, "
-            "distinct values).</p>",
+            Markup("<h3>Mismatched cells by death schedule</h3>"
+                   "<p>Per schedule: mismatched cells of all checked cells with that schedule, "
+                   "and the range of each parameter among the mismatched ones (lowest &ndash; "
+                   "highest, distinct values).</p>"),
             folded(by_group_table(law["by_schedule"]), len(law["by_schedule"]), "schedules"),
-            "<h3>The largest differences</h3>", examples_table(law["examples"], hide),
+            Markup("<h3>The largest differences</h3>"), examples_table(law["examples"], hide),
         ]
         other = law["causes"]["elsewhere"]
         if other["cells"]:
-            parts += ["<h3>Mismatches with U ≥ B and a positive delay</h3>",
+            parts += [Markup("<h3>Mismatches with U ≥ B and a positive delay</h3>"),
                       where_table(other["where"], "such mismatches",
                                   among="cells with U ≥ B and a positive delay"),
                       examples_table(other["examples"], hide)]
-    parts.append("</section>")
-    return "".join(parts)
+    parts.append(Markup("</section>"))
+    return Markup("").join(parts)
 
 
-def by_group_table(groups: Sequence[Mapping[str, Any]]) -> str:
+def by_group_table(groups: Sequence[Mapping[str, Any]]) -> Markup:
     """One row per group: its key, its counts and each parameter's range among its cells."""
     if not groups:
-        return ""
+        return Markup("")
     keys = list(groups[0]["key"])
     axes = [a for a in groups[0]["ranges"]
             if any(g["ranges"][a]["distinct"] > 1 for g in groups)
@@ -425,20 +425,22 @@ def charts(sweep: Sweep, summary: Summary) -> list[Figure]:
     return [law_figure(sweep.table, sweep.axes)] if summary["law"]["cells"] else []
 
 
-def glance(summary: Summary) -> str:
+def glance(summary: Summary) -> Markup:
     """The law's verdict in one sentence."""
     law = summary["law"]
-    link = '<a href="#law">Overshoot law</a>'
+    link = Markup('<a href="#law">Overshoot law</a>')
     if law["cells"] == 0:
-        return f"{link}: not checked (no ledger cells it applies to)."
+        return link + ": not checked (no ledger cells it applies to)."
     if law["mismatches"] == 0:
-        return f"{link}: holds on all {law['cells']:,} ledger cells it applies to."
+        return link + f": holds on all {law['cells']:,} ledger cells it applies to."
     c = law["causes"]
-    return (f"{link}: <strong>fails on {law['mismatches']:,} of {law['cells']:,} ledger cells "
-            f"({share(law['mismatches'], law['cells'])})</strong>: "
-            f"{c['zero_delay']['cells']:,} with a zero listing delay (G + B = 0, or G = 0 where "
-            f"observe = created), {c['U_below_B']['cells']:,} with U &lt; B, "
-            f"{c['elsewhere']['cells']:,} elsewhere (U ≥ B, positive delay).")
+    return Markup(
+        "{link}: <strong>fails on {m:,} of {n:,} ledger cells ({share})</strong>: {zero:,} with "
+        "a zero listing delay (G + B = 0, or G = 0 where observe = created), {early:,} with "
+        "U &lt; B, {other:,} elsewhere (U ≥ B, positive delay).").format(
+            link=link, m=law["mismatches"], n=law["cells"],
+            share=share(law["mismatches"], law["cells"]), zero=c["zero_delay"]["cells"],
+            early=c["U_below_B"]["cells"], other=c["elsewhere"]["cells"])
 
 
 SECTION = Section("law", summarize, render, charts, glance)

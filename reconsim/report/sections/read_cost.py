@@ -21,6 +21,7 @@ from typing import Any, Final
 
 import altair as alt
 import polars as pl
+from markupsafe import Markup
 
 from reconsim.report.charts import WIDTH, Figure, finish, inline
 from reconsim.report.data import (
@@ -34,10 +35,9 @@ from reconsim.report.data import (
     where,
 )
 from reconsim.report.html import (
-    Cell,
+    TableCell,
     cells_text,
     constant_axes,
-    esc,
     figure_html,
     fixed_text,
     key_text,
@@ -268,7 +268,7 @@ def chart_slice(t: pl.DataFrame, axes: Sequence[str],
 FLAT_FIGURES: Final = ("U_lowest", "lowest", "U_highest", "highest", "spread", "relative", "cells")
 
 
-def flat_paragraph(flat: Mapping[str, Any], hide: Iterable[str] = ()) -> str:
+def flat_paragraph(flat: Mapping[str, Any], hide: Iterable[str] = ()) -> str | Markup:
     """Is reads per round independent of U where nothing oscillates?"""
     if flat["series"] == 0:
         return ("No two cells with overshoot 0 differ only in U, so whether reads per round "
@@ -277,38 +277,45 @@ def flat_paragraph(flat: Mapping[str, Any], hide: Iterable[str] = ()) -> str:
     w = flat["widest"]
     answer = ("Yes, exactly" if spread["max"] == 0 else
               f"To within {pct(rel['max'])}" if rel["max"] is not None else "Not measurable")
-    return (f"<strong>Is reads per round independent of U where nothing oscillates? {answer}."
-            f"</strong> Among the {flat['cells']:,} cells with overshoot 0, in {flat['series']:,} "
-            "series of "
-            "cells that differ only in U, reads per round move with U by at most "
-            f"{num(spread['max'])} entries ({pct(rel['max'])} of the series' lowest), typically "
-            f"{num(spread['median'])} ({pct(rel['median'])}, the median; 90th percentile "
-            f"{num(spread['p90'])}); {flat['series_within_one_entry']:,} series stay within one "
-            "entry. A settled loop reads ledger_base + desired entries per round; what moves is "
-            "the share of rounds that fall while copies are starting or being replaced. The "
-            f"widest series: {key_text(w, FLAT_FIGURES, hide)}"
-            f", from {num(w['lowest'])} at U = {w['U_lowest']} to {num(w['highest'])} at "
-            f"U = {w['U_highest']}.")
+    return Markup(
+        "<strong>Is reads per round independent of U where nothing oscillates? {answer}."
+        "</strong> Among the {cells:,} cells with overshoot 0, in {series:,} series of cells "
+        "that differ only in U, reads per round move with U by at most {max} entries "
+        "({rel_max} of the series' lowest), typically {median} ({rel_median}, the median; 90th "
+        "percentile {p90}); {within:,} series stay within one entry. A settled loop reads "
+        "ledger_base + desired entries per round; what moves is the share of rounds that fall "
+        "while copies are starting or being replaced. The widest series: {key}, from {lowest} "
+        "at U = {U_lowest} to {highest} at U = {U_highest}.").format(
+            answer=answer, cells=flat["cells"], series=flat["series"], max=num(spread["max"]),
+            rel_max=pct(rel["max"]), median=num(spread["median"]),
+            rel_median=pct(rel["median"]), p90=num(spread["p90"]),
+            within=flat["series_within_one_entry"], key=key_text(w, FLAT_FIGURES, hide),
+            lowest=num(w["lowest"]), U_lowest=w["U_lowest"], highest=num(w["highest"]),
+            U_highest=w["U_highest"])
 
 
-def inflation_paragraph(inf: Mapping[str, Any], hide: Iterable[str] = ()) -> str:
+def inflation_paragraph(inf: Mapping[str, Any], hide: Iterable[str] = ()) -> str | Markup:
     """By how much does oscillation inflate reads per round?"""
     if inf["cells"] == 0:
         return "No cell overshoots, so no oscillation inflates reads per round here."
     r = inf["ratio"]
     grows = r["max"] is not None and r["max"] > 1
-    text = (f"<strong>Oscillation {'inflates it' if grows else 'does not inflate it'}</strong>: "
-            f"on the {inf['cells']:,} cells with overshoot &gt; 0, reads per round are ")
+    text = Markup("<strong>Oscillation {}</strong>: on the {:,} cells with overshoot &gt; 0, "
+                  "reads per round are ").format(
+                      "inflates it" if grows else "does not inflate it", inf["cells"])
     if inf["with_level"] == 0:
         return text + ("never comparable: no cell of their series has overshoot 0, so there is "
                        "no no-oscillation level to compare with.")
     top = inf["largest"]
-    text += (f"up to {num(r['max'], 2)} times their series' no-oscillation level (the median "
-             "over the cells of the same series with overshoot 0), typically "
-             f"{num(r['median'])} times (median; 90th percentile {num(r['p90'])}). The largest: "
-             f"{key_text(top, ('U', 'overshoot', 'reads_per_round', 'level', 'ratio'), hide)}, "
-             f"U = {top['U']}, overshoot {num(top['overshoot'])}: {num(top['reads_per_round'], 1)} "
-             f"entries per round against {num(top['level'], 2)}.")
+    text += Markup(
+        "up to {max} times their series' no-oscillation level (the median over the cells of "
+        "the same series with overshoot 0), typically {median} times (median; 90th percentile "
+        "{p90}). The largest: {key}, U = {U}, overshoot {overshoot}: {reads} entries per round "
+        "against {level}.").format(
+            max=num(r["max"], 2), median=num(r["median"]), p90=num(r["p90"]),
+            key=key_text(top, ("U", "overshoot", "reads_per_round", "level", "ratio"), hide),
+            U=top["U"], overshoot=num(top["overshoot"]), reads=num(top["reads_per_round"], 1),
+            level=num(top["level"], 2))
     if inf["below_level"]:
         text += (f" {inf['below_level']:,} oscillating cells read slightly fewer entries per "
                  f"round than the level (down to {num(r['min'])} times).")
@@ -318,49 +325,50 @@ def inflation_paragraph(inf: Mapping[str, Any], hide: Iterable[str] = ()) -> str
     return text
 
 
-def per_second_paragraph(ps: Mapping[str, Any]) -> str:
+def per_second_paragraph(ps: Mapping[str, Any]) -> str | Markup:
     """Do reads per second fall as U grows?"""
     if ps["series"] == 0:
         return "No two cells differ only in U, so no trend in U is measured."
     lf = ps["last_over_first"]
     falls = lf["max"] is not None and lf["max"] < 1
-    text = ("<strong>Reads per second "
-            + ("fall as the loop slows</strong> (fewer rounds)" if falls else
-               "do not always fall as the loop slows</strong>")
-            + ": from the smallest to the largest U of a series they end at "
-            f"{num(lf['median'], 4)} times their first value (median over {ps['series']:,} "
-            f"series; from {num(lf['min'], 4)} to {num(lf['max'], 4)}).")
+    text = (Markup("<strong>Reads per second fall as the loop slows</strong> (fewer rounds)")
+            if falls else
+            Markup("<strong>Reads per second do not always fall as the loop slows</strong>"))
+    text += (": from the smallest to the largest U of a series they end at "
+             f"{num(lf['median'], 4)} times their first value (median over {ps['series']:,} "
+             f"series; from {num(lf['min'], 4)} to {num(lf['max'], 4)}).")
     if ps["rising"] == 0:
         return text + " They never rise from one U to the next larger one."
     rise = ps["rise"]
-    return text + (f" Not strictly: in {ps['rising']:,} of the {ps['series']:,} series they "
-                   f"rise somewhere from one U to the next, by at most {pct(rise['max'])} "
-                   f"(median {pct(rise['median'])}), where the slower loop's rounds fall at "
-                   "seconds when the ledger holds more entries.")
+    return text + Markup(" Not strictly: in {:,} of the {:,} series they rise somewhere from "
+                         "one U to the next, by at most {} (median {}), where the slower "
+                         "loop's rounds fall at seconds when the ledger holds more entries."
+                         ).format(ps["rising"], ps["series"], pct(rise["max"]),
+                                  pct(rise["median"]))
 
 
-def by_gb_paragraphs(by: Mapping[str, Any], fixed: Mapping[str, Any]) -> list[str]:
+def by_gb_paragraphs(by: Mapping[str, Any], fixed: Mapping[str, Any]) -> list[str | Markup]:
     """For each (G, B): the fastest loop without overshoot, the cheapest one, and the price."""
     rows = by["rows"]
     if not rows:
         return ["The sweep has no ledger cells, so no (G, B) is answered."]
     n = len(rows)
-    shown = esc(", ".join(f"{k} = {plain(v)}" for k, v in by["shown"].items()))
+    shown = ", ".join(f"{k} = {plain(v)}" for k, v in by["shown"].items())
     at_boundary = [r for r in rows if r["at_boundary"]]
     never = [r for r in rows if r["zero_from"] is None]
     same = all(r["same_for_all"] for r in rows if r["zero_from"] is not None)
-    out = []
+    out: list[str | Markup] = []
     off = [r for r in rows if not r["at_boundary"] and r["zero_from"] is not None]
     if len(at_boundary) == n:
-        text = (f"<strong>Which U gives zero overshoot?</strong> For every one of the {n} "
-                "(G, B) pairs, the fastest loop whose overshoot is 0 under every desired count "
-                "and schedule is <strong>U = G + B</strong> (the smallest U ≥ G + B the sweep "
-                "ran), and every slower loop has overshoot 0 too")
+        text = Markup("<strong>Which U gives zero overshoot?</strong> For every one of the {} "
+                      "(G, B) pairs, the fastest loop whose overshoot is 0 under every desired "
+                      "count and schedule is <strong>U = G + B</strong> (the smallest U ≥ G + B "
+                      "the sweep ran), and every slower loop has overshoot 0 too").format(n)
     else:
-        text = (f"<strong>Which U gives zero overshoot?</strong> For {len(at_boundary)} of the "
-                f"{n} (G, B) pairs, the fastest loop whose overshoot is 0 under every desired "
-                "count and schedule, and at every larger U, is U = G + B (the smallest U ≥ G + B "
-                "the sweep ran)")
+        text = Markup("<strong>Which U gives zero overshoot?</strong> For {} of the {} (G, B) "
+                      "pairs, the fastest loop whose overshoot is 0 under every desired count "
+                      "and schedule, and at every larger U, is U = G + B (the smallest "
+                      "U ≥ G + B the sweep ran)").format(len(at_boundary), n)
         if off:
             text += "; it is " + ", ".join(
                 f"U = {r['zero_from']} at G = {r['G']}, B = {r['B']}" for r in off)
@@ -387,23 +395,27 @@ def by_gb_paragraphs(by: Mapping[str, Any], fixed: Mapping[str, Any]) -> list[st
     if cheapest:
         where = (f"U = {cheapest[0]}" if len(cheapest) == 1
                  else f"U from {cheapest[0]} to {cheapest[-1]}, depending on (G, B)")
-        out.append("<strong>At the least read cost?</strong> The U with overshoot 0 and the "
-                   f"fewest reads per second is {where} for the series shown ({shown}; the "
-                   f"sweep's largest U is {', '.join(map(str, u_max))}). In {dearer} of the "
-                   f"{len(both)} rows the fastest loop without overshoot reads more per second "
-                   "than the slowest loop: that is the trade-off, reacting soonest without "
-                   "oscillating against reading least.")
+        out.append(Markup(
+            "<strong>At the least read cost?</strong> The U with overshoot 0 and the fewest "
+            "reads per second is {} for the series shown ({}; the sweep's largest U is {}). In "
+            "{} of the {} rows the fastest loop without overshoot reads more per second than "
+            "the slowest loop: that is the trade-off, reacting soonest without oscillating "
+            "against reading least.").format(where, shown, ", ".join(map(str, u_max)), dearer,
+                                             len(both)))
     example = next((r for r in rows if r["G"] == fixed.get("G") and r["B"] == fixed.get("B")),
                    rows[len(rows) // 2])
     fast, slow = example["at_zero_from"], example["at_U_max"]
     if fast and slow:
-        out.append(f"<strong>The price</strong>, at G = {example['G']} s, B = {example['B']} s "
-                   f"({shown}): the fastest loop without overshoot, U = "
-                   f"{example['zero_from']}, reads {num(fast['reads_per_second'])} entries per "
-                   f"second and leaves {num(fast['missing_copy_seconds'])} copy-seconds missing; "
-                   f"the slowest, U = {example['U_max']}, reads "
-                   f"{num(slow['reads_per_second'])} per second and leaves "
-                   f"{num(slow['missing_copy_seconds'])} copy-seconds missing.")
+        out.append(Markup(
+            "<strong>The price</strong>, at G = {G} s, B = {B} s ({shown}): the fastest loop "
+            "without overshoot, U = {fast_U}, reads {fast_rps} entries per second and leaves "
+            "{fast_missing} copy-seconds missing; the slowest, U = {slow_U}, reads {slow_rps} "
+            "per second and leaves {slow_missing} copy-seconds missing.").format(
+                G=example["G"], B=example["B"], shown=shown, fast_U=example["zero_from"],
+                fast_rps=num(fast["reads_per_second"]),
+                fast_missing=num(fast["missing_copy_seconds"]), slow_U=example["U_max"],
+                slow_rps=num(slow["reads_per_second"]),
+                slow_missing=num(slow["missing_copy_seconds"])))
     more = sum(r["at_U_max"]["missing_copy_seconds"] > r["at_zero_from"]["missing_copy_seconds"]
                for r in both)
     fewer = sum(r["at_U_max"]["missing_copy_seconds"] < r["at_zero_from"]["missing_copy_seconds"]
@@ -422,16 +434,16 @@ def _slice(fixed: Mapping[str, Any], hide: Iterable[str]) -> str:
     return "" if text == "the whole sweep" else f", {text}"
 
 
-def by_gb_table(by: Mapping[str, Any]) -> str:
+def by_gb_table(by: Mapping[str, Any]) -> Markup:
     """One row per (G, B): the fastest and the slowest loop without overshoot, and their cost."""
     rows = []
     for r in by["rows"]:
         fast, slow = r["at_zero_from"] or {}, r["at_U_max"] or {}
-        zero: Any = r["zero_from"] if r["zero_from"] is not None else Cell(
+        zero: Any = r["zero_from"] if r["zero_from"] is not None else TableCell(
             "none", "bad", "none (overshoot at the largest U)")
         if r["zero_from"] is not None and not r["same_for_all"]:
-            zero = Cell(r["zero_from"], "", f"{r['zero_from']} (by series: "
-                        f"{r['zero_from_min']}\u2013{r['zero_from']})")
+            zero = TableCell(r["zero_from"], "", f"{r['zero_from']} (by series: "
+                             f"{r['zero_from_min']}\u2013{r['zero_from']})")
         rows.append([r["G"], r["B"], r["G_plus_B"], zero,
                      fast.get("reads_per_round"), fast.get("reads_per_second"),
                      fast.get("missing_copy_seconds"), fast.get("unneeded"),
@@ -444,7 +456,7 @@ def by_gb_table(by: Mapping[str, Any]) -> str:
                  rows, missing="—")
 
 
-def render(summary: Summary, figures: Mapping[str, Figure]) -> str:
+def render(summary: Summary, figures: Mapping[str, Figure]) -> Markup:
     """Section c: reads per round and per second against U, oscillation's toll, and the
     fastest loop without overshoot for each (G, B)."""
     rc = summary["read_cost"]
@@ -454,46 +466,48 @@ def render(summary: Summary, figures: Mapping[str, Figure]) -> str:
                   per_second_paragraph(rc["per_second"]),
                   *by_gb_paragraphs(by, rc["chart"]["fixed"])]
     parts = [
-        '<section id="reads"><h2>c. Read cost versus period</h2>',
-        "<p>Every round, the loop reads the whole ledger: the service's own entries plus "
-        "<code>ledger_base</code> entries of other services. <code>reads</code> sums them over "
-        "the run; <code>reads_per_round</code> = reads / rounds; "
-        "<strong><code>reads_per_second</code> = reads / (duration + 1)</strong>, a run "
-        "covering the seconds 0 … duration. Seed 001's trade-off: a faster loop reads more "
-        "often, and under delay it oscillates, which puts more entries on the ledger. A "
-        "<em>series</em> is a set of cells that differ only in U.</p>",
-        f"<p>The chart shows one slice of the sweep: {fixed_text(rc['chart']['fixed'], hide)} "
-        "(seed "
-        "001's values where the sweep has them, else each parameter's most common value).</p>",
+        Markup('<section id="reads"><h2>c. Read cost versus period</h2>'
+               "<p>Every round, the loop reads the whole ledger: the service's own entries plus "
+               "<code>ledger_base</code> entries of other services. <code>reads</code> sums them "
+               "over the run; <code>reads_per_round</code> = reads / rounds; "
+               "<strong><code>reads_per_second</code> = reads / (duration + 1)</strong>, a run "
+               "covering the seconds 0 … duration. Seed 001's trade-off: a faster loop reads "
+               "more often, and under delay it oscillates, which puts more entries on the "
+               "ledger. A <em>series</em> is a set of cells that differ only in U.</p>"
+               "<p>The chart shows one slice of the sweep: {} (seed 001's values where the "
+               "sweep has them, else each parameter's most common value).</p>").format(
+                   fixed_text(rc["chart"]["fixed"], hide)),
     ]
     if "read_cost" in figures:
         parts.append(figure_html(figures["read_cost"]))
     parts.append(verdict("none", paragraphs))
     if by["rows"]:
-        shown = esc(", ".join(f"{k} = {plain(v)}" for k, v in by["shown"].items()))
+        shown = ", ".join(f"{k} = {plain(v)}" for k, v in by["shown"].items())
         parts += [
-            "<h3>For each (G, B): the fastest loop without overshoot, and the slowest</h3>",
-            f"<p>Ledger controller{_slice(by['fixed'], hide)}. <em>Fastest U with overshoot "
-            "0</em>: the smallest U from which overshoot is 0 at every larger U, for every "
-            f"desired count and schedule. The figures beside it are those of one series, {shown}: "
-            "reads per round and per second, missing copy-seconds (what waiting costs) and, at "
-            "the fastest, unneeded copies (zero overshoot does not mean no duplicates), at that "
-            "U and at the slowest loop the sweep ran. <em>Cheapest U</em>: the U with the "
-            "fewest reads per second among that series' cells with overshoot 0.</p>",
-            f'<div class="scroll">{by_gb_table(by)}</div>',
+            Markup("<h3>For each (G, B): the fastest loop without overshoot, and the slowest</h3>"
+                   "<p>Ledger controller{}. <em>Fastest U with overshoot 0</em>: the smallest U "
+                   "from which overshoot is 0 at every larger U, for every desired count and "
+                   "schedule. The figures beside it are those of one series, {}: reads per "
+                   "round and per second, missing copy-seconds (what waiting costs) and, at the "
+                   "fastest, unneeded copies (zero overshoot does not mean no duplicates), at "
+                   "that U and at the slowest loop the sweep ran. <em>Cheapest U</em>: the U "
+                   "with the fewest reads per second among that series' cells with overshoot "
+                   "0.</p>").format(_slice(by["fixed"], hide), shown),
+            Markup('<div class="scroll">{}</div>').format(by_gb_table(by)),
         ]
     ps = rc["per_second"]
     if ps["where_rising"]:
-        parts += ["<details><summary>Where reads per second rise somewhere with U</summary>",
+        parts += [Markup("<details><summary>Where reads per second rise somewhere with U"
+                         "</summary>"),
                   where_table(ps["where_rising"], "series with a rise", among="series"),
-                  "</details>"]
+                  Markup("</details>")]
     points = rc["chart"]["points"]
     if points:
         head = list(points[0])
-        parts += ["<details><summary>The chart's cells</summary>",
-                  table(head, ([p[h] for h in head] for p in points)), "</details>"]
-    parts.append("</section>")
-    return "".join(parts)
+        parts += [Markup("<details><summary>The chart's cells</summary>"),
+                  table(head, ([p[h] for h in head] for p in points)), Markup("</details>")]
+    parts.append(Markup("</section>"))
+    return Markup("").join(parts)
 
 
 #: The read-cost chart's panels: column -> heading.
@@ -561,23 +575,24 @@ def charts(sweep: Sweep, summary: Summary) -> list[Figure]:
                              hide=constant)]
 
 
-def glance(summary: Summary) -> str:
+def glance(summary: Summary) -> Markup:
     """What a faster loop costs in reads, in one sentence."""
     rc = summary["read_cost"]
     flat, inf = rc["flat"], rc["inflation"]
-    text = '<a href="#reads">Read cost</a>: '
+    parts = []
     if flat["series"]:
-        text += (f"without oscillation, reads per round move with U by at most "
-                 f"{pct(flat['relative']['max'])}; ")
+        parts.append(f"without oscillation, reads per round move with U by at most "
+                     f"{pct(flat['relative']['max'])}")
     if inf["with_level"]:
-        text += (f"oscillation inflates them up to {num(inf['ratio']['max'], 2)}&times; "
-                 f"(median {num(inf['ratio']['median'])}&times;); ")
+        parts.append(Markup("oscillation inflates them up to {}&times; (median {}&times;)")
+                     .format(num(inf["ratio"]["max"], 2), num(inf["ratio"]["median"])))
     rows = rc["by_GB"]["rows"]
     if rows:
         at = sum(r["at_boundary"] for r in rows)
-        text += (f"the fastest loop without overshoot is U = G + B for {at} of {len(rows)} "
-                 "(G, B) pairs.")
-    return text.rstrip("; ") + ("" if text.endswith(".") else ".")
+        parts.append(f"the fastest loop without overshoot is U = G + B for {at} of {len(rows)} "
+                     "(G, B) pairs")
+    link = Markup('<a href="#reads">Read cost</a>:')
+    return link + (Markup(" {}.").format(Markup("; ").join(parts)) if parts else ".")
 
 
 SECTION = Section("read_cost", summarize, render, charts, glance)

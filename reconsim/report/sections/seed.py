@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import polars as pl
+from markupsafe import Markup
 
 from reconsim.model.params import PARAM_NAMES, applies
 from reconsim.model.seed001 import (
@@ -21,7 +22,7 @@ from reconsim.model.seed001 import (
 )
 from reconsim.report.charts import Figure
 from reconsim.report.data import EXAMPLES, SEED_DEATHS, Sweep, flat_value
-from reconsim.report.html import Cell, esc, plain, table, verdict
+from reconsim.report.html import TableCell, plain, table, verdict
 from reconsim.report.section import Section, Summary
 
 #: The figures each experiment publishes, in the seed's column order.
@@ -145,34 +146,34 @@ FIGURE_HEADS: Final = {"work_per_round": "work/round", "created": "created",
                        "law_overshoot": "predicted"}
 
 
-def _model_cell(row: Mapping[str, Any], figure: str) -> Cell:
+def _model_cell(row: Mapping[str, Any], figure: str) -> TableCell:
     """The model's figure for a published row: absent, one value, or several; marked when
     it differs from the published one."""
     value = row["model"][figure]
     if row["cells"] == 0:
-        return Cell("—", "absent", "— (not in the sweep)")
+        return TableCell("—", "absent", "— (not in the sweep)")
     if isinstance(value, list):
-        text = esc(" / ".join(plain(v) for v in value))
-        return Cell(None, "bad" if figure in row["mismatched"] else "", text)
-    return Cell(value, "bad" if figure in row["mismatched"] else "",
-                esc(plain(value)) if isinstance(value, str) or value is None else None)
+        text = " / ".join(plain(v) for v in value)
+        return TableCell(None, "bad" if figure in row["mismatched"] else "", text)
+    return TableCell(value, "bad" if figure in row["mismatched"] else "",
+                     plain(value) if isinstance(value, str) or value is None else None)
 
 
-def _pair(left: str, right: str) -> str:
+def _pair(left: Markup, right: Markup) -> Markup:
     """A published table and the model's, side by side."""
-    return (f'<div class="pair"><div><h4>published</h4>{left}</div>'
-            f"<div><h4>model (this sweep)</h4>{right}</div></div>")
+    return Markup('<div class="pair"><div><h4>published</h4>{}</div>'
+                  "<div><h4>model (this sweep)</h4>{}</div></div>").format(left, right)
 
 
-def seed_tables(seed: Mapping[str, Any]) -> list[str]:
+def seed_tables(seed: Mapping[str, Any]) -> list[Markup]:
     """Seed 001's tables that the sweep has cells of, published beside the model's figures."""
     out = []
     for t in seed["tables"]:
         if t["found"] == 0:
             continue
         rows = t["rows"]
-        out.append(f"<h3>{esc(t['experiment'])} ({esc(t['setting'])}): {t['found']} of "
-                   f"{len(rows)} published rows in the sweep</h3>")
+        out.append(Markup("<h3>{} ({}): {} of {} published rows in the sweep</h3>").format(
+            t["experiment"], t["setting"], t["found"], len(rows)))
         if t["experiment"] == "overshoot table":
             cell = {(r["G"], r["U"]): r for r in rows}
             head = ["G \\ U", *map(str, t["U"])]
@@ -189,50 +190,53 @@ def seed_tables(seed: Mapping[str, Any]) -> list[str]:
             mine = [r for r in rows if r["controller"] == controller]
             pub = [[r[key], *(r["published"][f] for f in figures)] for r in mine]
             mod = [[r[key], *(_model_cell(r, f) for f in figures)] for r in mine]
-            out.append((f"<h4>controller: {esc(controller)}</h4>" if len(names) > 1 else "")
-                       + _pair(table(head, pub), table(head, mod)))
+            heading = (Markup("<h4>controller: {}</h4>").format(controller) if len(names) > 1
+                       else Markup(""))
+            out.append(heading + _pair(table(head, pub), table(head, mod)))
     return out
 
 
-def seed_paragraphs(seed: Mapping[str, Any]) -> tuple[str, list[str]]:
+def seed_paragraphs(seed: Mapping[str, Any]) -> tuple[str, list[Markup]]:
     """The sweep's seed 001 cells against the published figures, in words."""
     if seed["found"] == 0:
-        return "none", [f"The sweep has no cell in seed 001's setting for any of the "
-                        f"{seed['published']} published rows (B = 5, desired = 6, duration "
-                        "900, two copies dying at second 300, the model's defaults "
-                        "otherwise), so none is compared."]
-    names = ", ".join(esc(s) for s in seed["schedules"])
-    text = (f"The sweep has cells for {seed['found']} of the {seed['published']} rows seed "
-            f"001 publishes (schedule {names}); {seed['compared']:,} sweep cells are compared "
-            "with them, figure by figure. ")
+        return "none", [Markup(
+            "The sweep has no cell in seed 001's setting for any of the {} published rows "
+            "(B = 5, desired = 6, duration 900, two copies dying at second 300, the model's "
+            "defaults otherwise), so none is compared.").format(seed["published"])]
+    text = Markup("The sweep has cells for {} of the {} rows seed 001 publishes (schedule {}); "
+                  "{:,} sweep cells are compared with them, figure by figure. ").format(
+                      seed["found"], seed["published"], ", ".join(seed["schedules"]),
+                      seed["compared"])
     if seed["disagree"] == 0:
-        return "holds", [text + "<strong>Every one agrees with every figure published "
-                         "for it.</strong>"]
-    return "fails", [text + f"<strong>{seed['disagree']:,} disagree</strong> with a published "
-                     "figure (highlighted in the tables, listed below)."]
+        return "holds", [text + Markup("<strong>Every one agrees with every figure published "
+                                       "for it.</strong>")]
+    return "fails", [text + Markup("<strong>{:,} disagree</strong> with a published figure "
+                                   "(highlighted in the tables, listed below).").format(
+                                       seed["disagree"])]
 
 
-def render(summary: Summary, figures: Mapping[str, Figure]) -> str:
+def render(summary: Summary, figures: Mapping[str, Figure]) -> Markup:
     """Section e: seed 001's published tables beside the model's figures."""
     seed = summary["seed001"]
     kind, paragraphs = seed_paragraphs(seed)
-    parts = ['<section id="seed"><h2>e. Seed 001\'s tables</h2>',
-             "<p>Seed 001 published three tables: a scan of G (U = 15 s, both controllers), a "
-             "scan of U (G = 30 s, ledger) and a 7 &times; 8 overshoot table, all with B = 5 s, "
-             "six copies and two deaths at second 300. Where the sweep ran the same cells, the "
-             "model's figures are set beside the published ones; a highlighted cell differs. "
-             "Where several sweep cells match one row (two schedules with the same deaths, "
-             "several ledger_base values) every distinct value is shown.</p>",
+    parts = [Markup('<section id="seed"><h2>e. Seed 001\'s tables</h2>'
+                    "<p>Seed 001 published three tables: a scan of G (U = 15 s, both "
+                    "controllers), a scan of U (G = 30 s, ledger) and a 7 &times; 8 overshoot "
+                    "table, all with B = 5 s, six copies and two deaths at second 300. Where the "
+                    "sweep ran the same cells, the model's figures are set beside the published "
+                    "ones; a highlighted cell differs. Where several sweep cells match one row "
+                    "(two schedules with the same deaths, several ledger_base values) every "
+                    "distinct value is shown.</p>"),
              verdict(kind, paragraphs), *seed_tables(seed)]
     rows = [[d["experiment"], d["controller"], d["G"], d["U"], d["schedule"], figure,
              v["published"], v["measured"]]
             for d in seed["disagreements"] for figure, v in d["figures"].items()]
     if rows:
-        parts += ["<h3>Disagreements</h3>",
+        parts += [Markup("<h3>Disagreements</h3>"),
                   table(["experiment", "controller", "G", "U", "schedule", "figure",
                          "published", "model"], rows)]
-    parts.append("</section>")
-    return "".join(parts)
+    parts.append(Markup("</section>"))
+    return Markup("").join(parts)
 
 
 def summarize(sweep: Sweep) -> dict[str, Any]:
@@ -240,13 +244,14 @@ def summarize(sweep: Sweep) -> dict[str, Any]:
     return {"seed001": seed_verdict(sweep.table)}
 
 
-def glance(summary: Summary) -> str:
+def glance(summary: Summary) -> Markup:
     """How many of seed 001's cells agree, in one sentence."""
     seed = summary["seed001"]
     if not seed["compared"]:
-        return '<a href="#seed">Seed 001</a>: the sweep holds none of its published cells.'
-    return (f'<a href="#seed">Seed 001</a>: {seed["agree"]:,} of {seed["compared"]:,} '
-            "matching cells agree with every published figure.")
+        return Markup('<a href="#seed">Seed 001</a>: the sweep holds none of its published '
+                      "cells.")
+    return Markup('<a href="#seed">Seed 001</a>: {:,} of {:,} matching cells agree with every '
+                  "published figure.").format(seed["agree"], seed["compared"])
 
 
 SECTION = Section("seed001", summarize, render, glance=glance)

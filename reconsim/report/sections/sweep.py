@@ -8,10 +8,11 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 import polars as pl
+from markupsafe import Markup
 
 from reconsim.report.charts import Figure
 from reconsim.report.data import Sweep, controllers, values_of
-from reconsim.report.html import esc, num, plain, table
+from reconsim.report.html import num, plain, table
 from reconsim.report.section import Section, Summary
 
 #: Axes with at most this many values are listed value by value in the sweep's facts.
@@ -56,7 +57,7 @@ def axis_facts(table: pl.DataFrame, axis: str) -> dict[str, Any]:
     }
 
 
-def render(summary: Summary, figures: Mapping[str, Figure]) -> str:
+def render(summary: Summary, figures: Mapping[str, Figure]) -> Markup:
     """The sweep's identity, its axes, its schedules and its spec."""
     s = summary["sweep"]
     facts = [("name", s["name"]), ("reconsim version", s["version"]),
@@ -78,19 +79,19 @@ def render(summary: Summary, figures: Mapping[str, Figure]) -> str:
             for a, f in summary["axes"].items()]
     schedules = [(name, ", ".join(f"{at}:{count}" for at, count in events) or "none")
                  for name, events in s["schedules"].items()]
-    return "".join([
-        '<section id="sweep"><h2>The sweep</h2>',
+    return Markup("").join([
+        Markup('<section id="sweep"><h2>The sweep</h2>'),
         table(["", ""], facts),
-        *(f"<p><strong>Note:</strong> {n}</p>" for n in notes),
-        "<h3>Parameters</h3>",
-        "<p>A null value is a parameter that does not apply to the row's controller "
-        "(max_per_round: null is no cap).</p>",
+        *(Markup("<p><strong>Note:</strong> {}</p>").format(n) for n in notes),
+        Markup("<h3>Parameters</h3>"
+               "<p>A null value is a parameter that does not apply to the row's controller "
+               "(max_per_round: null is no cap).</p>"),
         table(["parameter", "distinct values", "values", "nulls"], axes),
-        "<h3>Death schedules</h3>",
+        Markup("<h3>Death schedules</h3>"),
         table(["schedule", "deaths (second:copies)"], schedules),
-        "<details><summary>The sweep's spec</summary><pre>",
-        esc(json.dumps(s["spec"], indent=2, sort_keys=True, ensure_ascii=False)),
-        "</pre></details></section>",
+        Markup("<details><summary>The sweep's spec</summary><pre>"),
+        json.dumps(s["spec"], indent=2, sort_keys=True, ensure_ascii=False),
+        Markup("</pre></details></section>"),
     ])
 
 
