@@ -10,11 +10,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from reconsim.errors import ReconsimError
 from reconsim.params import CONTROLLERS, DEFAULTS, METRICS, PARAMS, UNLIMITED, Deaths
 
 
-class UsageError(Exception):
-    """Bad input from the command line or a file it names: reported in one line, exit 2."""
+class UsageError(ReconsimError):
+    """Bad input on the command line: reported in one line, exit 2."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -111,7 +112,7 @@ def _run(args: argparse.Namespace) -> None:
     try:
         metrics = run_cell(**params)
     except ValueError as exc:
-        raise UsageError(f"reconsim run: {exc}") from None
+        raise UsageError(str(exc)) from None
     if args.json:
         print(json.dumps(metrics))
         return
@@ -135,7 +136,7 @@ def _seed(args: argparse.Namespace) -> None:
 
 
 def _add_sweep(sub: Any) -> None:
-    from reconsim.sweep import BACKENDS
+    from reconsim.sweep import BACKENDS, WRITERS
 
     p = sub.add_parser(
         "sweep", help="run a spec's grid into a Parquet table (resumable)",
@@ -151,6 +152,10 @@ def _add_sweep(sub: Any) -> None:
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="Dask scheduler address, e.g. tcp://host:8786 (with --backend dask; "
                    "without it a local cluster is started)")
+    p.add_argument("--write-from", choices=WRITERS, default=None,
+                   help="who writes the chunk files: workers (each its own; they must see "
+                   "DIR) or parent (workers send rows back; for Dask workers without shared "
+                   "storage). Default: parent with --backend dask, workers otherwise")
     p.add_argument("--force", action="store_true",
                    help="start over when DIR holds another spec's results")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
@@ -161,29 +166,23 @@ def _add_sweep(sub: Any) -> None:
 
 
 def _sweep(args: argparse.Namespace) -> None:
-    from reconsim.spec import SpecError, load_spec
-    from reconsim.store import StoreError
-    from reconsim.sweep import SweepError, describe, run_sweep
+    from reconsim.spec import load_spec
+    from reconsim.sweep import describe, run_sweep
 
-    try:
-        spec = load_spec(args.spec)
-        result = run_sweep(spec, args.out, jobs=args.jobs, backend=args.backend,
-                           scheduler=args.scheduler, force=args.force, progress=args.progress)
-    except (SpecError, SweepError, StoreError) as exc:
-        raise UsageError(f"reconsim sweep: {exc}") from None
+    spec = load_spec(args.spec)
+    result = run_sweep(spec, args.out, jobs=args.jobs, backend=args.backend,
+                       scheduler=args.scheduler, force=args.force, progress=args.progress,
+                       write_from=args.write_from)
     print(describe(result))
     if args.report:
         _write_report(result.out)
 
 
 def _write_report(out: str | Path) -> None:
-    from reconsim.report import ReportError, build_report
+    from reconsim.report import build_report
 
     started = time.perf_counter()
-    try:
-        report = build_report(out)
-    except ReportError as exc:
-        raise UsageError(f"reconsim report: {exc}") from None
+    report = build_report(out)
     size = report.html.stat().st_size
     print(f"{report.html}: {size / 1e6:.1f} MB, {len(report.figures)} figure files, "
           f"{time.perf_counter() - started:.1f} s")
@@ -207,12 +206,9 @@ def _add_publish(sub: Any) -> None:
 
 
 def _publish(args: argparse.Namespace) -> None:
-    from reconsim.report import ReportError, publish
+    from reconsim.report import publish
 
-    try:
-        print(publish(args.results))
-    except ReportError as exc:
-        raise UsageError(f"reconsim publish: {exc}") from None
+    print(publish(args.results))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -231,12 +227,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit status (2 for bad input, printed in one line)."""
+    """Run the command line; return the exit status (2 for bad input, printed in one line).
+
+    Every :class:`~reconsim.errors.ReconsimError` — a flag, a spec, a sweep directory, a
+    report's table — ends here: ``error: reconsim COMMAND: MESSAGE`` on stderr, no traceback.
+    """
+    where = ""  # the parser's own errors name the program already
     try:
         args = build_parser().parse_args(argv)
+        where = f"reconsim {args.command}: "
         args.handler(args)
-    except UsageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except ReconsimError as exc:
+        print(f"error: {where}{exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted: finished chunks are kept; run the same command again to resume",
