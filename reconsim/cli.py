@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from reconsim.errors import ReconsimError
-from reconsim.params import CONTROLLERS, DEFAULTS, METRICS, PARAMS, UNLIMITED, Deaths
+from reconsim.params import CONTROLLERS, METRICS, PARAMS
 
 
 class UsageError(ReconsimError):
@@ -25,76 +25,11 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
-def parse_deaths(text: str) -> Deaths:
-    """Parse ``AT:COUNT[,AT:COUNT...]``; an empty string or ``none`` is no deaths.
-
-    >>> parse_deaths("300:2,600:1")
-    ((300, 2), (600, 1))
-    """
-    if text.strip().lower() in ("", "none"):
-        return ()
-    events = []
-    for part in text.split(","):
-        at, sep, count = part.strip().partition(":")
-        if not sep or not at.strip().isdigit() or not count.strip().isdigit():
-            raise argparse.ArgumentTypeError(
-                f"expected AT:COUNT with non-negative integers, got {part.strip()!r}"
-            )
-        events.append((int(at), int(count)))
-    return tuple(events)
-
-
-def parse_times(text: str) -> tuple[int, ...]:
-    """Parse ``T[,T...]`` seconds; an empty string or ``none`` is no times.
-
-    >>> parse_times("310,620")
-    (310, 620)
-    """
-    if text.strip().lower() in ("", "none"):
-        return ()
-    parts = [p.strip() for p in text.split(",")]
-    bad = [p for p in parts if not p.isdigit()]
-    if bad:
-        raise argparse.ArgumentTypeError(f"expected non-negative integer seconds, got {bad[0]!r}")
-    return tuple(int(p) for p in parts)
-
-
-def parse_cap(text: str) -> int | None:
-    """Parse a cap: a positive integer, or ``unlimited``."""
-    if text.strip().lower() == UNLIMITED:
-        return None
-    if not text.strip().isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer or {UNLIMITED!r}, "
-                                         f"got {text!r}")
-    return int(text)
-
-
 def _add_run(sub: Any) -> None:
     p = sub.add_parser("run", help="simulate one cell and print its metrics",
                        description="Simulate one cell and print its metrics.")
-    for f in PARAMS:
-        meta = f.metadata
-        flag = f"--{f.name}"
-        if meta["kind"] == "int":
-            p.add_argument(flag, type=int, default=f.default, metavar="N",
-                           help=f"{meta['help']} (default {f.default})")
-        elif meta["kind"] == "choice":
-            p.add_argument(flag, choices=meta["choices"], default=f.default,
-                           help=f"{meta['help']} (default {f.default})")
-        elif meta["kind"] == "gain":
-            p.add_argument(flag, type=float, default=f.default, metavar="X",
-                           help=f"{meta['help']} (default {f.default})")
-        elif meta["kind"] == "cap":
-            p.add_argument(flag, type=parse_cap, default=f.default, metavar="N",
-                           help=f"{meta['help']} (default {UNLIMITED})")
-        elif meta["kind"] == "times":
-            p.add_argument(flag, type=parse_times, action="extend", metavar="T", nargs="*",
-                           help=f"{meta['help']}; repeat or comma-separate (default none)")
-        else:
-            shown = ",".join(f"{a}:{c}" for a, c in DEFAULTS[f.name]) or "none"
-            p.add_argument(flag, type=parse_deaths, action="extend", metavar="AT:COUNT",
-                           nargs="*", help=f"{meta['help']}; repeat or comma-separate events, "
-                           f"'none' for no deaths (default {shown})")
+    for param in PARAMS:  # each kind says how its flag reads
+        p.add_argument(f"--{param.name}", **param.kind.argument(param.help, param.default))
     p.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
     p.set_defaults(handler=_run)
 
@@ -102,13 +37,7 @@ def _add_run(sub: Any) -> None:
 def _run(args: argparse.Namespace) -> None:
     from reconsim.simulate import run_cell
 
-    params = {f.name: getattr(args, f.name) for f in PARAMS}
-    # argparse's "extend" yields a list of parsed lists (or None when the flag is absent)
-    for f in PARAMS:
-        if f.metadata["kind"] in ("deaths", "times"):
-            given = params[f.name]
-            params[f.name] = (DEFAULTS[f.name] if given is None
-                              else tuple(e for part in given for e in part))
+    params = {p.name: p.kind.from_flag(getattr(args, p.name), p.default) for p in PARAMS}
     try:
         metrics = run_cell(**params)
     except ValueError as exc:
