@@ -120,11 +120,11 @@ def test_failed_chunk_is_recorded_and_named_on_rerun(
     out = tmp_path / "out"
     calls = []
 
-    def simulate_then_fail(cells: pl.DataFrame) -> pl.DataFrame:
+    def simulate_then_fail(cells: pl.DataFrame, **options: bool) -> pl.DataFrame:
         calls.append(cells.height)
         if len(calls) == 3:
             raise RuntimeError("the kernel fell over")
-        return simulate(cells)
+        return simulate(cells, **options)
 
     monkeypatch.setattr(sweep, "simulate", simulate_then_fail)
     with pytest.raises(RuntimeError, match="the kernel fell over"):
