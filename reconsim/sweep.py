@@ -74,8 +74,8 @@ def run_chunk(spec: Spec, index: int, threads: int | None = None) -> tuple[int, 
     return index, simulate(expand(spec, start, stop), checked=True).with_columns(law_columns())
 
 
-def write_chunk(spec: Spec, out: Path, index: int,
-                threads: int | None = None) -> tuple[int, int]:
+def run_and_write_chunk(spec: Spec, out: Path, index: int,
+                        threads: int | None = None) -> tuple[int, int]:
     """Simulate chunk ``index`` and write its file atomically here, in the worker;
     return (index, rows): only two integers travel back to the parent."""
     index, frame = run_chunk(spec, index, threads)
@@ -190,8 +190,9 @@ def _run_locked(  # noqa: PLR0913, PLR0917 — run_sweep's options, passed on on
             if write_from == "workers":
                 # Workers on another machine need the path as this machine spells it.
                 where = out.resolve()
-                for _, rows in parallel(joblib.delayed(write_chunk)(spec, where, i, threads)
-                                        for i in todo):
+                tasks = (joblib.delayed(run_and_write_chunk)(spec, where, i, threads)
+                         for i in todo)
+                for _, rows in parallel(tasks):
                     bar.update(rows)
             else:
                 for index, frame in parallel(joblib.delayed(run_chunk)(spec, i, threads)
