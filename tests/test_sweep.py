@@ -215,9 +215,14 @@ def test_interrupted_sweep_resumes_to_the_same_table(tmp_path: Path, sig: int,
         assert proc.returncode == 130
         assert "run the same command again to resume" in err
         assert "Traceback" not in err
+    status = json.loads((out / "sweep.json").read_text())["status"]
+    assert status == ("interrupted" if sig == signal.SIGINT else "running")
 
     resumed = cli("sweep", spec_path, "--out", out, "--backend", "sequential")
     assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stderr == f"{out}: the last run " + (
+        "was interrupted" if sig == signal.SIGINT else "stopped before it finished (killed?)"
+    ) + "; resuming\n"
     computed = int(resumed.stdout.split(": ")[1].split(" cells")[0].replace(",", ""))
     assert computed < spec.n_cells  # only the missing chunks were simulated
     got = table(out)
