@@ -166,6 +166,10 @@ class Cap(Int):
     minimum: int = 1
     null_is_value: ClassVar[bool] = True
 
+    def __post_init__(self) -> None:
+        if self.minimum < 1:  # the kernel reads 0 as "no limit"
+            raise ValueError(f"a cap's minimum must be >= 1, got {self.minimum}")
+
     def check(self, name: str, value: Any) -> Any:
         if value is None or value == UNLIMITED:
             return None
