@@ -1,8 +1,14 @@
 """A sweep end to end — spec to Parquet on disk, 2 jobs — at 10^5, 10^6 and 10^7 cells,
-beside ``simulate`` alone on the same cells: the harness's overhead, time and peak memory."""
+beside ``simulate`` alone on the same cells: the harness's overhead, time and peak memory.
+Then, in one run, the backends side by side on one large sweep (the fastest of three
+interleaved rounds each): the default (loky, each worker writing its own chunks), loky
+with the parent writing, ``--backend sequential``, and expand + ``simulate`` alone in
+this process, chunk by chunk (no laws, no files)."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -14,7 +20,7 @@ import pytest
 from bench.conftest import QUICK, RATES
 from reconsim.model.simulate import simulate
 from reconsim.sweep.grid import expand
-from reconsim.sweep.spec import load_spec
+from reconsim.sweep.spec import Spec, load_spec
 
 MILLION = Path(__file__).resolve().parent.parent / "sweeps" / "million.toml"
 #: desired = 1..k on sweeps/million.toml's grid: 159,600 cells per desired value.
@@ -55,12 +61,12 @@ def _tree_rss_kib(root: int) -> int:
     return total
 
 
-def _run_sweep(spec: Path, out: Path) -> tuple[float, int]:
-    """Run ``reconsim sweep`` with 2 jobs; return wall seconds and peak tree RSS (KiB)."""
+def _run_sweep(spec: Path, out: Path, *flags: str) -> tuple[float, int]:
+    """Run ``reconsim sweep`` (default: 2 jobs); return wall seconds and peak tree RSS (KiB)."""
     peak = 0
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "reconsim", "sweep", str(spec), "--out",
-                             str(out), "--jobs", "2", "--no-progress"],
+                             str(out), *(flags or ("--jobs", "2")), "--no-progress"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     def sample() -> None:
@@ -106,3 +112,59 @@ def test_sweep_end_to_end(benchmark, tmp_path: Path, size: str) -> None:  # type
     print(f"\n{spec.n_cells:>12,} cells: {seconds:6.1f} s end to end ({rate:,.0f} cells/s), "
           f"simulate alone {simulate_rate:,.0f} cells/s, ratio {rate / simulate_rate:.2f}, "
           f"peak RSS of the process tree {peak_kib / 1024:,.0f} MiB")
+
+
+#: desired = 1..k for the backends compared: 10,054,800 cells (quick: 1,117,200).
+BACKENDS_DESIRED = 7 if QUICK else 63
+#: Rounds, each running every mode once in turn; a mode's figure is its fastest round
+#: (the least disturbed by whatever else the shared machine is doing).
+BACKENDS_ROUNDS = 1 if QUICK else 3
+#: Label -> ``reconsim sweep`` flags, each run end to end into a fresh directory.
+SWEEP_RUNS = {
+    "default (loky, workers write)": (),
+    "loky, parent writes": ("--write-from", "parent"),
+    "sequential": ("--backend", "sequential"),
+}
+ALONE = "expand + simulate alone"
+
+
+def _expand_and_simulate(spec: Spec) -> float:
+    """Seconds to expand and simulate every chunk of ``spec`` in this process."""
+    simulate(expand(spec, 0, 10))  # compiled before the clock starts
+    start = time.perf_counter()
+    for index in range(spec.n_chunks):
+        lo = index * spec.chunk_size
+        simulate(expand(spec, lo, min(spec.n_cells, lo + spec.chunk_size)))
+    return time.perf_counter() - start
+
+
+def _compare(spec_path: Path, spec: Spec, tmp_path: Path) -> dict[str, float]:
+    """Cells/s of each mode: its fastest of BACKENDS_ROUNDS rounds, the modes interleaved."""
+    best: dict[str, float] = {}
+    for _ in range(BACKENDS_ROUNDS):
+        seconds = {ALONE: _expand_and_simulate(spec)}
+        for label, flags in SWEEP_RUNS.items():
+            out = tmp_path / "out"
+            seconds[label], _ = _run_sweep(spec_path, out, *flags)
+            shutil.rmtree(out)
+        for label, s in seconds.items():
+            best[label] = max(best.get(label, 0.0), spec.n_cells / s)
+    return best
+
+
+@pytest.mark.benchmark(group="sweep: backends compared")
+def test_backends_compared(benchmark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    spec_path = _spec_with_desired(tmp_path, BACKENDS_DESIRED)
+    spec = load_spec(spec_path)
+    rates = benchmark.pedantic(_compare, args=(spec_path, spec, tmp_path), rounds=1,
+                               iterations=1)
+    alone = rates[ALONE]
+    benchmark.extra_info.update(
+        cells=spec.n_cells, rounds=BACKENDS_ROUNDS,
+        cells_per_second={label: round(rate) for label, rate in rates.items()},
+        share_of_alone={label: round(rate / alone, 3) for label, rate in rates.items()})
+    print(f"\n{spec.n_cells:,} cells, {os.cpu_count()} cores, fastest of {BACKENDS_ROUNDS} "
+          "round(s):")
+    for label, rate in rates.items():
+        RATES[f"{label} ({spec.n_cells:,} cells)"] = rate
+        print(f"  {label:<32} {rate:>12,.0f} cells/s  {rate / alone:6.0%} of alone")

@@ -1,9 +1,10 @@
 """Shared pieces of the benchmarks: batches, summaries, and the quality baseline.
 
 Quality figures (``bench/bench_controllers.py``) are deterministic: against a baseline,
-any change fails. The baseline is the run that ``--benchmark-compare`` names (a saved
-pytest-benchmark run), or else ``bench/quality-baseline.json`` (committed, so CI compares
-every change). ``--quality-save`` rewrites that file after an intended change.
+any change fails, and so does a benchmark the baseline does not hold yet. The baseline is
+the run that ``--benchmark-compare`` names (a saved pytest-benchmark run), or else
+``bench/quality-baseline.json`` (committed, so CI compares every change).
+``--quality-save`` rewrites that file after an intended change.
 
 Time per cell (the fastest round's) is compared too but only flagged, never failed: on
 the shared 2-core machines these run on, identical runs of the controller benchmarks
@@ -102,7 +103,9 @@ def check_quality(config: pytest.Config, name: str, figures: dict[str, int],
         return
     base = _baseline(config).get(name)
     if base is None or "quality" not in base:
-        return
+        # A new benchmark is compared from its first run on: it fails until it is saved.
+        pytest.fail(f"{name}: no quality baseline entry; check its figures, then record "
+                    "them with --quality-save", pytrace=False)
     changed = {k: (base["quality"].get(k), v) for k, v in figures.items()
                if base["quality"].get(k) != v}
     if changed:

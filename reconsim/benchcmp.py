@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from reconsim.errors import ReconsimError
+
 #: Quality and cost figures of the trade-off view: all four are better when lower.
 QUALITY_FIGURES: Final = ("excess_copy_seconds", "wasted_delete_commands")
 COST_FIGURES: Final = ("missing_copy_seconds", "reads")
@@ -35,7 +37,7 @@ COST_FIGURES: Final = ("missing_copy_seconds", "reads")
 _VARIANT = re.compile(r"^test_variant\[(?P<name>.+)\]$")
 
 
-class BenchError(ValueError):
+class BenchError(ReconsimError, ValueError):
     """A file that is not a pytest-benchmark run with controller benchmarks."""
 
 

@@ -10,11 +10,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from reconsim.model.params import CONTROLLERS, DEFAULTS, METRICS, PARAMS, UNLIMITED, Deaths
+from reconsim.errors import ReconsimError
+from reconsim.model.params import CONTROLLERS, METRICS, PARAMS
 
 
-class UsageError(Exception):
-    """Bad input from the command line or a file it names: reported in one line, exit 2."""
+class UsageError(ReconsimError):
+    """Bad input on the command line: reported in one line, exit 2."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -24,76 +25,11 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
-def parse_deaths(text: str) -> Deaths:
-    """Parse ``AT:COUNT[,AT:COUNT...]``; an empty string or ``none`` is no deaths.
-
-    >>> parse_deaths("300:2,600:1")
-    ((300, 2), (600, 1))
-    """
-    if text.strip().lower() in ("", "none"):
-        return ()
-    events = []
-    for part in text.split(","):
-        at, sep, count = part.strip().partition(":")
-        if not sep or not at.strip().isdigit() or not count.strip().isdigit():
-            raise argparse.ArgumentTypeError(
-                f"expected AT:COUNT with non-negative integers, got {part.strip()!r}"
-            )
-        events.append((int(at), int(count)))
-    return tuple(events)
-
-
-def parse_times(text: str) -> tuple[int, ...]:
-    """Parse ``T[,T...]`` seconds; an empty string or ``none`` is no times.
-
-    >>> parse_times("310,620")
-    (310, 620)
-    """
-    if text.strip().lower() in ("", "none"):
-        return ()
-    parts = [p.strip() for p in text.split(",")]
-    bad = [p for p in parts if not p.isdigit()]
-    if bad:
-        raise argparse.ArgumentTypeError(f"expected non-negative integer seconds, got {bad[0]!r}")
-    return tuple(int(p) for p in parts)
-
-
-def parse_cap(text: str) -> int | None:
-    """Parse a cap: a positive integer, or ``unlimited``."""
-    if text.strip().lower() == UNLIMITED:
-        return None
-    if not text.strip().isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer or {UNLIMITED!r}, "
-                                         f"got {text!r}")
-    return int(text)
-
-
 def _add_run(sub: Any) -> None:
     p = sub.add_parser("run", help="simulate one cell and print its metrics",
                        description="Simulate one cell and print its metrics.")
-    for f in PARAMS:
-        meta = f.metadata
-        flag = f"--{f.name}"
-        if meta["kind"] == "int":
-            p.add_argument(flag, type=int, default=f.default, metavar="N",
-                           help=f"{meta['help']} (default {f.default})")
-        elif meta["kind"] == "choice":
-            p.add_argument(flag, choices=meta["choices"], default=f.default,
-                           help=f"{meta['help']} (default {f.default})")
-        elif meta["kind"] == "gain":
-            p.add_argument(flag, type=float, default=f.default, metavar="X",
-                           help=f"{meta['help']} (default {f.default})")
-        elif meta["kind"] == "cap":
-            p.add_argument(flag, type=parse_cap, default=f.default, metavar="N",
-                           help=f"{meta['help']} (default {UNLIMITED})")
-        elif meta["kind"] == "times":
-            p.add_argument(flag, type=parse_times, action="extend", metavar="T", nargs="*",
-                           help=f"{meta['help']}; repeat or comma-separate (default none)")
-        else:
-            shown = ",".join(f"{a}:{c}" for a, c in DEFAULTS[f.name]) or "none"
-            p.add_argument(flag, type=parse_deaths, action="extend", metavar="AT:COUNT",
-                           nargs="*", help=f"{meta['help']}; repeat or comma-separate events, "
-                           f"'none' for no deaths (default {shown})")
+    for param in PARAMS:  # each kind says how its flag reads
+        p.add_argument(f"--{param.name}", **param.kind.argument(param.help, param.default))
     p.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
     p.set_defaults(handler=_run)
 
@@ -101,17 +37,11 @@ def _add_run(sub: Any) -> None:
 def _run(args: argparse.Namespace) -> None:
     from reconsim.model.simulate import run_cell
 
-    params = {f.name: getattr(args, f.name) for f in PARAMS}
-    # argparse's "extend" yields a list of parsed lists (or None when the flag is absent)
-    for f in PARAMS:
-        if f.metadata["kind"] in ("deaths", "times"):
-            given = params[f.name]
-            params[f.name] = (DEFAULTS[f.name] if given is None
-                              else tuple(e for part in given for e in part))
+    params = {p.name: p.kind.from_flag(getattr(args, p.name), p.default) for p in PARAMS}
     try:
         metrics = run_cell(**params)
     except ValueError as exc:
-        raise UsageError(f"reconsim run: {exc}") from None
+        raise UsageError(str(exc)) from None
     if args.json:
         print(json.dumps(metrics))
         return
@@ -135,7 +65,7 @@ def _seed(args: argparse.Namespace) -> None:
 
 
 def _add_sweep(sub: Any) -> None:
-    from reconsim.sweep.runner import BACKENDS
+    from reconsim.sweep.runner import BACKENDS, WRITERS
 
     p = sub.add_parser(
         "sweep", help="run a spec's grid into a Parquet table (resumable)",
@@ -151,6 +81,10 @@ def _add_sweep(sub: Any) -> None:
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="Dask scheduler address, e.g. tcp://host:8786 (with --backend dask; "
                    "without it a local cluster is started)")
+    p.add_argument("--write-from", choices=WRITERS, default=None,
+                   help="who writes the chunk files: workers (each its own; they must see "
+                   "DIR) or parent (workers send rows back; for Dask workers without shared "
+                   "storage). Default: parent with --backend dask, workers otherwise")
     p.add_argument("--force", action="store_true",
                    help="start over when DIR holds another spec's results")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
@@ -161,29 +95,23 @@ def _add_sweep(sub: Any) -> None:
 
 
 def _sweep(args: argparse.Namespace) -> None:
-    from reconsim.sweep.runner import SweepError, describe, run_sweep
-    from reconsim.sweep.spec import SpecError, load_spec
-    from reconsim.sweep.store import StoreError
+    from reconsim.sweep.runner import describe, run_sweep
+    from reconsim.sweep.spec import load_spec
 
-    try:
-        spec = load_spec(args.spec)
-        result = run_sweep(spec, args.out, jobs=args.jobs, backend=args.backend,
-                           scheduler=args.scheduler, force=args.force, progress=args.progress)
-    except (SpecError, SweepError, StoreError) as exc:
-        raise UsageError(f"reconsim sweep: {exc}") from None
+    spec = load_spec(args.spec)
+    result = run_sweep(spec, args.out, jobs=args.jobs, backend=args.backend,
+                       scheduler=args.scheduler, force=args.force, progress=args.progress,
+                       write_from=args.write_from)
     print(describe(result))
     if args.report:
         _write_report(result.out)
 
 
 def _write_report(out: str | Path) -> None:
-    from reconsim.report import ReportError, build_report
+    from reconsim.report import build_report
 
     started = time.perf_counter()
-    try:
-        report = build_report(out)
-    except ReportError as exc:
-        raise UsageError(f"reconsim report: {exc}") from None
+    report = build_report(out)
     size = report.html.stat().st_size
     print(f"{report.html}: {size / 1e6:.1f} MB, {len(report.figures)} figure files, "
           f"{time.perf_counter() - started:.1f} s")
@@ -207,12 +135,9 @@ def _add_publish(sub: Any) -> None:
 
 
 def _publish(args: argparse.Namespace) -> None:
-    from reconsim.report import ReportError, publish
+    from reconsim.report import publish
 
-    try:
-        print(publish(args.results))
-    except ReportError as exc:
-        raise UsageError(f"reconsim publish: {exc}") from None
+    print(publish(args.results))
 
 
 def _add_compare(sub: Any) -> None:
@@ -237,15 +162,11 @@ def _add_compare(sub: Any) -> None:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from reconsim.compare import CompareError, compare, output_name, parse_tolerances, render
-
-    try:
-        comparison = compare(args.a, args.b, parse_tolerances(args.tolerance))
-    except CompareError as exc:
-        raise UsageError(f"reconsim compare: {exc}") from None
+    from reconsim.compare import compare, output_name, parse_tolerances, render
     from reconsim.compare_page import render_html
 
-    _write_text(args.html or output_name(args.a, args.b), render_html(comparison), "compare")
+    comparison = compare(args.a, args.b, parse_tolerances(args.tolerance))
+    _write_text(args.html or output_name(args.a, args.b), render_html(comparison))
     if args.json:
         print(json.dumps(comparison.to_json(), indent=1, default=str))
     else:
@@ -274,18 +195,15 @@ def _add_bench_compare(sub: Any) -> None:
 
 
 def _bench_compare(args: argparse.Namespace) -> int:
-    from reconsim.benchcmp import BenchError, compare_runs, load_baseline, load_run, render
+    from reconsim.benchcmp import compare_runs, load_baseline, load_run, render
 
-    try:
-        base, head = load_run(args.base), load_run(args.head)
-        baseline = load_baseline(args.baseline) if args.baseline else None
-    except BenchError as exc:
-        raise UsageError(f"reconsim bench-compare: {exc}") from None
+    base, head = load_run(args.base), load_run(args.head)
+    baseline = load_baseline(args.baseline) if args.baseline else None
     comparison = compare_runs(base, head, baseline, args.baseline)
     if args.html:
         from reconsim.benchcmp_page import render_html
 
-        _write_text(args.html, render_html(comparison), "bench-compare")
+        _write_text(args.html, render_html(comparison))
     if args.json:
         print(json.dumps(comparison.to_json(), indent=1))
     else:
@@ -293,13 +211,13 @@ def _bench_compare(args: argparse.Namespace) -> int:
     return 1 if comparison.failed else 0
 
 
-def _write_text(path: str, text: str, command: str) -> None:
+def _write_text(path: str, text: str) -> None:
     """Write a page, or report in one line why it cannot be written."""
     try:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(text, encoding="utf-8")
     except OSError as exc:
-        raise UsageError(f"reconsim {command}: {path}: cannot write ({exc.strerror})") from None
+        raise UsageError(f"{path}: cannot write ({exc.strerror})") from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -320,12 +238,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit status (2 for bad input, printed in one line)."""
+    """Run the command line; return the exit status (2 for bad input, printed in one line).
+
+    Every :class:`~reconsim.errors.ReconsimError` — a flag, a spec, a sweep directory, a
+    report's table — ends here: ``error: reconsim COMMAND: MESSAGE`` on stderr, no traceback.
+    """
+    where = ""  # the parser's own errors name the program already
     try:
         args = build_parser().parse_args(argv)
+        where = f"reconsim {args.command}: "
         status = args.handler(args)
-    except UsageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except ReconsimError as exc:
+        print(f"error: {where}{exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted: finished chunks are kept; run the same command again to resume",

@@ -22,6 +22,7 @@ from typing import Any, Final
 
 import polars as pl
 
+from reconsim.errors import ReconsimError
 from reconsim.model.params import METRIC_NAMES, PARAMS
 from reconsim.report.data import flat
 from reconsim.sweep.grid import PARAM_COLUMNS
@@ -38,11 +39,10 @@ MAX_PANEL_VALUES: Final = 8
 _KEY: Final = ("__key0", "__key1")
 #: Parameters null where they do not apply (``ttl`` outside expectations): a null there
 #: does not make the axis vary.
-_NULL_IF_INAPPLICABLE: Final = frozenset(f.name for f in PARAMS
-                                         if f.metadata.get("applies") is not None)
+_NULL_IF_INAPPLICABLE: Final = frozenset(p.name for p in PARAMS if p.applies is not None)
 
 
-class CompareError(ValueError):
+class CompareError(ReconsimError, ValueError):
     """Bad input to a comparison: the message names the directory or the value."""
 
 

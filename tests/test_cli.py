@@ -81,3 +81,33 @@ def test_console_script_exit_status_without_traceback() -> None:
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 2
     assert proc.stderr.strip() == "error: reconsim run: B must be an integer >= 0, got -1"
+
+
+def test_every_error_of_reconsim_derives_from_one_base() -> None:
+    from reconsim.cli import UsageError
+    from reconsim.errors import ReconsimError
+    from reconsim.report import ReportError
+    from reconsim.sweep.runner import SweepError
+    from reconsim.sweep.spec import SpecError
+    from reconsim.sweep.store import StoreError
+
+    for error in (SpecError, StoreError, SweepError, UsageError, ReportError):
+        assert issubclass(error, ReconsimError), error
+    assert issubclass(SpecError, ValueError)
+    assert issubclass(ReportError, ValueError)
+
+
+def test_main_prints_any_reconsim_error_in_one_line(monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    from reconsim import sweep
+    from reconsim.errors import ReconsimError
+
+    class NewError(ReconsimError):
+        """An error class main has never heard of."""
+
+    def refuse(*args: object, **kw: object) -> None:
+        raise NewError("the directory is on the moon")
+
+    monkeypatch.setattr(sweep, "run_sweep", refuse)
+    assert main(["sweep", "sweeps/seed.toml"]) == 2
+    assert capsys.readouterr().err == "error: reconsim sweep: the directory is on the moon\n"

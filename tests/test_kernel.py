@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
+import polars as pl
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
 
 from reconsim import CONTROLLERS, Cell, run_reference
-from reconsim.model.kernel import PARALLEL_MIN_CELLS, simulate_arrays
+from reconsim.model.kernel import _BLOCK, PARALLEL_MIN_CELLS, simulate_arrays
 from reconsim.model.params import OBSERVE
 from reconsim.model.simulate import cells_frame, kernel_inputs, simulate
 from tests.strategies import cells
@@ -44,21 +45,41 @@ def test_deaths_in_any_order_give_the_same_result() -> None:
     assert kernel_metrics([listed]) == kernel_metrics([ordered]) == [run_reference(ordered)]
 
 
-@pytest.mark.parametrize("controller", list(CONTROLLERS))
-def test_large_batch_runs_in_parallel_blocks(controller: str) -> None:
-    # Enough cells for the threaded compilation, so many blocks are stitched together.
+def large_batch() -> list[Cell]:
+    """Every controller and variant, enough cells for the threaded compilation: many blocks
+    stitched together, the last one partial."""
     n = PARALLEL_MIN_CELLS + 1000
-    batch = [Cell(controller=controller, G=g % 61, U=1 + g % 37, B=g % 11, desired=g % 9,
-                  duration=200, observe=OBSERVE[g % 2], restart_at=(g % 101,), ttl=g % 50)
-             for g in range(n)]
-    got = kernel_metrics(batch)
-    for i in range(0, n, 1999):
-        assert got[i] == run_reference(batch[i])
+    return [Cell(controller=CONTROLLER_NAMES[g % 3], G=g % 61, U=1 + g % 37, B=g % 11,
+                 desired=g % 9, duration=120 + g % 7, observe=OBSERVE[g // 3 % 2],
+                 restart_at=(g % 101,), ttl=g % 50, max_per_round=(None, 1, 3)[g // 7 % 3],
+                 gain=(1.0, 0.5, 0.333)[g // 5 % 3], deaths=((g % 89, 1 + g % 4), (60, 2)))
+            for g in range(n)]
+
+
+CONTROLLER_NAMES = list(CONTROLLERS)
+
+
+def test_large_batch_matches_reference_in_every_cell() -> None:
+    batch = large_batch()
+    assert len(batch) >= PARALLEL_MIN_CELLS
+    assert len(batch) % _BLOCK  # the last block is partial
+    frame = cells_frame(batch)
+    got = simulate(frame).drop(frame.columns)
+    want = pl.DataFrame([run_reference(c) for c in batch], schema=got.schema)
+    assert_frame_equal(got, want)
+
+
+def test_threaded_and_serial_compilations_agree_over_many_blocks() -> None:
+    arrays = kernel_inputs(cells_frame(large_batch()))
+    np.testing.assert_array_equal(simulate_arrays(**arrays, parallel=True),
+                                  simulate_arrays(**arrays, parallel=False))
 
 
 @settings(max_examples=20, deadline=None)
 @given(st.lists(cells(max_duration=300), min_size=1, max_size=50))
 def test_threaded_and_serial_compilations_agree(batch: list[Cell]) -> None:
-    arrays = kernel_inputs(cells_frame(batch))
+    # The drawn cells, repeated over three full blocks and a partial fourth.
+    tiled = cells_frame(batch)[np.arange(3 * _BLOCK + 101) % len(batch)]
+    arrays = kernel_inputs(tiled)
     np.testing.assert_array_equal(simulate_arrays(**arrays, parallel=True),
                                   simulate_arrays(**arrays, parallel=False))

@@ -1,8 +1,8 @@
 """The report renders in headless Chromium: every chart draws, nothing errs, nothing is fetched.
 
 Chromium is driven over the DevTools protocol on a pipe (``--remote-debugging-pipe``:
-NUL-terminated JSON on file descriptors 3 and 4), standard library only. The test
-skips only when no Chromium binary is installed.
+NUL-terminated JSON on file descriptors 3 and 4), standard library only. Without a
+Chromium binary the test skips locally and fails where ``CI`` is set: CI must render.
 """
 
 from __future__ import annotations
@@ -163,10 +163,19 @@ def wide_sweep(sweep_dir: Path) -> Path:
     return write_table(sweep_dir, frame, name="wide")
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary on PATH "
-                    "(apt-get install -y chromium)")
+def require_chromium() -> str:
+    """The Chromium binary; without one, skip locally and fail where ``CI`` is set."""
+    if CHROMIUM is None:
+        why = "no chromium binary on PATH (apt-get install -y chromium)"
+        if os.environ.get("CI"):
+            pytest.fail(f"CI is set and {why}", pytrace=False)
+        pytest.skip(why)
+    return CHROMIUM
+
+
 @pytest.mark.parametrize("kind", ["small", "wide"])
 def test_report_renders_in_headless_chromium(tmp_path: Path, kind: str) -> None:
+    require_chromium()
     if kind == "small":
         sweep = write_sweep(tmp_path / "sweep", name="browser <script>alert(1)</script>")
     else:

@@ -16,9 +16,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from reconsim import METRIC_NAMES, simulate
+from reconsim import METRIC_NAMES, simulate, store, sweep
 from reconsim.model.laws import law_overshoot
-from reconsim.sweep import store
 from reconsim.sweep.grid import PARAM_COLUMNS, expand
 from reconsim.sweep.runner import run_sweep
 from reconsim.sweep.spec import load_spec, parse_spec
@@ -100,12 +99,74 @@ def test_table_layout_and_law_columns(tmp_path: Path) -> None:
     assert {"version", "started", "finished", "cells_per_second"} <= set(manifest)
 
 
-def test_same_bytes_whatever_the_backend_and_jobs(tmp_path: Path) -> None:
+def test_same_bytes_whatever_the_backend_jobs_and_writer(tmp_path: Path) -> None:
     spec = parse_spec(SMALL)
     run_sweep(spec, tmp_path / "seq", backend="sequential", progress=False)
-    run_sweep(spec, tmp_path / "loky", backend="loky", jobs=2, progress=False)
-    assert parts(tmp_path / "seq") == parts(tmp_path / "loky")
-    assert len(parts(tmp_path / "seq")) == spec.n_chunks
+    want = parts(tmp_path / "seq")
+    assert len(want) == spec.n_chunks
+    for backend, jobs, write_from in [("sequential", 1, "parent"), ("loky", 2, None),
+                                      ("loky", 2, "parent"), ("loky", 1, "workers")]:
+        out = tmp_path / f"{backend}-{jobs}-{write_from}"
+        run_sweep(spec, out, backend=backend, jobs=jobs, write_from=write_from, progress=False)
+        assert parts(out) == want, out.name
+        manifest = json.loads((out / "sweep.json").read_text())
+        assert manifest["write_from"] == (write_from or "workers")
+
+
+def test_failed_chunk_is_recorded_and_named_on_rerun(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    spec = parse_spec(SMALL)
+    out = tmp_path / "out"
+    calls = []
+
+    def simulate_then_fail(cells: pl.DataFrame, **options: bool) -> pl.DataFrame:
+        calls.append(cells.height)
+        if len(calls) == 3:
+            raise RuntimeError("the kernel fell over")
+        return simulate(cells, **options)
+
+    monkeypatch.setattr(sweep, "simulate", simulate_then_fail)
+    with pytest.raises(RuntimeError, match="the kernel fell over"):
+        run_sweep(spec, out, backend="sequential", progress=False)
+    manifest = json.loads((out / "sweep.json").read_text())
+    assert manifest["status"] == "failed"
+    assert manifest["error"] == "RuntimeError: the kernel fell over"
+    assert store.done_chunks(out) == {0, 1}
+    capsys.readouterr()
+
+    monkeypatch.undo()
+    result = run_sweep(spec, out, backend="sequential", progress=False)
+    assert result.previous == "failed (RuntimeError: the kernel fell over)"
+    assert capsys.readouterr().err == (f"{out}: the last run failed (RuntimeError: the kernel "
+                                       "fell over); resuming\n")
+    assert result.computed == spec.n_cells - 2 * spec.chunk_size
+    manifest = json.loads((out / "sweep.json").read_text())
+    assert manifest["status"] == "complete"
+    assert "error" not in manifest
+    assert table(out).select(PARAM_COLUMNS).equals(expand(spec))
+    again = run_sweep(spec, out, backend="sequential", progress=False)
+    assert (again.previous, again.computed) == (None, 0)
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    ("{not json", "sweep.json: not valid JSON (Expecting property name enclosed in double "
+                  "quotes at line 1, column 2); use --force to start over"),
+    ("[1, 2]", "sweep.json: expected a JSON object, got a list; use --force to start over"),
+])
+def test_corrupt_manifest_is_one_line_then_forced(tmp_path: Path, content: str,
+                                                  message: str) -> None:
+    spec_path = write_spec(tmp_path, SMALL)
+    out = tmp_path / "out"
+    (out / "data").mkdir(parents=True)
+    (out / "sweep.json").write_text(content)
+    proc = cli("sweep", spec_path, "--out", out, "--backend", "sequential")
+    assert proc.returncode == 2
+    assert proc.stderr == f"error: reconsim sweep: {out}/{message}\n"
+    assert (out / "sweep.json").read_text() == content
+    forced = cli("sweep", spec_path, "--out", out, "--backend", "sequential", "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert table(out).height == load_spec(spec_path).n_cells
 
 
 def test_rerun_of_a_complete_sweep_does_nothing(tmp_path: Path) -> None:
@@ -154,9 +215,14 @@ def test_interrupted_sweep_resumes_to_the_same_table(tmp_path: Path, sig: int,
         assert proc.returncode == 130
         assert "run the same command again to resume" in err
         assert "Traceback" not in err
+    status = json.loads((out / "sweep.json").read_text())["status"]
+    assert status == ("interrupted" if sig == signal.SIGINT else "running")
 
     resumed = cli("sweep", spec_path, "--out", out, "--backend", "sequential")
     assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stderr == f"{out}: the last run " + (
+        "was interrupted" if sig == signal.SIGINT else "stopped before it finished (killed?)"
+    ) + "; resuming\n"
     computed = int(resumed.stdout.split(": ")[1].split(" cells")[0].replace(",", ""))
     assert computed < spec.n_cells  # only the missing chunks were simulated
     got = table(out)
@@ -237,6 +303,7 @@ def test_bad_spec_exits_2_and_writes_nothing(tmp_path: Path, text: str | None,
     (["--jobs", "two"], "argument --jobs: invalid int value: 'two'"),
     (["--backend", "ray"], "argument --backend: invalid choice: 'ray'"),
     (["--scheduler", "tcp://127.0.0.1:1"], "--scheduler needs --backend dask"),
+    (["--write-from", "disk"], "argument --write-from: invalid choice: 'disk'"),
 ])
 def test_bad_flags_exit_2_and_write_nothing(tmp_path: Path, flags: list[str],
                                             message: str) -> None:
@@ -288,6 +355,12 @@ def test_dask_cluster_gives_the_identical_table(tmp_path: Path, dask_cluster: st
                  "--scheduler", dask_cluster)
     assert remote.returncode == 0, remote.stderr
     assert parts(tmp_path / "dask") == parts(tmp_path / "seq")
+    assert json.loads((tmp_path / "dask" / "sweep.json").read_text())["write_from"] == "parent"
+    # These workers share the disk: they may write their own chunks.
+    shared = cli("sweep", spec_path, "--out", tmp_path / "shared", "--backend", "dask",
+                 "--scheduler", dask_cluster, "--write-from", "workers")
+    assert shared.returncode == 0, shared.stderr
+    assert parts(tmp_path / "shared") == parts(tmp_path / "seq")
 
 
 def test_unreachable_scheduler_is_one_line(tmp_path: Path) -> None:

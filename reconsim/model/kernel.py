@@ -37,6 +37,8 @@ import numba
 import numpy as np
 from numpy.typing import NDArray
 
+from reconsim.model import params
+
 #: Columns of the integer result matrix returned by :func:`simulate_arrays`.
 OUT_COLUMNS: Final[tuple[str, ...]] = (
     "rounds",
@@ -58,7 +60,13 @@ Int64Array = NDArray[np.int64]
 
 
 #: Controller codes, in :data:`reconsim.model.params.CONTROLLERS` order.
-LEDGER, INTENT, EXPECTATIONS = 0, 1, 2
+LEDGER, INTENT, EXPECTATIONS = (tuple(params.CONTROLLERS).index(c)
+                                for c in ("ledger", "intent", "expectations"))
+#: The ``observe`` code of "created", in :data:`reconsim.model.params.OBSERVE` order.
+CREATED = params.OBSERVE.index("created")
+
+#: The damped correction, the very function the reference model calls, compiled.
+_damped = numba.njit(cache=True, nogil=True)(params.damped)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -168,9 +176,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
             elif controller == EXPECTATIONS and exp_active and s < exp_seen \
                     and s - exp_set < ttl:
                 diff = 0
-            if gain_pm < 1000 and diff != 0:  # ceil(gain x |diff|), in exact thousandths
-                magnitude = (abs(diff) * gain_pm + 999) // 1000
-                diff = magnitude if diff > 0 else -magnitude
+            diff = _damped(diff, gain_pm)
             if cap > 0:
                 diff = max(-cap, min(cap, diff))
             if diff > 0:
@@ -224,8 +230,8 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
 
 
 def _simulate(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
-    controller: Int64Array, created_listed: NDArray[np.bool_], cap: Int64Array,
-    ttl: Int64Array, gain_pm: Int64Array, desired: Int64Array, U: Int64Array, G: Int64Array,
+    controller: Int64Array, observe: Int64Array, max_per_round: Int64Array,
+    ttl: Int64Array, gain: Int64Array, desired: Int64Array, U: Int64Array, G: Int64Array,
     B: Int64Array, duration: Int64Array, ledger_base: Int64Array,
     death_offsets: Int64Array, death_at: Int64Array, death_count: Int64Array,
     restart_offsets: Int64Array, restart_at: Int64Array,
@@ -259,9 +265,9 @@ def _simulate(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
             n_rs = _sorted_into(restart_at, restart_at, restart_offsets[i],
                                 restart_offsets[i + 1], rs_at, rs_dummy)
             _run_cell(
-                controller[i], created_listed[i], cap[i], ttl[i], gain_pm[i], desired[i],
-                U[i], G[i], B[i], duration[i], ledger_base[i], ev_at, ev_count, n_ev, rs_at, n_rs,
-                hist_t, hist_c, dh_t, dh_d, out[i],
+                controller[i], observe[i] == CREATED, max_per_round[i], ttl[i], gain[i],
+                desired[i], U[i], G[i], B[i], duration[i], ledger_base[i], ev_at, ev_count,
+                n_ev, rs_at, n_rs, hist_t, hist_c, dh_t, dh_d, out[i],
             )
     return out
 
@@ -280,24 +286,26 @@ def set_threads(n: int) -> None:
 
 
 def simulate_arrays(  # noqa: PLR0913
-    *, controller: Int64Array, created_listed: NDArray[np.bool_], cap: Int64Array,
-    ttl: Int64Array, gain_pm: Int64Array, desired: Int64Array, U: Int64Array, G: Int64Array,
+    *, controller: Int64Array, observe: Int64Array, max_per_round: Int64Array,
+    ttl: Int64Array, gain: Int64Array, desired: Int64Array, U: Int64Array, G: Int64Array,
     B: Int64Array, duration: Int64Array, ledger_base: Int64Array,
-    death_offsets: Int64Array, death_at: Int64Array, death_count: Int64Array,
-    restart_offsets: Int64Array, restart_at: Int64Array, parallel: bool | None = None,
+    deaths_offsets: Int64Array, deaths_at: Int64Array, deaths_count: Int64Array,
+    restart_at_offsets: Int64Array, restart_at: Int64Array, parallel: bool | None = None,
 ) -> Int64Array:
     """Run a batch of validated cells; return an ``(n, len(OUT_COLUMNS))`` int64 matrix.
 
-    ``controller`` holds codes (:data:`LEDGER`, :data:`INTENT`, :data:`EXPECTATIONS`),
-    ``created_listed`` is true where observe="created", ``cap`` is 0 for no cap,
-    ``gain_pm`` the damping gain in thousandths (1000: undamped). Cell
-    ``i``'s death events are ``death_at[death_offsets[i]:death_offsets[i + 1]]`` (and the
-    same slice of ``death_count``), its restarts likewise, both in any order.
-    ``parallel`` picks the threaded or the one-thread compilation (default: by batch size).
+    One keyword per parameter of :class:`reconsim.model.params.Cell`, as its kind encodes it
+    (:meth:`reconsim.model.params.Kind.arrays`): ``controller`` and ``observe`` hold codes (their
+    index in the choices: :data:`LEDGER`, :data:`INTENT`, :data:`EXPECTATIONS`;
+    :data:`CREATED`), ``max_per_round`` is 0 for no cap, ``gain`` counts thousandths
+    (1000: undamped). Cell ``i``'s death events are
+    ``deaths_at[deaths_offsets[i]:deaths_offsets[i + 1]]`` (and the same slice of
+    ``deaths_count``), its restarts likewise, both in any order. ``parallel`` picks the
+    threaded or the one-thread compilation (default: by batch size).
     """
     n = len(controller)
-    for name, offsets, values in (("death", death_offsets, death_at),
-                                  ("restart", restart_offsets, restart_at)):
+    for name, offsets, values in (("deaths", deaths_offsets, deaths_at),
+                                  ("restart_at", restart_at_offsets, restart_at)):
         if len(offsets) != n + 1 or offsets[0] != 0 or offsets[-1] != len(values):
             raise ValueError(f"{name}_offsets must run from 0 to the number of {name} "
                              "values, one entry per cell + 1")
@@ -308,8 +316,6 @@ def simulate_arrays(  # noqa: PLR0913
     if parallel is None:
         parallel = n >= PARALLEL_MIN_CELLS
     run = _simulate_parallel if parallel else _simulate_serial
-    return run(
-        i64(controller), np.ascontiguousarray(created_listed, np.bool_), i64(cap), i64(ttl),
-        i64(gain_pm), *(i64(a) for a in (desired, U, G, B, duration, ledger_base, death_offsets,
-                                         death_at, death_count, restart_offsets, restart_at)),
-    )
+    return run(*(i64(a) for a in (
+        controller, observe, max_per_round, ttl, gain, desired, U, G, B, duration, ledger_base,
+        deaths_offsets, deaths_at, deaths_count, restart_at_offsets, restart_at)))

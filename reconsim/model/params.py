@@ -2,15 +2,27 @@
 
 Everything else derives from these declarations: the keyword arguments of
 :func:`reconsim.run_cell`, the columns :func:`reconsim.model.simulate` reads and
-writes, the flags of ``reconsim run`` and the axes a sweep spec may name.
+writes (their dtypes and checks), the arrays the kernel reads, the flags of
+``reconsim run``, the axes a sweep spec may name and the columns of its table.
+What a value of each kind may be lives on its :class:`Kind` (:class:`Int`,
+:class:`Cap`, :class:`Choice`, :class:`Thousandths`, :class:`Times`,
+:class:`Events`), so a new parameter of an existing kind is one field of
+:class:`Cell`. Free of numba: importing this module does not load the kernel.
 """
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final, NoReturn
+
+import polars as pl
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 #: Controller name -> one-line description. The order fixes the kernel's codes.
 CONTROLLERS: Final[Mapping[str, str]] = {
@@ -27,20 +39,433 @@ OBSERVE: Final = ("ready", "created")
 #: Spelling of "no cap" for ``max_per_round`` in specs and on the command line.
 UNLIMITED: Final = "unlimited"
 
-#: Parameters that describe a controller variant rather than the world it runs in.
-_VARIANT = {"variant": True}
-
 #: Controllers that keep a memory a restart can wipe.
 WITH_MEMORY: Final = ("intent", "expectations")
 
 #: A death schedule: (at, count) events; at second ``at`` the ``count`` oldest live copies die.
 Deaths = tuple[tuple[int, int], ...]
 
+#: The polars dtype of a death schedule column.
+DEATHS_DTYPE: Final = pl.List(pl.Struct({"at": pl.Int64, "count": pl.Int64}))
 
-def _int(minimum: int, help: str, *, required: bool = True,
-         applies: tuple[str, ...] | None = None) -> dict[str, Any]:
-    return {"kind": "int", "min": minimum, "help": help, "required": required,
-            "applies": applies}
+#: How far from a whole number of thousandths a float may be and still count as one.
+THOUSANDTHS_TOLERANCE: Final = 1e-9
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+class Kind(ABC):
+    """What a kind of parameter is, in one place: the dtype of its column, its value check,
+    its column check, its command-line flag, and the integer arrays the kernel reads.
+
+    Column checks run in one pass over a frame: :meth:`stats` gives expressions (aliased
+    ``NAME:...``) whose values :meth:`check_stats` then judges.
+    """
+
+    #: A null is a value of this kind (a cap's "unlimited"), not a missing one.
+    null_is_value: ClassVar[bool] = False
+    #: What a null stands in for, in the message about one, and what to write instead.
+    null_noun: ClassVar[str] = "value"
+    null_hint: ClassVar[str] = ""
+
+    @property
+    @abstractmethod
+    def dtype(self) -> pl.DataType:
+        """The polars dtype of the column."""
+
+    @abstractmethod
+    def check(self, name: str, value: Any) -> Any:
+        """Return ``value`` normalised; raise ``ValueError`` naming ``name`` and the value."""
+
+    @abstractmethod
+    def check_dtype(self, name: str, dtype: pl.DataType) -> None:
+        """Raise ``ValueError`` when a column of ``dtype`` cannot hold this kind."""
+
+    @abstractmethod
+    def stats(self, name: str) -> list[pl.Expr]:
+        """One-pass statistics of column ``name`` that :meth:`check_stats` judges."""
+
+    @abstractmethod
+    def check_stats(self, name: str, row: Mapping[str, Any], column: pl.Series) -> None:
+        """Raise ``ValueError`` naming ``name`` and a bad value the statistics reveal."""
+
+    @abstractmethod
+    def arrays(self, name: str, column: pl.Series) -> dict[str, NDArray[Any]]:
+        """The checked column as the kernel's flat arrays, keyed by keyword."""
+
+    @abstractmethod
+    def argument(self, help: str, default: Any) -> dict[str, Any]:
+        """Keyword arguments of ``argparse``'s ``add_argument`` for this parameter's flag."""
+
+    def from_flag(self, given: Any, default: Any) -> Any:
+        """The value of a parsed flag (repeatable flags arrive as lists of parsed lists)."""
+        return given
+
+    def to_column(self, value: Any) -> Any:
+        """A checked value as the column holds it."""
+        return value
+
+
+@dataclass(frozen=True)
+class Int(Kind):
+    """An integer in [minimum, maximum] (no maximum: unbounded above); Int64."""
+
+    minimum: int = 0
+    maximum: int | None = None
+
+    @property
+    def dtype(self) -> pl.DataType:
+        return pl.Int64()
+
+    def range(self) -> str:
+        """The allowed values, in words."""
+        if self.maximum is None:
+            return f">= {self.minimum}"
+        return f"in [{self.minimum}, {self.maximum}]"
+
+    def _fail(self, name: str, value: Any, extra: str = "") -> NoReturn:
+        raise ValueError(f"{name} must be an integer {self.range()}{extra}, got {value!r}")
+
+    def check(self, name: str, value: Any) -> Any:
+        if not _is_int(value) or value < self.minimum or (
+                self.maximum is not None and value > self.maximum):
+            self._fail(name, value)
+        return int(value)
+
+    def check_dtype(self, name: str, dtype: pl.DataType) -> None:
+        if not dtype.is_integer():
+            raise ValueError(f"{name}: column must hold integers, got dtype {dtype}")
+
+    def stats(self, name: str) -> list[pl.Expr]:
+        col = pl.col(name)
+        return [col.min().alias(f"{name}:min"), col.max().alias(f"{name}:max")]
+
+    def check_stats(self, name: str, row: Mapping[str, Any], column: pl.Series,
+                    extra: str = "") -> None:
+        lowest, highest = row[f"{name}:min"], row[f"{name}:max"]
+        if lowest is not None and lowest < self.minimum:
+            self._fail(name, lowest, extra)
+        if highest is not None and self.maximum is not None and highest > self.maximum:
+            self._fail(name, highest, extra)
+
+    def arrays(self, name: str, column: pl.Series) -> dict[str, NDArray[Any]]:
+        return {name: column.fill_null(0).to_numpy()}
+
+    def argument(self, help: str, default: Any) -> dict[str, Any]:
+        return {"type": int, "metavar": "N", "default": default,
+                "help": f"{help} (default {default})"}
+
+
+@dataclass(frozen=True)
+class Cap(Int):
+    """A limit: an integer >= minimum (at least 1), or no limit (None, ``"unlimited"``,
+    null in a column, 0 for the kernel)."""
+
+    minimum: int = 1
+    null_is_value: ClassVar[bool] = True
+
+    def __post_init__(self) -> None:
+        if self.minimum < 1:  # the kernel reads 0 as "no limit"
+            raise ValueError(f"a cap's minimum must be >= 1, got {self.minimum}")
+
+    def check(self, name: str, value: Any) -> Any:
+        if value is None or value == UNLIMITED:
+            return None
+        if not _is_int(value) or value < self.minimum or (
+                self.maximum is not None and value > self.maximum):
+            self._fail(name, value, f" or {UNLIMITED!r}")
+        return int(value)
+
+    def check_stats(self, name: str, row: Mapping[str, Any], column: pl.Series,
+                    extra: str = "") -> None:
+        super().check_stats(name, row, column, f" or null ({UNLIMITED})")
+
+    def argument(self, help: str, default: Any) -> dict[str, Any]:
+        return {"type": self.parse, "metavar": "N", "default": default,
+                "help": f"{help} (default {UNLIMITED})"}
+
+    def parse(self, text: str) -> int | None:
+        """Parse a cap from the command line: a positive integer, or ``unlimited``.
+
+        >>> Cap().parse("3"), Cap().parse("unlimited")
+        (3, None)
+        """
+        if text.strip().lower() == UNLIMITED:
+            return None
+        if not text.strip().isdigit() or int(text) < self.minimum:
+            raise argparse.ArgumentTypeError(f"expected a positive integer or {UNLIMITED!r}, "
+                                             f"got {text!r}")
+        return int(text)
+
+
+@dataclass(frozen=True)
+class Choice(Kind):
+    """One of a fixed list of names; String. The kernel reads its index in the list."""
+
+    choices: tuple[str, ...]
+
+    @property
+    def dtype(self) -> pl.DataType:
+        return pl.String()
+
+    def _fail(self, name: str, value: Any) -> NoReturn:
+        raise ValueError(f"{name} must be one of {', '.join(self.choices)}; got {value!r}")
+
+    def check(self, name: str, value: Any) -> Any:
+        if value not in self.choices:
+            self._fail(name, value)
+        return str(value)
+
+    def check_dtype(self, name: str, dtype: pl.DataType) -> None:
+        if not isinstance(dtype, (pl.String, pl.Categorical, pl.Enum)):
+            raise ValueError(f"{name}: column must be strings, got dtype {dtype}")
+
+    def stats(self, name: str) -> list[pl.Expr]:
+        col = pl.col(name)
+        return [col.filter(~col.cast(pl.String).is_in(list(self.choices)))
+                .first().alias(f"{name}:bad_choice")]
+
+    def check_stats(self, name: str, row: Mapping[str, Any], column: pl.Series) -> None:
+        if row[f"{name}:bad_choice"] is not None:
+            self._fail(name, row[f"{name}:bad_choice"])
+
+    def arrays(self, name: str, column: pl.Series) -> dict[str, NDArray[Any]]:
+        codes = column.cast(pl.String).replace_strict(
+            list(self.choices), list(range(len(self.choices))), return_dtype=pl.Int64)
+        return {name: codes.fill_null(0).to_numpy()}
+
+    def argument(self, help: str, default: Any) -> dict[str, Any]:
+        return {"choices": self.choices, "default": default,
+                "help": f"{help} (default {default})"}
+
+
+@dataclass(frozen=True)
+class Thousandths(Kind):
+    """A number in a range, a multiple of 0.001, computed as an exact integer count of
+    thousandths (the kernel reads that count); Float64. ``open_below`` excludes the minimum.
+    """
+
+    minimum: float = 0.0
+    maximum: float = 1.0
+    open_below: bool = False
+
+    @property
+    def dtype(self) -> pl.DataType:
+        return pl.Float64()
+
+    def _fail(self, name: str, value: Any) -> NoReturn:
+        low = "(" if self.open_below else "["
+        raise ValueError(f"{name} must be a multiple of 0.001 in {low}{self.minimum:g}, "
+                         f"{self.maximum:g}], got {value!r}")
+
+    def check(self, name: str, value: Any) -> Any:
+        if (isinstance(value, bool) or not isinstance(value, (int, float))
+                or (value <= self.minimum if self.open_below else value < self.minimum)
+                or value > self.maximum
+                or abs(value * 1000 - round(value * 1000)) > THOUSANDTHS_TOLERANCE):
+            self._fail(name, value)
+        return permille(value) / 1000
+
+    def check_dtype(self, name: str, dtype: pl.DataType) -> None:
+        if not dtype.is_numeric():
+            raise ValueError(f"{name}: column must hold numbers, got dtype {dtype}")
+
+    def stats(self, name: str) -> list[pl.Expr]:
+        col = pl.col(name)
+        thousandths = col.cast(pl.Float64) * 1000
+        off_grid = (thousandths - thousandths.round(0)).abs() > THOUSANDTHS_TOLERANCE
+        below = col <= self.minimum if self.open_below else col < self.minimum
+        return [col.filter(below | (col > self.maximum) | off_grid)
+                .first().alias(f"{name}:bad")]
+
+    def check_stats(self, name: str, row: Mapping[str, Any], column: pl.Series) -> None:
+        if row[f"{name}:bad"] is not None:
+            self._fail(name, row[f"{name}:bad"])
+
+    def arrays(self, name: str, column: pl.Series) -> dict[str, NDArray[Any]]:
+        thousandths = (column.cast(pl.Float64) * 1000).round(0).cast(pl.Int64)
+        return {name: thousandths.fill_null(0).to_numpy()}
+
+    def argument(self, help: str, default: Any) -> dict[str, Any]:
+        return {"type": float, "metavar": "X", "default": default,
+                "help": f"{help} (default {default:g})"}
+
+
+def _csr(lists: pl.Series) -> tuple[NDArray[Any], pl.Series]:
+    """Offsets (one per row + 1) and the flattened elements of a list column without null
+    elements; a null list counts as empty."""
+    lists = lists.fill_null([])
+    offsets = pl.concat([pl.Series([0], dtype=pl.Int64), lists.list.len().cast(pl.Int64).cum_sum()])
+    return offsets.to_numpy(), lists.explode(empty_as_null=False)
+
+
+@dataclass(frozen=True)
+class Times(Kind):
+    """A list of seconds (integers >= 0); list[Int64]."""
+
+    @property
+    def dtype(self) -> pl.DataType:
+        return pl.List(pl.Int64)
+
+    def check(self, name: str, value: Any) -> Any:
+        if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+            raise ValueError(f"{name} must be a list of seconds, got {value!r}")
+        times = tuple(value)
+        for v in times:
+            if not _is_int(v) or v < 0:
+                raise ValueError(f"{name} must hold integers >= 0, got {v!r}")
+        return times
+
+    def check_dtype(self, name: str, dtype: pl.DataType) -> None:
+        if not (isinstance(dtype, pl.List) and dtype.inner.is_integer()):
+            raise ValueError(f"{name}: column must be a list of integers, got dtype {dtype}")
+
+    def stats(self, name: str) -> list[pl.Expr]:
+        col = pl.col(name)
+        values = col.explode(empty_as_null=False)
+        # an empty list explodes to nothing (empty_as_null=False), a null list to a null
+        return [values.min().alias(f"{name}:min"),
+                (values.is_null().sum() - col.is_null().sum()).alias(f"{name}:null_time")]
+
+    def check_stats(self, name: str, row: Mapping[str, Any], column: pl.Series) -> None:
+        if row[f"{name}:null_time"]:
+            raise ValueError(f"{name}: null time in a list")
+        lowest = row[f"{name}:min"]
+        if lowest is not None and lowest < 0:
+            raise ValueError(f"{name} must be an integer >= 0, got {lowest!r}")
+
+    def arrays(self, name: str, column: pl.Series) -> dict[str, NDArray[Any]]:
+        offsets, values = _csr(column.cast(pl.List(pl.Int64)))
+        return {f"{name}_offsets": offsets, name: values.to_numpy()}
+
+    def argument(self, help: str, default: Any) -> dict[str, Any]:
+        return {"type": self.parse, "action": "extend", "nargs": "*", "metavar": "T",
+                "help": f"{help}; repeat or comma-separate (default none)"}
+
+    def from_flag(self, given: Any, default: Any) -> Any:
+        return default if given is None else tuple(t for part in given for t in part)
+
+    def to_column(self, value: Any) -> Any:
+        return list(value)
+
+    @staticmethod
+    def parse(text: str) -> tuple[int, ...]:
+        """Parse ``T[,T...]`` seconds; an empty string or ``none`` is no times.
+
+        >>> Times.parse("310,620")
+        (310, 620)
+        """
+        if text.strip().lower() in ("", "none"):
+            return ()
+        parts = [p.strip() for p in text.split(",")]
+        bad = [p for p in parts if not p.isdigit()]
+        if bad:
+            raise argparse.ArgumentTypeError(
+                f"expected non-negative integer seconds, got {bad[0]!r}")
+        return tuple(int(p) for p in parts)
+
+
+@dataclass(frozen=True)
+class Events(Kind):
+    """A death schedule: (at, count) events, integers >= 0, kept in listed order;
+    list[struct{at, count}]. A sweep names schedules (its ``schedule`` axis) and
+    stores the name beside the events."""
+
+    null_noun: ClassVar[str] = "schedule"
+    null_hint: ClassVar[str] = " (use an empty list for none)"
+
+    @property
+    def dtype(self) -> pl.DataType:
+        return DEATHS_DTYPE
+
+    def check(self, name: str, value: Any) -> Any:
+        return check_deaths(value, name)
+
+    def check_dtype(self, name: str, dtype: pl.DataType) -> None:
+        if not (isinstance(dtype, pl.List) and isinstance(dtype.inner, pl.Struct)
+                and {fld.name: fld.dtype.is_integer() for fld in dtype.inner.fields}
+                == {"at": True, "count": True}):
+            raise ValueError(f"{name}: column must be list[struct{{at, count}}] of integers, "
+                             f"got dtype {dtype}")
+
+    def stats(self, name: str) -> list[pl.Expr]:
+        events = pl.col(name).explode(empty_as_null=False)
+        return [events.is_null().sum().alias(f"{name}:null_event"),
+                *(expr for part in ("at", "count") for expr in (
+                    events.struct.field(part).min().alias(f"{name}:{part}"),
+                    events.struct.field(part).is_null().sum().alias(f"{name}:{part}:nulls")))]
+
+    def check_stats(self, name: str, row: Mapping[str, Any], column: pl.Series) -> None:
+        if row[f"{name}:null_event"]:
+            bad = column.list.eval(pl.element().is_null()).list.any().arg_true()[0]
+            raise ValueError(f"{name}: null event in row {bad}")
+        for part in ("at", "count"):
+            if row[f"{name}:{part}:nulls"]:  # no null events by now: a null field
+                raise ValueError(f"{name} event {part}: null value")
+            lowest = row[f"{name}:{part}"]
+            if lowest is not None and lowest < 0:
+                raise ValueError(f"{name} event {part} must be an integer >= 0, got {lowest!r}")
+
+    def arrays(self, name: str, column: pl.Series) -> dict[str, NDArray[Any]]:
+        offsets, events = _csr(column.cast(DEATHS_DTYPE))
+        fields = events.struct.unnest()
+        return {f"{name}_offsets": offsets, f"{name}_at": fields["at"].to_numpy(),
+                f"{name}_count": fields["count"].to_numpy()}
+
+    def argument(self, help: str, default: Any) -> dict[str, Any]:
+        shown = ",".join(f"{a}:{c}" for a, c in default) or "none"
+        return {"type": self.parse, "action": "extend", "nargs": "*", "metavar": "AT:COUNT",
+                "help": f"{help}; repeat or comma-separate events, 'none' for no deaths "
+                        f"(default {shown})"}
+
+    def from_flag(self, given: Any, default: Any) -> Any:
+        return default if given is None else tuple(e for part in given for e in part)
+
+    def to_column(self, value: Any) -> Any:
+        return [{"at": a, "count": n} for a, n in value]
+
+    @staticmethod
+    def parse(text: str) -> Deaths:
+        """Parse ``AT:COUNT[,AT:COUNT...]``; an empty string or ``none`` is no deaths.
+
+        >>> Events.parse("300:2,600:1")
+        ((300, 2), (600, 1))
+        """
+        if text.strip().lower() in ("", "none"):
+            return ()
+        events = []
+        for part in text.split(","):
+            at, sep, count = part.strip().partition(":")
+            if not sep or not at.strip().isdigit() or not count.strip().isdigit():
+                raise argparse.ArgumentTypeError(
+                    f"expected AT:COUNT with non-negative integers, got {part.strip()!r}")
+            events.append((int(at), int(count)))
+        return tuple(events)
+
+
+@dataclass(frozen=True, slots=True)
+class Parameter:
+    """One parameter of a cell: its kind and what it means, as declared on :class:`Cell`.
+
+    ``required``: a frame given to ``simulate`` must carry the column (else it takes the
+    default). ``applies``: the controllers it means something to (None: all); elsewhere
+    its column is null. ``variant``: it describes a controller variant, not the world.
+    """
+
+    kind: Kind
+    help: str
+    required: bool = False
+    applies: tuple[str, ...] | None = None
+    variant: bool = False
+    name: str = ""  # filled in from the field
+    default: Any = None  # filled in from the field
+
+
+def declare(kind: Kind, help: str, **declared: Any) -> dict[str, Parameter]:
+    """The metadata of a :class:`Cell` field: its :class:`Parameter` declaration."""
+    return {"param": Parameter(kind, help, **declared)}
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -55,127 +480,86 @@ class Cell:
     ValueError: U must be an integer >= 1, got 0
     """
 
-    controller: str = field(
-        default="ledger",
-        metadata={"kind": "choice", "choices": tuple(CONTROLLERS), "required": True,
-                  "applies": None, "help": "which controller runs the loop"},
-    )
-    desired: int = field(default=6, metadata=_int(0, "copies that should run"))
-    U: int = field(default=15, metadata=_int(1, "loop period, seconds between rounds"))
-    G: int = field(default=0, metadata=_int(0, "ledger delay: seconds from ready to listed"))
-    B: int = field(default=5, metadata=_int(0, "startup: seconds from creation to ready"))
-    duration: int = field(default=900, metadata=_int(0, "the run covers seconds 0..duration"))
-    deaths: Deaths = field(
-        default=((300, 2),),
-        metadata={"kind": "deaths", "required": True, "applies": None,
-                  "help": "death schedule: (at, count) events, the oldest live copies die"},
-    )
-    ledger_base: int = field(
-        default=20,
-        metadata=_int(0, "entries of other services each round also reads", required=False),
-    )
-    observe: str = field(
-        default="ready",
-        metadata={**_VARIANT, "kind": "choice", "choices": OBSERVE, "required": False,
-                  "applies": None,
-                  "help": "the ledger lists a copy G s after it is ready, or after creation"},
-    )
-    max_per_round: int | None = field(
-        default=None,
-        metadata={**_VARIANT, "kind": "cap", "required": False, "applies": None,
-                  "help": f"cap on one round's creates or delete commands ({UNLIMITED!r}: none)"},
-    )
-    gain: float = field(
-        default=1.0,
-        metadata={**_VARIANT, "kind": "gain", "required": False, "applies": None,
-                  "help": "damping: a round corrects ceil(gain x |diff|); gain in (0, 1], "
-                          "a multiple of 0.001"},
-    )
-    ttl: int = field(
-        default=300,
-        metadata=_VARIANT | _int(0, "expectations: seconds before unobserved expectations expire",
-                                 required=False, applies=("expectations",)),
-    )
-    restart_at: tuple[int, ...] = field(
-        default=(),
-        metadata={**_VARIANT, "kind": "times", "required": False, "applies": WITH_MEMORY,
-                  "help": "seconds at which the controller restarts and forgets its memory"},
-    )
+    controller: str = field(default="ledger", metadata=declare(
+        Choice(tuple(CONTROLLERS)), "which controller runs the loop", required=True))
+    desired: int = field(default=6, metadata=declare(
+        Int(0), "copies that should run", required=True))
+    U: int = field(default=15, metadata=declare(
+        Int(1), "loop period, seconds between rounds", required=True))
+    G: int = field(default=0, metadata=declare(
+        Int(0), "ledger delay: seconds from ready to listed", required=True))
+    B: int = field(default=5, metadata=declare(
+        Int(0), "startup: seconds from creation to ready", required=True))
+    duration: int = field(default=900, metadata=declare(
+        Int(0), "the run covers seconds 0..duration", required=True))
+    deaths: Deaths = field(default=((300, 2),), metadata=declare(
+        Events(), "death schedule: (at, count) events, the oldest live copies die",
+        required=True))
+    ledger_base: int = field(default=20, metadata=declare(
+        Int(0), "entries of other services each round also reads"))
+    observe: str = field(default="ready", metadata=declare(
+        Choice(OBSERVE), "the ledger lists a copy G s after it is ready, or after creation",
+        variant=True))
+    max_per_round: int | None = field(default=None, metadata=declare(
+        Cap(), f"cap on one round's creates or delete commands ({UNLIMITED!r}: none)",
+        variant=True))
+    gain: float = field(default=1.0, metadata=declare(
+        Thousandths(open_below=True), "damping: a round corrects ceil(gain x |diff|); gain in "
+        "(0, 1], a multiple of 0.001", variant=True))
+    ttl: int = field(default=300, metadata=declare(
+        Int(0), "expectations: seconds before unobserved expectations expire",
+        applies=("expectations",), variant=True))
+    restart_at: tuple[int, ...] = field(default=(), metadata=declare(
+        Times(), "seconds at which the controller restarts and forgets its memory",
+        applies=WITH_MEMORY, variant=True))
 
     def __post_init__(self) -> None:
-        for f in dataclasses.fields(self):
-            object.__setattr__(self, f.name, check_value(f.name, getattr(self, f.name)))
+        for p in PARAMS:
+            object.__setattr__(self, p.name, p.kind.check(p.name, getattr(self, p.name)))
 
 
-PARAMS: Final[tuple[dataclasses.Field[Any], ...]] = dataclasses.fields(Cell)
-PARAM_NAMES: Final[tuple[str, ...]] = tuple(f.name for f in PARAMS)
-INT_PARAMS: Final[tuple[str, ...]] = tuple(f.name for f in PARAMS if f.metadata["kind"] == "int")
+#: Every parameter, in declaration order (the order of a sweep's axes).
+PARAMS: Final[tuple[Parameter, ...]] = tuple(
+    dataclasses.replace(f.metadata["param"], name=f.name, default=f.default)
+    for f in dataclasses.fields(Cell))
+PARAM_NAMES: Final[tuple[str, ...]] = tuple(p.name for p in PARAMS)
 #: The parameters that make a controller variant (observe, max_per_round, gain, ...).
-VARIANT_PARAMS: Final[tuple[str, ...]] = tuple(f.name for f in PARAMS
-                                               if f.metadata.get("variant"))
-DEFAULTS: Final[Mapping[str, Any]] = {f.name: f.default for f in PARAMS}
-_BY_NAME: Final[Mapping[str, dataclasses.Field[Any]]] = {f.name: f for f in PARAMS}
+VARIANT_PARAMS: Final[tuple[str, ...]] = tuple(p.name for p in PARAMS if p.variant)
+DEFAULTS: Final[Mapping[str, Any]] = {p.name: p.default for p in PARAMS}
+#: The polars dtype of each parameter's column.
+PARAM_DTYPES: Final[Mapping[str, pl.DataType]] = {p.name: p.kind.dtype for p in PARAMS}
+BY_NAME: Final[Mapping[str, Parameter]] = {p.name: p for p in PARAMS}
+
+#: The column naming a death schedule, stored beside its events in a sweep's table.
+SCHEDULE_COLUMN: Final = "schedule"
+#: The parameters a sweep's table lists first, in the order it has always published them;
+#: the rest follow in declaration order.
+_PUBLISHED_FIRST: Final = ("controller", "G", "U", "B", "desired", "duration", "ledger_base",
+                           "deaths")
+
+
+def table_columns(params: Sequence[Parameter]) -> tuple[str, ...]:
+    """The parameter columns of a sweep table for ``params``: the published order first,
+    then any other parameter in declaration order; a schedule's name precedes its events.
+
+    >>> table_columns(PARAMS)[:9]
+    ('controller', 'G', 'U', 'B', 'desired', 'duration', 'ledger_base', 'schedule', 'deaths')
+    """
+    names = [p.name for p in params]
+    ordered: list[str] = [n for n in _PUBLISHED_FIRST if n in names]
+    ordered += [n for n in names if n not in ordered]
+    by_name = {p.name: p for p in params}
+    out: list[str] = []
+    for n in ordered:
+        if isinstance(by_name[n].kind, Events):
+            out.append(SCHEDULE_COLUMN)
+        out.append(n)
+    return tuple(out)
 
 
 def check_value(name: str, value: Any) -> Any:
     """Validate one parameter value and return it normalised; raise ``ValueError`` naming it."""
-    meta = _BY_NAME[name].metadata
-    return _CHECKS[meta["kind"]](name, value, meta)
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _check_int(name: str, value: Any, meta: Mapping[str, Any]) -> int:
-    if not _is_int(value) or value < meta["min"]:
-        raise ValueError(f"{name} must be an integer >= {meta['min']}, got {value!r}")
-    return int(value)
-
-
-def _check_choice(name: str, value: Any, meta: Mapping[str, Any]) -> str:
-    if value not in meta["choices"]:
-        raise ValueError(f"{name} must be one of {', '.join(meta['choices'])}; got {value!r}")
-    return str(value)
-
-
-def _check_cap(name: str, value: Any, meta: Mapping[str, Any]) -> int | None:
-    if value is None or value == UNLIMITED:
-        return None
-    if not _is_int(value) or value < 1:
-        raise ValueError(f"{name} must be an integer >= 1 or {UNLIMITED!r}, got {value!r}")
-    return int(value)
-
-
-def _check_gain(name: str, value: Any, meta: Mapping[str, Any]) -> float:
-    if (isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1
-            or abs(value * 1000 - round(value * 1000)) > 1e-9):
-        raise ValueError(f"{name} must be a multiple of 0.001 in (0, 1], got {value!r}")
-    return round(value * 1000) / 1000
-
-
-def _check_times(name: str, value: Any, meta: Mapping[str, Any]) -> tuple[int, ...]:
-    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
-        raise ValueError(f"{name} must be a list of seconds, got {value!r}")
-    times = tuple(value)
-    for v in times:
-        if not _is_int(v) or v < 0:
-            raise ValueError(f"{name} must hold integers >= 0, got {v!r}")
-    return times
-
-
-def _check_schedule(name: str, value: Any, meta: Mapping[str, Any]) -> Deaths:
-    return check_deaths(value, name)
-
-
-_CHECKS: Final[Mapping[str, Callable[[str, Any, Mapping[str, Any]], Any]]] = {
-    "int": _check_int,
-    "choice": _check_choice,
-    "cap": _check_cap,
-    "gain": _check_gain,
-    "times": _check_times,
-    "deaths": _check_schedule,
-}
+    return BY_NAME[name].kind.check(name, value)
 
 
 def permille(gain: float) -> int:
@@ -190,10 +574,12 @@ def permille(gain: float) -> int:
 def damped(diff: int, gain_permille: int) -> int:
     """The correction a damped round makes: ceil(gain x |diff|), with diff's sign, exactly.
 
-    >>> damped(10, 700), damped(-3, 500), damped(1, 1)
-    (7, -2, 1)
+    Plain integer arithmetic, so the kernel compiles this very function with numba.
+
+    >>> damped(10, 700), damped(-3, 500), damped(1, 1), damped(-7, 1000)
+    (7, -2, 1, -7)
     """
-    magnitude = -(-abs(diff) * gain_permille // 1000)
+    magnitude = (abs(diff) * gain_permille + 999) // 1000
     return magnitude if diff >= 0 else -magnitude
 
 
@@ -203,7 +589,7 @@ def applies(name: str, controller: str) -> bool:
     >>> applies("ttl", "ledger"), applies("ttl", "expectations"), applies("G", "intent")
     (False, True, True)
     """
-    allowed = _BY_NAME[name].metadata["applies"]
+    allowed = BY_NAME[name].applies
     return allowed is None or controller in allowed
 
 

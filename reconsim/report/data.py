@@ -16,6 +16,7 @@ from typing import Any, Final
 
 import polars as pl
 
+from reconsim.errors import ReconsimError
 from reconsim.model.laws import law_columns
 from reconsim.model.params import (
     CONTROLLERS,
@@ -56,7 +57,7 @@ SEED_SETTING: Final[Mapping[str, Any]] = {
 Deaths = tuple[tuple[int, int], ...]
 
 
-class ReportError(ValueError):
+class ReportError(ReconsimError, ValueError):
     """A sweep directory the report cannot read: the message names the path and the problem."""
 
 

@@ -10,12 +10,11 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from reconsim.model.simulate import DEATHS_DTYPE, PARAM_DTYPES
+from reconsim.model.params import DEATHS_DTYPE, PARAM_DTYPES, PARAMS, table_columns
 from reconsim.sweep.spec import AXES, Spec
 
-#: The parameter columns of a sweep table, in order.
-PARAM_COLUMNS = ("controller", "G", "U", "B", "desired", "duration", "ledger_base",
-                 "schedule", "deaths", "observe", "max_per_round", "gain", "ttl", "restart_at")
+#: The parameter columns of a sweep table, in order, derived from the declaration.
+PARAM_COLUMNS = table_columns(PARAMS)
 
 
 def axis_indices(shape: tuple[int, ...], start: int, stop: int) -> list[np.ndarray]:

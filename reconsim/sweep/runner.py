@@ -1,28 +1,33 @@
 """Run a spec's grid in chunks, in parallel, into a resumable Parquet table.
 
-Workers receive the spec and a chunk index, build their slice of the grid, simulate
-it and return the rows; the parent writes each chunk file atomically as it arrives.
-A killed sweep leaves only complete chunk files (and perhaps temporaries, removed on
-the next start), so running the same command again computes exactly the missing
-chunks. The table is the same, byte for byte, whatever the backend or job count.
+Workers receive the spec and a chunk index and build their slice of the grid and
+simulate it. Where they share the output's disk (``write_from="workers"``, the default
+for the local backends) each writes its own chunk file atomically and returns only its
+row count; otherwise (``"parent"``, the default for Dask) they return the rows and the
+parent writes each file as it arrives. The parent alone keeps the manifest, the lock
+and the progress bar. A killed sweep leaves only complete chunk files (and perhaps
+temporaries, removed on the next start), so running the same command again computes
+exactly the missing chunks. The table is the same, byte for byte, whatever the
+backend, job count or writer.
 """
 
 from __future__ import annotations
 
 import contextlib
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import joblib
 import polars as pl
 from tqdm import tqdm
 
-from reconsim.model import kernel
+from reconsim.errors import ReconsimError
 from reconsim.model.laws import law_columns
 from reconsim.model.simulate import simulate
 from reconsim.sweep import store
@@ -30,9 +35,11 @@ from reconsim.sweep.grid import expand
 from reconsim.sweep.spec import Spec
 
 BACKENDS: Final = ("loky", "dask", "sequential")
+#: Who writes the chunk files: each worker its own (on the output's disk), or the parent.
+WRITERS: Final = ("workers", "parent")
 
 
-class SweepError(Exception):
+class SweepError(ReconsimError):
     """A sweep that cannot start: bad options or a directory that cannot take it."""
 
 
@@ -45,6 +52,9 @@ class SweepResult:
     computed: int  # cells simulated by this invocation (0 when it was already complete)
     chunks_computed: int
     seconds: float
+    #: How the previous invocation into ``out`` ended when it did not complete
+    #: ("failed (RuntimeError: ...)", "was interrupted", ...); None otherwise.
+    previous: str | None = None
 
     @property
     def cells_per_second(self) -> float:
@@ -55,10 +65,22 @@ class SweepResult:
 def run_chunk(spec: Spec, index: int, threads: int | None = None) -> tuple[int, pl.DataFrame]:
     """Simulate chunk ``index`` of the spec's grid: parameters, metrics and law columns."""
     if threads is not None:
+        from reconsim.model import kernel
+
         kernel.set_threads(threads)
     start = index * spec.chunk_size
     stop = min(spec.n_cells, start + spec.chunk_size)
-    return index, simulate(expand(spec, start, stop)).with_columns(law_columns())
+    # The spec's values were checked when it was loaded: no need to check them again.
+    return index, simulate(expand(spec, start, stop), checked=True).with_columns(law_columns())
+
+
+def run_and_write_chunk(spec: Spec, out: Path, index: int,
+                        threads: int | None = None) -> tuple[int, int]:
+    """Simulate chunk ``index`` and write its file atomically here, in the worker;
+    return (index, rows): only two integers travel back to the parent."""
+    index, frame = run_chunk(spec, index, threads)
+    store.write_chunk(out, index, frame)
+    return index, frame.height
 
 
 def default_out(spec: Spec) -> Path:
@@ -75,9 +97,13 @@ def run_sweep(  # noqa: PLR0913
     scheduler: str | None = None,
     force: bool = False,
     progress: bool | None = None,
+    write_from: str | None = None,
 ) -> SweepResult:
     """Run (or resume) ``spec`` into ``out`` and return what was done.
 
+    ``write_from`` says who writes the chunk files: ``"workers"`` (each its own; they must
+    see ``out``, as local processes do) or ``"parent"`` (workers send the rows back);
+    default: ``"parent"`` for ``dask``, ``"workers"`` otherwise.
     ``progress=None`` shows a bar only on a terminal. Raises :class:`SweepError` before
     writing anything when the options are bad, and :class:`reconsim.sweep.store.StoreError`
     when ``out`` holds another spec's results (unless ``force``) or another sweep is
@@ -89,6 +115,11 @@ def run_sweep(  # noqa: PLR0913
         raise SweepError(f"--jobs must be a positive integer or -1 (all cores); got {jobs}")
     if scheduler is not None and backend != "dask":
         raise SweepError(f"--scheduler needs --backend dask; got --backend {backend}")
+    if write_from is None:
+        write_from = "parent" if backend == "dask" else "workers"
+    if write_from not in WRITERS:
+        raise SweepError(f"--write-from must be one of {', '.join(WRITERS)}; "
+                         f"got {write_from!r}")
     if backend == "dask":
         _require_dask()
     out = default_out(spec) if out is None else Path(out)
@@ -101,28 +132,24 @@ def run_sweep(  # noqa: PLR0913
         out.mkdir(parents=True, exist_ok=True)
         with store.locked(out):
             _claim(out, spec, force)
-            return _run_locked(spec, out, n_jobs, threads, progress, backend)
+            return _run_locked(spec, out, n_jobs, threads, progress, backend, write_from)
 
 
 def _claim(out: Path, spec: Spec, force: bool) -> None:
     """Make ``out`` this spec's directory, or refuse."""
     _refuse_foreign(out)
+    if force:  # whatever it holds, even an unreadable manifest
+        store.clear(out)
     manifest = store.read_manifest(out)
     if manifest is None:
         if (out / store.DATA).exists():
-            if not force:
-                raise store.StoreError(f"{out}: holds data without a {store.MANIFEST}; "
-                                       "use --force to start over")
-            store.clear(out)
+            raise store.StoreError(f"{out}: holds data without a {store.MANIFEST}; "
+                                   "use --force to start over")
     elif manifest.get("spec_hash") != spec.hash:
-        if not force:
-            raise store.StoreError(
-                f"{out}: holds results of another spec ({manifest.get('name')!r}, hash "
-                f"{manifest.get('spec_hash')}; this one is {spec.hash}); use --force to "
-                "start over or --out for another directory")
-        store.clear(out)
-    elif force:
-        store.clear(out)
+        raise store.StoreError(
+            f"{out}: holds results of another spec ({manifest.get('name')!r}, hash "
+            f"{manifest.get('spec_hash')}; this one is {spec.hash}); use --force to "
+            "start over or --out for another directory")
     store.remove_strays(out)
 
 
@@ -136,10 +163,15 @@ def _refuse_foreign(out: Path) -> None:
 
 def _run_locked(  # noqa: PLR0913, PLR0917 — run_sweep's options, passed on once
     spec: Spec, out: Path, n_jobs: int, threads: int | None, progress: bool | None,
-    backend: str,
+    backend: str, write_from: str,
 ) -> SweepResult:
     started = time.perf_counter()
     manifest = store.read_manifest(out) or {}
+    previous = _previous_run(manifest)
+    if previous is not None:
+        print(f"{out}: the last run {previous}; resuming", file=sys.stderr)
+    for key in ("error", "failed"):
+        manifest.pop(key, None)
     manifest.update(
         name=spec.name, spec=spec.source, spec_hash=spec.hash, version=version("reconsim"),
         cells=spec.n_cells, chunk_size=spec.chunk_size, chunks=spec.n_chunks,
@@ -152,23 +184,53 @@ def _run_locked(  # noqa: PLR0913, PLR0917 — run_sweep's options, passed on on
     bar = tqdm(total=spec.n_cells, initial=spec.n_cells - todo_cells, unit="cell",
                unit_scale=True, desc=spec.name, dynamic_ncols=True, smoothing=0.1,
                disable=None if progress is None else not progress)
-    with bar:
-        tasks = (joblib.delayed(run_chunk)(spec, i, threads) for i in todo)
-        results = joblib.Parallel(n_jobs=n_jobs, return_as="generator_unordered")(tasks)
-        for index, frame in results:
-            store.write_chunk(out, index, frame)
-            bar.update(frame.height)
+    try:
+        with bar:
+            parallel = joblib.Parallel(n_jobs=n_jobs, return_as="generator_unordered")
+            if write_from == "workers":
+                # Workers on another machine need the path as this machine spells it.
+                where = out.resolve()
+                tasks = (joblib.delayed(run_and_write_chunk)(spec, where, i, threads)
+                         for i in todo)
+                for _, rows in parallel(tasks):
+                    bar.update(rows)
+            else:
+                for index, frame in parallel(joblib.delayed(run_chunk)(spec, i, threads)
+                                             for i in todo):
+                    store.write_chunk(out, index, frame)
+                    bar.update(frame.height)
+    except BaseException as exc:
+        # Record how it ended, so the next run can say; a SIGKILL leaves "running".
+        interrupted = isinstance(exc, KeyboardInterrupt)
+        manifest.update(status="interrupted" if interrupted else "failed", failed=_now())
+        if not interrupted:
+            manifest["error"] = f"{type(exc).__name__}: {exc}"
+        store.write_json(out / store.MANIFEST, manifest)
+        raise
     seconds = time.perf_counter() - started
     result = SweepResult(out=out, cells=spec.n_cells, computed=todo_cells,
-                         chunks_computed=len(todo), seconds=seconds)
+                         chunks_computed=len(todo), seconds=seconds, previous=previous)
     if todo:
         manifest.update(finished=_now(), status="complete", backend=backend, jobs=n_jobs,
-                        cells_computed=todo_cells, seconds=round(seconds, 3),
+                        write_from=write_from, cells_computed=todo_cells,
+                        seconds=round(seconds, 3),
                         cells_per_second=round(result.cells_per_second))
     else:
         manifest["status"] = "complete"
     store.write_json(out / store.MANIFEST, manifest)
     return result
+
+
+def _previous_run(manifest: dict[str, Any]) -> str | None:
+    """How the last run into a directory ended, when it did not complete; None otherwise."""
+    status = manifest.get("status")
+    if status == "failed":
+        return f"failed ({manifest.get('error', 'no error recorded')})"
+    if status == "interrupted":
+        return "was interrupted"
+    if status == "running":  # its lock is free: it was killed
+        return "stopped before it finished (killed?)"
+    return None
 
 
 def _chunk_cells(spec: Spec, index: int) -> int:

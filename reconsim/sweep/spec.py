@@ -27,6 +27,7 @@ from typing import Any, Final
 
 import numpy as np
 
+from reconsim.errors import ReconsimError
 from reconsim.model.params import (
     DEFAULTS,
     PARAM_NAMES,
@@ -37,7 +38,7 @@ from reconsim.model.params import (
 )
 
 
-class SpecError(ValueError):
+class SpecError(ReconsimError, ValueError):
     """A spec file that cannot be run; the message names the key and the value."""
 
 

@@ -21,6 +21,8 @@ from typing import Any
 
 import polars as pl
 
+from reconsim.errors import ReconsimError
+
 MANIFEST = "sweep.json"
 DATA = "data"
 LOCK = ".lock"
@@ -28,7 +30,7 @@ LOCK = ".lock"
 OWNED = (MANIFEST, DATA, "report.html", "summary.json", "figures")
 
 
-class StoreError(Exception):
+class StoreError(ReconsimError):
     """DIR cannot take this sweep (another spec's results, a running sweep, foreign files)."""
 
 
@@ -63,11 +65,22 @@ def write_json(path: Path, doc: dict[str, Any]) -> None:
 
 
 def read_manifest(out: Path) -> dict[str, Any] | None:
-    """The manifest of ``out``, or None if there is none."""
+    """The manifest of ``out``, or None if there is none; :class:`StoreError` naming the
+    file when it is unreadable or not a JSON object."""
+    path = out / MANIFEST
     try:
-        return json.loads((out / MANIFEST).read_text())  # type: ignore[no-any-return]
+        doc = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
+    except json.JSONDecodeError as exc:
+        raise StoreError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}, column "
+                         f"{exc.colno}); use --force to start over") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise StoreError(f"{path}: unreadable ({exc})") from None
+    if not isinstance(doc, dict):
+        raise StoreError(f"{path}: expected a JSON object, got a {type(doc).__name__}; "
+                         "use --force to start over")
+    return doc
 
 
 def remove_strays(out: Path) -> int:
