@@ -99,8 +99,8 @@ def test_every_error_of_reconsim_derives_from_one_base() -> None:
 
 def test_main_prints_any_reconsim_error_in_one_line(monkeypatch: pytest.MonkeyPatch,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
-    from reconsim import sweep
     from reconsim.errors import ReconsimError
+    from reconsim.sweep import runner
 
     class NewError(ReconsimError):
         """An error class main has never heard of."""
@@ -108,6 +108,6 @@ def test_main_prints_any_reconsim_error_in_one_line(monkeypatch: pytest.MonkeyPa
     def refuse(*args: object, **kw: object) -> None:
         raise NewError("the directory is on the moon")
 
-    monkeypatch.setattr(sweep, "run_sweep", refuse)
+    monkeypatch.setattr(runner, "run_sweep", refuse)
     assert main(["sweep", "sweeps/seed.toml"]) == 2
     assert capsys.readouterr().err == "error: reconsim sweep: the directory is on the moon\n"

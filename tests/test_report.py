@@ -32,6 +32,12 @@ SCHEDULES: dict[str, list[dict[str, int]]] = {
 }
 
 
+#: The values the fixtures below hold fixed: the model's defaults (B 5, six copies, 900 s,
+#: ledger_base 20, undamped, uncapped), so a fixture's seed slice is the default cell.
+HAND_FIXED: dict[str, Any] = {"B": 5, "desired": 6, "duration": 900, "ledger_base": 20,
+                              "observe": "ready", "max_per_round": None, "gain": 1.0}
+
+
 def write_table(sweep_dir: Path, frame: pl.DataFrame, name: str = "demo",
                 **meta: Any) -> Path:
     """Write ``frame`` as a sweep's output: data/part-00000.parquet and sweep.json."""
@@ -53,7 +59,8 @@ def model_frame(schedules: dict[str, list[dict[str, int]]] | None = None,
     axes |= grid
     rows = list(itertools.product(*axes.values(), list(schedules)))
     frame = pl.DataFrame(rows, schema=[*axes, "schedule"], orient="row").with_columns(
-        duration=pl.lit(900, pl.Int64), ledger_base=pl.lit(20, pl.Int64),
+        duration=pl.lit(HAND_FIXED["duration"], pl.Int64),
+        ledger_base=pl.lit(HAND_FIXED["ledger_base"], pl.Int64),
         deaths=pl.col("schedule").replace_strict(schedules, return_dtype=DEATHS_DTYPE),
         observe=pl.lit("ready"), max_per_round=pl.lit(None, pl.Int64), gain=pl.lit(1.0),
     )
@@ -68,9 +75,8 @@ def write_sweep(sweep_dir: Path, name: str = "demo") -> Path:
 def hand_table(rows: list[dict[str, Any]]) -> pl.DataFrame:
     """A sweep table from hand-written rows: unspecified parameters get fixed values,
     unspecified metrics 0 (``rounds`` 1); the law columns are computed by reconsim.model.laws."""
-    defaults: dict[str, Any] = {"controller": "ledger", "G": 30, "U": 15, "B": 5, "desired": 6,
-                                "schedule": "seed", "duration": 900, "ledger_base": 20,
-                                "observe": "ready", "max_per_round": None, "gain": 1.0}
+    defaults: dict[str, Any] = {"controller": "ledger", "G": 30, "U": 15, "schedule": "seed",
+                                **HAND_FIXED}
     metrics = dict.fromkeys(METRIC_NAMES, 0) | {"rounds": 1, "stable_at": None,
                                                 "work_per_round": 0.0, "reads_per_round": 0.0}
     full = [defaults | metrics | r for r in rows]
@@ -529,7 +535,12 @@ def test_publish_needs_a_directory(tmp_path: Path) -> None:
         publish(tmp_path / "nowhere")
 
 
-def test_cells_frame_fixture_agrees_with_cell_defaults() -> None:
+def test_fixtures_hold_the_cell_defaults() -> None:
     # The fixtures' fixed values are the model's defaults, so the seed slice is the default cell.
     c = Cell()
-    assert (c.B, c.desired, c.duration, c.ledger_base) == (5, 6, 900, 20)
+    assert {name: getattr(c, name) for name in HAND_FIXED} == HAND_FIXED
+    row = hand_table([{}]).row(0, named=True)
+    assert {name: row[name] for name in HAND_FIXED} == HAND_FIXED
+    frame = model_frame()
+    assert frame.select(pl.col("duration", "ledger_base").unique()).rows() == [(
+        c.duration, c.ledger_base)]

@@ -16,8 +16,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from reconsim import METRIC_NAMES, simulate, store, sweep
+from reconsim import METRIC_NAMES, simulate
 from reconsim.model.laws import law_overshoot
+from reconsim.sweep import runner, store
 from reconsim.sweep.grid import PARAM_COLUMNS, expand
 from reconsim.sweep.runner import run_sweep
 from reconsim.sweep.spec import load_spec, parse_spec
@@ -126,7 +127,7 @@ def test_failed_chunk_is_recorded_and_named_on_rerun(
             raise RuntimeError("the kernel fell over")
         return simulate(cells, **options)
 
-    monkeypatch.setattr(sweep, "simulate", simulate_then_fail)
+    monkeypatch.setattr(runner, "simulate", simulate_then_fail)
     with pytest.raises(RuntimeError, match="the kernel fell over"):
         run_sweep(spec, out, backend="sequential", progress=False)
     manifest = json.loads((out / "sweep.json").read_text())
