@@ -16,7 +16,7 @@ from typing import Any, Final
 import altair as alt
 import polars as pl
 
-from reconsim.report.data import bin_columns
+from reconsim.report.data import bin_columns, collect, collect_all
 
 #: Width, in pixels, the charts are laid out to fill.
 WIDTH: Final = 1080
@@ -58,22 +58,25 @@ def range_text(lo: str, hi: str) -> pl.Expr:
             .otherwise(pl.concat_str(a, pl.lit(" to "), b)))
 
 
-def add_bins(table: pl.DataFrame, limits: Mapping[str, int]) -> tuple[pl.DataFrame, list[str]]:
-    """Add ``{axis}_lo/_hi/_label`` bin columns; return the frame and the axes really binned."""
+def add_bins(table: pl.LazyFrame, limits: Mapping[str, int]) -> tuple[pl.LazyFrame, list[str]]:
+    """Add ``{axis}_lo/_hi/_label`` bin columns; return the query and the axes really binned
+    (one query reads every axis's distinct values)."""
     exprs: list[pl.Expr] = []
     coarse_axes = []
-    for axis, limit in limits.items():
-        cols, coarse = bin_columns(table, axis, limit)
+    query = table.lazy()
+    present = collect_all([query.select(pl.col(axis).unique()) for axis in limits])
+    for (axis, limit), values in zip(limits.items(), present, strict=True):
+        cols, coarse = bin_columns(values[axis].to_list(), axis, limit)
         exprs += cols
         if coarse:
             coarse_axes.append(axis)
-    return table.with_columns(exprs), coarse_axes
+    return query.with_columns(exprs), coarse_axes
 
 
-def bin_order(frame: pl.DataFrame, axis: str) -> list[str]:
+def bin_order(frame: pl.LazyFrame | pl.DataFrame, axis: str) -> list[str]:
     """The bin labels of one axis in ascending order of their lowest value."""
-    return frame.select(f"{axis}_lo", f"{axis}_label").unique().sort(f"{axis}_lo")[
-        f"{axis}_label"].to_list()
+    return collect(frame.lazy().select(f"{axis}_lo", f"{axis}_label").unique()).sort(
+        f"{axis}_lo")[f"{axis}_label"].to_list()
 
 
 def binning_note(binned: Sequence[str]) -> str:

@@ -26,11 +26,20 @@ from reconsim.report.charts import WIDTH, Figure, finish, inline
 from reconsim.report.data import (
     Deaths,
     Sweep,
+    Table,
+    collect,
+    collect_all,
     controllers,
     describe,
+    first_rows,
+    height,
+    in_order,
+    lazy,
     representative,
     select,
     stats,
+    stats_exprs,
+    stats_of,
     where,
 )
 from reconsim.report.html import (
@@ -57,10 +66,10 @@ def reads_per_second() -> pl.Expr:
     return (pl.col("reads") / (pl.col("duration") + 1)).alias("reads_per_second")
 
 
-def read_cost_verdict(table: pl.DataFrame, axes: Sequence[str],
+def read_cost_verdict(table: Table, axes: Sequence[str],
                       schedules: Mapping[str, Deaths]) -> dict[str, Any]:
     """Reads per round and per second against U, on every cell; see the module's docstring."""
-    t = table.with_columns(reads_per_second())
+    t = lazy(table).with_columns(reads_per_second())
     series = [a for a in axes if a != "U"]
     return {
         "definitions": {
@@ -86,10 +95,10 @@ def _row(frame: pl.DataFrame, columns: Sequence[str]) -> dict[str, Any] | None:
     return {k: round(v, 4) if isinstance(v, float) else v for k, v in row.items()}
 
 
-def flat_verdict(t: pl.DataFrame, series: Sequence[str]) -> dict[str, Any]:
+def flat_verdict(t: pl.LazyFrame, series: Sequence[str]) -> dict[str, Any]:
     """Among cells with overshoot 0, per series of two or more: the spread of reads per
     round (highest minus lowest) in entries, and relative to the lowest."""
-    runs = (t.filter(pl.col("overshoot") == 0).group_by(series).agg(
+    runs = collect(t.filter(pl.col("overshoot") == 0).group_by(series).agg(
         pl.len().alias("cells"),
         pl.col("reads_per_round").min().alias("lowest"),
         pl.col("reads_per_round").max().alias("highest"),
@@ -116,13 +125,13 @@ def flat_verdict(t: pl.DataFrame, series: Sequence[str]) -> dict[str, Any]:
     }
 
 
-def no_oscillation_level(t: pl.DataFrame, series: Sequence[str]) -> pl.DataFrame:
+def no_oscillation_level(t: pl.LazyFrame, series: Sequence[str]) -> pl.LazyFrame:
     """Per series: the median reads per round over its cells with overshoot 0."""
     return t.filter(pl.col("overshoot") == 0).group_by(series).agg(
         pl.col("reads_per_round").median().alias("level"))
 
 
-def inflation_verdict(t: pl.DataFrame, series: Sequence[str]) -> dict[str, Any]:
+def inflation_verdict(t: pl.LazyFrame, series: Sequence[str]) -> dict[str, Any]:
     """Each oscillating cell's reads per round divided by its series' no-oscillation level;
     the ratio's distribution over all of them and per controller, and the largest."""
     level = no_oscillation_level(t, series)
@@ -131,30 +140,35 @@ def inflation_verdict(t: pl.DataFrame, series: Sequence[str]) -> dict[str, Any]:
     osc = osc.with_columns(pl.when(pl.col("level") > 0)
                            .then(pl.col("reads_per_round") / pl.col("level")).alias("ratio"))
     rated = osc.filter(pl.col("ratio").is_not_null())
-    top = rated.sort(["ratio", *series, "U"], descending=[True, *[False] * (len(series) + 1)],
-                     nulls_last=True)
-    per = []
-    for name in controllers(osc) if osc.height else []:
-        part = osc.filter(pl.col("controller") == name)
-        per.append({"controller": name, "cells": part.height, "ratio": stats(part["ratio"])})
+    overall, per_controller = collect_all([
+        osc.select(pl.len().alias("cells"), pl.col("ratio").is_not_null().sum().alias("rated"),
+                   (pl.col("ratio") < 1).sum().alias("below"), *stats_exprs("ratio")),
+        osc.group_by("controller").agg(pl.len().alias("cells"), *stats_exprs("ratio")),
+    ])
+    row = overall.row(0, named=True)
+    top = first_rows(rated, ["ratio", *series, "U"], [True, *[False] * (len(series) + 1)], 1)
+    by_name = {r["controller"]: r for r in per_controller.iter_rows(named=True)}
+    per = [{"controller": name, "cells": by_name[name]["cells"],
+            "ratio": stats_of(by_name[name], "ratio")}
+           for name in in_order(by_name)]
     return {
         "population": "cells with overshoot > 0; level: their series' no-oscillation level",
-        "cells": osc.height,
-        "with_level": rated.height,
-        "without_level": osc.height - rated.height,
-        "ratio": stats(rated["ratio"]),
-        "below_level": int((rated["ratio"] < 1).sum()),
+        "cells": row["cells"],
+        "with_level": row["rated"],
+        "without_level": row["cells"] - row["rated"],
+        "ratio": stats_of(row, "ratio"),
+        "below_level": row["below"],
         "largest": _row(top, [*series, "U", "overshoot", "reads_per_round", "level", "ratio"]),
         "by_controller": per,
     }
 
 
-def per_second_verdict(t: pl.DataFrame, series: Sequence[str]) -> dict[str, Any]:
+def per_second_verdict(t: pl.LazyFrame, series: Sequence[str]) -> dict[str, Any]:
     """Series by series (two or more cells): whether reads per second ever rise from one U
     to the next larger one, by how much at most (relative to the smaller U's), and the
     ratio of reads per second at the largest U to those at the smallest."""
     rps = pl.col("reads_per_second").sort_by("U")
-    runs = (t.group_by(series)
+    runs = collect(t.group_by(series)
             .agg(pl.len().alias("n"),
                  pl.when(rps.shift(1) > 0).then(rps / rps.shift(1) - 1).max().alias("rise"),
                  pl.when(rps.first() > 0).then(rps.last() / rps.first())
@@ -174,7 +188,7 @@ def per_second_verdict(t: pl.DataFrame, series: Sequence[str]) -> dict[str, Any]
     }
 
 
-def by_gb_verdict(t: pl.DataFrame, axes: Sequence[str],
+def by_gb_verdict(t: pl.LazyFrame, axes: Sequence[str],
                   schedules: Mapping[str, Deaths]) -> dict[str, Any]:
     """For each (G, B), the ledger controller's fastest loop with zero overshoot.
 
@@ -190,7 +204,7 @@ def by_gb_verdict(t: pl.DataFrame, axes: Sequence[str],
     U with the fewest reads per second among its cells with overshoot 0.
     """
     ledger = t.filter(pl.col("controller") == "ledger")
-    if ledger.height == 0:
+    if height(ledger) == 0:
         return {"controller": "ledger", "fixed": {}, "shown": {}, "rows": []}
     fixed = representative(ledger, ("G", "U", "B", "desired", "schedule"), axes, schedules)
     pop = select(ledger, fixed)
@@ -199,11 +213,19 @@ def by_gb_verdict(t: pl.DataFrame, axes: Sequence[str],
     last_positive = pl.col("U").filter(pl.col("overshoot") > 0).max()
     zero_from = (pl.when(last_positive.is_null()).then(pl.col("U").min())
                  .otherwise(pl.col("U").filter(pl.col("U") > last_positive).min()))
-    per_series = pop.group_by(key).agg(
-        zero_from.alias("zero_from"),
-        ((pl.col("U") < zero_from.fill_null(pl.col("U").max() + 1))
-         & (pl.col("overshoot") == 0)).sum().alias("zero_below"),
-    )
+    figures = ["reads_per_round", "reads_per_second", "missing_copy_seconds", "unneeded",
+               "overshoot"]
+    per_series, boundary_u, one = collect_all([
+        pop.group_by(key).agg(
+            zero_from.alias("zero_from"),
+            ((pl.col("U") < zero_from.fill_null(pl.col("U").max() + 1))
+             & (pl.col("overshoot") == 0)).sum().alias("zero_below")),
+        pop.group_by("G", "B").agg(
+            pl.col("U").filter(pl.col("U") >= pl.col("G") + pl.col("B")).min()
+            .alias("boundary_U"),
+            pl.col("U").max().alias("U_max")),
+        select(pop, shown).select("G", "B", "U", *figures),
+    ])
     per_gb = per_series.group_by("G", "B").agg(
         pl.len().alias("series"),
         pl.when(pl.col("zero_from").null_count() == 0).then(pl.col("zero_from").max())
@@ -212,15 +234,9 @@ def by_gb_verdict(t: pl.DataFrame, axes: Sequence[str],
         pl.col("zero_from").null_count().alias("never_zero"),
         pl.col("zero_below").sum().alias("zero_below"),
     )
-    boundary_u = pop.group_by("G", "B").agg(
-        pl.col("U").filter(pl.col("U") >= pl.col("G") + pl.col("B")).min().alias("boundary_U"),
-        pl.col("U").max().alias("U_max"))
-    one = select(pop, shown)
     cheapest = one.filter(pl.col("overshoot") == 0).group_by("G", "B").agg(
         pl.col("U").sort_by("reads_per_second", "U").first().alias("cheapest_U"))
-    figures = ["reads_per_round", "reads_per_second", "missing_copy_seconds", "unneeded",
-               "overshoot"]
-    at = one.select("G", "B", "U", *figures)
+    at = one
     rows = (per_gb.join(boundary_u, on=["G", "B"]).join(cheapest, on=["G", "B"], how="left")
             .join(at.rename({f: f"at_zero_from__{f}" for f in figures}),
                   left_on=["G", "B", "zero_from"], right_on=["G", "B", "U"], how="left")
@@ -252,13 +268,13 @@ def _figures(row: Mapping[str, Any], prefix: str, figures: Sequence[str]) -> dic
     return {f: round(v, 3) if isinstance(v, float) else v for f, v in values.items()}
 
 
-def chart_slice(t: pl.DataFrame, axes: Sequence[str],
+def chart_slice(t: pl.LazyFrame, axes: Sequence[str],
                 schedules: Mapping[str, Deaths]) -> dict[str, Any]:
     """The cells of one slice, every axis but controller and U fixed, for the chart."""
     fixed = representative(t, ("controller", "U"), axes, schedules)
-    rank = {c: i for i, c in enumerate(controllers(t))}
-    cut = select(t, fixed).sort(pl.col("controller").replace_strict(rank, return_dtype=pl.Int64),
-                                "U")
+    cut = collect(select(t, fixed))
+    rank = {c: i for i, c in enumerate(controllers(cut))}
+    cut = cut.sort(pl.col("controller").replace_strict(rank, return_dtype=pl.Int64), "U")
     points = cut.select("controller", "U", "reads", "rounds", "reads_per_round",
                         "reads_per_second", "overshoot", "unneeded", "missing_copy_seconds")
     return {"fixed": fixed, "points": points.with_columns(
@@ -557,7 +573,7 @@ def charts(sweep: Sweep, summary: Summary) -> list[Figure]:
     """Reads per round and per second against U at the chart's fixed slice."""
     chart = summary["read_cost"]["chart"]
     constant = [a for a, f in summary["axes"].items() if f["distinct"] <= 1]
-    return [read_cost_figure(chart["points"], chart["fixed"], controllers(sweep.table),
+    return [read_cost_figure(chart["points"], chart["fixed"], sweep.controllers,
                              hide=constant)]
 
 
