@@ -73,10 +73,20 @@ def add_bins(table: pl.LazyFrame, limits: Mapping[str, int]) -> tuple[pl.LazyFra
     return query.with_columns(exprs), coarse_axes
 
 
+def bin_label(axis: str) -> pl.Expr:
+    """``{axis}_label`` from the ``{axis}_lo`` and ``{axis}_hi`` columns, as
+    :func:`~reconsim.report.data.bin_columns` writes it: for an aggregate grouped by the
+    bounds, labelled afterwards (a string key per row cost polars far more memory)."""
+    lo, hi = pl.col(f"{axis}_lo"), pl.col(f"{axis}_hi")
+    return pl.when(lo == hi).then(lo.cast(pl.String)).otherwise(
+        pl.concat_str(lo.cast(pl.String), pl.lit("\u2013"), hi.cast(pl.String))
+    ).alias(f"{axis}_label")
+
+
 def bin_order(frame: pl.LazyFrame | pl.DataFrame, axis: str) -> list[str]:
     """The bin labels of one axis in ascending order of their lowest value."""
-    return collect(frame.lazy().select(f"{axis}_lo", f"{axis}_label").unique()).sort(
-        f"{axis}_lo")[f"{axis}_label"].to_list()
+    bounds = collect(frame.lazy().select(f"{axis}_lo", f"{axis}_hi").unique())
+    return bounds.sort(f"{axis}_lo").select(bin_label(axis))[f"{axis}_label"].to_list()
 
 
 def binning_note(binned: Sequence[str]) -> str:

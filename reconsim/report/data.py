@@ -69,9 +69,9 @@ def collect(query: Table) -> pl.DataFrame:
 
 
 def collect_all(queries: Sequence[Table]) -> list[pl.DataFrame]:
-    """Run several queries together (each scan read once where polars can share it)."""
-    lazy = [q.lazy() for q in queries]
-    return pl.collect_all(lazy, engine="streaming") if lazy else []
+    """Run several queries, one after the other: run together (``pl.collect_all``) their
+    buffers add up, and at 10^7 cells a report's peak memory was several times higher."""
+    return [collect(q) for q in queries]
 
 
 def lazy(table: Table) -> pl.LazyFrame:
@@ -153,8 +153,7 @@ def load_sweep(sweep_dir: Any) -> Sweep:
     base = scan.select(*axes, *METRIC_NAMES, *stored, *hidden, SEED_DEATHS)
     table = base.drop(*stored).with_columns(law_columns())
     # A schedule's events can depend on the duration; show those of its longest run.
-    schedules_q = scan.group_by("schedule").agg(
-        pl.col("deaths").sort_by("duration", descending=True).first())
+    schedules_q = scan.group_by("schedule", "duration").agg(pl.col("deaths").first())
     facts_q = base.select(
         pl.len().alias("__cells"),
         _stale_law_cells(stored).alias("__stale"),
@@ -172,8 +171,9 @@ def load_sweep(sweep_dir: Any) -> Sweep:
         meta=meta,
         table=table,
         axes=axes,
-        schedules={s: tuple((e["at"], e["count"]) for e in d)
-                   for s, d in schedules.sort("schedule").iter_rows()},
+        schedules={s: tuple((e["at"], e["count"]) for e in d) for s, _, d in schedules.sort(
+            "schedule", "duration", descending=[False, True]).unique(
+            "schedule", keep="first", maintain_order=True).iter_rows()},
         stale_law_cells=int(facts["__stale"].item() or 0),
         cells=cells,
         axis_facts={a: AxisFacts(values=tuple(v[a].sort(nulls_last=False).to_list()),
@@ -296,6 +296,40 @@ def values_of(table: Table, axis: str) -> list[Any]:
     """The distinct values of one axis, sorted (nulls first)."""
     return collect(lazy(table).select(pl.col(axis).unique()))[axis].sort(
         nulls_last=False).to_list()
+
+
+@dataclass(frozen=True)
+class KeyCode:
+    """Several columns as one 64-bit hash, checked to be one-to-one on the table: a group
+    key that costs 8 bytes a row (many-column keys made polars hold far more), decoded back
+    to the columns exactly."""
+
+    columns: tuple[str, ...]
+    seed: int
+    keys: pl.DataFrame
+
+    @classmethod
+    def of(cls, table: Table, columns: Sequence[str]) -> KeyCode:
+        """The code of ``columns`` over ``table``: two small queries (the distinct
+        combinations, and each hash's first combination), equal in number when no two
+        combinations share a hash; else another seed is tried."""
+        distinct = height(lazy(table).group_by(columns).agg(pl.len()))
+        for seed in range(8):
+            hashed = pl.struct(list(columns)).hash(seed).alias("__key")
+            keys = collect(lazy(table).group_by(hashed).agg(pl.col(c).first() for c in columns))
+            if keys.height == distinct:
+                return cls(tuple(columns), seed, keys)
+        raise ReportError(f"{', '.join(columns)}: no collision-free hash found")
+
+    def encode(self, name: str = "__key") -> pl.Expr:
+        """The code of each row."""
+        return pl.struct(list(self.columns)).hash(self.seed).alias(name)
+
+    def decode(self, frame: pl.DataFrame, name: str = "__key") -> pl.DataFrame:
+        """``frame`` with the code in column ``name`` replaced by the columns it encodes."""
+        keys = self.keys.rename({"__key": name})
+        return frame.join(keys, on=name, how="left", maintain_order="left").drop(name).select(
+            *self.columns, pl.exclude(self.columns))
 
 
 def seed_schedules(schedules: Mapping[str, Deaths]) -> list[str]:
@@ -522,32 +556,33 @@ def tally(column: str, count: str = "n", limit: int = 8) -> pl.Expr:
     ).otherwise(shown)
 
 
-def _sort_keys(schema: pl.Schema, by: Sequence[str], descending: Sequence[bool]
-               ) -> tuple[list[pl.Expr], list[bool]]:
-    """Keys for :meth:`~polars.LazyFrame.top_k` that order rows as ``sort(by, descending,
-    nulls_last=True)`` does: per column, whether it is null (nulls last), then its value."""
-    keys: list[pl.Expr] = []
-    reverse: list[bool] = []
-    for i, (column, desc) in enumerate(zip(by, descending, strict=True)):
-        dtype = schema[column]
-        zero: Any = ("" if dtype == pl.String else False if dtype == pl.Boolean else 0)
-        keys += [pl.col(column).is_null().alias(f"__null{i}"),
-                 pl.col(column).fill_null(pl.lit(zero).cast(dtype)).alias(f"__key{i}")]
-        reverse += [True, not desc]
-    return keys, reverse
-
-
 def first_rows(table: Table, by: Sequence[str], descending: Sequence[bool], n: int
                ) -> pl.DataFrame:
-    """The first ``n`` rows of ``table.sort(by, descending=descending, nulls_last=True)``,
-    holding only ``n`` rows at a time (rows equal in every ``by`` column are interchangeable:
-    ``by`` should name a row)."""
+    """The first ``n`` rows of ``table.sort(by, descending=descending, nulls_last=True)``
+    (rows equal in every ``by`` column are interchangeable: ``by`` should name a row).
+
+    The table is not sorted whole: one query finds the ``n``-th best value of the first
+    ``by`` column, a second collects the rows at least as good (ties with it included),
+    and only those are sorted.
+    """
     query = lazy(table)
-    keys, reverse = _sort_keys(query.collect_schema(), by, descending)
-    top = collect(query.with_columns(keys).top_k(n, by=[k.meta.output_name() for k in keys],
-                                                 reverse=reverse))
-    return top.drop([k.meta.output_name() for k in keys]).sort(
-        list(by), descending=list(descending), nulls_last=True)
+    first, desc = by[0], descending[0]
+    column = pl.col(first).drop_nulls()
+    best = (column.top_k(n) if desc else column.bottom_k(n))
+    row = collect(query.select(best.min().alias("lo") if desc else best.max().alias("hi"),
+                               best.len().alias("k")))
+    edge, k = row.item(0, 0), row.item(0, 1)
+    if k < n:
+        # Fewer than n non-null values: all of them, then the first of the nulls (sorted
+        # last) by the other columns.
+        head = collect(query.filter(pl.col(first).is_not_null()))
+        nulls = query.filter(pl.col(first).is_null())
+        tail = (first_rows(nulls, by[1:], descending[1:], n - k) if len(by) > 1
+                else collect(nulls.head(n - k)))
+        rows = pl.concat([head, tail], how="vertical_relaxed")
+    else:
+        rows = collect(query.filter(pl.col(first) >= edge if desc else pl.col(first) <= edge))
+    return rows.sort(list(by), descending=list(descending), nulls_last=True).head(n)
 
 
 #: How many example cells a verdict lists in full.

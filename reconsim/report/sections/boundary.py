@@ -16,6 +16,7 @@ from reconsim.report.charts import (
     SHARE,
     Figure,
     add_bins,
+    bin_label,
     binning_note,
     clamp,
     finish,
@@ -221,10 +222,12 @@ def boundary_figure(table: Table) -> Figure:
     desired > 0); one panel per ledger variant."""
     ledger = lazy(table).filter(pl.col("controller") == "ledger")
     params = variant_params(ledger)
-    t = ledger.with_columns((pl.col("G") + pl.col("B")).alias("GB"), variant_label(params))
+    t = ledger.with_columns((pl.col("G") + pl.col("B")).alias("GB"))
     t, binned = add_bins(t, {"U": MAX_BOUNDARY_BINS, "GB": MAX_BOUNDARY_BINS})
     above, positive = pl.col("above_boundary"), pl.col("overshoot") > 0
-    keys = ("variant", "U_lo", "U_hi", "U_label", "GB_lo", "GB_hi", "GB_label")
+    # Grouped by the variant's parameters and the bins' bounds (no string key per row);
+    # the variant and the labels are put on the aggregates.
+    keys = ("controller", *params, "U_lo", "U_hi", "GB_lo", "GB_hi")
     grid = collect(t.group_by(*keys).agg(
         pl.len().alias("cells"),
         positive.sum().alias("overshooting"),
@@ -234,12 +237,16 @@ def boundary_figure(table: Table) -> Figure:
         (~above & ~positive).sum().alias("below_zero"),
         (~above & positive).sum().alias("below_positive"),
         (~above & ~positive & (pl.col("desired") > 0)).sum().alias("below_zero_desired"),
+    )).with_columns(variant_label(params), bin_label("U"), bin_label("GB")).select(
+        "variant", "U_lo", "U_hi", "U_label", "GB_lo", "GB_hi", "GB_label", pl.exclude(
+            "controller", *params, "variant", "U_lo", "U_hi", "U_label", "GB_lo", "GB_hi",
+            "GB_label")
     ).with_columns(
         (pl.col("overshooting") / pl.col("cells")).round(4).alias("share"),
         ((pl.col("U_lo") + pl.col("U_hi")) / 2).alias("U"),
         ((pl.col("GB_lo") + pl.col("GB_hi")) / 2).alias("GB"),
         (pl.col("above_positive") + pl.col("below_zero_desired")).alias("exceptions"),
-    )).drop("U_lo", "U_hi", "GB_lo", "GB_hi").sort("variant", "U", "GB")
+    ).drop("U_lo", "U_hi", "GB_lo", "GB_hi").sort("variant", "U", "GB")
     top = max(1.0, float(grid["GB"].max() or 0), float(grid["U"].max() or 0))  # type: ignore[arg-type]
     panel = 480 if grid["variant"].n_unique() <= 1 else 320
     # A square about as wide as columns and rows of marks are apart (the median gap).

@@ -17,6 +17,7 @@ from reconsim.report.charts import (
     WIDTH,
     Figure,
     add_bins,
+    bin_label,
     bin_order,
     binning_note,
     clamp,
@@ -336,7 +337,7 @@ def law_facets(t: Table, axes: Sequence[str], per_panel: int,
     candidates = [a for a in (*first, *rest) if varying[a].item() > 1]
     facets: list[str] = []
     for axis in candidates:
-        panels = height(lazy(t).select("B_label", *facets, axis).unique())
+        panels = height(lazy(t).select("B_lo", *facets, axis).unique())
         if panels * per_panel <= budget:
             facets.append(axis)
     return facets, [a for a in candidates if a not in facets]
@@ -353,14 +354,25 @@ def law_figure(table: Table, axes: Sequence[str]) -> Figure:
     n_g, n_u = len(g_order), len(u_order)
     facets, shared = law_facets(t, axes, max(1, n_g * n_u))
     panel_keys = ["B_lo", "B_label", *facets]
-    panels = collect(t.select(panel_keys).unique()).sort(panel_keys, nulls_last=False)
+    panels = (collect(t.select("B_lo", "B_hi", *facets).unique()).with_columns(bin_label("B"))
+              .drop("B_hi").sort(panel_keys, nulls_last=False))
     labels = [" \u00b7 ".join([f"B = {r['B_label']}",
                                *(f"{a} = {'null' if r[a] is None else r[a]}" for a in facets)])
               for r in panels.iter_rows(named=True)]
-    t = t.join(panels.with_row_index("panel").lazy(), on=panel_keys, how="left", nulls_equal=True)
+    panel_index = panels.with_row_index("panel").drop("B_label")
+    # Grouped by the bins' bounds (integers); the panel and the labels are put on the
+    # aggregates afterwards.
+    bounds = ["B_lo", *facets, "G_lo", "G_hi", "U_lo", "U_hi"]
     keys = ["panel", "G_lo", "G_label", "U_lo", "U_label"]
+
+    def keyed(frame: pl.DataFrame) -> pl.DataFrame:
+        """An aggregate by ``bounds`` with its panel and the G and U labels."""
+        return (frame.join(panel_index, on=["B_lo", *facets], how="left", nulls_equal=True)
+                .with_columns(bin_label("G"), bin_label("U"))
+                .drop("B_lo", *facets, "G_hi", "U_hi"))
+
     mism = ~pl.col("law_holds")
-    grid_q = t.group_by(keys).agg(
+    grid_q = t.group_by(bounds).agg(
         pl.len().alias("cells"),
         mism.sum().alias("mismatching"),
         pl.col("overshoot").max().alias("overshoot_max"),
@@ -370,10 +382,11 @@ def law_figure(table: Table, axes: Sequence[str]) -> Figure:
                                                        "stable_at")),
         pl.col("stable_at").null_count().alias("unsettled"),
     )
-    grid, *by_value = collect_all([grid_q, *(t.filter(mism).group_by([*keys, axis]).agg(
+    grid, *by_value = collect_all([grid_q, *(t.filter(mism).group_by([*bounds, axis]).agg(
         pl.len().alias("n")) for axis in shared)])
+    grid = keyed(grid)
     for axis, counted in zip(shared, by_value, strict=True):
-        counts = (counted.sort(["n", axis], descending=[True, False], nulls_last=True)
+        counts = (keyed(counted).sort(["n", axis], descending=[True, False], nulls_last=True)
                   .group_by(keys, maintain_order=True).agg(tally(axis).alias(f"by_{axis}")))
         grid = grid.join(counts, on=keys, how="left")
     grid = grid.sort(keys).select(

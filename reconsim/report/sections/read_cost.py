@@ -25,21 +25,18 @@ import polars as pl
 from reconsim.report.charts import WIDTH, Figure, finish, inline
 from reconsim.report.data import (
     Deaths,
+    KeyCode,
     Sweep,
     Table,
     collect,
     collect_all,
     controllers,
     describe,
-    first_rows,
     height,
-    in_order,
     lazy,
     representative,
     select,
     stats,
-    stats_exprs,
-    stats_of,
     where,
 )
 from reconsim.report.html import (
@@ -125,39 +122,45 @@ def flat_verdict(t: pl.LazyFrame, series: Sequence[str]) -> dict[str, Any]:
     }
 
 
-def no_oscillation_level(t: pl.LazyFrame, series: Sequence[str]) -> pl.LazyFrame:
-    """Per series: the median reads per round over its cells with overshoot 0."""
-    return t.filter(pl.col("overshoot") == 0).group_by(series).agg(
-        pl.col("reads_per_round").median().alias("level"))
+def no_oscillation_level(t: pl.LazyFrame, code: KeyCode) -> pl.DataFrame:
+    """Per series (by its code): the median reads per round over its cells with overshoot 0.
+
+    Collected as (code, reads per round), 16 bytes a cell, and aggregated in memory: a
+    streaming median per many-column group held far more."""
+    rows = collect(t.filter(pl.col("overshoot") == 0).select(code.encode("__series"),
+                                                            "reads_per_round"))
+    return rows.group_by("__series").agg(pl.col("reads_per_round").median().alias("level"))
 
 
 def inflation_verdict(t: pl.LazyFrame, series: Sequence[str]) -> dict[str, Any]:
     """Each oscillating cell's reads per round divided by its series' no-oscillation level;
     the ratio's distribution over all of them and per controller, and the largest."""
-    level = no_oscillation_level(t, series)
-    osc = t.filter(pl.col("overshoot") > 0).join(level, on=list(series), how="left",
-                                                 nulls_equal=True)
+    code = KeyCode.of(t, series)
+    level = no_oscillation_level(t, code)
+    osc = t.filter(pl.col("overshoot") > 0).with_columns(code.encode("__series")).join(
+        level.lazy(), on="__series", how="left")
     osc = osc.with_columns(pl.when(pl.col("level") > 0)
                            .then(pl.col("reads_per_round") / pl.col("level")).alias("ratio"))
-    rated = osc.filter(pl.col("ratio").is_not_null())
-    overall, per_controller = collect_all([
-        osc.select(pl.len().alias("cells"), pl.col("ratio").is_not_null().sum().alias("rated"),
-                   (pl.col("ratio") < 1).sum().alias("below"), *stats_exprs("ratio")),
-        osc.group_by("controller").agg(pl.len().alias("cells"), *stats_exprs("ratio")),
-    ])
-    row = overall.row(0, named=True)
-    top = first_rows(rated, ["ratio", *series, "U"], [True, *[False] * (len(series) + 1)], 1)
-    by_name = {r["controller"]: r for r in per_controller.iter_rows(named=True)}
-    per = [{"controller": name, "cells": by_name[name]["cells"],
-            "ratio": stats_of(by_name[name], "ratio")}
-           for name in in_order(by_name)]
+    names = controllers(t)
+    ratios = collect(osc.select(pl.col("controller").replace_strict(
+        {c: i for i, c in enumerate(names)}, return_dtype=pl.UInt8).alias("__controller"),
+        "ratio"))
+    rated = ratios.filter(pl.col("ratio").is_not_null())
+    top = (collect(osc.filter(pl.col("ratio") >= rated["ratio"].max()).drop("__series"))
+           .sort(["ratio", *series, "U"], descending=[True, *[False] * (len(series) + 1)],
+                 nulls_last=True) if rated.height else pl.DataFrame())
+    per = []
+    for i, name in enumerate(names):
+        part = ratios.filter(pl.col("__controller") == i)
+        if part.height:
+            per.append({"controller": name, "cells": part.height, "ratio": stats(part["ratio"])})
     return {
         "population": "cells with overshoot > 0; level: their series' no-oscillation level",
-        "cells": row["cells"],
-        "with_level": row["rated"],
-        "without_level": row["cells"] - row["rated"],
-        "ratio": stats_of(row, "ratio"),
-        "below_level": row["below"],
+        "cells": ratios.height,
+        "with_level": rated.height,
+        "without_level": ratios.height - rated.height,
+        "ratio": stats(rated["ratio"]),
+        "below_level": int((rated["ratio"] < 1).sum()),
         "largest": _row(top, [*series, "U", "overshoot", "reads_per_round", "level", "ratio"]),
         "by_controller": per,
     }
@@ -166,15 +169,22 @@ def inflation_verdict(t: pl.LazyFrame, series: Sequence[str]) -> dict[str, Any]:
 def per_second_verdict(t: pl.LazyFrame, series: Sequence[str]) -> dict[str, Any]:
     """Series by series (two or more cells): whether reads per second ever rise from one U
     to the next larger one, by how much at most (relative to the smaller U's), and the
-    ratio of reads per second at the largest U to those at the smallest."""
+    ratio of reads per second at the largest U to those at the smallest.
+
+    Collected as (series code, U, reads per second), 24 bytes a cell, and aggregated in
+    memory."""
+    code = KeyCode.of(t, series)
+    cells = collect(t.select(code.encode("__series"), "U", "reads_per_second"))
     rps = pl.col("reads_per_second").sort_by("U")
-    runs = collect(t.group_by(series)
-            .agg(pl.len().alias("n"),
-                 pl.when(rps.shift(1) > 0).then(rps / rps.shift(1) - 1).max().alias("rise"),
-                 pl.when(rps.first() > 0).then(rps.last() / rps.first())
-                 .alias("last_over_first"),
-                 pl.col("U").min().alias("U_min"), pl.col("U").max().alias("U_max"))
-            .filter(pl.col("n") >= 2))
+    runs = code.decode(cells.group_by("__series")
+                       .agg(pl.len().alias("n"),
+                            pl.when(rps.shift(1) > 0).then(rps / rps.shift(1) - 1).max()
+                            .alias("rise"),
+                            pl.when(rps.first() > 0).then(rps.last() / rps.first())
+                            .alias("last_over_first"),
+                            pl.col("U").min().alias("U_min"), pl.col("U").max().alias("U_max"))
+                       .filter(pl.col("n") >= 2), "__series")
+    del cells
     rising = runs.filter(pl.col("rise") > 0)
     top = rising.sort(["rise", *series], descending=[True, *[False] * len(series)],
                       nulls_last=True)
