@@ -200,11 +200,11 @@ def boundary_verdict(table: Table, axes: Sequence[str]) -> dict[str, Any]:
         "below_implies_positive": four["below_zero"] == 0 if cells else None,
         "below_implies_positive_for_desired_positive":
             total["exceptions"] == 0 if cells else None,
-        "where_above_positive": (where(above_positive, ledger.filter(above), rest)
+        "where_above_positive": (where(ledger.filter(above), pl.col("overshoot") > 0, rest)
                                  if four["above_positive"] else []),
         "examples_above_positive": (examples(above_positive, rest, figures, pl.col("overshoot"))
                                     if four["above_positive"] else []),
-        "where_below_zero": (where(exceptions, below.filter(pl.col("desired") > 0), rest)
+        "where_below_zero": (where(below.filter(pl.col("desired") > 0), zero, rest)
                              if total["exceptions"] else []),
         "examples_below_zero": (examples(exceptions, rest, figures, pl.col("law_overshoot"))
                                 if total["exceptions"] else []),

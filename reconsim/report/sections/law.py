@@ -167,13 +167,13 @@ def law_verdict(table: Table, axes: Sequence[str],
                 "of": c["elsewhere_of"],
                 "difference_min": c["elsewhere_min"],
                 "difference_max": c["elsewhere_max"],
-                "where": (where(other, checked.filter(elsewhere), rest)
+                "where": (where(checked.filter(elsewhere), ~pl.col("law_holds"), rest)
                           if c["elsewhere"] else []),
                 "examples": (examples(other, rest, ["overshoot", "law_overshoot"], diff.abs())
                              if c["elsewhere"] else []),
             },
         },
-        "where": where(mismatched, checked, rest) if c["mismatches"] else [],
+        "where": where(checked, ~pl.col("law_holds"), rest) if c["mismatches"] else [],
         "by_schedule": groups(mismatched, checked, ["schedule"], rest) if c["mismatches"] else [],
         "examples": (examples(mismatched, rest, ["overshoot", "law_overshoot"], diff.abs())
                      if c["mismatches"] else []),

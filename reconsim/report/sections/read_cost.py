@@ -194,7 +194,7 @@ def per_second_verdict(t: pl.LazyFrame, series: Sequence[str]) -> dict[str, Any]
         "rise": stats(rising["rise"], digits=4),
         "largest_rise": _row(top, [*series, "rise"]),
         "last_over_first": stats(runs["last_over_first"], digits=4),
-        "where_rising": where(rising, runs, series) if rising.height else [],
+        "where_rising": where(runs, pl.col("rise") > 0, series) if rising.height else [],
     }
 
 
