@@ -58,7 +58,8 @@ def range_text(lo: str, hi: str) -> pl.Expr:
             .otherwise(pl.concat_str(a, pl.lit(" to "), b)))
 
 
-def add_bins(table: pl.LazyFrame, limits: Mapping[str, int]) -> tuple[pl.LazyFrame, list[str]]:
+def add_bins(table: pl.LazyFrame | pl.DataFrame, limits: Mapping[str, int]
+             ) -> tuple[pl.LazyFrame, list[str]]:
     """Add ``{axis}_lo/_hi/_label`` bin columns; return the query and the axes really binned
     (one query reads every axis's distinct values)."""
     exprs: list[pl.Expr] = []

@@ -222,13 +222,13 @@ def boundary_figure(table: Table) -> Figure:
     desired > 0); one panel per ledger variant."""
     ledger = lazy(table).filter(pl.col("controller") == "ledger")
     params = variant_params(ledger)
-    t = ledger.with_columns((pl.col("G") + pl.col("B")).alias("GB"))
-    t, binned = add_bins(t, {"U": MAX_BOUNDARY_BINS, "GB": MAX_BOUNDARY_BINS})
     above, positive = pl.col("above_boundary"), pl.col("overshoot") > 0
-    # Grouped by the variant's parameters and the bins' bounds (no string key per row);
-    # the variant and the labels are put on the aggregates.
-    keys = ("controller", *params, "U_lo", "U_hi", "GB_lo", "GB_hi")
-    grid = collect(t.group_by(*keys).agg(
+    counts = ("overshooting", "above_zero", "above_positive", "below_zero", "below_positive",
+              "below_zero_desired")
+    # Aggregated by the raw values first (few groups, little memory), then by bin; the
+    # variant and the labels are put on the aggregates.
+    raw = collect(ledger.with_columns((pl.col("G") + pl.col("B")).alias("GB"))
+                  .group_by("controller", *params, "U", "GB").agg(
         pl.len().alias("cells"),
         positive.sum().alias("overshooting"),
         pl.col("overshoot").max().alias("max_overshoot"),
@@ -237,6 +237,14 @@ def boundary_figure(table: Table) -> Figure:
         (~above & ~positive).sum().alias("below_zero"),
         (~above & positive).sum().alias("below_positive"),
         (~above & ~positive & (pl.col("desired") > 0)).sum().alias("below_zero_desired"),
+    ))
+    t, binned = add_bins(raw, {"U": MAX_BOUNDARY_BINS, "GB": MAX_BOUNDARY_BINS})
+    keys = ("controller", *params, "U_lo", "U_hi", "GB_lo", "GB_hi")
+    grid = collect(t.group_by(*keys).agg(
+        pl.col("cells").sum(),
+        pl.col("overshooting").sum(),
+        pl.col("max_overshoot").max(),
+        *(pl.col(c).sum() for c in counts[1:]),
     )).with_columns(variant_label(params), bin_label("U"), bin_label("GB")).select(
         "variant", "U_lo", "U_hi", "U_label", "GB_lo", "GB_hi", "GB_label", pl.exclude(
             "controller", *params, "variant", "U_lo", "U_hi", "U_label", "GB_lo", "GB_hi",

@@ -31,7 +31,6 @@ from reconsim.report.data import (
     Sweep,
     Table,
     collect,
-    collect_all,
     examples,
     groups,
     height,
@@ -371,19 +370,28 @@ def law_figure(table: Table, axes: Sequence[str]) -> Figure:
                 .with_columns(bin_label("G"), bin_label("U"))
                 .drop("B_lo", *facets, "G_hi", "U_hi"))
 
+    # Aggregated by the raw values first (few groups, little memory), then by bin.
     mism = ~pl.col("law_holds")
-    grid_q = t.group_by(bounds).agg(
+    limits = {"G": MAX_G_BINS, "U": MAX_U_BINS, "B": MAX_B_PANELS}
+    ranged = ("overshoot", "law_overshoot", "unneeded", "stable_at")
+    raw = collect(rows.group_by("B", *facets, "G", "U").agg(
         pl.len().alias("cells"),
         mism.sum().alias("mismatching"),
-        pl.col("overshoot").max().alias("overshoot_max"),
-        *(pl.col(c).min().alias(f"{c}__lo") for c in ("overshoot", "law_overshoot", "unneeded",
-                                                       "stable_at")),
-        *(pl.col(c).max().alias(f"{c}__hi") for c in ("overshoot", "law_overshoot", "unneeded",
-                                                       "stable_at")),
+        *(pl.col(c).min().alias(f"{c}__lo") for c in ranged),
+        *(pl.col(c).max().alias(f"{c}__hi") for c in ranged),
         pl.col("stable_at").null_count().alias("unsettled"),
-    )
-    grid, *by_value = collect_all([grid_q, *(t.filter(mism).group_by([*bounds, axis]).agg(
-        pl.len().alias("n")) for axis in shared)])
+    ))
+    grid = collect(add_bins(raw, limits)[0].group_by(bounds).agg(
+        pl.col("cells").sum(),
+        pl.col("mismatching").sum(),
+        pl.col("overshoot__hi").max().alias("overshoot_max"),
+        *(pl.col(f"{c}__lo").min() for c in ranged),
+        *(pl.col(f"{c}__hi").max() for c in ranged),
+        pl.col("unsettled").sum(),
+    ))
+    by_value = [collect(add_bins(collect(rows.filter(mism).group_by(
+        "B", *facets, "G", "U", axis).agg(pl.len().alias("n"))), limits)[0]
+        .group_by([*bounds, axis]).agg(pl.col("n").sum())) for axis in shared]
     grid = keyed(grid)
     for axis, counted in zip(shared, by_value, strict=True):
         counts = (keyed(counted).sort(["n", axis], descending=[True, False], nulls_last=True)

@@ -220,16 +220,23 @@ def by_gb_verdict(t: pl.LazyFrame, axes: Sequence[str],
     pop = select(ledger, fixed)
     shown = representative(pop, ("G", "U", "B"), ["desired", "schedule"], schedules)
     key = ["G", "B", "desired", "schedule"]
-    last_positive = pl.col("U").filter(pl.col("overshoot") > 0).max()
-    zero_from = (pl.when(last_positive.is_null()).then(pl.col("U").min())
-                 .otherwise(pl.col("U").filter(pl.col("U") > last_positive).min()))
     figures = ["reads_per_round", "reads_per_second", "missing_copy_seconds", "unneeded",
                "overshoot"]
-    per_series, boundary_u, one = collect_all([
-        pop.group_by(key).agg(
-            zero_from.alias("zero_from"),
-            ((pl.col("U") < zero_from.fill_null(pl.col("U").max() + 1))
-             & (pl.col("overshoot") == 0)).sum().alias("zero_below")),
+    # Two passes of plain aggregates: each series' last U with overshoot, then the first U
+    # after it (zero_from) and the cells with overshoot 0 at or below it (zero_below, the
+    # cells below zero_from: no U of the series lies between the two).
+    last = collect(pop.group_by(key).agg(
+        pl.col("U").filter(pl.col("overshoot") > 0).max().alias("last_positive"),
+        pl.col("U").min().alias("first_U")))
+    per_series = collect(pop.join(last.lazy(), on=key, how="left", nulls_equal=True)
+                         .group_by(key).agg(
+        pl.col("last_positive").first(), pl.col("first_U").first(),
+        pl.col("U").filter(pl.col("U") > pl.col("last_positive")).min().alias("after"),
+        ((pl.col("U") <= pl.col("last_positive")) & (pl.col("overshoot") == 0)).sum()
+        .alias("zero_below"),
+    )).select(*key, pl.when(pl.col("last_positive").is_null()).then(pl.col("first_U"))
+              .otherwise(pl.col("after")).alias("zero_from"), "zero_below")
+    boundary_u, one = collect_all([
         pop.group_by("G", "B").agg(
             pl.col("U").filter(pl.col("U") >= pl.col("G") + pl.col("B")).min()
             .alias("boundary_U"),
