@@ -122,14 +122,31 @@ def flat_verdict(t: pl.LazyFrame, series: Sequence[str]) -> dict[str, Any]:
     }
 
 
+#: Most cells whose (series, U, figure) rows one query of :func:`no_oscillation_level` or
+#: :func:`per_second_verdict` collects (about 24 bytes each); more cells are split into
+#: parts by their series' code, each part one query.
+PART_CELLS: Final = 4_000_000
+
+
+def _parts(t: pl.LazyFrame, code: KeyCode) -> list[pl.LazyFrame]:
+    """``t`` with its series code as ``__series``, split into parts of whole series, each of
+    at most about :data:`PART_CELLS` cells."""
+    coded = t.with_columns(code.encode("__series"))
+    n = -(-height(t) // PART_CELLS)
+    if n <= 1:
+        return [coded]
+    return [coded.filter(pl.col("__series") % n == i) for i in range(n)]
+
+
 def no_oscillation_level(t: pl.LazyFrame, code: KeyCode) -> pl.DataFrame:
     """Per series (by its code): the median reads per round over its cells with overshoot 0.
 
-    Collected as (code, reads per round), 16 bytes a cell, and aggregated in memory: a
-    streaming median per many-column group held far more."""
-    rows = collect(t.filter(pl.col("overshoot") == 0).select(code.encode("__series"),
-                                                            "reads_per_round"))
-    return rows.group_by("__series").agg(pl.col("reads_per_round").median().alias("level"))
+    Collected as (code, reads per round), 16 bytes a cell, part by part, and aggregated in
+    memory: a streaming median per many-column group held far more."""
+    return pl.concat([
+        collect(part.filter(pl.col("overshoot") == 0).select("__series", "reads_per_round"))
+        .group_by("__series").agg(pl.col("reads_per_round").median().alias("level"))
+        for part in _parts(t, code)])
 
 
 def inflation_verdict(t: pl.LazyFrame, series: Sequence[str]) -> dict[str, Any]:
@@ -174,17 +191,20 @@ def per_second_verdict(t: pl.LazyFrame, series: Sequence[str]) -> dict[str, Any]
     Collected as (series code, U, reads per second), 24 bytes a cell, and aggregated in
     memory."""
     code = KeyCode.of(t, series)
-    cells = collect(t.select(code.encode("__series"), "U", "reads_per_second"))
-    rps = pl.col("reads_per_second").sort_by("U")
-    runs = code.decode(cells.group_by("__series")
-                       .agg(pl.len().alias("n"),
-                            pl.when(rps.shift(1) > 0).then(rps / rps.shift(1) - 1).max()
-                            .alias("rise"),
-                            pl.when(rps.first() > 0).then(rps.last() / rps.first())
-                            .alias("last_over_first"),
-                            pl.col("U").min().alias("U_min"), pl.col("U").max().alias("U_max"))
-                       .filter(pl.col("n") >= 2), "__series")
-    del cells
+    rps = pl.col("reads_per_second")
+    # Sorted by series and U, a cell's predecessor is the row above it in the same series.
+    previous = pl.when(pl.col("__series") == pl.col("__series").shift(1)).then(rps.shift(1))
+    runs = pl.concat([
+        collect(part.select("__series", "U", "reads_per_second")).sort("__series", "U")
+        .with_columns(pl.when(previous > 0).then(rps / previous - 1).alias("__rise"))
+        .group_by("__series").agg(
+            pl.len().alias("n"),
+            pl.col("__rise").max().alias("rise"),
+            pl.when(rps.first() > 0).then(rps.last() / rps.first()).alias("last_over_first"),
+            pl.col("U").min().alias("U_min"), pl.col("U").max().alias("U_max"))
+        .filter(pl.col("n") >= 2)
+        for part in _parts(t, code)])
+    runs = code.decode(runs, "__series")
     rising = runs.filter(pl.col("rise") > 0)
     top = rising.sort(["rise", *series], descending=[True, *[False] * len(series)],
                       nulls_last=True)
