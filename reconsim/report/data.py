@@ -143,8 +143,10 @@ def load_sweep(sweep_dir: Any) -> Sweep:
     hidden = [p for p in PARAM_NAMES if p not in schema and p != "deaths"]
     scan = scan.with_columns(_default_column(p) for p in hidden)
     schema = scan.collect_schema()
+    # Only the columns flat() changes: re-selecting a plain column would stop polars from
+    # pushing a filter on it down to the Parquet scan.
     scan = scan.with_columns(
-        *(flat(a, schema[a]) for a in (*axes, *hidden)),
+        *(flat(a, schema[a]) for a in (*axes, *hidden) if _needs_flat(schema[a])),
         pl.col("deaths").eq_missing(pl.lit(pl.Series([list_of_events(BASE.deaths)],
                                                      dtype=DEATHS_DTYPE)).first())
         .alias(SEED_DEATHS),
@@ -201,6 +203,11 @@ def _default_column(name: str) -> pl.Expr:
     if isinstance(value, tuple):
         return pl.lit(list(value), dtype=pl.List(pl.Int64)).alias(name)
     return pl.lit(value).alias(name)
+
+
+def _needs_flat(dtype: pl.DataType) -> bool:
+    """Whether :func:`flat` changes a column of this type."""
+    return isinstance(dtype, (pl.Array, pl.List, pl.Struct, pl.Categorical, pl.Enum))
 
 
 def flat(axis: str, dtype: pl.DataType) -> pl.Expr:

@@ -163,7 +163,8 @@ def inflation_verdict(t: pl.LazyFrame, series: Sequence[str]) -> dict[str, Any]:
         {c: i for i, c in enumerate(names)}, return_dtype=pl.UInt8).alias("__controller"),
         "ratio"))
     rated = ratios.filter(pl.col("ratio").is_not_null())
-    top = (collect(osc.filter(pl.col("ratio") >= rated["ratio"].max()).drop("__series"))
+    largest = [*series, "U", "overshoot", "reads_per_round", "level", "ratio"]
+    top = (collect(osc.filter(pl.col("ratio") >= rated["ratio"].max()).select(largest))
            .sort(["ratio", *series, "U"], descending=[True, *[False] * (len(series) + 1)],
                  nulls_last=True) if rated.height else pl.DataFrame())
     per = []
@@ -178,7 +179,7 @@ def inflation_verdict(t: pl.LazyFrame, series: Sequence[str]) -> dict[str, Any]:
         "without_level": ratios.height - rated.height,
         "ratio": stats(rated["ratio"]),
         "below_level": int((rated["ratio"] < 1).sum()),
-        "largest": _row(top, [*series, "U", "overshoot", "reads_per_round", "level", "ratio"]),
+        "largest": _row(top, largest),
         "by_controller": per,
     }
 
@@ -309,7 +310,9 @@ def chart_slice(t: pl.LazyFrame, axes: Sequence[str],
                 schedules: Mapping[str, Deaths]) -> dict[str, Any]:
     """The cells of one slice, every axis but controller and U fixed, for the chart."""
     fixed = representative(t, ("controller", "U"), axes, schedules)
-    cut = collect(select(t, fixed))
+    cut = collect(select(t, fixed).select(
+        "controller", "U", "reads", "rounds", "reads_per_round", "reads_per_second",
+        "overshoot", "unneeded", "missing_copy_seconds"))
     rank = {c: i for i, c in enumerate(controllers(cut))}
     cut = cut.sort(pl.col("controller").replace_strict(rank, return_dtype=pl.Int64), "U")
     points = cut.select("controller", "U", "reads", "rounds", "reads_per_round",
