@@ -30,7 +30,8 @@ def test_the_cli_reports_a_file_url(tmp_path: Path, capsys: pytest.CaptureFixtur
     folder = write_table(tmp_path / "s", hand_table(HAND_ROWS))
     out = tmp_path / "elsewhere"
     assert main(["report", folder.as_uri(), "--out", str(out)]) == 0
-    assert (out / "report.html").is_file() and (out / "summary.json").is_file()
+    assert (out / "report.html").is_file()
+    assert (out / "summary.json").is_file()
     assert not (folder / "report.html").exists()
 
 
@@ -44,7 +45,9 @@ def test_unsupported_urls_are_one_line_and_exit_2(tmp_path: Path, url: str, word
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", url]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and words in err and url in err
+    assert err.count("\n") == 1
+    assert words in err
+    assert url in err
     assert list(tmp_path.iterdir()) == []
 
 
@@ -55,7 +58,8 @@ def test_object_storage_without_its_package_is_refused(
     out = tmp_path / "out"
     assert main(["report", "s3://bucket/sweep", "--out", str(out)]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "pip install fsspec s3fs" in err
+    assert err.count("\n") == 1
+    assert "pip install fsspec s3fs" in err
     assert not out.exists()
 
 
@@ -63,6 +67,7 @@ def test_parse_keeps_local_paths_and_object_store_urls() -> None:
     assert SweepSource.parse("results/x").path == Path("results/x")
     assert SweepSource.parse("file:///tmp/a%20b").path == Path("/tmp/a b")
     remote = SweepSource.parse("gs://bucket/sweep/")
-    assert remote.remote and remote.name("data") == "gs://bucket/sweep/data"
+    assert remote.remote
+    assert remote.name("data") == "gs://bucket/sweep/data"
     with pytest.raises(ReportError, match="unsupported URL scheme 'ftp'"):
         SweepSource.parse("ftp://x")
