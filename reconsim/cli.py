@@ -107,11 +107,11 @@ def _sweep(args: argparse.Namespace) -> None:
         _write_report(result.out)
 
 
-def _write_report(out: str | Path) -> None:
+def _write_report(sweep_dir: str | Path, out: str | None = None) -> None:
     from reconsim.report import build_report
 
     started = time.perf_counter()
-    report = build_report(out)
+    report = build_report(sweep_dir, out=out)
     size = report.html.stat().st_size
     print(f"{report.html}: {size / 1e6:.1f} MB, {len(report.figures)} figure files, "
           f"{time.perf_counter() - started:.1f} s")
@@ -121,8 +121,13 @@ def _add_report(sub: Any) -> None:
     p = sub.add_parser("report", help="write a sweep's HTML report",
                        description="Write DIR/report.html (self-contained, works offline), "
                        "DIR/summary.json and DIR/figures/ (PNG and SVG) from a sweep's table.")
-    p.add_argument("dir", metavar="DIR", help="a sweep's output directory")
-    p.set_defaults(handler=lambda args: _write_report(args.dir))
+    p.add_argument("dir", metavar="DIR",
+                   help="a sweep's output directory: a path, a file:// URL, or s3://, gs://, "
+                   "az:// (needs fsspec and s3fs, gcsfs or adlfs for sweep.json)")
+    p.add_argument("--out", metavar="FOLDER", default=None,
+                   help="write the report's files into this local folder instead of DIR "
+                   "(required when DIR is on object storage)")
+    p.set_defaults(handler=lambda args: _write_report(args.dir, args.out))
 
 
 def _add_publish(sub: Any) -> None:
