@@ -14,8 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reconsim import METRIC_NAMES, PARAM_NAMES, Cell, params
+from reconsim import METRIC_NAMES, PARAM_NAMES, Cell
 from reconsim.cli import build_parser
+from reconsim.model import params
 from reconsim.model.params import BY_NAME, PARAMS, Cap, Int, table_columns
 from reconsim.model.simulate import cells_frame, kernel_inputs, simulate
 from reconsim.sweep.grid import PARAM_COLUMNS
