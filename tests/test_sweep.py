@@ -16,8 +16,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from reconsim import METRIC_NAMES, simulate, store, sweep
+from reconsim import METRIC_NAMES, simulate
 from reconsim.model.laws import law_overshoot
+from reconsim.sweep import runner as sweep
+from reconsim.sweep import store
 from reconsim.sweep.grid import PARAM_COLUMNS, expand
 from reconsim.sweep.runner import run_sweep
 from reconsim.sweep.spec import load_spec, parse_spec

@@ -92,9 +92,10 @@ def count(n: int) -> str:
 
 def plan(spec: Spec) -> str:
     """One line: the spec's cells and chunks, known before anything is written."""
+    cells = "cell" if spec.n_cells == 1 else "cells"
     chunks = "chunk" if spec.n_chunks == 1 else "chunks"
-    return (f"{spec.name}: {count(spec.n_cells)} cells in {spec.n_chunks:,} {chunks} of up to "
-            f"{spec.chunk_size:,}")
+    return (f"{spec.name}: {count(spec.n_cells)} {cells} in {spec.n_chunks:,} {chunks} of up "
+            f"to {spec.chunk_size:,}")
 
 
 def run_chunk(spec: Spec, index: int, threads: int | None = None) -> tuple[int, pl.DataFrame]:
