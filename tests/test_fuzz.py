@@ -169,21 +169,17 @@ def spec_documents(draw: st.DrawFn) -> dict[str, Any]:
 def hostile_text(doc: dict[str, Any], how: str, size: int) -> str:
     """A document made hostile on the way to text: deep nesting, huge lists, cut off."""
     text = toml_document(doc)
-    if how == "nested":
-        return text + "deep = " + "[" * size + "]" * size + "\n"
-    if how == "inline":
-        return text + "deep = " + "{a = " * size + "1" + "}" * size + "\n"
-    if how == "huge-list":
-        return text.replace("[grid]\n", "[grid]\nG = [" + ", ".join(map(str, range(size)))
-                            + "]\n", 1)
-    if how == "huge-events":
-        events = ", ".join(f"[{i % 900}, 1]" for i in range(size))
-        return text + f"[schedule.huge]\nevents = [{events}]\n"
-    if how == "digits":
-        return text.replace("[grid]\n", f"[grid]\nB = {'9' * size}\n", 1)
-    if how == "cut":
-        return text[: size % (len(text) + 1)]
-    return text
+    events = ", ".join(f"[{i % 900}, 1]" for i in range(size)) if how == "huge-events" else ""
+    made = {
+        "nested": lambda: text + "deep = " + "[" * size + "]" * size + "\n",
+        "inline": lambda: text + "deep = " + "{a = " * size + "1" + "}" * size + "\n",
+        "huge-list": lambda: text.replace(
+            "[grid]\n", "[grid]\nG = [" + ", ".join(map(str, range(size))) + "]\n", 1),
+        "huge-events": lambda: text + f"[schedule.huge]\nevents = [{events}]\n",
+        "digits": lambda: text.replace("[grid]\n", f"[grid]\nB = {'9' * size}\n", 1),
+        "cut": lambda: text[: size % (len(text) + 1)],
+    }
+    return made[how]() if how in made else text
 
 
 spec_texts = st.builds(
