@@ -31,7 +31,7 @@ The public entry point takes and returns plain NumPy arrays; polars stays in
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 import numba
 import numpy as np
@@ -298,29 +298,60 @@ def refuse_unsafe(  # noqa: PLR0913
     """
     if not len(desired):
         return
-    seconds = duration.astype(np.float64) + 1
-    rounds = np.floor(duration / np.maximum(U, 1)) + 1
-    n_ev = np.diff(deaths_offsets).astype(np.float64)
-    n_rs = np.diff(restart_at_offsets).astype(np.float64)
-    scratch = 8 * (4 * rounds + 4 * n_ev + 2 * n_rs)
-    if scratch.max() > MAX_SCRATCH_BYTES:
-        i = int(scratch.argmax())
-        raise ValueError(
-            f"kernel: cell {i} (duration {duration[i]}, U {U[i]}, {int(n_ev[i])} death events) "
-            f"needs {scratch[i] / 2**30:.3g} GiB of scratch, above the "
-            f"{MAX_SCRATCH_BYTES / 2**30:g} GiB a cell may take")
-    copies = rounds * desired.astype(np.float64)
+    # First over the columns' extremes (a few reductions): a batch whose largest duration,
+    # smallest period, largest counts ... pass together needs no look at single cells.
+    n_ev, n_rs = np.diff(deaths_offsets), np.diff(restart_at_offsets)
+    extremes = {name: np.array([float(a.max())]) for name, a in (
+        ("desired", desired), ("G", G), ("B", B), ("duration", duration),
+        ("ledger_base", ledger_base), ("n_ev", n_ev), ("n_rs", n_rs))}
+    extremes["U"] = np.array([float(max(1, U.min()))])
+    extremes["deaths"] = extremes["n_ev"] * float(deaths_count.max(initial=0))
+    if _unsafe(**extremes).max() < 1:
+        return
+    # Then cell by cell, to name the first cell that does not fit.
+    cells = {"desired": desired, "U": np.maximum(U, 1), "G": G, "B": B, "duration": duration,
+             "ledger_base": ledger_base, "n_ev": n_ev, "n_rs": n_rs}
     total = np.concatenate(([0.0], np.cumsum(deaths_count.astype(np.float64))))
-    deaths = total[deaths_offsets[1:]] - total[deaths_offsets[:-1]]
-    worst = np.maximum.reduce([
-        seconds * (copies + ledger_base + desired), 1000 * (copies + desired),
-        deaths + copies + desired, seconds + U + G + B])
-    if worst.max() >= COUNT_LIMIT:
-        i = int(worst.argmax())
+    unsafe = _unsafe(**{k: v.astype(np.float64) for k, v in cells.items()},
+                     deaths=total[deaths_offsets[1:]] - total[deaths_offsets[:-1]])
+    if unsafe.max() < 1:
+        return
+    i = int(np.argmax(unsafe >= 1))
+    rounds = int(duration[i]) // max(1, int(U[i])) + 1
+    scratch = 8 * (4 * rounds + 4 * int(n_ev[i]) + 2 * int(n_rs[i]))
+    if scratch >= MAX_SCRATCH_BYTES:
         raise ValueError(
-            f"kernel: cell {i} (desired {desired[i]}, U {U[i]}, duration {duration[i]}, "
-            f"ledger_base {ledger_base[i]}) could count up to {worst[i]:.3g}, past int64: "
-            "its figures would be wrong")
+            f"kernel: cell {i} (duration {duration[i]}, U {U[i]}, {n_ev[i]} death events) "
+            f"needs {scratch / 2**30:.3g} GiB of scratch, above the "
+            f"{MAX_SCRATCH_BYTES / 2**30:g} GiB a cell may take")
+    worst = float(_worst(*(float(a[i]) for a in (desired, U, G, B, duration, ledger_base)),
+                         deaths=float(total[deaths_offsets[i + 1]] - total[deaths_offsets[i]])))
+    raise ValueError(
+        f"kernel: cell {i} (desired {desired[i]}, U {U[i]}, duration {duration[i]}, "
+        f"ledger_base {ledger_base[i]}) could count up to {worst:.3g}, past int64: "
+        "its figures would be wrong")
+
+
+def _worst(  # noqa: PLR0913, PLR0917 — the parameters the bound reads, scalars or arrays
+    desired: Any, U: Any, G: Any, B: Any, duration: Any, ledger_base: Any, deaths: Any,
+) -> Any:
+    """The largest count a cell can reach (floats, scalars or arrays): see refuse_unsafe."""
+    seconds = duration + 1
+    copies = (np.floor(duration / U) + 1) * desired
+    return np.maximum.reduce([seconds * (copies + ledger_base + desired),
+                              1000 * (copies + desired), deaths + copies + desired,
+                              seconds + U + G + B])
+
+
+def _unsafe(  # noqa: PLR0913 — the parameters the bounds read
+    *, desired: Any, U: Any, G: Any, B: Any, duration: Any, ledger_base: Any, n_ev: Any,
+    n_rs: Any, deaths: Any,
+) -> Any:
+    """Per cell, >= 1 when its scratch or its counts do not fit (floats, arrays)."""
+    rounds = np.floor(duration / U) + 1
+    scratch = 8 * (4 * rounds + 4 * n_ev + 2 * n_rs)
+    worst = _worst(desired, U, G, B, duration, ledger_base, deaths)
+    return np.maximum(scratch / MAX_SCRATCH_BYTES, worst / COUNT_LIMIT)
 
 
 # One body, two compilations: threads pay off only on batches large enough to hide the
