@@ -324,8 +324,9 @@ def refuse_unsafe(  # noqa: PLR0913
             f"kernel: cell {i} (duration {duration[i]}, U {U[i]}, {n_ev[i]} death events) "
             f"needs {scratch / 2**30:.3g} GiB of scratch, above the "
             f"{MAX_SCRATCH_BYTES / 2**30:g} GiB a cell may take")
-    worst = float(_worst(*(float(a[i]) for a in (desired, U, G, B, duration, ledger_base)),
-                         deaths=float(total[deaths_offsets[i + 1]] - total[deaths_offsets[i]])))
+    worst = float(_worst(float(desired[i]), float(max(1, U[i])), float(G[i]), float(B[i]),
+                         float(duration[i]), float(ledger_base[i]),
+                         float(total[deaths_offsets[i + 1]] - total[deaths_offsets[i]])))
     raise ValueError(
         f"kernel: cell {i} (desired {desired[i]}, U {U[i]}, duration {duration[i]}, "
         f"ledger_base {ledger_base[i]}) could count up to {worst:.3g}, past int64: "
