@@ -29,12 +29,14 @@ import numpy as np
 
 from reconsim.errors import ReconsimError
 from reconsim.model.params import (
+    BY_NAME,
     DEFAULTS,
     MAX_COPIES,
     MAX_EVENTS,
     MAX_SECONDS,
     PARAM_NAMES,
     Deaths,
+    Int,
     applies,
     check_deaths,
     check_value,
@@ -261,6 +263,15 @@ def _axis(grid: Mapping[str, Any], axis: str, schedules: Mapping[str, Schedule])
             if not isinstance(v, str) or (v not in schedules and v != DEFAULT_SCHEDULE):
                 known = ", ".join(schedules) or "none defined"
                 raise SpecError(f"grid.schedule: unknown schedule {shown(v)} (known: {known})")
+    elif isinstance(grid.get(axis), dict) and isinstance(BY_NAME[axis].kind, Int):
+        # A range of integers is valid when its ends are: check two values, not a million.
+        values = _axis_values(grid[axis], axis)
+        try:
+            check_value(axis, values[0])
+            check_value(axis, values[-1])
+        except ValueError as exc:
+            raise SpecError(f"grid.{axis}: {exc}") from None
+        return values  # distinct by construction
     else:
         raw = _axis_values(grid[axis], axis) if axis in grid else (DEFAULTS[axis],)
         try:
