@@ -99,6 +99,11 @@ SCHEDULE = 'name = "huge"\n[grid]\nschedule = "s"\nduration = {duration}\n[sched
     ('name = "huge"\n[grid]\nG = {from = 0, to = 1000000000000000000}\n',
      "grid.G: the range from 0 to 1000000000000000000 holds 1000000000000000001 values, "
      f"more than the {MAX_AXIS_VALUES:,} an axis may hold"),
+    ('name = "huge"\n[grid]\nG = {from = 999999, to = 1000001, step = 2}\n',
+     "grid.G: G must be an integer in [0, 1000000], got 1000001"),
+    ('name = "huge"\n[grid]\nmax_per_round = {from = 0, to = 3}\n',
+     "grid.max_per_round: max_per_round must be an integer in [1, 1000000] or 'unlimited', "
+     "got 0"),
     ('name = "huge"\n[grid]\nG = ' + "[" * 5000 + "]" * 5000 + "\n", "TOML nesting too deep"),
     ('name = "huge"\n[grid]\nG = ' + "7" * 5000 + "\n", "TOML value error: Exceeds the limit"),
     ('name = "huge"\n[grid]\n"G\\nU" = 1\n', r"grid.'G\nU': unknown key"),
