@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
+import reprlib
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -50,6 +52,46 @@ DEATHS_DTYPE: Final = pl.List(pl.Struct({"at": pl.Int64, "count": pl.Int64}))
 
 #: How far from a whole number of thousandths a float may be and still count as one.
 THOUSANDTHS_TOLERANCE: Final = 1e-9
+
+# Upper bounds that keep every figure exact (README, "Bounds"). A cell runs R <= duration + 1
+# rounds and creates at most `desired` copies a round, so at most C = R x desired copies exist,
+# are live or are listed; the largest metrics are sums of such counts over rounds or seconds:
+# reads <= R x (C + ledger_base), delete commands <= R x C, excess copy-seconds
+# <= (duration + 1) x C. With every duration at most MAX_SECONDS and every count at most
+# MAX_COPIES they stay below (10**6 + 1)**2 x (10**6 + 2) ~ 1.0e18, a ninth of int64's
+# 9.2e18; the kernel's scratch for one cell is 32 bytes a round: 32 MB at most.
+# New parameters take the bound of what they are: seconds, copies, or list entries.
+#: Bound of every parameter counted in seconds: durations, periods, delays, ttl, event times.
+MAX_SECONDS: Final = 10**6
+#: Bound of every parameter counted in copies: desired, ledger_base, caps, a death's count.
+MAX_COPIES: Final = 10**6
+#: Bound of one cell's list: death events, restart times. The kernel sorts each cell's list by
+#: insertion (quadratic in the worst order): 10**4 entries in reverse take ~50 ms.
+MAX_EVENTS: Final = 10**4
+
+
+class _Shown(reprlib.Repr):
+    """reprlib with integers of any size (``repr`` refuses beyond 4,300 digits)."""
+
+    def repr_int(self, x: int, level: int) -> str:
+        if x.bit_length() <= 200:
+            return repr(x)
+        digits = int(x.bit_length() * math.log10(2)) + 1
+        return f"{'-' if x < 0 else ''}<an integer of about {digits:,} digits>"
+
+
+_SHOWN = _Shown()
+_SHOWN.maxlevel, _SHOWN.maxlist, _SHOWN.maxtuple, _SHOWN.maxdict = 3, 8, 8, 6
+_SHOWN.maxstring, _SHOWN.maxother = 80, 80
+
+
+def shown(value: Any) -> str:
+    """A value as an error message shows it: its repr, shortened, on one line.
+
+    >>> shown(10**5000), shown(list(range(20)))
+    ('<an integer of about 5,001 digits>', '[0, 1, 2, 3, 4, 5, 6, 7, ...]')
+    """
+    return _SHOWN.repr(value)
 
 
 def _is_int(value: Any) -> bool:
@@ -126,7 +168,7 @@ class Int(Kind):
         return f"in [{self.minimum}, {self.maximum}]"
 
     def _fail(self, name: str, value: Any, extra: str = "") -> NoReturn:
-        raise ValueError(f"{name} must be an integer {self.range()}{extra}, got {value!r}")
+        raise ValueError(f"{name} must be an integer {self.range()}{extra}, got {shown(value)}")
 
     def check(self, name: str, value: Any) -> Any:
         if not _is_int(value) or value < self.minimum or (
@@ -155,7 +197,7 @@ class Int(Kind):
 
     def argument(self, help: str, default: Any) -> dict[str, Any]:
         return {"type": int, "metavar": "N", "default": default,
-                "help": f"{help} (default {default})"}
+                "help": f"{help} (default {default}; {self.range()})"}
 
 
 @dataclass(frozen=True)
@@ -196,7 +238,7 @@ class Cap(Int):
             return None
         if not text.strip().isdigit() or int(text) < self.minimum:
             raise argparse.ArgumentTypeError(f"expected a positive integer or {UNLIMITED!r}, "
-                                             f"got {text!r}")
+                                             f"got {shown(text)}")
         return int(text)
 
 
@@ -211,7 +253,7 @@ class Choice(Kind):
         return pl.String()
 
     def _fail(self, name: str, value: Any) -> NoReturn:
-        raise ValueError(f"{name} must be one of {', '.join(self.choices)}; got {value!r}")
+        raise ValueError(f"{name} must be one of {', '.join(self.choices)}; got {shown(value)}")
 
     def check(self, name: str, value: Any) -> Any:
         if value not in self.choices:
@@ -258,10 +300,11 @@ class Thousandths(Kind):
     def _fail(self, name: str, value: Any) -> NoReturn:
         low = "(" if self.open_below else "["
         raise ValueError(f"{name} must be a multiple of 0.001 in {low}{self.minimum:g}, "
-                         f"{self.maximum:g}], got {value!r}")
+                         f"{self.maximum:g}], got {shown(value)}")
 
     def check(self, name: str, value: Any) -> Any:
         if (isinstance(value, bool) or not isinstance(value, (int, float))
+                or (isinstance(value, float) and not math.isfinite(value))
                 or (value <= self.minimum if self.open_below else value < self.minimum)
                 or value > self.maximum
                 or abs(value * 1000 - round(value * 1000)) > THOUSANDTHS_TOLERANCE):
@@ -277,7 +320,7 @@ class Thousandths(Kind):
         thousandths = col.cast(pl.Float64) * 1000
         off_grid = (thousandths - thousandths.round(0)).abs() > THOUSANDTHS_TOLERANCE
         below = col <= self.minimum if self.open_below else col < self.minimum
-        return [col.filter(below | (col > self.maximum) | off_grid)
+        return [col.filter(below | (col > self.maximum) | off_grid | col.cast(pl.Float64).is_nan())
                 .first().alias(f"{name}:bad")]
 
     def check_stats(self, name: str, row: Mapping[str, Any], column: pl.Series) -> None:
@@ -301,9 +344,24 @@ def _csr(lists: pl.Series) -> tuple[NDArray[Any], pl.Series]:
     return offsets.to_numpy(), lists.explode(empty_as_null=False)
 
 
+def _check_length(name: str, n: int, maximum: int, what: str) -> None:
+    if n > maximum:
+        raise ValueError(f"{name}: {n} {what}, more than the {maximum} a cell may hold")
+
+
+def _check_item(name: str, value: Any, maximum: int) -> int:
+    """An integer in [0, maximum] of a list, or ``ValueError`` naming the range."""
+    if not _is_int(value) or not 0 <= value <= maximum:
+        raise ValueError(f"{name} must be an integer in [0, {maximum}], got {shown(value)}")
+    return int(value)
+
+
 @dataclass(frozen=True)
 class Times(Kind):
-    """A list of seconds (integers >= 0); list[Int64]."""
+    """A list of at most ``max_len`` seconds, integers in [0, maximum]; list[Int64]."""
+
+    maximum: int = MAX_SECONDS
+    max_len: int = MAX_EVENTS
 
     @property
     def dtype(self) -> pl.DataType:
@@ -311,11 +369,13 @@ class Times(Kind):
 
     def check(self, name: str, value: Any) -> Any:
         if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
-            raise ValueError(f"{name} must be a list of seconds, got {value!r}")
+            raise ValueError(f"{name} must be a list of seconds, got {shown(value)}")
         times = tuple(value)
+        _check_length(name, len(times), self.max_len, "times")
         for v in times:
-            if not _is_int(v) or v < 0:
-                raise ValueError(f"{name} must hold integers >= 0, got {v!r}")
+            if not _is_int(v) or not 0 <= v <= self.maximum:
+                raise ValueError(f"{name} must hold integers in [0, {self.maximum}], "
+                                 f"got {shown(v)}")
         return times
 
     def check_dtype(self, name: str, dtype: pl.DataType) -> None:
@@ -326,15 +386,20 @@ class Times(Kind):
         col = pl.col(name)
         values = col.explode(empty_as_null=False)
         # an empty list explodes to nothing (empty_as_null=False), a null list to a null
-        return [values.min().alias(f"{name}:min"),
+        return [values.min().alias(f"{name}:min"), values.max().alias(f"{name}:max"),
+                col.list.len().max().alias(f"{name}:len"),
                 (values.is_null().sum() - col.is_null().sum()).alias(f"{name}:null_time")]
 
     def check_stats(self, name: str, row: Mapping[str, Any], column: pl.Series) -> None:
         if row[f"{name}:null_time"]:
             raise ValueError(f"{name}: null time in a list")
-        lowest = row[f"{name}:min"]
-        if lowest is not None and lowest < 0:
-            raise ValueError(f"{name} must be an integer >= 0, got {lowest!r}")
+        if row[f"{name}:len"] is not None:
+            _check_length(name, row[f"{name}:len"], self.max_len, "times")
+        for extreme in ("min", "max"):
+            value = row[f"{name}:{extreme}"]
+            if value is not None and not 0 <= value <= self.maximum:
+                raise ValueError(f"{name} must hold integers in [0, {self.maximum}], "
+                                 f"got {shown(value)}")
 
     def arrays(self, name: str, column: pl.Series) -> dict[str, NDArray[Any]]:
         offsets, values = _csr(column.cast(pl.List(pl.Int64)))
@@ -369,10 +434,13 @@ class Times(Kind):
 
 @dataclass(frozen=True)
 class Events(Kind):
-    """A death schedule: (at, count) events, integers >= 0, kept in listed order;
-    list[struct{at, count}]. A sweep names schedules (its ``schedule`` axis) and
-    stores the name beside the events."""
+    """A death schedule: at most ``max_len`` (at, count) events, ``at`` in [0, max_at] and
+    ``count`` in [0, max_count], kept in listed order; list[struct{at, count}]. A sweep
+    names schedules (its ``schedule`` axis) and stores the name beside the events."""
 
+    max_at: int = MAX_SECONDS
+    max_count: int = MAX_COPIES
+    max_len: int = MAX_EVENTS
     null_noun: ClassVar[str] = "schedule"
     null_hint: ClassVar[str] = " (use an empty list for none)"
 
@@ -381,7 +449,21 @@ class Events(Kind):
         return DEATHS_DTYPE
 
     def check(self, name: str, value: Any) -> Any:
-        return check_deaths(value, name)
+        if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+            raise ValueError(f"{name} must be a list of (at, count) pairs, got {shown(value)}")
+        events = tuple(value)
+        _check_length(name, len(events), self.max_len, "events")
+        out: list[tuple[int, int]] = []
+        for event in events:
+            pair = (event.get("at"), event.get("count")) if isinstance(event, Mapping) else event
+            try:
+                at, count = pair
+            except (TypeError, ValueError):
+                raise ValueError(f"{name} event must be an (at, count) pair, "
+                                 f"got {shown(event)}") from None
+            out.append((_check_item(f"{name} event at", at, self.max_at),
+                        _check_item(f"{name} event count", count, self.max_count)))
+        return tuple(out)
 
     def check_dtype(self, name: str, dtype: pl.DataType) -> None:
         if not (isinstance(dtype, pl.List) and isinstance(dtype.inner, pl.Struct)
@@ -393,20 +475,24 @@ class Events(Kind):
     def stats(self, name: str) -> list[pl.Expr]:
         events = pl.col(name).explode(empty_as_null=False)
         return [events.is_null().sum().alias(f"{name}:null_event"),
+                pl.col(name).list.len().max().alias(f"{name}:len"),
                 *(expr for part in ("at", "count") for expr in (
-                    events.struct.field(part).min().alias(f"{name}:{part}"),
+                    events.struct.field(part).min().alias(f"{name}:{part}:min"),
+                    events.struct.field(part).max().alias(f"{name}:{part}:max"),
                     events.struct.field(part).is_null().sum().alias(f"{name}:{part}:nulls")))]
 
     def check_stats(self, name: str, row: Mapping[str, Any], column: pl.Series) -> None:
         if row[f"{name}:null_event"]:
             bad = column.list.eval(pl.element().is_null()).list.any().arg_true()[0]
             raise ValueError(f"{name}: null event in row {bad}")
-        for part in ("at", "count"):
+        if row[f"{name}:len"] is not None:
+            _check_length(name, row[f"{name}:len"], self.max_len, "events")
+        for part, maximum in (("at", self.max_at), ("count", self.max_count)):
             if row[f"{name}:{part}:nulls"]:  # no null events by now: a null field
                 raise ValueError(f"{name} event {part}: null value")
-            lowest = row[f"{name}:{part}"]
-            if lowest is not None and lowest < 0:
-                raise ValueError(f"{name} event {part} must be an integer >= 0, got {lowest!r}")
+            for extreme in ("min", "max"):
+                if row[f"{name}:{part}:{extreme}"] is not None:
+                    _check_item(f"{name} event {part}", row[f"{name}:{part}:{extreme}"], maximum)
 
     def arrays(self, name: str, column: pl.Series) -> dict[str, NDArray[Any]]:
         offsets, events = _csr(column.cast(DEATHS_DTYPE))
@@ -477,37 +563,37 @@ class Cell:
     >>> Cell(U=0)
     Traceback (most recent call last):
     ...
-    ValueError: U must be an integer >= 1, got 0
+    ValueError: U must be an integer in [1, 1000000], got 0
     """
 
     controller: str = field(default="ledger", metadata=declare(
         Choice(tuple(CONTROLLERS)), "which controller runs the loop", required=True))
     desired: int = field(default=6, metadata=declare(
-        Int(0), "copies that should run", required=True))
+        Int(0, MAX_COPIES), "copies that should run", required=True))
     U: int = field(default=15, metadata=declare(
-        Int(1), "loop period, seconds between rounds", required=True))
+        Int(1, MAX_SECONDS), "loop period, seconds between rounds", required=True))
     G: int = field(default=0, metadata=declare(
-        Int(0), "ledger delay: seconds from ready to listed", required=True))
+        Int(0, MAX_SECONDS), "ledger delay: seconds from ready to listed", required=True))
     B: int = field(default=5, metadata=declare(
-        Int(0), "startup: seconds from creation to ready", required=True))
+        Int(0, MAX_SECONDS), "startup: seconds from creation to ready", required=True))
     duration: int = field(default=900, metadata=declare(
-        Int(0), "the run covers seconds 0..duration", required=True))
+        Int(0, MAX_SECONDS), "the run covers seconds 0..duration", required=True))
     deaths: Deaths = field(default=((300, 2),), metadata=declare(
         Events(), "death schedule: (at, count) events, the oldest live copies die",
         required=True))
     ledger_base: int = field(default=20, metadata=declare(
-        Int(0), "entries of other services each round also reads"))
+        Int(0, MAX_COPIES), "entries of other services each round also reads"))
     observe: str = field(default="ready", metadata=declare(
         Choice(OBSERVE), "the ledger lists a copy G s after it is ready, or after creation",
         variant=True))
     max_per_round: int | None = field(default=None, metadata=declare(
-        Cap(), f"cap on one round's creates or delete commands ({UNLIMITED!r}: none)",
+        Cap(1, MAX_COPIES), f"cap on one round's creates or delete commands ({UNLIMITED!r}: none)",
         variant=True))
     gain: float = field(default=1.0, metadata=declare(
         Thousandths(open_below=True), "damping: a round corrects ceil(gain x |diff|); gain in "
         "(0, 1], a multiple of 0.001", variant=True))
     ttl: int = field(default=300, metadata=declare(
-        Int(0), "expectations: seconds before unobserved expectations expire",
+        Int(0, MAX_SECONDS), "expectations: seconds before unobserved expectations expire",
         applies=("expectations",), variant=True))
     restart_at: tuple[int, ...] = field(default=(), metadata=declare(
         Times(), "seconds at which the controller restarts and forgets its memory",
@@ -594,23 +680,10 @@ def applies(name: str, controller: str) -> bool:
 
 
 def check_deaths(events: Iterable[Any], name: str = "deaths") -> Deaths:
-    """Validate a death schedule: (at, count) pairs of integers >= 0, kept in listed order."""
-    if isinstance(events, (str, bytes)) or not isinstance(events, Iterable):
-        raise ValueError(f"{name} must be a list of (at, count) pairs, got {events!r}")
-    out: list[tuple[int, int]] = []
-    for event in events:
-        pair = (event.get("at"), event.get("count")) if isinstance(event, Mapping) else event
-        try:
-            at, count = pair
-        except (TypeError, ValueError):
-            raise ValueError(f"{name} event must be an (at, count) pair, got {event!r}") from None
-        checked = []
-        for part, v in (("at", at), ("count", count)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                raise ValueError(f"{name} event {part} must be an integer >= 0, got {v!r}")
-            checked.append(int(v))
-        out.append((checked[0], checked[1]))
-    return tuple(out)
+    """Validate a death schedule as the ``deaths`` parameter declares it: (at, count) pairs
+    of bounded integers >= 0, kept in listed order."""
+    checked: Deaths = BY_NAME["deaths"].kind.check(name, events)
+    return checked
 
 
 @dataclass(frozen=True, slots=True)
