@@ -87,15 +87,20 @@ def _machine(info: Mapping[str, Any]) -> str:
             f"{cpu.get('count', '?')} cores, Python {info.get('python_version', '?')}")
 
 
-def load_run(path: str | Path) -> Run:
-    """Read a pytest-benchmark JSON file; raise :class:`BenchError` naming the file otherwise."""
-    path = Path(path)
+def _read_json(path: Path) -> Any:
+    """A JSON file's document; raise :class:`BenchError` naming the file otherwise."""
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise BenchError(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise BenchError(f"{path}: not a JSON file ({exc})") from None
+
+
+def load_run(path: str | Path) -> Run:
+    """Read a pytest-benchmark JSON file; raise :class:`BenchError` naming the file otherwise."""
+    path = Path(path)
+    doc = _read_json(path)
     if not isinstance(doc, dict) or not isinstance(doc.get("benchmarks"), list):
         raise BenchError(f"{path}: not a pytest-benchmark run (no 'benchmarks' list)")
     variants: dict[str, Variant] = {}
@@ -127,12 +132,7 @@ def _timing(stats: Any, quality: Mapping[str, int]) -> Timing | None:
 def load_baseline(path: str | Path) -> dict[str, Mapping[str, int]]:
     """Variant -> quality figures from a ``bench/quality-baseline.json``."""
     path = Path(path)
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise BenchError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise BenchError(f"{path}: not a JSON file ({exc})") from None
+    doc = _read_json(path)
     if not isinstance(doc, dict) or not all(
             isinstance(v, dict) and isinstance(v.get("quality"), dict) for v in doc.values()):
         raise BenchError(f"{path}: not a quality baseline ({{name: {{'quality': {{...}}}}}})")
