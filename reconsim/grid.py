@@ -10,12 +10,14 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from reconsim.simulate import DEATHS_DTYPE, PARAM_DTYPES
+from reconsim.params import WORLD_PARAMS
+from reconsim.simulate import DEATHS_DTYPE, PARAM_DTYPES, column_value
 from reconsim.spec import AXES, Spec
 
-#: The parameter columns of a sweep table, in order.
+#: The parameter columns of a sweep table, in order (issue 8's parameters last).
 PARAM_COLUMNS = ("controller", "G", "U", "B", "desired", "duration", "ledger_base",
-                 "schedule", "deaths", "observe", "max_per_round", "gain", "ttl", "restart_at")
+                 "schedule", "deaths", "observe", "max_per_round", "gain", "ttl", "restart_at",
+                 *WORLD_PARAMS)
 
 
 def axis_indices(shape: tuple[int, ...], start: int, stop: int) -> list[np.ndarray]:
@@ -63,7 +65,7 @@ def _block(spec: Spec, controller: str, start: int, stop: int) -> pl.DataFrame:
             dtype = pl.String()
         if axis not in idx:
             return pl.repeat(None, n, dtype=dtype, eager=True)
-        values = [list(v) if isinstance(v, tuple) else v for v in spec.axes[axis]]
+        values = [v if axis == "schedule" else column_value(axis, v) for v in spec.axes[axis]]
         return pl.Series(values, dtype=dtype).gather(idx[axis])
 
     columns = {axis: column(axis) for axis in AXES if axis != "controller"}

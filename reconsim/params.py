@@ -30,11 +30,32 @@ UNLIMITED: Final = "unlimited"
 #: Parameters that describe a controller variant rather than the world it runs in.
 _VARIANT = {"variant": True}
 
+#: Parameters of issue 8's richer world; at their defaults a cell is in seed 001's world,
+#: where the count kernel is exact.
+_WORLD = {"world": True}
+
 #: Controllers that keep a memory a restart can wipe.
 WITH_MEMORY: Final = ("intent", "expectations")
 
 #: A death schedule: (at, count) events; at second ``at`` the ``count`` oldest live copies die.
 Deaths = tuple[tuple[int, int], ...]
+
+# --- issue 8: the world's new parameters (kept together in this block) ---
+#: Which ledger entries delete commands go to, by creation order.
+DELETE_ORDERS: Final = ("oldest", "newest")
+#: What starts a round: the period only, or also every change of the ledger it reads.
+TRIGGERS: Final = ("periodic", "watch")
+#: Kinds of scripted create faults: nothing is created, or the reply is lost.
+FAULT_KINDS: Final = ("fail", "lost")
+#: A lag schedule: (from, to, extra) windows; a round at from <= t < to reads the ledger
+#: as it stood at the end of second t - extra.
+Windows = tuple[tuple[int, int, int], ...]
+#: A create-fault schedule: (at, count, kind) events.
+Faults = tuple[tuple[int, int, str], ...]
+
+
+#: Largest cell seed.
+SEED_MAX: Final = 2**31 - 1
 
 
 def _int(minimum: int, help: str, *, required: bool = True,
@@ -102,6 +123,53 @@ class Cell:
                   "help": "seconds at which the controller restarts and forgets its memory"},
     )
 
+    # --- issue 8: delays that vary, Kubernetes semantics, faults. Defaults: seed 001's world.
+    B_spread: int = field(default=0, metadata=_WORLD | _int(
+        0, "copy k's startup is B + X, X uniform in 0..B_spread", required=False))
+    G_spread: int = field(default=0, metadata=_WORLD | _int(
+        0, "copy k's ledger delay is G + Y, Y uniform in 0..G_spread", required=False))
+    U_jitter: int = field(default=0, metadata=_WORLD | _int(
+        0, "round i+1 comes max(1, U - U_jitter + Z) s after round i, Z uniform in "
+           "0..2 U_jitter", required=False))
+    seed: int = field(default=0, metadata=_WORLD | _int(
+        0, "the cell's random streams, 0 <= seed < 2^31", required=False) | {"max": SEED_MAX})
+    delete_order: str = field(
+        default="oldest",
+        metadata={**_WORLD, **_VARIANT, "kind": "choice", "choices": DELETE_ORDERS,
+                  "required": False, "applies": None,
+                  "help": "delete commands go to the oldest or newest entries"},
+    )
+    grace: int = field(default=0, metadata=_WORLD | _int(
+        0, "seconds a deleted copy keeps running after its delete command", required=False))
+    lag: Windows = field(
+        default=(),
+        metadata={**_WORLD, "kind": "windows", "required": False, "applies": None,
+                  "help": "stale reads: (from, to, extra) windows; a round at from <= t < to "
+                          "reads the ledger of second t - extra"},
+    )
+    create_faults: Faults = field(
+        default=(),
+        metadata={**_WORLD, "kind": "faults", "required": False, "applies": None,
+                  "help": "scripted create faults: (at, count, kind) events, kind fail or lost"},
+    )
+    fail_rate: float = field(default=0.0, metadata={
+        **_WORLD, "kind": "rate", "required": False, "applies": None,
+        "help": "probability that a create command fails (a multiple of 0.001 in [0, 1])"})
+    lost_rate: float = field(default=0.0, metadata={
+        **_WORLD, "kind": "rate", "required": False, "applies": None,
+        "help": "probability that a create command loses its reply (multiple of 0.001)"})
+    trigger: str = field(
+        default="periodic",
+        metadata={**_WORLD, **_VARIANT, "kind": "choice", "choices": TRIGGERS, "required": False,
+                  "applies": None, "help": "periodic rounds, or also one whenever the ledger "
+                                           "it reads changed (watch)"},
+    )
+    slow_start: bool = field(
+        default=False,
+        metadata={**_WORLD, **_VARIANT, "kind": "bool", "required": False, "applies": None,
+                  "help": "creates go in batches 1, 2, 4, ...; none after a batch with an error"},
+    )
+
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
             object.__setattr__(self, f.name, check_value(f.name, getattr(self, f.name)))
@@ -114,6 +182,8 @@ INT_PARAMS: Final[tuple[str, ...]] = tuple(f.name for f in PARAMS if f.metadata[
 VARIANT_PARAMS: Final[tuple[str, ...]] = tuple(f.name for f in PARAMS
                                                if f.metadata.get("variant"))
 DEFAULTS: Final[Mapping[str, Any]] = {f.name: f.default for f in PARAMS}
+#: Issue 8's parameters: a cell with all of them at their defaults is in seed 001's world.
+WORLD_PARAMS: Final[tuple[str, ...]] = tuple(f.name for f in PARAMS if f.metadata.get("world"))
 _BY_NAME: Final[Mapping[str, dataclasses.Field[Any]]] = {f.name: f for f in PARAMS}
 
 
@@ -130,6 +200,8 @@ def _is_int(value: Any) -> bool:
 def _check_int(name: str, value: Any, meta: Mapping[str, Any]) -> int:
     if not _is_int(value) or value < meta["min"]:
         raise ValueError(f"{name} must be an integer >= {meta['min']}, got {value!r}")
+    if "max" in meta and value > meta["max"]:
+        raise ValueError(f"{name} must be an integer <= {meta['max']}, got {value!r}")
     return int(value)
 
 
@@ -168,6 +240,68 @@ def _check_schedule(name: str, value: Any, meta: Mapping[str, Any]) -> Deaths:
     return check_deaths(value, name)
 
 
+def _check_rate(name: str, value: Any, meta: Mapping[str, Any]) -> float:
+    if (isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1
+            or abs(value * 1000 - round(value * 1000)) > 1e-9):
+        raise ValueError(f"{name} must be a multiple of 0.001 in [0, 1], got {value!r}")
+    return round(value * 1000) / 1000
+
+
+def _check_bool(name: str, value: Any, meta: Mapping[str, Any]) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be true or false, got {value!r}")
+    return value
+
+
+def _records(name: str, events: Any, fields: tuple[str, ...]) -> list[tuple[Any, ...]]:
+    """A list of records given as tuples or as mappings with ``fields``, as tuples."""
+    shape = "(" + ", ".join(fields) + ")"
+    if isinstance(events, (str, bytes)) or not isinstance(events, Iterable):
+        raise ValueError(f"{name} must be a list of {shape} records, got {events!r}")
+    out = []
+    for event in events:
+        record = (tuple(event.get(f) for f in fields) if isinstance(event, Mapping)
+                  else event)
+        try:
+            values = tuple(record)
+        except TypeError:
+            values = ()
+        if len(values) != len(fields):
+            raise ValueError(f"{name} record must be {shape}, got {event!r}")
+        out.append(values)
+    return out
+
+
+def _record_int(name: str, part: str, v: Any, minimum: int) -> int:
+    if not _is_int(v) or v < minimum:
+        raise ValueError(f"{name} {part} must be an integer >= {minimum}, got {v!r}")
+    return int(v)
+
+
+def check_windows(value: Any, name: str = "lag") -> Windows:
+    """Validate a lag schedule: (from, to, extra) windows, 0 <= from < to, extra >= 1."""
+    out = []
+    for raw_start, raw_end, extra in _records(name, value, ("from", "to", "extra")):
+        start = _record_int(name, "window from", raw_start, 0)
+        end = _record_int(name, "window to", raw_end, 0)
+        if end <= start:
+            raise ValueError(f"{name} window must have from < to, got ({start}, {end})")
+        out.append((start, end, _record_int(name, "window extra", extra, 1)))
+    return tuple(out)
+
+
+def check_faults(value: Any, name: str = "create_faults") -> Faults:
+    """Validate a create-fault schedule: (at, count, kind) events, kind fail or lost."""
+    out = []
+    for at, count, kind in _records(name, value, ("at", "count", "kind")):
+        if kind not in FAULT_KINDS:
+            raise ValueError(f"{name} event kind must be one of {', '.join(FAULT_KINDS)}; "
+                             f"got {kind!r}")
+        out.append((_record_int(name, "event at", at, 0),
+                    _record_int(name, "event count", count, 0), str(kind)))
+    return tuple(out)
+
+
 _CHECKS: Final[Mapping[str, Callable[[str, Any, Mapping[str, Any]], Any]]] = {
     "int": _check_int,
     "choice": _check_choice,
@@ -175,6 +309,10 @@ _CHECKS: Final[Mapping[str, Callable[[str, Any, Mapping[str, Any]], Any]]] = {
     "gain": _check_gain,
     "times": _check_times,
     "deaths": _check_schedule,
+    "rate": _check_rate,
+    "bool": _check_bool,
+    "windows": lambda name, value, meta: check_windows(value, name),
+    "faults": lambda name, value, meta: check_faults(value, name),
 }
 
 
@@ -239,13 +377,13 @@ class Metric:
 
 #: Every metric of a cell, in column order.
 METRICS: Final[tuple[Metric, ...]] = (
-    Metric("rounds", "rounds run: seconds t in 0..duration with t % U == 0"),
-    Metric("work", "copies created + delete commands"),
+    Metric("rounds", "rounds run: periodic ones (every U s, jittered) and watch-triggered"),
+    Metric("work", "create commands + delete commands"),
     Metric("work_per_round", "work / rounds", float=True),
     Metric("created", "copies created"),
     Metric("unneeded", "created - desired - the schedule's total death count"),
     Metric("delete_commands", "delete commands issued"),
-    Metric("deleted", "delete commands that killed a live copy"),
+    Metric("deleted", "delete commands that removed a copy (it dies grace s later)"),
     Metric("overshoot", "largest live - desired over all seconds, 0 if live never exceeds desired"),
     Metric("stable_at", "1 + last second with live != desired (second 0 if none); "
            "null if that is the final second", nullable=True),
@@ -253,5 +391,7 @@ METRICS: Final[tuple[Metric, ...]] = (
     Metric("reads_per_round", "reads / rounds", float=True),
     Metric("excess_copy_seconds", "sum over seconds of max(0, live - desired)"),
     Metric("missing_copy_seconds", "sum over seconds of max(0, desired - live)"),
+    Metric("create_commands", "create commands issued (failed and lost ones included)"),
+    Metric("failed_creates", "create commands that failed: nothing was created"),
 )
 METRIC_NAMES: Final[tuple[str, ...]] = tuple(m.name for m in METRICS)

@@ -42,5 +42,5 @@ def test_metric_names_are_the_published_contract() -> None:
     assert METRIC_NAMES == (
         "rounds", "work", "work_per_round", "created", "unneeded", "delete_commands", "deleted",
         "overshoot", "stable_at", "reads", "reads_per_round", "excess_copy_seconds",
-        "missing_copy_seconds",
+        "missing_copy_seconds", "create_commands", "failed_creates",
     )

@@ -7,14 +7,16 @@ from pathlib import Path
 import pytest
 
 from reconsim import CONTROLLERS
+from reconsim.params import WORLD_PARAMS
 from reconsim.spec import AXES, DEFAULT_SCHEDULE, SpecError, load_spec, parse_spec
 
 SPECS = Path(__file__).resolve().parent.parent / "sweeps"
 
 
 def test_axes_are_the_model_parameters_with_schedule_for_deaths() -> None:
-    assert AXES == ("controller", "desired", "U", "G", "B", "duration", "schedule",
-                    "ledger_base", "observe", "max_per_round", "gain", "ttl", "restart_at")
+    assert AXES[:13] == ("controller", "desired", "U", "G", "B", "duration", "schedule",
+                         "ledger_base", "observe", "max_per_round", "gain", "ttl", "restart_at")
+    assert AXES[13:] == WORLD_PARAMS
 
 
 def test_values_lists_and_inclusive_ranges() -> None:
