@@ -10,7 +10,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from reconsim.params import CONTROLLERS, DEFAULTS, METRICS, PARAMS, UNLIMITED, Deaths
+from reconsim.params import (
+    CONTROLLERS,
+    DEFAULTS,
+    FAULT_KINDS,
+    METRICS,
+    PARAMS,
+    UNLIMITED,
+    Deaths,
+    Faults,
+    Windows,
+)
 
 
 class UsageError(Exception):
@@ -58,6 +68,54 @@ def parse_times(text: str) -> tuple[int, ...]:
     return tuple(int(p) for p in parts)
 
 
+def _records(text: str, shape: str, parts: int) -> list[list[str]]:
+    """Split ``A:B[:C],...`` records; an empty string or ``none`` is no records."""
+    if text.strip().lower() in ("", "none"):
+        return []
+    out = []
+    for part in text.split(","):
+        fields = [f.strip() for f in part.strip().split(":")]
+        if len(fields) != parts or not all(f.isdigit() for f in fields[:2]) or (
+                parts == 3 and shape.endswith("EXTRA") and not fields[2].isdigit()):
+            raise argparse.ArgumentTypeError(f"expected {shape}, got {part.strip()!r}")
+        out.append(fields)
+    return out
+
+
+def parse_windows(text: str) -> Windows:
+    """Parse a lag schedule ``FROM:TO:EXTRA[,...]``; an empty string or ``none`` is none.
+
+    >>> parse_windows("100:200:30,400:500:10")
+    ((100, 200, 30), (400, 500, 10))
+    """
+    return tuple((int(a), int(b), int(c))
+                 for a, b, c in _records(text, "FROM:TO:EXTRA with non-negative integers", 3))
+
+
+def parse_faults(text: str) -> Faults:
+    """Parse a create-fault schedule ``AT:COUNT:KIND[,...]`` (KIND fail or lost).
+
+    >>> parse_faults("0:3:lost,60:1:fail")
+    ((0, 3, 'lost'), (60, 1, 'fail'))
+    """
+    events = _records(text, "AT:COUNT:KIND (non-negative integers; fail or lost)", 3)
+    for _, _, kind in events:
+        if kind not in FAULT_KINDS:
+            raise argparse.ArgumentTypeError(
+                f"fault kind must be one of {', '.join(FAULT_KINDS)}, got {kind!r}")
+    return tuple((int(a), int(c), k) for a, c, k in events)
+
+
+#: Parsers of the flags whose values are lists of records: repeat the flag or use commas.
+_RECORD_FLAGS = {"deaths": (parse_deaths, "AT:COUNT", "'none' for no deaths"),
+                 "windows": (parse_windows, "FROM:TO:EXTRA", "'none' for no lag"),
+                 "faults": (parse_faults, "AT:COUNT:KIND", "'none' for no faults")}
+
+
+def _shown(kind: str, default: Any) -> str:
+    return ",".join(":".join(str(v) for v in record) for record in default) or "none"
+
+
 def parse_cap(text: str) -> int | None:
     """Parse a cap: a positive integer, or ``unlimited``."""
     if text.strip().lower() == UNLIMITED:
@@ -80,9 +138,12 @@ def _add_run(sub: Any) -> None:
         elif meta["kind"] == "choice":
             p.add_argument(flag, choices=meta["choices"], default=f.default,
                            help=f"{meta['help']} (default {f.default})")
-        elif meta["kind"] == "gain":
+        elif meta["kind"] in ("gain", "rate"):
             p.add_argument(flag, type=float, default=f.default, metavar="X",
                            help=f"{meta['help']} (default {f.default})")
+        elif meta["kind"] == "bool":
+            p.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default,
+                           help=f"{meta['help']} (default off)")
         elif meta["kind"] == "cap":
             p.add_argument(flag, type=parse_cap, default=f.default, metavar="N",
                            help=f"{meta['help']} (default {UNLIMITED})")
@@ -90,10 +151,10 @@ def _add_run(sub: Any) -> None:
             p.add_argument(flag, type=parse_times, action="extend", metavar="T", nargs="*",
                            help=f"{meta['help']}; repeat or comma-separate (default none)")
         else:
-            shown = ",".join(f"{a}:{c}" for a, c in DEFAULTS[f.name]) or "none"
-            p.add_argument(flag, type=parse_deaths, action="extend", metavar="AT:COUNT",
-                           nargs="*", help=f"{meta['help']}; repeat or comma-separate events, "
-                           f"'none' for no deaths (default {shown})")
+            parse, metavar, none = _RECORD_FLAGS[meta["kind"]]
+            p.add_argument(flag, type=parse, action="extend", metavar=metavar, nargs="*",
+                           help=f"{meta['help']}; repeat or comma-separate, {none} "
+                           f"(default {_shown(meta['kind'], DEFAULTS[f.name])})")
     p.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
     p.set_defaults(handler=_run)
 
@@ -104,7 +165,7 @@ def _run(args: argparse.Namespace) -> None:
     params = {f.name: getattr(args, f.name) for f in PARAMS}
     # argparse's "extend" yields a list of parsed lists (or None when the flag is absent)
     for f in PARAMS:
-        if f.metadata["kind"] in ("deaths", "times"):
+        if f.metadata["kind"] in ("deaths", "times", "windows", "faults"):
             given = params[f.name]
             params[f.name] = (DEFAULTS[f.name] if given is None
                               else tuple(e for part in given for e in part))
