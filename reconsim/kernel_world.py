@@ -57,6 +57,8 @@ _N_OUT = len(WORLD_OUT_COLUMNS)
 _BLOCK = 512
 #: "Never": a removal or death that has not happened.
 _NEVER = 1 << 62
+#: Copies held before the first compaction.
+_COMPACT_FROM = 32
 #: Copies a block's scratch holds at first; a cell that needs more is rerun with double.
 _FIRST_CAPACITY = 64
 
@@ -73,9 +75,12 @@ def uniform_u64(seed: int, stream: int, k: int, n: int) -> np.int64:
 
 
 @numba.njit(cache=True, nogil=True)
-def _extra(t: int, lag_from: Int64Array, lag_to: Int64Array, lag_extra: Int64Array) -> int:
+def _extra(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
+    t: int, lag_from: Int64Array, lag_to: Int64Array, lag_extra: Int64Array, w_lo: int,
+    w_hi: int,
+) -> int:
     """The extra staleness of a read at t: the first listed window holding t, else 0."""
-    for w in range(lag_from.shape[0]):
+    for w in range(w_lo, w_hi):
         if lag_from[w] <= t < lag_to[w]:
             return int(lag_extra[w])
     return 0
@@ -97,6 +102,58 @@ def _in_read(  # noqa: PLR0913, PLR0917 — numba takes scalars positionally
     return t < end
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _add(per_second: Int64Array, t: int, v: int) -> None:
+    """Add v at second t of a per-second array (seconds past its end never matter)."""
+    if t < per_second.shape[0]:
+        per_second[t] += v
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _mark_removal(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
+    s: int, birth: int, listed: int, g: int, by_command: bool,
+    d_M: Int64Array, c_M: Int64Array, d_E: Int64Array, c_E: Int64Array,
+) -> None:
+    """A copy is removed at s: close its read intervals (or cancel them if never opened)."""
+    m0 = max(birth + 1, listed)
+    m1 = s + 1 if (g == 0 and by_command) else s + g
+    if m1 > m0:
+        _add(d_M, m1, -1)
+        _add(c_M, m1, 1)
+    else:
+        _add(d_M, m0, -1)
+        _add(c_M, m0, -1)
+    if s + g > listed:
+        _add(d_E, s + g, -1)
+        _add(c_E, s + g, 1)
+    else:
+        _add(d_E, listed, -1)
+        _add(c_E, listed, -1)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _sample(  # noqa: PLR0913, PLR0917 — numba takes scalars positionally
+    d_live: Int64Array, lo: int, hi: int, live: int, desired: int,
+    excess: int, missing: int, overshoot: int, last_drift: int,
+) -> tuple[int, int, int, int, int]:
+    """Add up the per-second metrics over seconds lo .. hi-1, one run of equal live
+    counts at a time (d_live holds the live count's changes per second)."""
+    t = lo
+    while t < hi:
+        live += d_live[t]
+        u = t + 1
+        while u < hi and d_live[u] == 0:
+            u += 1
+        gap = live - desired
+        excess += max(gap, 0) * (u - t)
+        missing += max(-gap, 0) * (u - t)
+        overshoot = max(overshoot, gap)
+        if gap != 0:
+            last_drift = u - 1
+        t = u
+    return live, excess, missing, overshoot, last_drift
+
+
 @numba.njit(cache=True, nogil=True)
 def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is what makes it fast
     controller: int, created_listed: bool, cap: int, ttl: int, gain_pm: int,
@@ -104,23 +161,51 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     B_spread: int, G_spread: int, U_jitter: int, seed: int, grace: int,
     delete_newest: bool, watch: bool, slow_start: bool, fail_pm: int, lost_pm: int,
     ev_at: Int64Array, ev_count: Int64Array, n_ev: int, restarts: Int64Array, n_rs: int,
-    lag_from: Int64Array, lag_to: Int64Array, lag_extra: Int64Array,
-    fault_at: Int64Array, fault_lost: BoolArray, fault_left: Int64Array,
+    lag_from: Int64Array, lag_to: Int64Array, lag_extra: Int64Array, w_lo: int, w_hi: int,
+    fault_at: Int64Array, fault_lost: BoolArray, fault_left: Int64Array, f_lo: int, f_hi: int,
     c_birth: Int64Array, c_ready: Int64Array, c_g: Int64Array, c_listed: Int64Array,
     c_removed: Int64Array, c_death: Int64Array, c_by_command: BoolArray,
-    c_remembered: BoolArray, sel: Int64Array, out: Int64Array,
+    c_remembered: BoolArray, per_second: Int64Array, out: Int64Array, row: int,
 ) -> bool:
-    """Run one cell; False if it needs more copies than the scratch arrays hold."""
+    """Run cell ``row``; False if it needs more copies than the scratch arrays hold.
+
+    Its lag windows are ``[w_lo, w_hi)`` of the lag arrays, its fault events
+    ``[f_lo, f_hi)`` of the fault arrays (``fault_left`` from index 0: their counts left).
+    """
     capacity = c_birth.shape[0]
-    n_lag = lag_from.shape[0]
-    n_faults = fault_at.shape[0]
+    n_lag = w_hi - w_lo
+    n_faults = f_hi - f_lo
     max_extra = 0
-    for w in range(n_lag):
+    for w in range(w_lo, w_hi):
         max_extra = max(max_extra, lag_extra[w])
     deaths_total = 0
     for j in range(n_ev):
         deaths_total += ev_count[j]
+    # Per-second arrays over 0 .. duration, as differences (d_) or change counts (c_):
+    # live copies; the unlagged read (M: membership at a round's read point); the ledger
+    # at the end of a second (E, what stale reads see); E's running total; the lag per
+    # second (watch cells with lag windows only).
+    T = duration + 1
+    d_live = per_second[0:T]
+    d_M = per_second[T:2 * T]
+    c_M = per_second[2 * T:3 * T]
+    d_E = per_second[3 * T:4 * T]
+    c_E = per_second[4 * T:5 * T]
+    pre_E = per_second[5 * T:6 * T]
+    xs = per_second[6 * T:7 * T]
+    d_live[:] = 0
+    d_M[:] = 0
+    if n_lag > 0:
+        d_E[:] = 0
+    if watch:
+        c_M[:] = 0
+        c_E[:] = 0
+    lag_per_second = watch and n_lag > 0
+    if lag_per_second:
+        for t in range(T):
+            xs[t] = _extra(t, lag_from, lag_to, lag_extra, w_lo, w_hi)
     n = 0  # copies held (in creation order)
+    compact_at = _COMPACT_FROM
     k_made = 0  # copies ever created: the counter of streams STARTUP and LEDGER_DELAY
     exp_active = False
     exp_set = 0
@@ -132,19 +217,17 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     rounds = created = commands = deleted = reads = create_commands = failed = 0
     overshoot = excess = missing = 0
     last_drift = 0
-    prev = 0
     live = 0
+    swept = -1  # seconds 0 .. swept are sampled
+    m_run = 0  # the unlagged read's size, summed over d_M up to second m_filled
+    m_filled = -1
+    e_filled = -1  # pre_E holds E's size for seconds 0 .. e_filled
     s = 0
     while s <= duration:
-        if s > prev:  # seconds prev .. s-1 all had `live` copies
-            gap = live - desired
-            if gap > 0:
-                excess += gap * (s - prev)
-                overshoot = max(overshoot, gap)
-            elif gap < 0:
-                missing -= gap * (s - prev)
-            if gap != 0:
-                last_drift = s - 1
+        # Sample seconds before s: nothing can change them any more.
+        live, excess, missing, overshoot, last_drift = _sample(
+            d_live, swept + 1, s, live, desired, excess, missing, overshoot, last_drift)
+        swept = s - 1
         # 1. Scripted deaths: the oldest live copies die (terminating ones included).
         kill = 0
         while i_ev < n_ev and ev_at[i_ev] == s:
@@ -153,10 +236,14 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
         i = 0
         while kill > 0 and i < n:
             if c_ready[i] <= s < c_death[i]:
+                if c_death[i] != _NEVER:
+                    _add(d_live, max(c_ready[i], c_death[i]), 1)
+                _add(d_live, max(c_ready[i], s), -1)
                 c_death[i] = s
                 if c_removed[i] == _NEVER:
                     c_removed[i] = s
                     c_by_command[i] = False
+                    _mark_removal(s, c_birth[i], c_listed[i], c_g[i], False, d_M, c_M, d_E, c_E)
                 kill -= 1
             i += 1
         # 2. Restarts wipe the controller's memory.
@@ -166,7 +253,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
             exp_active = False
             p_rs += 1
         # 3. A round: a periodic round time, or (watch) a read that differs from t - 1's.
-        x = _extra(s, lag_from, lag_to, lag_extra)
+        x = xs[s] if lag_per_second else _extra(s, lag_from, lag_to, lag_extra, w_lo, w_hi)
         run = s == next_periodic
         if run:
             step = U
@@ -176,32 +263,42 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
             next_periodic += max(1, step)
             periodic_i += 1
         elif watch:
-            x_before = _extra(s - 1, lag_from, lag_to, lag_extra)
-            for i in range(n):
-                if _in_read(s, x, c_birth[i], c_listed[i], c_removed[i], c_g[i],
-                            c_by_command[i]) != _in_read(
-                        s - 1, x_before, c_birth[i], c_listed[i], c_removed[i], c_g[i],
-                        c_by_command[i]):
-                    run = True
-                    break
+            x_before = xs[s - 1] if lag_per_second else 0
+            if x != x_before:  # a lag window opens or closes: compare copy by copy
+                for i in range(n):
+                    if _in_read(s, x, c_birth[i], c_listed[i], c_removed[i], c_g[i],
+                                c_by_command[i]) != _in_read(
+                            s - 1, x_before, c_birth[i], c_listed[i], c_removed[i], c_g[i],
+                            c_by_command[i]):
+                        run = True
+                        break
+            elif x == 0:
+                run = c_M[s] != 0
+            else:
+                run = s - x >= 0 and c_E[s - x] != 0
         if run:
             rounds += 1
             # 4. The read, as of second r.
             r = s - x
-            seen = 0
-            pending = 0
-            for i in range(n):
-                removed_by_r = c_removed[i] <= r
-                if c_listed[i] <= r and not (c_removed[i] <= r - c_g[i]):
-                    sel[seen] = i
-                    seen += 1
-                elif c_remembered[i] and not removed_by_r and c_listed[i] > r:
-                    pending += 1
+            if x == 0:
+                while m_filled < s:
+                    m_filled += 1
+                    m_run += d_M[m_filled]
+                seen = m_run
+            elif r < 0:
+                seen = 0
+            else:
+                while e_filled < r:
+                    e_filled += 1
+                    pre_E[e_filled] = d_E[e_filled] + (pre_E[e_filled - 1] if e_filled else 0)
+                seen = pre_E[r]
             reads += seen + ledger_base
             # 5. The decision.
             diff = desired - seen
             if controller == INTENT:
-                diff -= pending
+                for i in range(n):
+                    if c_remembered[i] and c_removed[i] > r and c_listed[i] > r:
+                        diff -= 1
             elif controller == EXPECTATIONS and exp_active and r < exp_seen \
                     and s - exp_set < ttl:
                 diff = 0
@@ -221,9 +318,9 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                         kind = 0  # 0 ok, 1 fail, 2 lost
                         scripted = False
                         for f in range(n_faults):
-                            if fault_at[f] <= s and fault_left[f] > 0:
+                            if fault_at[f_lo + f] <= s and fault_left[f] > 0:
                                 fault_left[f] -= 1
-                                kind = 2 if fault_lost[f] else 1
+                                kind = 2 if fault_lost[f_lo + f] else 1
                                 scripted = True
                                 break
                         if not scripted:
@@ -246,16 +343,22 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                         g = G
                         if G_spread > 0:
                             g += int(uniform_u64(seed, rng.LEDGER_DELAY, k_made, G_spread + 1))
+                        listed = (s if created_listed else ready) + g
                         c_birth[n] = s
                         c_ready[n] = ready
                         c_g[n] = g
-                        c_listed[n] = (s if created_listed else ready) + g
+                        c_listed[n] = listed
                         c_removed[n] = _NEVER
                         c_death[n] = _NEVER
                         c_by_command[n] = False
                         c_remembered[n] = kind == 0
+                        _add(d_live, ready, 1)
+                        _add(d_M, max(s + 1, listed), 1)
+                        _add(c_M, max(s + 1, listed), 1)
+                        _add(d_E, listed, 1)
+                        _add(c_E, listed, 1)
                         if kind == 0:  # expectations wait for the creations that answered
-                            exp_seen = max(exp_seen, c_listed[n])
+                            exp_seen = max(exp_seen, listed)
                         else:
                             error = True
                         n += 1
@@ -270,16 +373,26 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                 commands -= diff
                 hit = min(-diff, seen)
                 exp_seen = -_NEVER
-                for h in range(hit):
-                    i = sel[seen - 1 - h] if delete_newest else sel[h]
+                for h in range(n):
+                    if hit == 0:
+                        break
+                    i = n - 1 - h if delete_newest else h
+                    if not (c_listed[i] <= r and not (c_removed[i] <= r - c_g[i])):
+                        continue
+                    hit -= 1
                     if c_removed[i] == _NEVER:
                         c_removed[i] = s
                         c_death[i] = s + grace
                         c_by_command[i] = True
+                        _add(d_live, max(c_ready[i], s + grace), -1)
+                        _mark_removal(s, c_birth[i], c_listed[i], c_g[i], True,
+                                      d_M, c_M, d_E, c_E)
                         deleted += 1
                     exp_seen = max(exp_seen, c_removed[i] + c_g[i])
                 exp_active, exp_set = True, s
-            # Drop copies no later read, death, pending count or watch check can involve.
+        if n >= compact_at:
+            # Drop copies no later read, death, pending count or watch check can involve
+            # (amortised: only once the copies held have doubled since the last time).
             kept = 0
             for i in range(n):
                 if not (c_death[i] <= s and c_removed[i] + c_g[i] + max_extra + 1 <= s):
@@ -294,63 +407,40 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                         c_remembered[kept] = c_remembered[i]
                     kept += 1
             n = kept
-        # 8. Sample the live count; find the next second at which anything can change.
-        live = 0
-        nxt = next_periodic
+            compact_at = max(_COMPACT_FROM, 2 * n)
+        # 8. Sample the live count (at the next step, with the seconds up to it); find the
+        # next second at which a round can run or a copy can die.
+        nxt = min(next_periodic, duration + 1)
         if i_ev < n_ev:
             nxt = min(nxt, ev_at[i_ev])
-        x_next = _extra(s + 1, lag_from, lag_to, lag_extra) if watch else 0
-        for i in range(n):
-            ready = c_ready[i]
-            death = c_death[i]
-            if ready <= s < death:
-                live += 1
-            if ready > s:
-                nxt = min(nxt, ready)
-            if s < death < nxt:
-                nxt = death
-            if watch:
-                removed = c_removed[i]
-                if x_next > 0:
-                    start = c_listed[i] + x_next
-                    end = removed + c_g[i] + x_next
+        if watch:  # the first second whose read may differ from the one before
+            for t in range(s + 1, nxt):
+                if not lag_per_second:
+                    changed = c_M[t] != 0
+                elif xs[t] != xs[t - 1]:
+                    changed = True  # a window opens or closes: checked copy by copy
+                elif xs[t] == 0:
+                    changed = c_M[t] != 0
                 else:
-                    start = max(c_birth[i] + 1, c_listed[i])
-                    end = removed + (1 if (c_g[i] == 0 and c_by_command[i]) else c_g[i])
-                if s < start < nxt:
-                    nxt = start
-                if removed != _NEVER and s < end < nxt:
-                    nxt = end
-        if watch:
-            for w in range(n_lag):
-                if s < lag_from[w] < nxt:
-                    nxt = lag_from[w]
-                if s < lag_to[w] < nxt:
-                    nxt = lag_to[w]
-        prev = s
+                    changed = t - xs[t] >= 0 and c_E[t - xs[t]] != 0
+                if changed:
+                    nxt = t
+                    break
         s = nxt
-    # seconds prev .. duration
-    gap = live - desired
-    span = duration + 1 - prev
-    if gap > 0:
-        excess += gap * span
-        overshoot = max(overshoot, gap)
-    elif gap < 0:
-        missing -= gap * span
-    if gap != 0:
-        last_drift = duration
-    out[0] = rounds
-    out[1] = created
-    out[2] = commands
-    out[3] = deleted
-    out[4] = overshoot
-    out[5] = -1 if last_drift == duration else last_drift + 1
-    out[6] = reads
-    out[7] = excess
-    out[8] = missing
-    out[9] = deaths_total
-    out[10] = create_commands
-    out[11] = failed
+    live, excess, missing, overshoot, last_drift = _sample(
+        d_live, swept + 1, duration + 1, live, desired, excess, missing, overshoot, last_drift)
+    out[row, 0] = rounds
+    out[row, 1] = created
+    out[row, 2] = commands
+    out[row, 3] = deleted
+    out[row, 4] = overshoot
+    out[row, 5] = -1 if last_drift == duration else last_drift + 1
+    out[row, 6] = reads
+    out[row, 7] = excess
+    out[row, 8] = missing
+    out[row, 9] = deaths_total
+    out[row, 10] = create_commands
+    out[row, 11] = failed
     return True
 
 
@@ -376,7 +466,9 @@ def _simulate_world(  # noqa: PLR0913, PLR0917 — numba takes arrays positional
         max_ev = 1
         max_rs = 1
         max_faults = 1
+        max_seconds = 1
         for i in range(lo, hi):
+            max_seconds = max(max_seconds, duration[i] + 1)
             max_ev = max(max_ev, death_offsets[i + 1] - death_offsets[i])
             max_rs = max(max_rs, restart_offsets[i + 1] - restart_offsets[i])
             max_faults = max(max_faults, fault_offsets[i + 1] - fault_offsets[i])
@@ -394,7 +486,7 @@ def _simulate_world(  # noqa: PLR0913, PLR0917 — numba takes arrays positional
         c_death = np.empty(capacity, np.int64)
         c_by_command = np.empty(capacity, np.bool_)
         c_remembered = np.empty(capacity, np.bool_)
-        sel = np.empty(capacity, np.int64)
+        per_second = np.empty(7 * max_seconds, np.int64)
         for i in range(lo, hi):
             # Deaths in one second commute (together they kill min(total, live) of the
             # oldest live copies), so only their order in time matters.
@@ -405,16 +497,16 @@ def _simulate_world(  # noqa: PLR0913, PLR0917 — numba takes arrays positional
             w_lo, w_hi = lag_offsets[i], lag_offsets[i + 1]
             f_lo, f_hi = fault_offsets[i], fault_offsets[i + 1]
             while True:
-                fault_left[:f_hi - f_lo] = fault_count[f_lo:f_hi]
+                for f in range(f_lo, f_hi):
+                    fault_left[f - f_lo] = fault_count[f]
                 done = _run_cell(
                     controller[i], created_listed[i], cap[i], ttl[i], gain_pm[i], desired[i],
                     U[i], G[i], B[i], duration[i], ledger_base[i], B_spread[i], G_spread[i],
                     U_jitter[i], seed[i], grace[i], delete_newest[i], watch[i], slow_start[i],
                     fail_pm[i], lost_pm[i], ev_at, ev_count, n_ev, rs_at, n_rs,
-                    lag_from[w_lo:w_hi], lag_to[w_lo:w_hi], lag_extra[w_lo:w_hi],
-                    fault_at[f_lo:f_hi], fault_lost[f_lo:f_hi], fault_left[:f_hi - f_lo],
-                    c_birth, c_ready, c_g, c_listed, c_removed, c_death, c_by_command,
-                    c_remembered, sel, out[i],
+                    lag_from, lag_to, lag_extra, w_lo, w_hi, fault_at, fault_lost, fault_left,
+                    f_lo, f_hi, c_birth, c_ready, c_g, c_listed, c_removed, c_death,
+                    c_by_command, c_remembered, per_second, out, i,
                 )
                 if done:
                     break
@@ -427,7 +519,6 @@ def _simulate_world(  # noqa: PLR0913, PLR0917 — numba takes arrays positional
                 c_death = np.empty(capacity, np.int64)
                 c_by_command = np.empty(capacity, np.bool_)
                 c_remembered = np.empty(capacity, np.bool_)
-                sel = np.empty(capacity, np.int64)
     return out
 
 
