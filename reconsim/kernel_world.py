@@ -59,6 +59,8 @@ _BLOCK = 512
 _NEVER = 1 << 62
 #: Copies held before the first compaction.
 _COMPACT_FROM = 32
+#: Room for pending changes per copy held, in each heap (a copy has at most four).
+_HEAP_PER_COPY = 4
 #: Copies a block's scratch holds at first; a cell that needs more is rerun with double.
 _FIRST_CAPACITY = 64
 
@@ -112,38 +114,86 @@ def _add(per_second: Int64Array, t: int, v: int) -> None:
 @numba.njit(cache=True, nogil=True, inline="always")
 def _mark_removal(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
     s: int, birth: int, listed: int, g: int, by_command: bool,
-    d_M: Int64Array, c_M: Int64Array, d_E: Int64Array, c_E: Int64Array,
-) -> None:
-    """A copy is removed at s: close its read intervals (or cancel them if never opened)."""
+    m_t: Int64Array, m_v: Int64Array, n_m: int,
+    c_M: Int64Array, d_E: Int64Array, c_E: Int64Array, lagged: bool, watch: bool,
+) -> int:
+    """A copy is removed at s: close its read intervals (or cancel them if never opened).
+    Returns the new size of the heap of the unlagged read's changes."""
     m0 = max(birth + 1, listed)
     m1 = s + 1 if (g == 0 and by_command) else s + g
     if m1 > m0:
-        _add(d_M, m1, -1)
-        _add(c_M, m1, 1)
+        n_m = _push(m_t, m_v, n_m, m1, -1)
+        if watch:
+            _add(c_M, m1, 1)
     else:
-        _add(d_M, m0, -1)
-        _add(c_M, m0, -1)
-    if s + g > listed:
-        _add(d_E, s + g, -1)
-        _add(c_E, s + g, 1)
-    else:
-        _add(d_E, listed, -1)
-        _add(c_E, listed, -1)
+        n_m = _push(m_t, m_v, n_m, m0, -1)
+        if watch:
+            _add(c_M, m0, -1)
+    if lagged:
+        if s + g > listed:
+            _add(d_E, s + g, -1)
+            _add(c_E, s + g, 1)
+        else:
+            _add(d_E, listed, -1)
+            _add(c_E, listed, -1)
+    return n_m
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True)
+def _push(times: Int64Array, deltas: Int64Array, size: int, t: int, v: int) -> int:
+    """Push (t, v) onto a binary min-heap of times; return its new size. A full heap
+    counts the event without storing it (size > capacity): the caller reruns wider."""
+    if size >= times.shape[0]:
+        return size + 1
+    i = size
+    while i > 0:
+        parent = (i - 1) // 2
+        if times[parent] <= t:
+            break
+        times[i] = times[parent]
+        deltas[i] = deltas[parent]
+        i = parent
+    times[i] = t
+    deltas[i] = v
+    return size + 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _pop(times: Int64Array, deltas: Int64Array, size: int) -> int:
+    """Remove the earliest event of a heap of ``size``; return the new size."""
+    size -= 1
+    t = times[size]
+    v = deltas[size]
+    i = 0
+    while True:
+        child = 2 * i + 1
+        if child >= size:
+            break
+        if child + 1 < size and times[child + 1] < times[child]:
+            child += 1
+        if times[child] >= t:
+            break
+        times[i] = times[child]
+        deltas[i] = deltas[child]
+        i = child
+    times[i] = t
+    deltas[i] = v
+    return size
+
+
+@numba.njit(cache=True, nogil=True)
 def _sample(  # noqa: PLR0913, PLR0917 — numba takes scalars positionally
-    d_live: Int64Array, lo: int, hi: int, live: int, desired: int,
-    excess: int, missing: int, overshoot: int, last_drift: int,
-) -> tuple[int, int, int, int, int]:
-    """Add up the per-second metrics over seconds lo .. hi-1, one run of equal live
-    counts at a time (d_live holds the live count's changes per second)."""
+    live_t: Int64Array, live_v: Int64Array, n_live: int, lo: int, hi: int, live: int,
+    desired: int, excess: int, missing: int, overshoot: int, last_drift: int,
+) -> tuple[int, int, int, int, int, int]:
+    """Add up the per-second metrics over seconds lo .. hi-1, one run of equal live counts
+    at a time, consuming the live count's pending changes (a heap of (second, delta))."""
     t = lo
     while t < hi:
-        live += d_live[t]
-        u = t + 1
-        while u < hi and d_live[u] == 0:
-            u += 1
+        while n_live > 0 and live_t[0] == t:
+            live += live_v[0]
+            n_live = _pop(live_t, live_v, n_live)
+        u = live_t[0] if n_live > 0 and live_t[0] < hi else hi
         gap = live - desired
         excess += max(gap, 0) * (u - t)
         missing += max(-gap, 0) * (u - t)
@@ -151,7 +201,7 @@ def _sample(  # noqa: PLR0913, PLR0917 — numba takes scalars positionally
         if gap != 0:
             last_drift = u - 1
         t = u
-    return live, excess, missing, overshoot, last_drift
+    return n_live, live, excess, missing, overshoot, last_drift
 
 
 @numba.njit(cache=True, nogil=True)
@@ -165,7 +215,8 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     fault_at: Int64Array, fault_lost: BoolArray, fault_left: Int64Array, f_lo: int, f_hi: int,
     c_birth: Int64Array, c_ready: Int64Array, c_g: Int64Array, c_listed: Int64Array,
     c_removed: Int64Array, c_death: Int64Array, c_by_command: BoolArray,
-    c_remembered: BoolArray, per_second: Int64Array, out: Int64Array, row: int,
+    c_remembered: BoolArray, per_second: Int64Array, live_t: Int64Array, live_v: Int64Array,
+    m_t: Int64Array, m_v: Int64Array, out: Int64Array, row: int,
 ) -> bool:
     """Run cell ``row``; False if it needs more copies than the scratch arrays hold.
 
@@ -186,21 +237,21 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     # at the end of a second (E, what stale reads see); E's running total; the lag per
     # second (watch cells with lag windows only).
     T = duration + 1
-    d_live = per_second[0:T]
-    d_M = per_second[T:2 * T]
-    c_M = per_second[2 * T:3 * T]
-    d_E = per_second[3 * T:4 * T]
-    c_E = per_second[4 * T:5 * T]
-    pre_E = per_second[5 * T:6 * T]
-    xs = per_second[6 * T:7 * T]
-    d_live[:] = 0
-    d_M[:] = 0
-    if n_lag > 0:
+    c_M = per_second[0:T]
+    d_E = per_second[T:2 * T]
+    c_E = per_second[2 * T:3 * T]
+    pre_E = per_second[3 * T:4 * T]
+    xs = per_second[4 * T:5 * T]
+    lagged = n_lag > 0
+    if lagged:
         d_E[:] = 0
     if watch:
         c_M[:] = 0
         c_E[:] = 0
-    lag_per_second = watch and n_lag > 0
+    n_live_ev = 0  # pending changes of the live count: a heap (live_t, live_v)
+    n_m = 0  # pending changes of the unlagged read's size: a heap (m_t, m_v)
+    heap_room = live_t.shape[0]
+    lag_per_second = watch and lagged
     if lag_per_second:
         for t in range(T):
             xs[t] = _extra(t, lag_from, lag_to, lag_extra, w_lo, w_hi)
@@ -219,14 +270,14 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     last_drift = 0
     live = 0
     swept = -1  # seconds 0 .. swept are sampled
-    m_run = 0  # the unlagged read's size, summed over d_M up to second m_filled
-    m_filled = -1
+    m_run = 0  # the unlagged read's size at the last read
     e_filled = -1  # pre_E holds E's size for seconds 0 .. e_filled
     s = 0
     while s <= duration:
         # Sample seconds before s: nothing can change them any more.
-        live, excess, missing, overshoot, last_drift = _sample(
-            d_live, swept + 1, s, live, desired, excess, missing, overshoot, last_drift)
+        n_live_ev, live, excess, missing, overshoot, last_drift = _sample(
+            live_t, live_v, n_live_ev, swept + 1, s, live, desired, excess, missing,
+            overshoot, last_drift)
         swept = s - 1
         # 1. Scripted deaths: the oldest live copies die (terminating ones included).
         kill = 0
@@ -236,16 +287,19 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
         i = 0
         while kill > 0 and i < n:
             if c_ready[i] <= s < c_death[i]:
-                if c_death[i] != _NEVER:
-                    _add(d_live, max(c_ready[i], c_death[i]), 1)
-                _add(d_live, max(c_ready[i], s), -1)
+                if c_death[i] != _NEVER:  # a terminating copy: its later death is undone
+                    n_live_ev = _push(live_t, live_v, n_live_ev, c_death[i], 1)
+                n_live_ev = _push(live_t, live_v, n_live_ev, s, -1)
                 c_death[i] = s
                 if c_removed[i] == _NEVER:
                     c_removed[i] = s
                     c_by_command[i] = False
-                    _mark_removal(s, c_birth[i], c_listed[i], c_g[i], False, d_M, c_M, d_E, c_E)
+                    n_m = _mark_removal(s, c_birth[i], c_listed[i], c_g[i], False, m_t, m_v,
+                                        n_m, c_M, d_E, c_E, lagged, watch)
                 kill -= 1
             i += 1
+        if n_live_ev > heap_room or n_m > heap_room:
+            return False
         # 2. Restarts wipe the controller's memory.
         while p_rs < n_rs and restarts[p_rs] <= s:
             for i in range(n):
@@ -281,9 +335,9 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
             # 4. The read, as of second r.
             r = s - x
             if x == 0:
-                while m_filled < s:
-                    m_filled += 1
-                    m_run += d_M[m_filled]
+                while n_m > 0 and m_t[0] <= s:
+                    m_run += m_v[0]
+                    n_m = _pop(m_t, m_v, n_m)
                 seen = m_run
             elif r < 0:
                 seen = 0
@@ -352,11 +406,15 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                         c_death[n] = _NEVER
                         c_by_command[n] = False
                         c_remembered[n] = kind == 0
-                        _add(d_live, ready, 1)
-                        _add(d_M, max(s + 1, listed), 1)
-                        _add(c_M, max(s + 1, listed), 1)
-                        _add(d_E, listed, 1)
-                        _add(c_E, listed, 1)
+                        if ready <= duration:
+                            n_live_ev = _push(live_t, live_v, n_live_ev, ready, 1)
+                        if max(s + 1, listed) <= duration:
+                            n_m = _push(m_t, m_v, n_m, max(s + 1, listed), 1)
+                        if watch:
+                            _add(c_M, max(s + 1, listed), 1)
+                        if lagged:
+                            _add(d_E, listed, 1)
+                            _add(c_E, listed, 1)
                         if kind == 0:  # expectations wait for the creations that answered
                             exp_seen = max(exp_seen, listed)
                         else:
@@ -384,12 +442,16 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                         c_removed[i] = s
                         c_death[i] = s + grace
                         c_by_command[i] = True
-                        _add(d_live, max(c_ready[i], s + grace), -1)
-                        _mark_removal(s, c_birth[i], c_listed[i], c_g[i], True,
-                                      d_M, c_M, d_E, c_E)
+                        if c_ready[i] <= duration:
+                            n_live_ev = _push(live_t, live_v, n_live_ev,
+                                              max(c_ready[i], s + grace), -1)
+                        n_m = _mark_removal(s, c_birth[i], c_listed[i], c_g[i], True, m_t, m_v,
+                                            n_m, c_M, d_E, c_E, lagged, watch)
                         deleted += 1
                     exp_seen = max(exp_seen, c_removed[i] + c_g[i])
                 exp_active, exp_set = True, s
+            if n_live_ev > heap_room or n_m > heap_room:
+                return False
         if n >= compact_at:
             # Drop copies no later read, death, pending count or watch check can involve
             # (amortised: only once the copies held have doubled since the last time).
@@ -427,8 +489,9 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                     nxt = t
                     break
         s = nxt
-    live, excess, missing, overshoot, last_drift = _sample(
-        d_live, swept + 1, duration + 1, live, desired, excess, missing, overshoot, last_drift)
+    n_live_ev, live, excess, missing, overshoot, last_drift = _sample(
+        live_t, live_v, n_live_ev, swept + 1, duration + 1, live, desired, excess, missing,
+        overshoot, last_drift)
     out[row, 0] = rounds
     out[row, 1] = created
     out[row, 2] = commands
@@ -486,7 +549,11 @@ def _simulate_world(  # noqa: PLR0913, PLR0917 — numba takes arrays positional
         c_death = np.empty(capacity, np.int64)
         c_by_command = np.empty(capacity, np.bool_)
         c_remembered = np.empty(capacity, np.bool_)
-        per_second = np.empty(7 * max_seconds, np.int64)
+        per_second = np.empty(5 * max_seconds, np.int64)
+        live_t = np.empty(_HEAP_PER_COPY * capacity, np.int64)
+        live_v = np.empty(_HEAP_PER_COPY * capacity, np.int64)
+        m_t = np.empty(_HEAP_PER_COPY * capacity, np.int64)
+        m_v = np.empty(_HEAP_PER_COPY * capacity, np.int64)
         for i in range(lo, hi):
             # Deaths in one second commute (together they kill min(total, live) of the
             # oldest live copies), so only their order in time matters.
@@ -506,7 +573,7 @@ def _simulate_world(  # noqa: PLR0913, PLR0917 — numba takes arrays positional
                     fail_pm[i], lost_pm[i], ev_at, ev_count, n_ev, rs_at, n_rs,
                     lag_from, lag_to, lag_extra, w_lo, w_hi, fault_at, fault_lost, fault_left,
                     f_lo, f_hi, c_birth, c_ready, c_g, c_listed, c_removed, c_death,
-                    c_by_command, c_remembered, per_second, out, i,
+                    c_by_command, c_remembered, per_second, live_t, live_v, m_t, m_v, out, i,
                 )
                 if done:
                     break
@@ -519,6 +586,10 @@ def _simulate_world(  # noqa: PLR0913, PLR0917 — numba takes arrays positional
                 c_death = np.empty(capacity, np.int64)
                 c_by_command = np.empty(capacity, np.bool_)
                 c_remembered = np.empty(capacity, np.bool_)
+                live_t = np.empty(_HEAP_PER_COPY * capacity, np.int64)
+                live_v = np.empty(_HEAP_PER_COPY * capacity, np.int64)
+                m_t = np.empty(_HEAP_PER_COPY * capacity, np.int64)
+                m_v = np.empty(_HEAP_PER_COPY * capacity, np.int64)
     return out
 
 

@@ -68,13 +68,13 @@ def test_edge_cases_match_reference(cell: Cell) -> None:
     assert metrics([cell]) == [run_reference(cell)]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(world_cells())
 def test_world_cell_matches_reference(cell: Cell) -> None:
     assert metrics([cell]) == [run_reference(cell)]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(st.lists(world_cells(max_duration=120) | cells(max_duration=120), min_size=2,
                 max_size=12))
 def test_mixed_batch_matches_reference_cell_by_cell(batch: list[Cell]) -> None:
@@ -82,7 +82,7 @@ def test_mixed_batch_matches_reference_cell_by_cell(batch: list[Cell]) -> None:
     assert metrics(batch) == [run_reference(c) for c in batch]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(cells())
 @example(Cell(B=0, G=0, U=1, desired=0, duration=0, deaths=()))
 @example(Cell(controller="intent", G=12, B=3, U=2, duration=90, deaths=((10, 2), (11, 2))))
@@ -153,7 +153,7 @@ def test_cells_that_hold_many_copies_grow_the_scratch() -> None:
 
 @pytest.mark.parametrize("controller", ["ledger", "intent", "expectations"])
 def test_large_batch_runs_in_parallel_blocks(controller: str) -> None:
-    n = PARALLEL_MIN_CELLS + 300
+    n = PARALLEL_MIN_CELLS + 100
     batch = [Cell(controller=controller, G=g % 31, G_spread=g % 7, U=1 + g % 23, B=g % 6,
                   B_spread=g % 3, desired=g % 7, duration=150, seed=g, grace=g % 4,
                   delete_order=("oldest", "newest")[g % 2],
@@ -164,7 +164,7 @@ def test_large_batch_runs_in_parallel_blocks(controller: str) -> None:
         assert got[i] == run_reference(batch[i])
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=8, deadline=None)
 @given(st.lists(world_cells(max_duration=200), min_size=1, max_size=40))
 def test_threaded_and_serial_compilations_agree(batch: list[Cell]) -> None:
     np.testing.assert_array_equal(world_kernel(batch, parallel=True),
