@@ -507,6 +507,20 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     return True
 
 
+@numba.njit(cache=True, nogil=True)
+def _copy_scratch(capacity: int) -> tuple[
+        Int64Array, Int64Array, Int64Array, Int64Array, Int64Array, Int64Array, BoolArray,
+        BoolArray, Int64Array, Int64Array, Int64Array, Int64Array]:
+    """Scratch for ``capacity`` copies: their times and flags, and the two heaps."""
+    heap = _HEAP_PER_COPY * capacity
+    return (np.empty(capacity, np.int64), np.empty(capacity, np.int64),
+            np.empty(capacity, np.int64), np.empty(capacity, np.int64),
+            np.empty(capacity, np.int64), np.empty(capacity, np.int64),
+            np.empty(capacity, np.bool_), np.empty(capacity, np.bool_),
+            np.empty(heap, np.int64), np.empty(heap, np.int64), np.empty(heap, np.int64),
+            np.empty(heap, np.int64))
+
+
 def _simulate_world(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
     controller: Int64Array, created_listed: BoolArray, cap: Int64Array,
     ttl: Int64Array, gain_pm: Int64Array, desired: Int64Array, U: Int64Array, G: Int64Array,
@@ -541,19 +555,9 @@ def _simulate_world(  # noqa: PLR0913, PLR0917 — numba takes arrays positional
         rs_dummy = np.empty(max_rs, np.int64)
         fault_left = np.empty(max_faults, np.int64)
         capacity = _FIRST_CAPACITY
-        c_birth = np.empty(capacity, np.int64)
-        c_ready = np.empty(capacity, np.int64)
-        c_g = np.empty(capacity, np.int64)
-        c_listed = np.empty(capacity, np.int64)
-        c_removed = np.empty(capacity, np.int64)
-        c_death = np.empty(capacity, np.int64)
-        c_by_command = np.empty(capacity, np.bool_)
-        c_remembered = np.empty(capacity, np.bool_)
+        (c_birth, c_ready, c_g, c_listed, c_removed, c_death, c_by_command, c_remembered,
+         live_t, live_v, m_t, m_v) = _copy_scratch(capacity)
         per_second = np.empty(5 * max_seconds, np.int64)
-        live_t = np.empty(_HEAP_PER_COPY * capacity, np.int64)
-        live_v = np.empty(_HEAP_PER_COPY * capacity, np.int64)
-        m_t = np.empty(_HEAP_PER_COPY * capacity, np.int64)
-        m_v = np.empty(_HEAP_PER_COPY * capacity, np.int64)
         for i in range(lo, hi):
             # Deaths in one second commute (together they kill min(total, live) of the
             # oldest live copies), so only their order in time matters.
@@ -578,18 +582,8 @@ def _simulate_world(  # noqa: PLR0913, PLR0917 — numba takes arrays positional
                 if done:
                     break
                 capacity *= 2  # the cell holds more copies at once: run it again, wider
-                c_birth = np.empty(capacity, np.int64)
-                c_ready = np.empty(capacity, np.int64)
-                c_g = np.empty(capacity, np.int64)
-                c_listed = np.empty(capacity, np.int64)
-                c_removed = np.empty(capacity, np.int64)
-                c_death = np.empty(capacity, np.int64)
-                c_by_command = np.empty(capacity, np.bool_)
-                c_remembered = np.empty(capacity, np.bool_)
-                live_t = np.empty(_HEAP_PER_COPY * capacity, np.int64)
-                live_v = np.empty(_HEAP_PER_COPY * capacity, np.int64)
-                m_t = np.empty(_HEAP_PER_COPY * capacity, np.int64)
-                m_v = np.empty(_HEAP_PER_COPY * capacity, np.int64)
+                (c_birth, c_ready, c_g, c_listed, c_removed, c_death, c_by_command,
+                 c_remembered, live_t, live_v, m_t, m_v) = _copy_scratch(capacity)
     return out
 
 
