@@ -9,11 +9,12 @@ those prefixes, and stale reads (``lag``), watch triggers and faults need to kno
 :class:`reconsim.reference.Copy` — birth, ready, its delay g, listed, removed, death —
 plus two flags (removed by a delete command; remembered by the controller).
 
-Why it is still fast. Nothing changes between *event seconds*: a periodic round, a
-scripted death, a copy becoming ready or dying, and, with ``trigger = "watch"``, a
-second at which the read could change. The kernel jumps from one to the next and adds
-the per-second metrics up over the gaps, as the count kernel does. The read a round
-at t would make is, per copy, an interval of seconds:
+Why it is still fast. Nothing the metrics see changes between *event seconds*: a
+periodic round, a scripted death, and, with ``trigger = "watch"``, a second at which
+the read could change. The kernel jumps from one to the next. The live count changes
+between them (copies become ready, terminating copies die), so its changes wait in a
+heap of (second, ±1) and are added up run by run when the kernel passes them. The
+read a round at t makes is, per copy, an interval of seconds:
 
 * outside lag windows the copy is read from ``max(birth + 1, listed)`` (a copy created
   in the round at t is not there when that round reads) until ``removed + g``
@@ -22,12 +23,18 @@ at t would make is, per copy, an interval of seconds:
 * inside a window with ``extra = x`` the round reads the ledger at the end of second
   ``t - x``, which lists the copy for ``listed <= t - x < removed + g``.
 
-So the read can change only where one of those bounds falls, or where a lag window
-opens or closes: those seconds are event seconds, and at each one the kernel compares
-the reads at t and t - 1 copy by copy, exactly. Copies that can matter no more (dead,
-and off every read the remaining rounds can make, lag included) are dropped from the
-arrays after each round, so the arrays hold roughly the copies alive or listed.
-Cost per cell is O(event seconds x copies held), not O(duration x copies ever made).
+So the size of the unlagged read is a running sum over a second heap of interval
+ends, and the ledger's size at the end of each second (for stale reads) a prefix sum
+over per-second differences, final once the second is past. A watch trigger at t is a
+change of the read between t - 1 and t: where both seconds have the same lag, that is
+exactly "some non-empty interval opens or closes at t" — a per-second count of
+interval ends, scanned forward to find the next such second; where a window opens or
+closes, the two reads are compared copy by copy. Delete targets, ``intent``'s pending
+count and scripted deaths walk the copies held, in creation order. Copies that can
+matter no more (dead, and off every read the remaining rounds can make, lag included)
+are dropped once the copies held have doubled, so the arrays hold roughly the copies
+alive or listed. Cost per cell: O(rounds x copies held + copies made x log) plus, for
+cells with watch triggers or lag windows, O(duration).
 
 Random numbers come from :mod:`reconsim.rng`'s counter-based streams, so each draw
 is a pure function of (seed, stream, counter): no state crosses cells or blocks.
@@ -59,12 +66,16 @@ _BLOCK = 512
 _NEVER = 1 << 62
 #: Copies held before the first compaction.
 _COMPACT_FROM = 32
+#: Rows of the per-second scratch: the unlagged read's change counts; the ledger's size
+#: changes, change counts and running size at the end of each second; the lag per second.
+_CM, _DE, _CE, _PRE, _XS = 0, 1, 2, 3, 4
 #: Room for pending changes per copy held, in each heap (a copy has at most four).
 _HEAP_PER_COPY = 4
 #: Copies a block's scratch holds at first; a cell that needs more is rerun with double.
 _FIRST_CAPACITY = 64
 
 Int64Array = NDArray[np.int64]
+Int64Array2D = NDArray[np.int64]
 BoolArray = NDArray[np.bool_]
 
 
@@ -105,17 +116,17 @@ def _in_read(  # noqa: PLR0913, PLR0917 — numba takes scalars positionally
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _add(per_second: Int64Array, t: int, v: int) -> None:
-    """Add v at second t of a per-second array (seconds past its end never matter)."""
-    if t < per_second.shape[0]:
-        per_second[t] += v
+def _add(ps: Int64Array2D, row: int, t: int, v: int) -> None:
+    """Add v at second t of a per-second row (seconds past its end never matter)."""
+    if t < ps.shape[1]:
+        ps[row, t] += v
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _mark_removal(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
     s: int, birth: int, listed: int, g: int, by_command: bool,
     m_t: Int64Array, m_v: Int64Array, n_m: int,
-    c_M: Int64Array, d_E: Int64Array, c_E: Int64Array, lagged: bool, watch: bool,
+    ps: Int64Array2D, lagged: bool, watch: bool,
 ) -> int:
     """A copy is removed at s: close its read intervals (or cancel them if never opened).
     Returns the new size of the heap of the unlagged read's changes."""
@@ -124,18 +135,18 @@ def _mark_removal(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
     if m1 > m0:
         n_m = _push(m_t, m_v, n_m, m1, -1)
         if watch:
-            _add(c_M, m1, 1)
+            _add(ps, _CM, m1, 1)
     else:
         n_m = _push(m_t, m_v, n_m, m0, -1)
         if watch:
-            _add(c_M, m0, -1)
+            _add(ps, _CM, m0, -1)
     if lagged:
         if s + g > listed:
-            _add(d_E, s + g, -1)
-            _add(c_E, s + g, 1)
+            _add(ps, _DE, s + g, -1)
+            _add(ps, _CE, s + g, 1)
         else:
-            _add(d_E, listed, -1)
-            _add(c_E, listed, -1)
+            _add(ps, _DE, listed, -1)
+            _add(ps, _CE, listed, -1)
     return n_m
 
 
@@ -215,7 +226,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     fault_at: Int64Array, fault_lost: BoolArray, fault_left: Int64Array, f_lo: int, f_hi: int,
     c_birth: Int64Array, c_ready: Int64Array, c_g: Int64Array, c_listed: Int64Array,
     c_removed: Int64Array, c_death: Int64Array, c_by_command: BoolArray,
-    c_remembered: BoolArray, per_second: Int64Array, live_t: Int64Array, live_v: Int64Array,
+    c_remembered: BoolArray, ps: Int64Array2D, live_t: Int64Array, live_v: Int64Array,
     m_t: Int64Array, m_v: Int64Array, out: Int64Array, row: int,
 ) -> bool:
     """Run cell ``row``; False if it needs more copies than the scratch arrays hold.
@@ -237,24 +248,19 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     # at the end of a second (E, what stale reads see); E's running total; the lag per
     # second (watch cells with lag windows only).
     T = duration + 1
-    c_M = per_second[0:T]
-    d_E = per_second[T:2 * T]
-    c_E = per_second[2 * T:3 * T]
-    pre_E = per_second[3 * T:4 * T]
-    xs = per_second[4 * T:5 * T]
     lagged = n_lag > 0
-    if lagged:
-        d_E[:] = 0
-    if watch:
-        c_M[:] = 0
-        c_E[:] = 0
+    for t in range(T if lagged else 0):
+        ps[_DE, t] = 0
+    for t in range(T if watch else 0):
+        ps[_CM, t] = 0
+        ps[_CE, t] = 0
     n_live_ev = 0  # pending changes of the live count: a heap (live_t, live_v)
     n_m = 0  # pending changes of the unlagged read's size: a heap (m_t, m_v)
     heap_room = live_t.shape[0]
     lag_per_second = watch and lagged
     if lag_per_second:
         for t in range(T):
-            xs[t] = _extra(t, lag_from, lag_to, lag_extra, w_lo, w_hi)
+            ps[_XS, t] = _extra(t, lag_from, lag_to, lag_extra, w_lo, w_hi)
     n = 0  # copies held (in creation order)
     compact_at = _COMPACT_FROM
     k_made = 0  # copies ever created: the counter of streams STARTUP and LEDGER_DELAY
@@ -295,7 +301,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                     c_removed[i] = s
                     c_by_command[i] = False
                     n_m = _mark_removal(s, c_birth[i], c_listed[i], c_g[i], False, m_t, m_v,
-                                        n_m, c_M, d_E, c_E, lagged, watch)
+                                        n_m, ps, lagged, watch)
                 kill -= 1
             i += 1
         if n_live_ev > heap_room or n_m > heap_room:
@@ -307,7 +313,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
             exp_active = False
             p_rs += 1
         # 3. A round: a periodic round time, or (watch) a read that differs from t - 1's.
-        x = xs[s] if lag_per_second else _extra(s, lag_from, lag_to, lag_extra, w_lo, w_hi)
+        x = ps[_XS, s] if lag_per_second else _extra(s, lag_from, lag_to, lag_extra, w_lo, w_hi)
         run = s == next_periodic
         if run:
             step = U
@@ -317,7 +323,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
             next_periodic += max(1, step)
             periodic_i += 1
         elif watch:
-            x_before = xs[s - 1] if lag_per_second else 0
+            x_before = ps[_XS, s - 1] if lag_per_second else 0
             if x != x_before:  # a lag window opens or closes: compare copy by copy
                 for i in range(n):
                     if _in_read(s, x, c_birth[i], c_listed[i], c_removed[i], c_g[i],
@@ -327,9 +333,9 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                         run = True
                         break
             elif x == 0:
-                run = c_M[s] != 0
+                run = ps[_CM, s] != 0
             else:
-                run = s - x >= 0 and c_E[s - x] != 0
+                run = s - x >= 0 and ps[_CE, s - x] != 0
         if run:
             rounds += 1
             # 4. The read, as of second r.
@@ -344,8 +350,9 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
             else:
                 while e_filled < r:
                     e_filled += 1
-                    pre_E[e_filled] = d_E[e_filled] + (pre_E[e_filled - 1] if e_filled else 0)
-                seen = pre_E[r]
+                    before = ps[_PRE, e_filled - 1] if e_filled else 0
+                    ps[_PRE, e_filled] = ps[_DE, e_filled] + before
+                seen = ps[_PRE, r]
             reads += seen + ledger_base
             # 5. The decision.
             diff = desired - seen
@@ -411,10 +418,10 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                         if max(s + 1, listed) <= duration:
                             n_m = _push(m_t, m_v, n_m, max(s + 1, listed), 1)
                         if watch:
-                            _add(c_M, max(s + 1, listed), 1)
+                            _add(ps, _CM, max(s + 1, listed), 1)
                         if lagged:
-                            _add(d_E, listed, 1)
-                            _add(c_E, listed, 1)
+                            _add(ps, _DE, listed, 1)
+                            _add(ps, _CE, listed, 1)
                         if kind == 0:  # expectations wait for the creations that answered
                             exp_seen = max(exp_seen, listed)
                         else:
@@ -446,7 +453,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                             n_live_ev = _push(live_t, live_v, n_live_ev,
                                               max(c_ready[i], s + grace), -1)
                         n_m = _mark_removal(s, c_birth[i], c_listed[i], c_g[i], True, m_t, m_v,
-                                            n_m, c_M, d_E, c_E, lagged, watch)
+                                            n_m, ps, lagged, watch)
                         deleted += 1
                     exp_seen = max(exp_seen, c_removed[i] + c_g[i])
                 exp_active, exp_set = True, s
@@ -478,13 +485,13 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
         if watch:  # the first second whose read may differ from the one before
             for t in range(s + 1, nxt):
                 if not lag_per_second:
-                    changed = c_M[t] != 0
-                elif xs[t] != xs[t - 1]:
+                    changed = ps[_CM, t] != 0
+                elif ps[_XS, t] != ps[_XS, t - 1]:
                     changed = True  # a window opens or closes: checked copy by copy
-                elif xs[t] == 0:
-                    changed = c_M[t] != 0
+                elif ps[_XS, t] == 0:
+                    changed = ps[_CM, t] != 0
                 else:
-                    changed = t - xs[t] >= 0 and c_E[t - xs[t]] != 0
+                    changed = t - ps[_XS, t] >= 0 and ps[_CE, t - ps[_XS, t]] != 0
                 if changed:
                     nxt = t
                     break
@@ -557,7 +564,7 @@ def _simulate_world(  # noqa: PLR0913, PLR0917 — numba takes arrays positional
         capacity = _FIRST_CAPACITY
         (c_birth, c_ready, c_g, c_listed, c_removed, c_death, c_by_command, c_remembered,
          live_t, live_v, m_t, m_v) = _copy_scratch(capacity)
-        per_second = np.empty(5 * max_seconds, np.int64)
+        per_second = np.empty((5, max_seconds), np.int64)
         for i in range(lo, hi):
             # Deaths in one second commute (together they kill min(total, live) of the
             # oldest live copies), so only their order in time matters.
