@@ -13,8 +13,11 @@ SPECS = Path(__file__).resolve().parent.parent / "sweeps"
 
 
 def test_axes_are_the_model_parameters_with_schedule_for_deaths() -> None:
-    assert AXES == ("controller", "desired", "U", "G", "B", "duration", "schedule",
-                    "ledger_base", "observe", "max_per_round", "gain", "ttl", "restart_at")
+    assert AXES[:13] == ("controller", "desired", "U", "G", "B", "duration", "schedule",
+                         "ledger_base", "observe", "max_per_round", "gain", "ttl", "restart_at")
+    assert AXES[13:] == ("B_spread", "G_spread", "U_jitter", "seed", "delete_order", "grace",
+                         "lag", "create_faults", "fail_rate", "lost_rate", "trigger",
+                         "slow_start")
 
 
 def test_values_lists_and_inclusive_ranges() -> None:

@@ -19,12 +19,14 @@ import polars as pl
 from reconsim.errors import ReconsimError
 from reconsim.model.laws import law_columns
 from reconsim.model.params import (
+    BY_NAME,
     CONTROLLERS,
     DEFAULTS,
     METRIC_NAMES,
     PARAM_NAMES,
     UNLIMITED,
     VARIANT_PARAMS,
+    WORLD_PARAMS,
     applies,
 )
 from reconsim.model.seed001 import BASE, U_SCAN_G
@@ -99,11 +101,17 @@ def load_sweep(sweep_dir: Path) -> Sweep:
     missing = [c for c in needed if c not in schema]
     if missing:
         raise ReportError(f"{sweep_dir / 'data'}: missing column(s) {', '.join(missing)}")
-    axes = axis_names(schema.names())
     # Parameters the file lacks (a sweep written before they existed) took the model's
     # defaults; hidden columns carry those for reconsim.model.laws, and they are no axes.
+    # So are issue 8's parameters where every cell holds the default: seed 001's world.
+    constant = [p for p in WORLD_PARAMS if p in schema]
+    if constant:
+        off = scan.select(BY_NAME[p].off_default().any() for p in constant).collect().row(0)
+        constant = [p for p, differs in zip(constant, off, strict=True) if not differs]
+    axes = tuple(a for a in axis_names(schema.names()) if a not in constant)
     hidden = [p for p in PARAM_NAMES if p not in schema and p != "deaths"]
     scan = scan.with_columns(_default_column(p) for p in hidden)
+    hidden += constant
     schema = scan.collect_schema()
     scan = scan.with_columns(
         *(flat(a, schema[a]) for a in (*axes, *hidden)),
