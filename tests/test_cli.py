@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -152,3 +153,20 @@ def test_bad_world_flags_are_one_line_and_exit_2(argv: list[str], message: str,
     assert captured.out == ""
     assert len(captured.err.strip().splitlines()) == 1
     assert message in captured.err
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('[lag.s]\nwindows = [[5, 5, 1]]\n', "lag.s.windows: window must have from < to, got (5, 5)"),
+    ('[grid]\ncreate_faults = "burst"\n', "grid.create_faults: unknown faults schedule 'burst'"),
+    ('[grid]\nseed = -1\n', "grid.seed: seed must be an integer in [0, 2147483647], got -1"),
+])
+def test_bad_world_specs_are_one_line_exit_2_and_write_nothing(
+        text: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = tmp_path / "bad.toml"
+    spec.write_text(f'name = "bad"\n{text}', encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["sweep", str(spec), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1
+    assert message in err
+    assert not out.exists()

@@ -512,11 +512,15 @@ class Records(Kind):
     """A schedule: a list of records kept in listed order, each field of its own kind
     (an :class:`Int` or a :class:`Choice`); list[struct]. ``increasing`` names two fields a
     record must hold in strictly increasing order. The kernel reads offsets (one per row
-    + 1) and one flat array per field, ``NAME_FIELD`` (a choice as its code)."""
+    + 1) and one flat array per field, ``NAME_FIELD`` (a choice as its code). A sweep spec
+    names schedules in tables ``[TABLE.NAME]`` holding their records under ``key``; its
+    axis lists names (``none``, no records, is built in)."""
 
     noun: str
     fields: tuple[tuple[str, Int | Choice], ...]
     increasing: tuple[str, str] | None = None
+    table: str = ""
+    key: str = ""
     null_noun: ClassVar[str] = "schedule"
     null_hint: ClassVar[str] = " (use an empty list for none)"
 
@@ -643,6 +647,8 @@ class Windows(Records):
     fields: tuple[tuple[str, Int | Choice], ...] = (
         ("from", Int(0)), ("to", Int(0)), ("extra", Int(1)))
     increasing: tuple[str, str] | None = ("from", "to")
+    table: str = "lag"
+    key: str = "windows"
 
 
 @dataclass(frozen=True)
@@ -652,6 +658,8 @@ class Faults(Records):
     noun: str = "event"
     fields: tuple[tuple[str, Int | Choice], ...] = (
         ("at", Int(0)), ("count", Int(0)), ("kind", Choice(FAULT_KINDS)))
+    table: str = "faults"
+    key: str = "events"
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,7 +34,10 @@ from reconsim.model.simulate import DEATHS_DTYPE
 
 #: The columns :func:`~reconsim.model.laws.law_columns` derives from a cell's parameters
 #: and overshoot.
-LAW_COLUMNS: Final = ("law_overshoot", "law_holds", "above_boundary")
+LAW_COLUMNS: Final = ("law_overshoot", "law_holds", "above_boundary", "law_overshoot_worst",
+                      "above_boundary_worst")
+#: Prefix of the law columns recomputed from the stored parameters, before they are shown.
+_FRESH: Final = "__fresh_"
 
 #: Axes every sweep has, in the order the report lists them; extra parameter columns follow.
 CORE_AXES: Final = ("controller", "G", "U", "B", "desired", "schedule", "duration", "ledger_base")
@@ -112,6 +115,8 @@ def load_sweep(sweep_dir: Path) -> Sweep:
     hidden = [p for p in PARAM_NAMES if p not in schema and p != "deaths"]
     scan = scan.with_columns(_default_column(p) for p in hidden)
     hidden += constant
+    # The laws read the parameters as stored (lists as lists), before they are flattened.
+    scan = scan.with_columns(e.name.prefix(_FRESH) for e in law_columns())
     schema = scan.collect_schema()
     scan = scan.with_columns(
         *(flat(a, schema[a]) for a in (*axes, *hidden)),
@@ -121,11 +126,13 @@ def load_sweep(sweep_dir: Path) -> Sweep:
     )
     table = scan.select(
         *axes, *METRIC_NAMES, *(c for c in LAW_COLUMNS if c in schema), *hidden, SEED_DEATHS,
+        *(_FRESH + c for c in LAW_COLUMNS),
     ).collect()
     if table.height == 0:
         raise ReportError(f"{sweep_dir / 'data'}: the table has no rows")
     stale = _stale_law_cells(table)
-    table = table.drop(*(c for c in LAW_COLUMNS if c in table.columns)).with_columns(law_columns())
+    table = table.drop(*(c for c in LAW_COLUMNS if c in table.columns)).rename(
+        {_FRESH + c: c for c in LAW_COLUMNS})
     # A schedule's events can depend on the duration; show those of its longest run.
     schedules = scan.group_by("schedule").agg(
         pl.col("deaths").sort_by("duration", descending=True).first()).collect()
@@ -174,13 +181,13 @@ def flat(axis: str, dtype: pl.DataType) -> pl.Expr:
 
 
 def _stale_law_cells(table: pl.DataFrame) -> int:
-    """Count cells whose stored law columns differ from what :mod:`.laws` gives now."""
+    """Count cells whose stored law columns differ from what :mod:`.laws` gives now
+    (the ``_FRESH`` columns)."""
     stored = [c for c in LAW_COLUMNS if c in table.columns]
     if not stored:
         return 0
-    fresh = table.select(law_columns())
     differs = pl.any_horizontal(
-        *(~table[c].eq_missing(fresh[c]) for c in stored)
+        *(~table[c].eq_missing(table[_FRESH + c]) for c in stored)
     )
     return int(table.select(differs.sum()).item())
 
