@@ -65,7 +65,7 @@ def _seed(args: argparse.Namespace) -> None:
 
 
 def _add_sweep(sub: Any) -> None:
-    from reconsim.sweep.runner import BACKENDS, WRITERS
+    from reconsim.sweep.runner import BACKENDS, DEFAULT_MAX_CELLS, WRITERS
 
     p = sub.add_parser(
         "sweep", help="run a spec's grid into a Parquet table (resumable)",
@@ -87,6 +87,8 @@ def _add_sweep(sub: Any) -> None:
                    "storage). Default: parent with --backend dask, workers otherwise")
     p.add_argument("--force", action="store_true",
                    help="start over when DIR holds another spec's results")
+    p.add_argument("--max-cells", type=int, default=DEFAULT_MAX_CELLS, metavar="N",
+                   help=f"refuse a grid of more than N cells (default {DEFAULT_MAX_CELLS:.0e})")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar (default: only on a terminal)")
     p.add_argument("--report", action="store_true",
@@ -95,23 +97,25 @@ def _add_sweep(sub: Any) -> None:
 
 
 def _sweep(args: argparse.Namespace) -> None:
-    from reconsim.sweep.runner import describe, run_sweep
+    from reconsim.sweep.runner import check_size, describe, plan, run_sweep
     from reconsim.sweep.spec import load_spec
 
     spec = load_spec(args.spec)
+    check_size(spec, args.max_cells)
+    print(plan(spec), flush=True)
     result = run_sweep(spec, args.out, jobs=args.jobs, backend=args.backend,
                        scheduler=args.scheduler, force=args.force, progress=args.progress,
-                       write_from=args.write_from)
+                       write_from=args.write_from, max_cells=args.max_cells)
     print(describe(result))
     if args.report:
         _write_report(result.out)
 
 
-def _write_report(out: str | Path) -> None:
+def _write_report(sweep_dir: str | Path, out: str | None = None) -> None:
     from reconsim.report import build_report
 
     started = time.perf_counter()
-    report = build_report(out)
+    report = build_report(sweep_dir, out=out)
     size = report.html.stat().st_size
     print(f"{report.html}: {size / 1e6:.1f} MB, {len(report.figures)} figure files, "
           f"{time.perf_counter() - started:.1f} s")
@@ -121,8 +125,13 @@ def _add_report(sub: Any) -> None:
     p = sub.add_parser("report", help="write a sweep's HTML report",
                        description="Write DIR/report.html (self-contained, works offline), "
                        "DIR/summary.json and DIR/figures/ (PNG and SVG) from a sweep's table.")
-    p.add_argument("dir", metavar="DIR", help="a sweep's output directory")
-    p.set_defaults(handler=lambda args: _write_report(args.dir))
+    p.add_argument("dir", metavar="DIR",
+                   help="a sweep's output directory: a path, a file:// URL, or s3://, gs://, "
+                   "az:// (needs fsspec and s3fs, gcsfs or adlfs for sweep.json)")
+    p.add_argument("--out", metavar="FOLDER", default=None,
+                   help="write the report's files into this local folder instead of DIR "
+                   "(required when DIR is on object storage)")
+    p.set_defaults(handler=lambda args: _write_report(args.dir, args.out))
 
 
 def _add_publish(sub: Any) -> None:
@@ -237,6 +246,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def one_line(text: str) -> str:
+    r"""``text`` with every character that would break its line (or is not printable)
+    escaped: an error is one line on stderr whatever the input it quotes.
+
+    >>> print(one_line("grid." + chr(10) + ": unknown key"))
+    grid.\n: unknown key
+    """
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                   for c in text)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status (2 for bad input, printed in one line).
 
@@ -249,7 +269,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f"reconsim {args.command}: "
         status = args.handler(args)
     except ReconsimError as exc:
-        print(f"error: {where}{exc}", file=sys.stderr)
+        print(f"error: {where}{one_line(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted: finished chunks are kept; run the same command again to resume",

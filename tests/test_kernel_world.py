@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 import polars as pl
@@ -177,3 +178,31 @@ def test_new_columns_are_optional_and_checked() -> None:
                                 "deaths"))["overshoot"].to_list() == [6]
     with pytest.raises(ValueError, match=r"lag window must have from < to, got \(5, 5\)"):
         simulate(base.with_columns(lag=pl.Series([[{"from": 5, "to": 5, "extra": 1}]])))
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    # A watch trigger may run a round every second: the bound reads U = 1, not U = 900
+    # (the same cell with periodic rounds passes: below).
+    ({"desired": 10**6, "U": 900, "trigger": "watch"}, "may create 9.01e+08 copies"),
+    ({"desired": 2**61, "U": 900, "grace": 1}, "could count up to"),
+    ({"duration": 10**10, "U": 900, "U_jitter": 1}, "GiB of scratch"),
+])
+def test_the_world_kernel_refuses_what_it_cannot_count(change: dict[str, object],
+                                                       message: str) -> None:
+    cells = cells_frame([Cell(), Cell()]).with_columns(
+        **{k: pl.Series([getattr(Cell(), k), v]) for k, v in change.items()})
+    with pytest.raises(ValueError, match=re.escape("kernel: cell 1 (")) as info:
+        simulate(cells, checked=True)
+    assert message in str(info.value)
+
+
+def test_the_guard_passes_what_the_world_kernel_can_hold() -> None:
+    from reconsim.model.kernel_world import _refuse_copies
+
+    def cell(trigger: bool) -> dict[str, np.ndarray]:
+        return {"desired": np.array([10**6]), "U": np.array([900]), "duration": np.array([900]),
+                "U_jitter": np.array([0]), "trigger": np.array([trigger])}
+
+    _refuse_copies(cell(trigger=False))  # two rounds of a million copies: 0.7 GiB
+    with pytest.raises(ValueError, match=re.escape("may create 9.01e+08 copies")):
+        _refuse_copies(cell(trigger=True))

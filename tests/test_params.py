@@ -166,25 +166,48 @@ def test_schedules_are_normalised_to_tuples() -> None:
 
 
 @pytest.mark.parametrize(("field", "value", "message"), [
-    ("B_spread", -1, "B_spread must be an integer >= 0, got -1"),
-    ("G_spread", 1.5, "G_spread must be an integer >= 0, got 1.5"),
-    ("U_jitter", -2, "U_jitter must be an integer >= 0, got -2"),
+    ("B_spread", -1, "B_spread must be an integer in [0, 1000000], got -1"),
+    ("G_spread", 1.5, "G_spread must be an integer in [0, 1000000], got 1.5"),
+    ("U_jitter", -2, "U_jitter must be an integer in [0, 1000000], got -2"),
     ("seed", 2**31, "seed must be an integer in [0, 2147483647], got 2147483648"),
     ("seed", -1, "seed must be an integer in [0, 2147483647], got -1"),
-    ("grace", -1, "grace must be an integer >= 0, got -1"),
+    ("grace", -1, "grace must be an integer in [0, 1000000], got -1"),
     ("delete_order", "random", "delete_order must be one of oldest, newest; got 'random'"),
     ("trigger", "event", "trigger must be one of periodic, watch; got 'event'"),
     ("slow_start", 1, "slow_start must be true or false, got 1"),
     ("fail_rate", 0.0005, "fail_rate must be a multiple of 0.001 in [0, 1], got 0.0005"),
     ("lost_rate", -0.1, "lost_rate must be a multiple of 0.001 in [0, 1], got -0.1"),
     ("lag", [(5, 5, 1)], "lag window must have from < to, got (5, 5)"),
-    ("lag", [(1, 5, 0)], "lag window extra must be an integer >= 1, got 0"),
-    ("lag", [(-1, 5, 2)], "lag window from must be an integer >= 0, got -1"),
+    ("lag", [(1, 5, 0)], "lag window extra must be an integer in [1, 1000000], got 0"),
+    ("lag", [(-1, 5, 2)], "lag window from must be an integer in [0, 1000000], got -1"),
     ("lag", [(1, 5)], "lag window must be (from, to, extra), got (1, 5)"),
     ("lag", "1:5:2", "lag must be a list of (from, to, extra) records"),
     ("create_faults", [(0, 1, "crash")], "create_faults event kind must be one of fail, lost"),
-    ("create_faults", [(0, -1, "fail")], "create_faults event count must be an integer >= 0"),
+    ("create_faults", [(0, -1, "fail")],
+     "create_faults event count must be an integer in [0, 1000000]"),
 ])
 def test_bad_world_values_are_named(field: str, value: object, message: str) -> None:
     with pytest.raises(ValueError, match=re.escape(message)):
         Cell(**{field: value})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("grace", 10**6 + 1, "grace must be an integer in [0, 1000000], got 1000001"),
+    ("lag", [(0, 10**6 + 1, 1)], "lag window to must be an integer in [0, 1000000]"),
+    ("create_faults", [(0, 10**6 + 1, "fail")],
+     "create_faults event count must be an integer in [0, 1000000], got 1000001"),
+    ("lag", [(t, t + 1, 1) for t in range(10**4 + 1)],
+     "lag: 10001 windows, more than the 10000 a cell may hold"),
+])
+def test_world_values_have_bounds(field: str, value: object, message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        Cell(**{field: value})  # type: ignore[arg-type]
+
+
+def test_a_frame_with_too_many_lag_windows_is_refused() -> None:
+    windows = [{"from": t, "to": t + 1, "extra": 1} for t in range(10**4 + 1)]
+    frame = cells_frame([Cell()]).with_columns(
+        pl.Series("lag", [windows], dtype=BY_NAME["lag"].kind.dtype))
+    with pytest.raises(ValueError, match=re.escape(
+            "lag: 10001 windows, more than the 10000 a cell may hold")):
+        simulate(frame)

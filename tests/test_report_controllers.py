@@ -53,7 +53,7 @@ def test_variants_are_labelled_by_the_parameters_that_vary(tmp_path: Path) -> No
     sweep = load_sweep(write_table(tmp_path / "v", table()))
     assert variant_params(sweep.table) == ["restart_at"]   # observe, cap, ttl are constant
     assert variant_order(sweep.table, ["restart_at"]) == [LEDGER, I340, INONE]
-    labels = sweep.table.select(variant_label(["restart_at"]))["variant"].to_list()
+    labels = sweep.table.select(variant_label(["restart_at"])).collect()["variant"].to_list()
     assert labels == [LEDGER, LEDGER, INONE, INONE, I340, I340]
 
 

@@ -224,7 +224,10 @@ def test_interrupted_sweep_resumes_to_the_same_table(tmp_path: Path, sig: int,
     assert resumed.stderr == f"{out}: the last run " + (
         "was interrupted" if sig == signal.SIGINT else "stopped before it finished (killed?)"
     ) + "; resuming\n"
-    computed = int(resumed.stdout.split(": ")[1].split(" cells")[0].replace(",", ""))
+    plan, done = resumed.stdout.splitlines()  # the grid's size, then what this run did
+    assert plan == f"{spec.name}: {spec.n_cells:,} cells in {spec.n_chunks} chunks of up to " \
+        f"{spec.chunk_size:,}"
+    computed = int(done.split(": ")[1].split(" cells")[0].replace(",", ""))
     assert computed < spec.n_cells  # only the missing chunks were simulated
     got = table(out)
     reference = simulate(expand(spec))
@@ -279,8 +282,8 @@ def test_foreign_directory_is_refused_even_with_force(tmp_path: Path) -> None:
     ('name = "t"\n[grid\n', "TOML syntax error"),
     ('name = "t"\n[grid]\nGg = [1]\n', "grid.Gg: unknown key"),
     ('name = "t"\n[grid]\nG = []\n', "grid.G: empty axis"),
-    ('name = "t"\n[grid]\nU = [0]\n', "grid.U: U must be an integer >= 1, got 0"),
-    ('name = "t"\n[grid]\nG = ["x"]\n', "grid.G: G must be an integer >= 0, got 'x'"),
+    ('name = "t"\n[grid]\nU = [0]\n', "grid.U: U must be an integer in [1, 1000000], got 0"),
+    ('name = "t"\n[grid]\nG = ["x"]\n', "grid.G: G must be an integer in [0, 1000000], got 'x'"),
     ('name = "t"\n[grid]\nU = { from = 1, to = 5, step = -1 }\n', "step must be a positive"),
     ('name = "t"\n[grid]\ncontroller = ["pid"]\n', "controller must be one of"),
     ('name = "t"\n[grid]\nschedule = ["x"]\n', "unknown schedule 'x'"),

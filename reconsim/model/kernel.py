@@ -32,7 +32,7 @@ The public entry point takes and returns plain NumPy arrays; polars stays in
 from __future__ import annotations
 
 import inspect
-from typing import Final
+from typing import Any, Final
 
 import numba
 import numpy as np
@@ -273,6 +273,89 @@ def _simulate(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
     return out
 
 
+#: One cell's scratch (its block allocates its largest cell's) above this is refused: the
+#: parameters' bounds keep it under 40 MB (32 bytes a round, 32 bytes a death event).
+MAX_SCRATCH_BYTES: Final = 1 << 30
+#: Every count the kernel keeps must stay below this: int64's range with a factor-2 margin,
+#: so that the float bounds below cannot round past it.
+COUNT_LIMIT: Final = 2.0**62
+
+
+def refuse_unsafe(  # noqa: PLR0913
+    *, desired: Int64Array, U: Int64Array, G: Int64Array, B: Int64Array,
+    duration: Int64Array, ledger_base: Int64Array, deaths_offsets: Int64Array,
+    deaths_count: Int64Array, restart_at_offsets: Int64Array,
+) -> None:
+    """Raise ``ValueError`` for a cell whose scratch cannot be allocated or whose counts could
+    pass int64, before anything runs: an error, never a wrong number.
+
+    Bounds, in floats: a cell runs ``R = duration // U + 1`` rounds and creates at most
+    ``desired`` copies a round, so at most ``C = R x desired`` copies exist, are live or are
+    listed. Reads, delete commands and excess copy-seconds are at most
+    ``(duration + 1) x (C + ledger_base + desired)``; a damped round multiplies at most
+    ``C + desired`` by 1000; the deaths a second adds up are at most the schedule's total.
+    The parameters' bounds (:data:`reconsim.model.params.MAX_SECONDS`, ``MAX_COPIES``,
+    ``MAX_EVENTS``) keep every checked cell far inside both limits.
+    """
+    if not len(desired):
+        return
+    # First over the columns' extremes (a few reductions): a batch whose largest duration,
+    # smallest period, largest counts ... pass together needs no look at single cells.
+    n_ev, n_rs = np.diff(deaths_offsets), np.diff(restart_at_offsets)
+    extremes = {name: np.array([float(a.max())]) for name, a in (
+        ("desired", desired), ("G", G), ("B", B), ("duration", duration),
+        ("ledger_base", ledger_base), ("n_ev", n_ev), ("n_rs", n_rs))}
+    extremes["U"] = np.array([float(max(1, U.min()))])
+    extremes["deaths"] = extremes["n_ev"] * float(deaths_count.max(initial=0))
+    if _unsafe(**extremes).max() < 1:
+        return
+    # Then cell by cell, to name the first cell that does not fit.
+    cells = {"desired": desired, "U": np.maximum(U, 1), "G": G, "B": B, "duration": duration,
+             "ledger_base": ledger_base, "n_ev": n_ev, "n_rs": n_rs}
+    total = np.concatenate(([0.0], np.cumsum(deaths_count.astype(np.float64))))
+    unsafe = _unsafe(**{k: v.astype(np.float64) for k, v in cells.items()},
+                     deaths=total[deaths_offsets[1:]] - total[deaths_offsets[:-1]])
+    if unsafe.max() < 1:
+        return
+    i = int(np.argmax(unsafe >= 1))
+    rounds = int(duration[i]) // max(1, int(U[i])) + 1
+    scratch = 8 * (4 * rounds + 4 * int(n_ev[i]) + 2 * int(n_rs[i]))
+    if scratch >= MAX_SCRATCH_BYTES:
+        raise ValueError(
+            f"kernel: cell {i} (duration {duration[i]}, U {U[i]}, {n_ev[i]} death events) "
+            f"needs {scratch / 2**30:.3g} GiB of scratch, above the "
+            f"{MAX_SCRATCH_BYTES / 2**30:g} GiB a cell may take")
+    worst = float(_worst(float(desired[i]), float(max(1, U[i])), float(G[i]), float(B[i]),
+                         float(duration[i]), float(ledger_base[i]),
+                         float(total[deaths_offsets[i + 1]] - total[deaths_offsets[i]])))
+    raise ValueError(
+        f"kernel: cell {i} (desired {desired[i]}, U {U[i]}, duration {duration[i]}, "
+        f"ledger_base {ledger_base[i]}) could count up to {worst:.3g}, past int64: "
+        "its figures would be wrong")
+
+
+def _worst(  # noqa: PLR0913, PLR0917 — the parameters the bound reads, scalars or arrays
+    desired: Any, U: Any, G: Any, B: Any, duration: Any, ledger_base: Any, deaths: Any,
+) -> Any:
+    """The largest count a cell can reach (floats, scalars or arrays): see refuse_unsafe."""
+    seconds = duration + 1
+    copies = (np.floor(duration / U) + 1) * desired
+    return np.maximum.reduce([seconds * (copies + ledger_base + desired),
+                              1000 * (copies + desired), deaths + copies + desired,
+                              seconds + U + G + B])
+
+
+def _unsafe(  # noqa: PLR0913 — the parameters the bounds read
+    *, desired: Any, U: Any, G: Any, B: Any, duration: Any, ledger_base: Any, n_ev: Any,
+    n_rs: Any, deaths: Any,
+) -> Any:
+    """Per cell, >= 1 when its scratch or its counts do not fit (floats, arrays)."""
+    rounds = np.floor(duration / U) + 1
+    scratch = 8 * (4 * rounds + 4 * n_ev + 2 * n_rs)
+    worst = _worst(desired, U, G, B, duration, ledger_base, deaths)
+    return np.maximum(scratch / MAX_SCRATCH_BYTES, worst / COUNT_LIMIT)
+
+
 # One body, two compilations: threads pay off only on batches large enough to hide the
 # cost of waking them (and of their spinning afterwards, which slows polars on 2 cores).
 _simulate_parallel = numba.njit(cache=True, parallel=True)(_simulate)
@@ -314,6 +397,9 @@ def simulate_arrays(  # noqa: PLR0913
     def i64(a: NDArray[np.integer]) -> Int64Array:
         return np.ascontiguousarray(a, np.int64)
 
+    refuse_unsafe(desired=i64(desired), U=i64(U), G=i64(G), B=i64(B), duration=i64(duration),
+                  ledger_base=i64(ledger_base), deaths_offsets=i64(deaths_offsets),
+                  deaths_count=i64(deaths_count), restart_at_offsets=i64(restart_at_offsets))
     if parallel is None:
         parallel = n >= PARALLEL_MIN_CELLS
     run = _simulate_parallel if parallel else _simulate_serial

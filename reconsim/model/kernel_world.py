@@ -56,9 +56,11 @@ from reconsim.model.kernel import (
     CREATED,
     EXPECTATIONS,
     INTENT,
+    MAX_SCRATCH_BYTES,
     OUT_COLUMNS,
     _damped,
     _sorted_into,
+    refuse_unsafe,
 )
 
 #: :func:`reconsim.model.rng.splitmix64`, compiled: the same source on unsigned 64-bit integers.
@@ -627,6 +629,30 @@ _FLAGS: Final = {
 }
 
 
+#: Bytes of scratch a copy takes: its six times and two flags, and its heap entries.
+_BYTES_PER_COPY: Final = 6 * 8 + 2 + 4 * 8 * _HEAP_PER_COPY
+
+
+def _refuse_copies(a: dict[str, NDArray[np.generic]]) -> None:
+    """Raise ``ValueError`` for a cell whose copies might not fit its scratch: this kernel
+    holds a record per copy, and a cell creates at most ``desired`` copies a round, one
+    round a second at most with jitter or watch triggers (the capacity doubles as it
+    grows, so twice that)."""
+    every_second = a["trigger"].astype(bool) | (a["U_jitter"].astype(np.int64) > 0)
+    U = np.where(every_second, 1, np.maximum(a["U"], 1)).astype(np.float64)
+    duration = a["duration"].astype(np.float64)
+    copies = (np.floor(duration / U) + 1) * a["desired"].astype(np.float64)
+    scratch = 2 * _BYTES_PER_COPY * copies + 8 * 5 * (duration + 1)
+    if not len(scratch) or scratch.max() < MAX_SCRATCH_BYTES:
+        return
+    i = int(np.argmax(scratch >= MAX_SCRATCH_BYTES))
+    raise ValueError(
+        f"kernel: cell {i} (desired {a['desired'][i]}, U {a['U'][i]}, duration "
+        f"{a['duration'][i]}) may create {copies[i]:.3g} copies, {scratch[i] / 2**30:.3g} GiB "
+        f"of the world kernel's scratch, above the {MAX_SCRATCH_BYTES / 2**30:g} GiB a cell "
+        "may take")
+
+
 def simulate_world_arrays(
     *, parallel: bool | None = None, **arrays: NDArray[np.generic],
 ) -> Int64Array:
@@ -655,6 +681,17 @@ def simulate_world_arrays(
                              "values, one entry per cell + 1")
     args = [np.asarray(arrays[name]) == _FLAGS[name] if name in _FLAGS
             else np.ascontiguousarray(arrays[name], np.int64) for name in WORLD_INPUTS]
+    a = dict(zip(WORLD_INPUTS, args, strict=True))
+    # The count kernel's bounds, read for the worst this world allows: a round every
+    # second where rounds are jittered or watch-triggered, the longest delays. Creates per
+    # round stay at most `desired` (lost and failed commands add none), so the bounds hold.
+    refuse_unsafe(
+        desired=a["desired"], U=np.where(a["trigger"] | (a["U_jitter"] > 0), 1, a["U"]),
+        G=a["G"] + a["G_spread"], B=a["B"] + a["B_spread"] + a["grace"],
+        duration=a["duration"], ledger_base=a["ledger_base"],
+        deaths_offsets=a["deaths_offsets"], deaths_count=a["deaths_count"],
+        restart_at_offsets=a["restart_at_offsets"])
+    _refuse_copies(a)
     if parallel is None:
         parallel = n >= PARALLEL_MIN_CELLS
     run = _simulate_world_parallel if parallel else _simulate_world_serial

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
+import reprlib
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -71,6 +73,46 @@ SEED_MAX: Final = 2**31 - 1
 
 #: How far from a whole number of thousandths a float may be and still count as one.
 THOUSANDTHS_TOLERANCE: Final = 1e-9
+
+# Upper bounds that keep every figure exact (README, "Bounds"). A cell runs R <= duration + 1
+# rounds and creates at most `desired` copies a round, so at most C = R x desired copies exist,
+# are live or are listed; the largest metrics are sums of such counts over rounds or seconds:
+# reads <= R x (C + ledger_base), delete commands <= R x C, excess copy-seconds
+# <= (duration + 1) x C. With every duration at most MAX_SECONDS and every count at most
+# MAX_COPIES they stay below (10**6 + 1)**2 x (10**6 + 2) ~ 1.0e18, a ninth of int64's
+# 9.2e18; the kernel's scratch for one cell is 32 bytes a round: 32 MB at most.
+# New parameters take the bound of what they are: seconds, copies, or list entries.
+#: Bound of every parameter counted in seconds: durations, periods, delays, ttl, event times.
+MAX_SECONDS: Final = 10**6
+#: Bound of every parameter counted in copies: desired, ledger_base, caps, a death's count.
+MAX_COPIES: Final = 10**6
+#: Bound of one cell's list: death events, restart times. The kernel sorts each cell's list by
+#: insertion (quadratic in the worst order): 10**4 entries in reverse take ~50 ms.
+MAX_EVENTS: Final = 10**4
+
+
+class _Shown(reprlib.Repr):
+    """reprlib with integers of any size (``repr`` refuses beyond 4,300 digits)."""
+
+    def repr_int(self, x: int, level: int) -> str:
+        if x.bit_length() <= 200:
+            return repr(x)
+        digits = int(x.bit_length() * math.log10(2)) + 1
+        return f"{'-' if x < 0 else ''}<an integer of about {digits:,} digits>"
+
+
+_SHOWN = _Shown()
+_SHOWN.maxlevel, _SHOWN.maxlist, _SHOWN.maxtuple, _SHOWN.maxdict = 3, 8, 8, 6
+_SHOWN.maxstring, _SHOWN.maxother = 80, 80
+
+
+def shown(value: Any) -> str:
+    """A value as an error message shows it: its repr, shortened, on one line.
+
+    >>> shown(10**5000), shown(list(range(20)))
+    ('<an integer of about 5,001 digits>', '[0, 1, 2, 3, 4, 5, 6, 7, ...]')
+    """
+    return _SHOWN.repr(value)
 
 
 def _is_int(value: Any) -> bool:
@@ -147,7 +189,7 @@ class Int(Kind):
         return f"in [{self.minimum}, {self.maximum}]"
 
     def _fail(self, name: str, value: Any, extra: str = "") -> NoReturn:
-        raise ValueError(f"{name} must be an integer {self.range()}{extra}, got {value!r}")
+        raise ValueError(f"{name} must be an integer {self.range()}{extra}, got {shown(value)}")
 
     def check(self, name: str, value: Any) -> Any:
         if not _is_int(value) or value < self.minimum or (
@@ -182,7 +224,7 @@ class Int(Kind):
 
     def argument(self, help: str, default: Any) -> dict[str, Any]:
         return {"type": int, "metavar": "N", "default": default,
-                "help": f"{help} (default {default})"}
+                "help": f"{help} (default {default}; {self.range()})"}
 
 
 @dataclass(frozen=True)
@@ -223,7 +265,7 @@ class Cap(Int):
             return None
         if not text.strip().isdigit() or int(text) < self.minimum:
             raise argparse.ArgumentTypeError(f"expected a positive integer or {UNLIMITED!r}, "
-                                             f"got {text!r}")
+                                             f"got {shown(text)}")
         return int(text)
 
 
@@ -238,7 +280,7 @@ class Choice(Kind):
         return pl.String()
 
     def _fail(self, name: str, value: Any) -> NoReturn:
-        raise ValueError(f"{name} must be one of {', '.join(self.choices)}; got {value!r}")
+        raise ValueError(f"{name} must be one of {', '.join(self.choices)}; got {shown(value)}")
 
     def check(self, name: str, value: Any) -> Any:
         if value not in self.choices:
@@ -289,10 +331,11 @@ class Thousandths(Kind):
     def _fail(self, name: str, value: Any) -> NoReturn:
         low = "(" if self.open_below else "["
         raise ValueError(f"{name} must be a multiple of 0.001 in {low}{self.minimum:g}, "
-                         f"{self.maximum:g}], got {value!r}")
+                         f"{self.maximum:g}], got {shown(value)}")
 
     def check(self, name: str, value: Any) -> Any:
         if (isinstance(value, bool) or not isinstance(value, (int, float))
+                or (isinstance(value, float) and not math.isfinite(value))
                 or (value <= self.minimum if self.open_below else value < self.minimum)
                 or value > self.maximum
                 or abs(value * 1000 - round(value * 1000)) > THOUSANDTHS_TOLERANCE):
@@ -308,7 +351,7 @@ class Thousandths(Kind):
         thousandths = col.cast(pl.Float64) * 1000
         off_grid = (thousandths - thousandths.round(0)).abs() > THOUSANDTHS_TOLERANCE
         below = col <= self.minimum if self.open_below else col < self.minimum
-        return [col.filter(below | (col > self.maximum) | off_grid)
+        return [col.filter(below | (col > self.maximum) | off_grid | col.cast(pl.Float64).is_nan())
                 .first().alias(f"{name}:bad")]
 
     def check_stats(self, name: str, row: Mapping[str, Any], column: pl.Series) -> None:
@@ -332,9 +375,24 @@ def _csr(lists: pl.Series) -> tuple[NDArray[Any], pl.Series]:
     return offsets.to_numpy(), lists.explode(empty_as_null=False)
 
 
+def _check_length(name: str, n: int, maximum: int, what: str) -> None:
+    if n > maximum:
+        raise ValueError(f"{name}: {n} {what}, more than the {maximum} a cell may hold")
+
+
+def _check_item(name: str, value: Any, maximum: int) -> int:
+    """An integer in [0, maximum] of a list, or ``ValueError`` naming the range."""
+    if not _is_int(value) or not 0 <= value <= maximum:
+        raise ValueError(f"{name} must be an integer in [0, {maximum}], got {shown(value)}")
+    return int(value)
+
+
 @dataclass(frozen=True)
 class Times(Kind):
-    """A list of seconds (integers >= 0); list[Int64]."""
+    """A list of at most ``max_len`` seconds, integers in [0, maximum]; list[Int64]."""
+
+    maximum: int = MAX_SECONDS
+    max_len: int = MAX_EVENTS
 
     @property
     def dtype(self) -> pl.DataType:
@@ -342,11 +400,13 @@ class Times(Kind):
 
     def check(self, name: str, value: Any) -> Any:
         if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
-            raise ValueError(f"{name} must be a list of seconds, got {value!r}")
+            raise ValueError(f"{name} must be a list of seconds, got {shown(value)}")
         times = tuple(value)
+        _check_length(name, len(times), self.max_len, "times")
         for v in times:
-            if not _is_int(v) or v < 0:
-                raise ValueError(f"{name} must hold integers >= 0, got {v!r}")
+            if not _is_int(v) or not 0 <= v <= self.maximum:
+                raise ValueError(f"{name} must hold integers in [0, {self.maximum}], "
+                                 f"got {shown(v)}")
         return times
 
     def check_dtype(self, name: str, dtype: pl.DataType) -> None:
@@ -357,15 +417,20 @@ class Times(Kind):
         col = pl.col(name)
         values = col.explode(empty_as_null=False)
         # an empty list explodes to nothing (empty_as_null=False), a null list to a null
-        return [values.min().alias(f"{name}:min"),
+        return [values.min().alias(f"{name}:min"), values.max().alias(f"{name}:max"),
+                col.list.len().max().alias(f"{name}:len"),
                 (values.is_null().sum() - col.is_null().sum()).alias(f"{name}:null_time")]
 
     def check_stats(self, name: str, row: Mapping[str, Any], column: pl.Series) -> None:
         if row[f"{name}:null_time"]:
             raise ValueError(f"{name}: null time in a list")
-        lowest = row[f"{name}:min"]
-        if lowest is not None and lowest < 0:
-            raise ValueError(f"{name} must be an integer >= 0, got {lowest!r}")
+        if row[f"{name}:len"] is not None:
+            _check_length(name, row[f"{name}:len"], self.max_len, "times")
+        for extreme in ("min", "max"):
+            value = row[f"{name}:{extreme}"]
+            if value is not None and not 0 <= value <= self.maximum:
+                raise ValueError(f"{name} must hold integers in [0, {self.maximum}], "
+                                 f"got {shown(value)}")
 
     def arrays(self, name: str, column: pl.Series) -> dict[str, NDArray[Any]]:
         offsets, values = _csr(column.cast(pl.List(pl.Int64)))
@@ -400,10 +465,13 @@ class Times(Kind):
 
 @dataclass(frozen=True)
 class Events(Kind):
-    """A death schedule: (at, count) events, integers >= 0, kept in listed order;
-    list[struct{at, count}]. A sweep names schedules (its ``schedule`` axis) and
-    stores the name beside the events."""
+    """A death schedule: at most ``max_len`` (at, count) events, ``at`` in [0, max_at] and
+    ``count`` in [0, max_count], kept in listed order; list[struct{at, count}]. A sweep
+    names schedules (its ``schedule`` axis) and stores the name beside the events."""
 
+    max_at: int = MAX_SECONDS
+    max_count: int = MAX_COPIES
+    max_len: int = MAX_EVENTS
     null_noun: ClassVar[str] = "schedule"
     null_hint: ClassVar[str] = " (use an empty list for none)"
 
@@ -412,7 +480,21 @@ class Events(Kind):
         return DEATHS_DTYPE
 
     def check(self, name: str, value: Any) -> Any:
-        return check_deaths(value, name)
+        if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+            raise ValueError(f"{name} must be a list of (at, count) pairs, got {shown(value)}")
+        events = tuple(value)
+        _check_length(name, len(events), self.max_len, "events")
+        out: list[tuple[int, int]] = []
+        for event in events:
+            pair = (event.get("at"), event.get("count")) if isinstance(event, Mapping) else event
+            try:
+                at, count = pair
+            except (TypeError, ValueError):
+                raise ValueError(f"{name} event must be an (at, count) pair, "
+                                 f"got {shown(event)}") from None
+            out.append((_check_item(f"{name} event at", at, self.max_at),
+                        _check_item(f"{name} event count", count, self.max_count)))
+        return tuple(out)
 
     def check_dtype(self, name: str, dtype: pl.DataType) -> None:
         if not (isinstance(dtype, pl.List) and isinstance(dtype.inner, pl.Struct)
@@ -424,20 +506,24 @@ class Events(Kind):
     def stats(self, name: str) -> list[pl.Expr]:
         events = pl.col(name).explode(empty_as_null=False)
         return [events.is_null().sum().alias(f"{name}:null_event"),
+                pl.col(name).list.len().max().alias(f"{name}:len"),
                 *(expr for part in ("at", "count") for expr in (
-                    events.struct.field(part).min().alias(f"{name}:{part}"),
+                    events.struct.field(part).min().alias(f"{name}:{part}:min"),
+                    events.struct.field(part).max().alias(f"{name}:{part}:max"),
                     events.struct.field(part).is_null().sum().alias(f"{name}:{part}:nulls")))]
 
     def check_stats(self, name: str, row: Mapping[str, Any], column: pl.Series) -> None:
         if row[f"{name}:null_event"]:
             bad = column.list.eval(pl.element().is_null()).list.any().arg_true()[0]
             raise ValueError(f"{name}: null event in row {bad}")
-        for part in ("at", "count"):
+        if row[f"{name}:len"] is not None:
+            _check_length(name, row[f"{name}:len"], self.max_len, "events")
+        for part, maximum in (("at", self.max_at), ("count", self.max_count)):
             if row[f"{name}:{part}:nulls"]:  # no null events by now: a null field
                 raise ValueError(f"{name} event {part}: null value")
-            lowest = row[f"{name}:{part}"]
-            if lowest is not None and lowest < 0:
-                raise ValueError(f"{name} event {part} must be an integer >= 0, got {lowest!r}")
+            for extreme in ("min", "max"):
+                if row[f"{name}:{part}:{extreme}"] is not None:
+                    _check_item(f"{name} event {part}", row[f"{name}:{part}:{extreme}"], maximum)
 
     def arrays(self, name: str, column: pl.Series) -> dict[str, NDArray[Any]]:
         offsets, events = _csr(column.cast(DEATHS_DTYPE))
@@ -486,7 +572,7 @@ class Flag(Kind):
 
     def check(self, name: str, value: Any) -> Any:
         if not isinstance(value, bool):
-            raise ValueError(f"{name} must be true or false, got {value!r}")
+            raise ValueError(f"{name} must be true or false, got {shown(value)}")
         return value
 
     def check_dtype(self, name: str, dtype: pl.DataType) -> None:
@@ -521,6 +607,7 @@ class Records(Kind):
     increasing: tuple[str, str] | None = None
     table: str = ""
     key: str = ""
+    max_len: int = MAX_EVENTS
     null_noun: ClassVar[str] = "schedule"
     null_hint: ClassVar[str] = " (use an empty list for none)"
 
@@ -536,9 +623,11 @@ class Records(Kind):
     def check(self, name: str, value: Any) -> Any:
         shape = "(" + ", ".join(self.names) + ")"
         if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
-            raise ValueError(f"{name} must be a list of {shape} records, got {value!r}")
+            raise ValueError(f"{name} must be a list of {shape} records, got {shown(value)}")
+        records = tuple(value)
+        _check_length(name, len(records), self.max_len, f"{self.noun}s")
         out = []
-        for record in value:
+        for record in records:
             raw = (tuple(record.get(f) for f in self.names) if isinstance(record, Mapping)
                    else record)
             try:
@@ -546,7 +635,7 @@ class Records(Kind):
             except TypeError:
                 values = ()
             if len(values) != len(self.fields):
-                raise ValueError(f"{name} {self.noun} must be {shape}, got {record!r}")
+                raise ValueError(f"{name} {self.noun} must be {shape}, got {shown(record)}")
             checked = tuple(kind.check(f"{name} {self.noun} {f}", v)
                             for (f, kind), v in zip(self.fields, values, strict=True))
             if self.increasing is not None:
@@ -579,9 +668,12 @@ class Records(Kind):
             low, high = self.increasing
             bad = bad | (records.struct.field(high) <= records.struct.field(low))
         # a null list explodes to a null record: the null check names it first
-        return [bad.fill_null(value=True).arg_true().first().alias(f"{name}:bad_record")]
+        return [bad.fill_null(value=True).arg_true().first().alias(f"{name}:bad_record"),
+                pl.col(name).list.len().max().alias(f"{name}:len")]
 
     def check_stats(self, name: str, row: Mapping[str, Any], column: pl.Series) -> None:
+        if row[f"{name}:len"] is not None:
+            _check_length(name, row[f"{name}:len"], self.max_len, f"{self.noun}s")
         index = row[f"{name}:bad_record"]
         if index is None:
             return
@@ -591,7 +683,8 @@ class Records(Kind):
         if record is None:
             raise ValueError(f"{name}: null {self.noun} in row {where}")
         self.check(name, [record])  # raises, naming the field and the value
-        raise ValueError(f"{name}: bad {self.noun} {record!r} in row {where}")  # pragma: no cover
+        raise ValueError(  # pragma: no cover
+            f"{name}: bad {self.noun} {shown(record)} in row {where}")
 
     def arrays(self, name: str, column: pl.Series) -> dict[str, NDArray[Any]]:
         offsets, records = _csr(column.cast(self.dtype))
@@ -633,7 +726,7 @@ class Records(Kind):
                     v.isdigit() for v, (_, kind) in zip(values, self.fields, strict=True)
                     if isinstance(kind, Int)):
                 raise argparse.ArgumentTypeError(
-                    f"expected {shape} ({self._field_types()}), got {part.strip()!r}")
+                    f"expected {shape} ({self._field_types()}), got {shown(part.strip())}")
             out.append(tuple(int(v) if isinstance(kind, Int) else v
                              for v, (_, kind) in zip(values, self.fields, strict=True)))
         return tuple(out)
@@ -645,7 +738,8 @@ class Windows(Records):
 
     noun: str = "window"
     fields: tuple[tuple[str, Int | Choice], ...] = (
-        ("from", Int(0)), ("to", Int(0)), ("extra", Int(1)))
+        ("from", Int(0, MAX_SECONDS)), ("to", Int(0, MAX_SECONDS)),
+        ("extra", Int(1, MAX_SECONDS)))
     increasing: tuple[str, str] | None = ("from", "to")
     table: str = "lag"
     key: str = "windows"
@@ -657,7 +751,8 @@ class Faults(Records):
 
     noun: str = "event"
     fields: tuple[tuple[str, Int | Choice], ...] = (
-        ("at", Int(0)), ("count", Int(0)), ("kind", Choice(FAULT_KINDS)))
+        ("at", Int(0, MAX_SECONDS)), ("count", Int(0, MAX_COPIES)),
+        ("kind", Choice(FAULT_KINDS)))
     table: str = "faults"
     key: str = "events"
 
@@ -701,37 +796,37 @@ class Cell:
     >>> Cell(U=0)
     Traceback (most recent call last):
     ...
-    ValueError: U must be an integer >= 1, got 0
+    ValueError: U must be an integer in [1, 1000000], got 0
     """
 
     controller: str = field(default="ledger", metadata=declare(
         Choice(tuple(CONTROLLERS)), "which controller runs the loop", required=True))
     desired: int = field(default=6, metadata=declare(
-        Int(0), "copies that should run", required=True))
+        Int(0, MAX_COPIES), "copies that should run", required=True))
     U: int = field(default=15, metadata=declare(
-        Int(1), "loop period, seconds between rounds", required=True))
+        Int(1, MAX_SECONDS), "loop period, seconds between rounds", required=True))
     G: int = field(default=0, metadata=declare(
-        Int(0), "ledger delay: seconds from ready to listed", required=True))
+        Int(0, MAX_SECONDS), "ledger delay: seconds from ready to listed", required=True))
     B: int = field(default=5, metadata=declare(
-        Int(0), "startup: seconds from creation to ready", required=True))
+        Int(0, MAX_SECONDS), "startup: seconds from creation to ready", required=True))
     duration: int = field(default=900, metadata=declare(
-        Int(0), "the run covers seconds 0..duration", required=True))
+        Int(0, MAX_SECONDS), "the run covers seconds 0..duration", required=True))
     deaths: Deaths = field(default=((300, 2),), metadata=declare(
         Events(), "death schedule: (at, count) events, the oldest live copies die",
         required=True))
     ledger_base: int = field(default=20, metadata=declare(
-        Int(0), "entries of other services each round also reads"))
+        Int(0, MAX_COPIES), "entries of other services each round also reads"))
     observe: str = field(default="ready", metadata=declare(
         Choice(OBSERVE), "the ledger lists a copy G s after it is ready, or after creation",
         variant=True))
     max_per_round: int | None = field(default=None, metadata=declare(
-        Cap(), f"cap on one round's creates or delete commands ({UNLIMITED!r}: none)",
+        Cap(1, MAX_COPIES), f"cap on one round's creates or delete commands ({UNLIMITED!r}: none)",
         variant=True))
     gain: float = field(default=1.0, metadata=declare(
         Thousandths(open_below=True), "damping: a round corrects ceil(gain x |diff|); gain in "
         "(0, 1], a multiple of 0.001", variant=True))
     ttl: int = field(default=300, metadata=declare(
-        Int(0), "expectations: seconds before unobserved expectations expire",
+        Int(0, MAX_SECONDS), "expectations: seconds before unobserved expectations expire",
         applies=("expectations",), variant=True))
     restart_at: tuple[int, ...] = field(default=(), metadata=declare(
         Times(), "seconds at which the controller restarts and forgets its memory",
@@ -740,11 +835,13 @@ class Cell:
     # --- issue 8: delays that vary, Kubernetes semantics, faults. The defaults are seed
     # 001's world.
     B_spread: int = field(default=0, metadata=declare(
-        Int(0), "copy k's startup is B + X, X uniform in 0..B_spread", world=True))
+        Int(0, MAX_SECONDS), "copy k's startup is B + X, X uniform in 0..B_spread", world=True))
     G_spread: int = field(default=0, metadata=declare(
-        Int(0), "copy k's ledger delay is G + Y, Y uniform in 0..G_spread", world=True))
+        Int(0, MAX_SECONDS), "copy k's ledger delay is G + Y, Y uniform in 0..G_spread",
+        world=True))
     U_jitter: int = field(default=0, metadata=declare(
-        Int(0), "round i+1 comes max(1, U - U_jitter + Z) s after round i, Z uniform in "
+        Int(0, MAX_SECONDS), "round i+1 comes max(1, U - U_jitter + Z) s after round i, Z "
+        "uniform in "
         "0..2 U_jitter", world=True))
     seed: int = field(default=0, metadata=declare(
         Int(0, SEED_MAX), "the cell's random streams, 0 <= seed < 2^31", world=True))
@@ -752,7 +849,8 @@ class Cell:
         Choice(DELETE_ORDERS), "delete commands go to the oldest or newest ledger entries",
         variant=True, world=True))
     grace: int = field(default=0, metadata=declare(
-        Int(0), "seconds a deleted copy keeps running after its delete command", world=True))
+        Int(0, MAX_SECONDS), "seconds a deleted copy keeps running after its delete command",
+        world=True))
     lag: LagWindows = field(default=(), metadata=declare(
         Windows(), "stale reads: (from, to, extra) windows; a round at from <= t < to reads "
         "the ledger of second t - extra", world=True))
@@ -858,23 +956,10 @@ def applies(name: str, controller: str) -> bool:
 
 
 def check_deaths(events: Iterable[Any], name: str = "deaths") -> Deaths:
-    """Validate a death schedule: (at, count) pairs of integers >= 0, kept in listed order."""
-    if isinstance(events, (str, bytes)) or not isinstance(events, Iterable):
-        raise ValueError(f"{name} must be a list of (at, count) pairs, got {events!r}")
-    out: list[tuple[int, int]] = []
-    for event in events:
-        pair = (event.get("at"), event.get("count")) if isinstance(event, Mapping) else event
-        try:
-            at, count = pair
-        except (TypeError, ValueError):
-            raise ValueError(f"{name} event must be an (at, count) pair, got {event!r}") from None
-        checked = []
-        for part, v in (("at", at), ("count", count)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                raise ValueError(f"{name} event {part} must be an integer >= 0, got {v!r}")
-            checked.append(int(v))
-        out.append((checked[0], checked[1]))
-    return tuple(out)
+    """Validate a death schedule as the ``deaths`` parameter declares it: (at, count) pairs
+    of bounded integers >= 0, kept in listed order."""
+    checked: Deaths = BY_NAME["deaths"].kind.check(name, events)
+    return checked
 
 
 @dataclass(frozen=True, slots=True)

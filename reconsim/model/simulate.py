@@ -6,6 +6,9 @@ specs and tables does not pay for it.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -93,13 +96,16 @@ def simulate(cells: pl.DataFrame, *, checked: bool = False) -> pl.DataFrame:
         out = np.empty((cells.height, len(WORLD_OUT_COLUMNS)), np.int64)
         rows = np.flatnonzero(~world)
         if rows.size:
-            out[rows, :len(OUT_COLUMNS)] = simulate_arrays(
-                **kernel_inputs(cells[rows], count=True))  # type: ignore[arg-type]
+            with _cells_numbered(rows):
+                out[rows, :len(OUT_COLUMNS)] = simulate_arrays(
+                    **kernel_inputs(cells[rows], count=True))  # type: ignore[arg-type]
             out[rows, WORLD_OUT_COLUMNS.index("create_commands")] = out[
                 rows, OUT_COLUMNS.index("created")]
             out[rows, WORLD_OUT_COLUMNS.index("failed_creates")] = 0
         rows = np.flatnonzero(world)
-        out[rows] = simulate_world_arrays(**kernel_inputs(cells[rows]))  # type: ignore[arg-type]
+        with _cells_numbered(rows):
+            out[rows] = simulate_world_arrays(
+                **kernel_inputs(cells[rows]))  # type: ignore[arg-type]
         raw = dict(zip(WORLD_OUT_COLUMNS, out.T, strict=True))
     rounds = raw["rounds"]
     work = raw["create_commands"] + raw["delete_commands"]
@@ -121,6 +127,18 @@ def simulate(cells: pl.DataFrame, *, checked: bool = False) -> pl.DataFrame:
         "failed_creates": raw["failed_creates"],
     }
     return cells.with_columns(pl.Series(name, metrics[name]) for name in METRIC_NAMES)
+
+
+@contextmanager
+def _cells_numbered(rows: np.ndarray) -> Iterator[None]:
+    """A kernel's refusal of ``cell i`` of a subset, renumbered as row ``rows[i]`` of the
+    frame."""
+    try:
+        yield
+    except ValueError as exc:
+        message = re.sub(r"^kernel: cell (\d+) ",
+                         lambda m: f"kernel: cell {rows[int(m.group(1))]} ", str(exc))
+        raise ValueError(message) from None
 
 
 def world_rows(cells: pl.DataFrame) -> np.ndarray | None:

@@ -5,6 +5,6 @@ sweeping do not need.
 """
 
 from reconsim.report.build import Report, build_report, publish
-from reconsim.report.data import ReportError
+from reconsim.report.source import ReportError
 
 __all__ = ["Report", "ReportError", "build_report", "publish"]

@@ -26,9 +26,10 @@ import altair as alt
 import vl_convert
 
 from reconsim.report.charts import Figure
-from reconsim.report.data import ReportError, Sweep, load_sweep
+from reconsim.report.data import Sweep, load_sweep
 from reconsim.report.index import render_index
 from reconsim.report.page import SECTIONS, render_page
+from reconsim.report.source import ReportError, SweepSource
 from reconsim.sweep.store import write_atomic
 
 __all__ = ["Report", "ReportError", "build_report", "publish"]
@@ -47,16 +48,25 @@ class Report:
     data: dict[str, Any]
 
 
-def build_report(sweep_dir: str | Path) -> Report:
-    """Write ``report.html``, ``summary.json`` and ``figures/`` into a sweep's output directory.
+def build_report(sweep_dir: str | Path, out: str | Path | None = None) -> Report:
+    """Write ``report.html``, ``summary.json`` and ``figures/`` into a sweep's output directory
+    (or into the local folder ``out``).
 
-    Every file is written atomically (a temporary file, then a rename): a page served from
-    the directory is never half-written, and a report killed midway leaves the previous
-    one's files intact. Raises :class:`ReportError` (a ``ValueError``) naming the path when
-    the directory is not a readable sweep output.
+    ``sweep_dir`` is a local path, a ``file://`` URL or an object-store URL (``s3://``,
+    ``gs://``, ``az://``; see :mod:`.source`); the table is scanned where it lies, never
+    copied. A report of a directory on object storage needs ``out``: object stores have no
+    atomic rename, and the report's files are written atomically (a temporary file, then a
+    rename), so that a page served from the folder is never half-written and a report
+    killed midway leaves the previous one's files intact. Raises :class:`ReportError` (a
+    ``ValueError``) naming the path when the directory is not a readable sweep output.
     """
-    sweep_dir = Path(sweep_dir)
-    sweep = load_sweep(sweep_dir)
+    source = SweepSource.parse(sweep_dir)
+    if out is None and source.remote:
+        raise ReportError(f"{sweep_dir}: on object storage; name a local folder for the "
+                          "report's files (reconsim report DIR --out FOLDER)")
+    sweep = load_sweep(source)
+    sweep_dir = Path(out) if out is not None else source.local
+    sweep_dir.mkdir(parents=True, exist_ok=True)
     summary = summarize(sweep)
     figures = build_figures(sweep, summary)
     summary["figures"] = {f.name: {"title": f.title, "svg": f"figures/{f.name}.svg",

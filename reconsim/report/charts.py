@@ -16,7 +16,7 @@ from typing import Any, Final
 import altair as alt
 import polars as pl
 
-from reconsim.report.data import bin_columns
+from reconsim.report.data import bin_columns, collect, collect_all
 
 #: Width, in pixels, the charts are laid out to fill.
 WIDTH: Final = 1080
@@ -58,22 +58,36 @@ def range_text(lo: str, hi: str) -> pl.Expr:
             .otherwise(pl.concat_str(a, pl.lit(" to "), b)))
 
 
-def add_bins(table: pl.DataFrame, limits: Mapping[str, int]) -> tuple[pl.DataFrame, list[str]]:
-    """Add ``{axis}_lo/_hi/_label`` bin columns; return the frame and the axes really binned."""
+def add_bins(table: pl.LazyFrame | pl.DataFrame, limits: Mapping[str, int]
+             ) -> tuple[pl.LazyFrame, list[str]]:
+    """Add ``{axis}_lo/_hi/_label`` bin columns; return the query and the axes really binned
+    (one query reads every axis's distinct values)."""
     exprs: list[pl.Expr] = []
     coarse_axes = []
-    for axis, limit in limits.items():
-        cols, coarse = bin_columns(table, axis, limit)
+    query = table.lazy()
+    present = collect_all([query.select(pl.col(axis).unique()) for axis in limits])
+    for (axis, limit), values in zip(limits.items(), present, strict=True):
+        cols, coarse = bin_columns(values[axis].to_list(), axis, limit)
         exprs += cols
         if coarse:
             coarse_axes.append(axis)
-    return table.with_columns(exprs), coarse_axes
+    return query.with_columns(exprs), coarse_axes
 
 
-def bin_order(frame: pl.DataFrame, axis: str) -> list[str]:
+def bin_label(axis: str) -> pl.Expr:
+    """``{axis}_label`` from the ``{axis}_lo`` and ``{axis}_hi`` columns, as
+    :func:`~reconsim.report.data.bin_columns` writes it: for an aggregate grouped by the
+    bounds, labelled afterwards (a string key per row cost polars far more memory)."""
+    lo, hi = pl.col(f"{axis}_lo"), pl.col(f"{axis}_hi")
+    return pl.when(lo == hi).then(lo.cast(pl.String)).otherwise(
+        pl.concat_str(lo.cast(pl.String), pl.lit("\u2013"), hi.cast(pl.String))
+    ).alias(f"{axis}_label")
+
+
+def bin_order(frame: pl.LazyFrame | pl.DataFrame, axis: str) -> list[str]:
     """The bin labels of one axis in ascending order of their lowest value."""
-    return frame.select(f"{axis}_lo", f"{axis}_label").unique().sort(f"{axis}_lo")[
-        f"{axis}_label"].to_list()
+    bounds = collect(frame.lazy().select(f"{axis}_lo", f"{axis}_hi").unique())
+    return bounds.sort(f"{axis}_lo").select(bin_label(axis))[f"{axis}_label"].to_list()
 
 
 def binning_note(binned: Sequence[str]) -> str:

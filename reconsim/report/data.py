@@ -1,22 +1,23 @@
-"""A sweep's output directory as one in-memory table, and the helpers the report's figures share.
+"""A sweep's output directory as one lazy table, and the queries the report's sections share.
 
-The report reads ``DIR/data/*.parquet`` (one row per cell) and ``DIR/sweep.json``.
-The law columns are recomputed here from :func:`reconsim.model.laws.law_columns` so that
-every verdict checks the law as :mod:`reconsim.model.laws` states it today; cells whose
-stored law columns say otherwise are counted, never silently overwritten.
+The report reads ``DIR/data/*.parquet`` (one row per cell) and ``DIR/sweep.json``. The
+table is never loaded whole: :class:`Sweep` holds a lazy query over the Parquet parts,
+and every figure is an aggregate of it (``group_by``, counts, extremes) or a bounded
+sample (example cells, the largest differences), run on polars' streaming engine
+(:func:`collect`). The law columns are recomputed here from
+:func:`reconsim.model.laws.law_columns` so that every verdict checks the law as
+:mod:`reconsim.model.laws` states it today; cells whose stored law columns say otherwise
+are counted, never silently overwritten.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Final
 
 import polars as pl
 
-from reconsim.errors import ReconsimError
 from reconsim.model.laws import law_columns
 from reconsim.model.params import (
     BY_NAME,
@@ -31,6 +32,7 @@ from reconsim.model.params import (
 )
 from reconsim.model.seed001 import BASE, U_SCAN_G
 from reconsim.model.simulate import DEATHS_DTYPE
+from reconsim.report.source import ReportError, SweepSource
 
 #: The columns :func:`~reconsim.model.laws.law_columns` derives from a cell's parameters
 #: and overshoot.
@@ -61,55 +63,94 @@ SEED_SETTING: Final[Mapping[str, Any]] = {
 
 Deaths = tuple[tuple[int, int], ...]
 
+Table = pl.LazyFrame | pl.DataFrame
 
-class ReportError(ReconsimError, ValueError):
-    """A sweep directory the report cannot read: the message names the path and the problem."""
+
+def collect(query: Table) -> pl.DataFrame:
+    """Run a query on polars' streaming engine (a frame already collected stays as it is)."""
+    if isinstance(query, pl.DataFrame):
+        return query
+    return query.collect(engine="streaming")
+
+
+def collect_all(queries: Sequence[Table]) -> list[pl.DataFrame]:
+    """Run several queries, one after the other: run together (``pl.collect_all``) their
+    buffers add up, and at 10^7 cells a report's peak memory was several times higher."""
+    return [collect(q) for q in queries]
+
+
+def lazy(table: Table) -> pl.LazyFrame:
+    """A frame or a query, as a query."""
+    return table.lazy()
+
+
+def height(table: Table) -> int:
+    """The number of rows of a query (counted, not loaded)."""
+    if isinstance(table, pl.DataFrame):
+        return table.height
+    return int(collect(table.select(pl.len())).item())
+
+
+@dataclass(frozen=True)
+class AxisFacts:
+    """One axis over the whole table: its distinct values (sorted, null first) and its nulls."""
+
+    values: tuple[Any, ...]
+    nulls: int
 
 
 @dataclass(frozen=True)
 class Sweep:
-    """One sweep's output, loaded: its ``sweep.json``, its cells and the axes they vary on."""
+    """One sweep's output: its ``sweep.json``, a lazy query over its cells (axes flattened,
+    law columns recomputed), the axes they vary on, and the few facts every section needs
+    (counted once, on loading)."""
 
     meta: dict[str, Any]
-    table: pl.DataFrame
+    table: pl.LazyFrame
     axes: tuple[str, ...]
     schedules: dict[str, Deaths]
     stale_law_cells: int
+    cells: int
+    axis_facts: dict[str, AxisFacts]
+
+    @property
+    def controllers(self) -> list[str]:
+        """The controllers present, in :func:`in_order`."""
+        return in_order(self.axis_facts["controller"].values)
 
 
-def load_sweep(sweep_dir: Path) -> Sweep:
-    """Read ``sweep_dir/sweep.json`` and every ``sweep_dir/data/*.parquet`` into a :class:`Sweep`.
+def load_sweep(sweep_dir: Any) -> Sweep:
+    """Open ``sweep_dir/sweep.json`` and a lazy query over every ``sweep_dir/data/*.parquet``.
 
-    Raises :class:`ReportError` naming the path when a file is missing or unreadable,
-    or when a column the report needs is absent.
+    ``sweep_dir`` is a local path, a ``file://`` URL or an object-store URL (see
+    :mod:`.source`). Raises :class:`ReportError` naming the path when a file is missing or
+    unreadable, or when a column the report needs is absent. Reads the table once, for
+    its size, each axis's values, the death schedules and the stale law cells.
     """
-    meta_path = sweep_dir / "sweep.json"
+    source = sweep_dir if isinstance(sweep_dir, SweepSource) else SweepSource.parse(sweep_dir)
+    meta = source.read_meta()
+    scan = source.scan_parts()
+    where_data = source.name("data")
     try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ReportError(f"{meta_path}: no such file (is {sweep_dir} a sweep's output?)") from None
-    except (OSError, ValueError) as exc:
-        raise ReportError(f"{meta_path}: unreadable: {exc}") from None
-    if not isinstance(meta, dict):
-        raise ReportError(f"{meta_path}: expected a JSON object")
-    parts = sorted((sweep_dir / "data").glob("*.parquet"))
-    if not parts:
-        raise ReportError(f"{sweep_dir / 'data'}: no *.parquet files")
-    scan = pl.scan_parquet(parts)
-    schema = scan.collect_schema()
+        schema = scan.collect_schema()
+    except (OSError, pl.exceptions.PolarsError) as exc:
+        raise ReportError(f"{where_data}: unreadable: {_first_line(exc)}") from None
     if "schedule" not in schema:
         scan = scan.with_columns(schedule=schedule_names(pl.col("deaths")))
         schema = scan.collect_schema()
     needed = [*CORE_AXES, "deaths", *METRIC_NAMES]
     missing = [c for c in needed if c not in schema]
     if missing:
-        raise ReportError(f"{sweep_dir / 'data'}: missing column(s) {', '.join(missing)}")
+        raise ReportError(f"{where_data}: missing column(s) {', '.join(missing)}")
     # Parameters the file lacks (a sweep written before they existed) took the model's
     # defaults; hidden columns carry those for reconsim.model.laws, and they are no axes.
     # So are issue 8's parameters where every cell holds the default: seed 001's world.
     constant = [p for p in WORLD_PARAMS if p in schema]
     if constant:
-        off = scan.select(BY_NAME[p].off_default().any() for p in constant).collect().row(0)
+        try:
+            off = collect(scan.select(BY_NAME[p].off_default().any() for p in constant)).row(0)
+        except (OSError, pl.exceptions.PolarsError) as exc:
+            raise ReportError(f"{where_data}: unreadable: {_first_line(exc)}") from None
         constant = [p for p, differs in zip(constant, off, strict=True) if not differs]
     axes = tuple(a for a in axis_names(schema.names()) if a not in constant)
     hidden = [p for p in PARAM_NAMES if p not in schema and p != "deaths"]
@@ -118,32 +159,52 @@ def load_sweep(sweep_dir: Path) -> Sweep:
     # The laws read the parameters as stored (lists as lists), before they are flattened.
     scan = scan.with_columns(e.name.prefix(_FRESH) for e in law_columns())
     schema = scan.collect_schema()
+    # Only the columns flat() changes: re-selecting a plain column would stop polars from
+    # pushing a filter on it down to the Parquet scan.
     scan = scan.with_columns(
-        *(flat(a, schema[a]) for a in (*axes, *hidden)),
+        *(flat(a, schema[a]) for a in (*axes, *hidden) if _needs_flat(schema[a])),
         pl.col("deaths").eq_missing(pl.lit(pl.Series([list_of_events(BASE.deaths)],
                                                      dtype=DEATHS_DTYPE)).first())
         .alias(SEED_DEATHS),
     )
-    table = scan.select(
-        *axes, *METRIC_NAMES, *(c for c in LAW_COLUMNS if c in schema), *hidden, SEED_DEATHS,
-        *(_FRESH + c for c in LAW_COLUMNS),
-    ).collect()
-    if table.height == 0:
-        raise ReportError(f"{sweep_dir / 'data'}: the table has no rows")
-    stale = _stale_law_cells(table)
-    table = table.drop(*(c for c in LAW_COLUMNS if c in table.columns)).rename(
-        {_FRESH + c: c for c in LAW_COLUMNS})
+    stored = [c for c in LAW_COLUMNS if c in schema]
+    base = scan.select(*axes, *METRIC_NAMES, *stored, *hidden, SEED_DEATHS,
+                       *(_FRESH + c for c in LAW_COLUMNS))
+    table = base.drop(*stored).rename({_FRESH + c: c for c in LAW_COLUMNS})
     # A schedule's events can depend on the duration; show those of its longest run.
-    schedules = scan.group_by("schedule").agg(
-        pl.col("deaths").sort_by("duration", descending=True).first()).collect()
+    schedules_q = scan.group_by("schedule", "duration").agg(pl.col("deaths").first())
+    facts_q = base.select(
+        pl.len().alias("__cells"),
+        _stale_law_cells(stored).alias("__stale"),
+        *(pl.col(a).null_count().alias(f"{a}__nulls") for a in axes),
+    )
+    values_q = [base.select(pl.col(a).unique()) for a in axes]
+    try:
+        facts, schedules, *values = collect_all([facts_q, schedules_q, *values_q])
+    except (OSError, pl.exceptions.PolarsError) as exc:
+        raise ReportError(f"{where_data}: unreadable: {_first_line(exc)}") from None
+    cells = int(facts["__cells"].item())
+    if cells == 0:
+        raise ReportError(f"{where_data}: the table has no rows")
     return Sweep(
         meta=meta,
         table=table,
         axes=axes,
-        schedules={s: tuple((e["at"], e["count"]) for e in d)
-                   for s, d in schedules.sort("schedule").iter_rows()},
-        stale_law_cells=stale,
+        schedules={s: tuple((e["at"], e["count"]) for e in d) for s, _, d in schedules.sort(
+            "schedule", "duration", descending=[False, True]).unique(
+            "schedule", keep="first", maintain_order=True).iter_rows()},
+        stale_law_cells=int(facts["__stale"].item() or 0),
+        cells=cells,
+        axis_facts={a: AxisFacts(values=tuple(v[a].sort(nulls_last=False).to_list()),
+                                 nulls=int(facts[f"{a}__nulls"].item()))
+                    for a, v in zip(axes, values, strict=True)},
     )
+
+
+def _first_line(exc: BaseException) -> str:
+    """An exception's message, first line only (polars appends hints and plans)."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def list_of_events(deaths: Deaths) -> list[dict[str, int]]:
@@ -159,6 +220,11 @@ def _default_column(name: str) -> pl.Expr:
     if isinstance(value, tuple):
         return pl.lit(list(value), dtype=pl.List(pl.Int64)).alias(name)
     return pl.lit(value).alias(name)
+
+
+def _needs_flat(dtype: pl.DataType) -> bool:
+    """Whether :func:`flat` changes a column of this type."""
+    return isinstance(dtype, (pl.Array, pl.List, pl.Struct, pl.Categorical, pl.Enum))
 
 
 def flat(axis: str, dtype: pl.DataType) -> pl.Expr:
@@ -180,16 +246,12 @@ def flat(axis: str, dtype: pl.DataType) -> pl.Expr:
     return col
 
 
-def _stale_law_cells(table: pl.DataFrame) -> int:
-    """Count cells whose stored law columns differ from what :mod:`.laws` gives now
-    (the ``_FRESH`` columns)."""
-    stored = [c for c in LAW_COLUMNS if c in table.columns]
+def _stale_law_cells(stored: Sequence[str]) -> pl.Expr:
+    """How many cells' stored law columns differ from what :mod:`.laws` gives now (the
+    ``_FRESH`` columns)."""
     if not stored:
-        return 0
-    differs = pl.any_horizontal(
-        *(~table[c].eq_missing(table[_FRESH + c]) for c in stored)
-    )
-    return int(table.select(differs.sum()).item())
+        return pl.lit(0, dtype=pl.UInt32)
+    return pl.any_horizontal(*(~pl.col(c).eq_missing(pl.col(_FRESH + c)) for c in stored)).sum()
 
 
 def schedule_names(deaths: pl.Expr) -> pl.Expr:
@@ -209,19 +271,25 @@ def axis_names(columns: Iterable[str]) -> tuple[str, ...]:
     return (*(c for c in CORE_AXES if c in columns), *extra)
 
 
-def controllers(table: pl.DataFrame) -> list[str]:
+def controllers(table: Table) -> list[str]:
     """The controllers present: those reconsim declares, in its order, then others by name."""
+    return in_order(collect(lazy(table).select(pl.col("controller").unique()))["controller"])
+
+
+def in_order(names: Iterable[str]) -> list[str]:
+    """Controller names as reconsim orders them: those it declares first, then by name."""
     known = list(CONTROLLERS)
-    present = table["controller"].unique().to_list()
-    return sorted(present, key=lambda c: (known.index(c) if c in known else len(known), c))
+    return sorted(names, key=lambda c: (known.index(c) if c in known else len(known), c))
 
 
-def variant_params(table: pl.DataFrame) -> list[str]:
+def variant_params(table: Table) -> list[str]:
     """The :data:`VARIANT_PARAMS` that take more than one value among one controller's rows."""
-    present = [p for p in VARIANT_PARAMS if p in table.columns]
-    if not present or table.height == 0:
+    present = [p for p in VARIANT_PARAMS if p in lazy(table).collect_schema()]
+    if not present:
         return []
-    counts = table.group_by("controller").agg(pl.col(p).n_unique() for p in present)
+    counts = collect(lazy(table).group_by("controller").agg(pl.col(p).n_unique() for p in present))
+    if counts.height == 0:
+        return []
     return [p for p in present if int(counts[p].max()) > 1]  # type: ignore[arg-type]
 
 
@@ -238,19 +306,54 @@ def variant_label(params: Sequence[str]) -> pl.Expr:
     return pl.concat_str(parts, ignore_nulls=True).alias("variant")
 
 
-def variant_order(table: pl.DataFrame, params: Sequence[str]) -> list[str]:
+def variant_order(table: Table, params: Sequence[str]) -> list[str]:
     """The variant labels present, controller by controller (as :func:`controllers` orders
     them), then by their parameter values (nulls first)."""
-    rank = {c: i for i, c in enumerate(controllers(table))}
-    keys = table.select("controller", *params, variant_label(params)).unique()
+    keys = collect(lazy(table).select("controller", *params, variant_label(params)).unique())
+    rank = {c: i for i, c in enumerate(controllers(keys))}
     keys = keys.with_columns(pl.col("controller").replace_strict(rank, return_dtype=pl.Int64)
                              .alias("__rank"))
     return keys.sort(["__rank", *params], nulls_last=False)["variant"].to_list()
 
 
-def values_of(table: pl.DataFrame, axis: str) -> list[Any]:
+def values_of(table: Table, axis: str) -> list[Any]:
     """The distinct values of one axis, sorted (nulls first)."""
-    return table[axis].unique().sort(nulls_last=False).to_list()
+    return collect(lazy(table).select(pl.col(axis).unique()))[axis].sort(
+        nulls_last=False).to_list()
+
+
+@dataclass(frozen=True)
+class KeyCode:
+    """Several columns as one 64-bit hash, checked to be one-to-one on the table: a group
+    key that costs 8 bytes a row (many-column keys made polars hold far more), decoded back
+    to the columns exactly."""
+
+    columns: tuple[str, ...]
+    seed: int
+    keys: pl.DataFrame
+
+    @classmethod
+    def of(cls, table: Table, columns: Sequence[str]) -> KeyCode:
+        """The code of ``columns`` over ``table``: two small queries (the distinct
+        combinations, and each hash's first combination), equal in number when no two
+        combinations share a hash; else another seed is tried."""
+        distinct = height(lazy(table).group_by(columns).agg(pl.len()))
+        for seed in range(8):
+            hashed = pl.struct(list(columns)).hash(seed).alias("__key")
+            keys = collect(lazy(table).group_by(hashed).agg(pl.col(c).first() for c in columns))
+            if keys.height == distinct:
+                return cls(tuple(columns), seed, keys)
+        raise ReportError(f"{', '.join(columns)}: no collision-free hash found")
+
+    def encode(self, name: str = "__key") -> pl.Expr:
+        """The code of each row."""
+        return pl.struct(list(self.columns)).hash(self.seed).alias(name)
+
+    def decode(self, frame: pl.DataFrame, name: str = "__key") -> pl.DataFrame:
+        """``frame`` with the code in column ``name`` replaced by the columns it encodes."""
+        keys = self.keys.rename({"__key": name})
+        return frame.join(keys, on=name, how="left", maintain_order="left").drop(name).select(
+            *self.columns, pl.exclude(self.columns))
 
 
 def seed_schedules(schedules: Mapping[str, Deaths]) -> list[str]:
@@ -258,11 +361,10 @@ def seed_schedules(schedules: Mapping[str, Deaths]) -> list[str]:
     return [name for name, deaths in schedules.items() if deaths == BASE.deaths]
 
 
-def _candidates(rest: pl.DataFrame, axis: str, schedules: Mapping[str, Deaths]) -> list[Any]:
-    """An axis's values among ``rest``, best first: seed 001's value, then by count (ties: the
-    smallest value, null last)."""
-    counts = rest[axis].value_counts(sort=False).sort(
-        ["count", axis], descending=[True, False], nulls_last=True)
+def _candidates(counts: pl.DataFrame, axis: str, schedules: Mapping[str, Deaths]) -> list[Any]:
+    """An axis's values, best first, from their ``count`` of cells: seed 001's value, then
+    by count (ties: the smallest value, null last)."""
+    counts = counts.sort(["count", axis], descending=[True, False], nulls_last=True)
     present = counts[axis].to_list()
     preferred: list[Any] = (seed_schedules(schedules) if axis == "schedule"
                             else [SEED_SETTING[axis]] if axis in SEED_SETTING else [])
@@ -270,7 +372,7 @@ def _candidates(rest: pl.DataFrame, axis: str, schedules: Mapping[str, Deaths]) 
     return first + [v for v in present if v not in first]
 
 
-def representative(table: pl.DataFrame, vary: Sequence[str], axes: Sequence[str],
+def representative(table: Table, vary: Sequence[str], axes: Sequence[str],
                    schedules: Mapping[str, Deaths]) -> dict[str, Any]:
     """Fix every axis outside ``vary`` to one value, axis by axis, so the slice is never empty.
 
@@ -279,29 +381,36 @@ def representative(table: pl.DataFrame, vary: Sequence[str], axes: Sequence[str]
     every controller in the slice; where no single value does (a parameter that applies
     to some controllers only), the axis is fixed per controller, as
     ``{"by_controller": {controller: value}}``. Only the ``axes`` are fixed: hidden
-    columns (defaults of parameters the file lacks) are constant anyway.
+    columns (defaults of parameters the file lacks) are constant anyway. One query per
+    axis, each a count of the remaining cells by that axis's values.
     """
     fixed: dict[str, Any] = {}
-    rest = table
     for axis in axes:
-        if axis in vary or rest.height == 0:
+        if axis in vary:
             continue
-        candidates = _candidates(rest, axis, schedules)
+        rest = select(lazy(table), fixed)
         if "controller" not in vary:
-            fixed[axis] = candidates[0]
-            rest = rest.filter(pl.col(axis).eq_missing(candidates[0]))
-            continue
-        everyone = set(rest["controller"].unique().to_list())
-        for value in candidates:
-            cut = rest.filter(pl.col(axis).eq_missing(value))
-            if set(cut["controller"].unique().to_list()) == everyone:
-                fixed[axis], rest = value, cut
+            counts = collect(lazy(rest).group_by(axis).agg(pl.len().alias("count")))
+            if counts.height == 0:
                 break
-        else:
-            per = {c: _candidates(rest.filter(pl.col("controller") == c), axis, schedules)[0]
-                   for c in controllers(rest)}
-            fixed[axis] = {"by_controller": per}
-            rest = select(rest, {axis: fixed[axis]})
+            fixed[axis] = _candidates(counts, axis, schedules)[0]
+            continue
+        by = collect(lazy(rest).group_by("controller", axis).agg(pl.len().alias("count")))
+        if by.height == 0:
+            break
+        counts = by.group_by(axis).agg(pl.col("count").sum(),
+                                       pl.col("controller").n_unique().alias("__controllers"))
+        everyone = by["controller"].n_unique()
+        complete = set(counts.filter(pl.col("__controllers") == everyone)[axis].to_list())
+        candidates = _candidates(counts, axis, schedules)
+        chosen = [v for v in candidates if v in complete]
+        if chosen:
+            fixed[axis] = chosen[0]
+            continue
+        per = {c: _candidates(by.filter(pl.col("controller") == c).drop("controller"), axis,
+                              schedules)[0]
+               for c in controllers(by)}
+        fixed[axis] = {"by_controller": per}
     return fixed
 
 
@@ -314,11 +423,11 @@ def _matches(axis: str, value: Any) -> pl.Expr:
     return pl.col(axis).eq_missing(value)
 
 
-def select(table: pl.DataFrame, fixed: Mapping[str, Any]) -> pl.DataFrame:
+def select(table: pl.LazyFrame, fixed: Mapping[str, Any]) -> pl.LazyFrame:
     """The rows of ``table`` whose axes equal ``fixed`` (null matches null)."""
     if not fixed:
-        return table
-    return table.filter(*(_matches(a, v) for a, v in fixed.items()))
+        return lazy(table)
+    return lazy(table).filter(*(_matches(a, v) for a, v in fixed.items()))
 
 
 def describe(fixed: Mapping[str, Any], controller: str | None = None) -> str:
@@ -355,18 +464,32 @@ def _text(value: Any) -> str:
     return "null" if value is None else str(value)
 
 
-def where(cells: pl.DataFrame, population: pl.DataFrame, axes: Sequence[str],
-          max_values: int = 60) -> list[dict[str, Any]]:
-    """Where ``cells`` lie among ``population``: per axis, each value with its count in both.
+#: How many axes one :func:`where` query counts at once: each reads the table once; more
+#: at once hold more group tables (at 10^7 cells, 11 at once held 0.5 GB, 1 held 25 MB).
+WHERE_BATCH: Final = 4
 
-    An axis with more than ``max_values`` distinct values among ``cells`` lists its
-    range only (``truncated`` is then true).
+
+def where(population: Table, condition: pl.Expr, axes: Sequence[str],
+          max_values: int = 60) -> list[dict[str, Any]]:
+    """Where the cells of ``population`` meeting ``condition`` lie: per axis, each value with
+    its count among those cells and in the whole population.
+
+    An axis with more than ``max_values`` distinct values among the cells lists its range
+    only (``truncated`` is then true). Counts only, a few axes per query.
     """
+    counted: dict[str, pl.DataFrame] = {}
+    for start in range(0, len(axes), WHERE_BATCH):
+        batch = axes[start:start + WHERE_BATCH]
+        rows = collect(pl.concat([
+            lazy(population).group_by(axis).agg(pl.len().alias("of"),
+                                                condition.sum().alias("cells"))
+            .with_columns(pl.lit(axis).alias("__axis")) for axis in batch], how="diagonal"))
+        for axis in batch:
+            counted[axis] = rows.filter(pl.col("__axis") == axis).select(axis, "cells", "of")
     out = []
     for axis in axes:
-        pop = population.group_by(axis).agg(pl.len().alias("of"))
-        hit = cells.group_by(axis).agg(pl.len().alias("cells"))
-        joined = hit.join(pop, on=axis, how="left", nulls_equal=True).sort(axis, nulls_last=False)
+        pop = counted[axis]
+        joined = pop.filter(pl.col("cells") > 0).sort(axis, nulls_last=False)
         non_null = joined[axis].drop_nulls()
         entry: dict[str, Any] = {
             "axis": axis,
@@ -376,32 +499,34 @@ def where(cells: pl.DataFrame, population: pl.DataFrame, axes: Sequence[str],
             "max": non_null.max() if non_null.len() else None,
             "truncated": joined.height > max_values,
             "values": [] if joined.height > max_values else [
-                {"value": v, "cells": n, "of": of} for v, n, of in joined.iter_rows()
+                {"value": v, "cells": int(n), "of": of} for v, n, of in joined.iter_rows()
             ],
         }
         out.append(entry)
     return out
 
 
-def groups(cells: pl.DataFrame, population: pl.DataFrame, key: Sequence[str],
+def groups(cells: Table, population: Table, key: Sequence[str],
            axes: Sequence[str]) -> list[dict[str, Any]]:
     """Per value of ``key``: how many ``cells`` of how many in ``population``, and each axis's
     range (min, max and the count of distinct values) among those cells."""
     key = list(key)
     rest = [a for a in axes if a not in key]
-    agg = cells.group_by(key).agg(
+    agg = lazy(cells).group_by(key).agg(
         pl.len().alias("cells"),
         *(pl.col(a).min().alias(f"{a}__min") for a in rest),
         *(pl.col(a).max().alias(f"{a}__max") for a in rest),
         *(pl.col(a).n_unique().alias(f"{a}__n") for a in rest),
     )
-    of = population.group_by(key).agg(pl.len().alias("of"))
-    agg = agg.join(of, on=key, how="left", nulls_equal=True).sort(key, nulls_last=False)
+    of = lazy(population).group_by(key).agg(pl.len().alias("of"))
+    agg_rows, of_rows = collect_all([agg, of])
+    joined = agg_rows.join(of_rows, on=key, how="left", nulls_equal=True).sort(
+        key, nulls_last=False)
     return [
         {"key": {k: r[k] for k in key}, "cells": r["cells"], "of": r["of"],
          "ranges": {a: {"min": r[f"{a}__min"], "max": r[f"{a}__max"], "distinct": r[f"{a}__n"]}
                     for a in rest}}
-        for r in agg.iter_rows(named=True)
+        for r in joined.iter_rows(named=True)
     ]
 
 
@@ -428,14 +553,19 @@ def bins(values: Sequence[int], max_bins: int) -> dict[int, tuple[int, int]]:
     return out
 
 
-def bin_columns(table: pl.DataFrame, axis: str, max_bins: int, name: str | None = None
-                ) -> tuple[list[pl.Expr], bool]:
-    """Columns ``{name}_lo``, ``{name}_hi`` and ``{name}_label`` binning an integer column.
+def bin_columns(table: Table | Sequence[int], axis: str, max_bins: int,
+                name: str | None = None) -> tuple[list[pl.Expr], bool]:
+    """Columns ``{name}_lo``, ``{name}_hi`` and ``{name}_label`` binning an integer column,
+    from the table (or the column's distinct values, when known).
 
     Returns the expressions and whether any bin holds more than one value.
     """
     name = name or axis
-    mapping = bins(table[axis].unique().drop_nulls().to_list(), max_bins)
+    if isinstance(table, (pl.DataFrame, pl.LazyFrame)):
+        present = values_of(table, axis)
+    else:
+        present = list(table)
+    mapping = bins([v for v in present if v is not None], max_bins)
     binned = any(lo != hi for lo, hi in mapping.values())
     lo = pl.col(axis).replace_strict({k: v[0] for k, v in mapping.items()}, default=None)
     hi = pl.col(axis).replace_strict({k: v[1] for k, v in mapping.items()}, default=None)
@@ -459,21 +589,78 @@ def tally(column: str, count: str = "n", limit: int = 8) -> pl.Expr:
     ).otherwise(shown)
 
 
+def first_rows(table: Table, by: Sequence[str], descending: Sequence[bool], n: int
+               ) -> pl.DataFrame:
+    """The first ``n`` rows of ``table.sort(by, descending=descending, nulls_last=True)``
+    (rows equal in every ``by`` column are interchangeable: ``by`` should name a row).
+
+    The table is not sorted whole: one query finds the ``n``-th best value of the first
+    ``by`` column, a second collects the rows at least as good (ties with it included),
+    and only those are sorted.
+    """
+    query = lazy(table)
+    first, desc = by[0], descending[0]
+    column = pl.col(first).drop_nulls()
+    best = (column.top_k(n) if desc else column.bottom_k(n))
+    row = collect(query.select(best.min().alias("lo") if desc else best.max().alias("hi"),
+                               best.len().alias("k")))
+    edge, k = row.item(0, 0), row.item(0, 1)
+    if k < n:
+        # Fewer than n non-null values: all of them, then the first of the nulls (sorted
+        # last) by the other columns.
+        head = collect(query.filter(pl.col(first).is_not_null()))
+        nulls = query.filter(pl.col(first).is_null())
+        tail = (first_rows(nulls, by[1:], descending[1:], n - k) if len(by) > 1
+                else collect(nulls.head(n - k)))
+        rows = pl.concat([head, tail], how="vertical_relaxed")
+    else:
+        rows = collect(query.filter(pl.col(first) >= edge if desc else pl.col(first) <= edge))
+    return rows.sort(list(by), descending=list(descending), nulls_last=True).head(n)
+
+
 #: How many example cells a verdict lists in full.
 EXAMPLES: Final = 12
 
 
-def examples(cells: pl.DataFrame, axes: Sequence[str], figures: Sequence[str],
+def examples(cells: Table, axes: Sequence[str], figures: Sequence[str],
              order: pl.Expr, limit: int = EXAMPLES) -> list[dict[str, Any]]:
     """Up to ``limit`` cells in full, first by ``order`` (descending), then by their axes;
-    one per (G, U, B, desired), so that they differ in more than the schedule."""
-    if cells.height == 0:
-        return []
-    top = cells.with_columns(order.alias("__order")).sort(
-        ["__order", *axes], descending=[True, *[False] * len(axes)], nulls_last=True)
+    one per (G, U, B, desired), so that they differ in more than the schedule.
+
+    The cells are never sorted whole: the first rows in that order are taken, ``limit``
+    times a few at first and more while they hold fewer than ``limit`` distinct
+    (G, U, B, desired); each cell's first row in the order is the same as in the whole.
+    """
     distinct = [a for a in ("G", "U", "B", "desired") if a in axes]
-    top = top.unique(subset=distinct, keep="first", maintain_order=True)
-    return top.head(limit).select(*axes, *figures).to_dicts()
+    query = lazy(cells).select(*axes, *figures, order.alias("__order"))
+    keys = ["__order", *axes]
+    descending = [True, *[False] * len(axes)]
+    n = limit * 32
+    while True:
+        top = first_rows(query, keys, descending, n)
+        picked = top.unique(subset=distinct, keep="first", maintain_order=True)
+        if picked.height >= limit or top.height < n:
+            return picked.head(limit).select(*axes, *figures).to_dicts()
+        n *= 8
+
+
+def stats_exprs(column: str) -> list[pl.Expr]:
+    """The aggregates :func:`stats` reads: ``{column}__count``, ``__min``, ``__median``,
+    ``__p90`` and ``__max`` over the non-null values, as floats."""
+    v = pl.col(column).drop_nulls().cast(pl.Float64)
+    return [v.len().alias(f"{column}__count"), v.min().alias(f"{column}__min"),
+            v.median().alias(f"{column}__median"),
+            v.quantile(0.9, interpolation="nearest").alias(f"{column}__p90"),
+            v.max().alias(f"{column}__max")]
+
+
+def stats_of(row: Mapping[str, Any], column: str, digits: int = 3) -> dict[str, Any]:
+    """:func:`stats`'s dict from a row holding :func:`stats_exprs`'s aggregates."""
+    count = int(row[f"{column}__count"] or 0)
+    if count == 0:
+        return {"count": 0, "min": None, "median": None, "p90": None, "max": None}
+    return {"count": count, **{k: round(float(row[f"{column}__{k}"]), digits)
+                               for k in ("min", "median", "p90", "max")}}
 
 
 def stats(values: pl.Series, digits: int = 3) -> dict[str, Any]:

@@ -68,12 +68,17 @@ def _block(spec: Spec, controller: str, start: int, stop: int) -> pl.DataFrame:
 
     columns = {axis: column(axis) for axis in AXES if axis != "controller"}
     columns["controller"] = pl.repeat(controller, n, dtype=pl.String, eager=True)
-    # Periodic and random schedules depend on the duration: one event list per pair.
+    # Periodic and random schedules depend on the duration: one event list per (schedule,
+    # duration) pair this slice holds, so a chunk builds at most its own cells' lists.
     names, durations = spec.axes["schedule"], spec.axes["duration"]
+    pairs, where = np.unique(idx["schedule"] * len(durations) + idx["duration"],
+                             return_inverse=True)
     table = pl.Series(
-        [[{"at": a, "count": c} for a, c in spec.schedules[s].events(d)]
-         for s in names for d in durations],
+        [[{"at": a, "count": c}
+          for a, c in spec.schedules[names[p // len(durations)]].events(
+              durations[p % len(durations)])]
+         for p in pairs.tolist()],
         dtype=DEATHS_DTYPE,
     )
-    columns["deaths"] = table.gather(idx["schedule"] * len(durations) + idx["duration"])
+    columns["deaths"] = table.gather(where.reshape(-1))
     return pl.DataFrame({name: columns[name].alias(name) for name in PARAM_COLUMNS})

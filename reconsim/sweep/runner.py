@@ -29,6 +29,7 @@ from tqdm import tqdm
 
 from reconsim.errors import ReconsimError
 from reconsim.model.laws import law_columns
+from reconsim.model.params import shown
 from reconsim.model.simulate import simulate
 from reconsim.sweep import store
 from reconsim.sweep.grid import expand
@@ -37,6 +38,12 @@ from reconsim.sweep.spec import Spec
 BACKENDS: Final = ("loky", "dask", "sequential")
 #: Who writes the chunk files: each worker its own (on the output's disk), or the parent.
 WRITERS: Final = ("workers", "parent")
+#: The most cells a sweep runs unless ``max_cells`` (``--max-cells``) says more: at the
+#: kernel's ~1.4 million cells per core-second about two core-hours, a job a Dask cluster
+#: finishes in minutes, and ~40 bytes of Parquet a cell (the default sweep's): ~400 GB.
+DEFAULT_MAX_CELLS: Final = 10**10
+#: No ``max_cells`` goes beyond this: cell numbers stay exact in int64 with room to spare.
+CELLS_CEILING: Final = 10**15
 
 
 class SweepError(ReconsimError):
@@ -60,6 +67,35 @@ class SweepResult:
     def cells_per_second(self) -> float:
         """Cells simulated per wall-clock second by this invocation, writing included."""
         return self.computed / self.seconds if self.seconds > 0 else 0.0
+
+
+def check_size(spec: Spec, max_cells: int = DEFAULT_MAX_CELLS) -> None:
+    """Refuse a grid larger than ``max_cells``, with its cell count; :class:`SweepError`."""
+    if isinstance(max_cells, bool) or not isinstance(max_cells, int) or not (
+            1 <= max_cells <= CELLS_CEILING):
+        raise SweepError(f"--max-cells must be an integer in [1, {CELLS_CEILING}], "
+                         f"got {shown(max_cells)}")
+    if spec.n_cells > max_cells:
+        raise SweepError(f"{spec.name}: the grid has {count(spec.n_cells)} cells, more than "
+                         f"the limit of {max_cells:,}; --max-cells N raises it")
+
+
+def count(n: int) -> str:
+    """A count as a sentence shows it: with thousands separators, or in powers of ten when
+    it has more than 18 digits.
+
+    >>> count(1117200), count(10**40)
+    ('1,117,200', 'about 1.0e+40')
+    """
+    return f"{n:,}" if n < 10**18 else f"about {float(n):.1e}"
+
+
+def plan(spec: Spec) -> str:
+    """One line: the spec's cells and chunks, known before anything is written."""
+    cells = "cell" if spec.n_cells == 1 else "cells"
+    chunks = "chunk" if spec.n_chunks == 1 else "chunks"
+    return (f"{spec.name}: {count(spec.n_cells)} {cells} in {spec.n_chunks:,} {chunks} of up "
+            f"to {spec.chunk_size:,}")
 
 
 def run_chunk(spec: Spec, index: int, threads: int | None = None) -> tuple[int, pl.DataFrame]:
@@ -98,6 +134,7 @@ def run_sweep(  # noqa: PLR0913
     force: bool = False,
     progress: bool | None = None,
     write_from: str | None = None,
+    max_cells: int = DEFAULT_MAX_CELLS,
 ) -> SweepResult:
     """Run (or resume) ``spec`` into ``out`` and return what was done.
 
@@ -107,8 +144,9 @@ def run_sweep(  # noqa: PLR0913
     ``progress=None`` shows a bar only on a terminal. Raises :class:`SweepError` before
     writing anything when the options are bad, and :class:`reconsim.sweep.store.StoreError`
     when ``out`` holds another spec's results (unless ``force``) or another sweep is
-    running into it.
+    running into it. A grid of more than ``max_cells`` cells is refused (:func:`check_size`).
     """
+    check_size(spec, max_cells)
     if backend not in BACKENDS:
         raise SweepError(f"--backend must be one of {', '.join(BACKENDS)}; got {backend!r}")
     if jobs == 0 or jobs < -1:
@@ -178,9 +216,12 @@ def _run_locked(  # noqa: PLR0913, PLR0917 — run_sweep's options, passed on on
         started=manifest.get("started") or _now(), status="running",
     )
     store.write_json(out / store.MANIFEST, manifest)
-    done = store.done_chunks(out)
-    todo = [i for i in range(spec.n_chunks) if i not in done]
-    todo_cells = sum(_chunk_cells(spec, i) for i in todo)
+    # Per-chunk bookkeeping only over the chunk files present: the chunks still to run are
+    # a generator, so a grid of 10**10 cells in 10**10 chunks starts at once.
+    done = {i for i in store.done_chunks(out) if i < spec.n_chunks}
+    todo = (i for i in range(spec.n_chunks) if i not in done)
+    n_todo = spec.n_chunks - len(done)
+    todo_cells = spec.n_cells - sum(_chunk_cells(spec, i) for i in done)
     bar = tqdm(total=spec.n_cells, initial=spec.n_cells - todo_cells, unit="cell",
                unit_scale=True, desc=spec.name, dynamic_ncols=True, smoothing=0.1,
                disable=None if progress is None else not progress)
@@ -209,8 +250,8 @@ def _run_locked(  # noqa: PLR0913, PLR0917 — run_sweep's options, passed on on
         raise
     seconds = time.perf_counter() - started
     result = SweepResult(out=out, cells=spec.n_cells, computed=todo_cells,
-                         chunks_computed=len(todo), seconds=seconds, previous=previous)
-    if todo:
+                         chunks_computed=n_todo, seconds=seconds, previous=previous)
+    if n_todo:
         manifest.update(finished=_now(), status="complete", backend=backend, jobs=n_jobs,
                         write_from=write_from, cells_computed=todo_cells,
                         seconds=round(seconds, 3),

@@ -21,7 +21,7 @@ import json
 import math
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -30,14 +30,20 @@ import numpy as np
 
 from reconsim.errors import ReconsimError
 from reconsim.model.params import (
+    BY_NAME,
     DEFAULTS,
+    MAX_COPIES,
+    MAX_EVENTS,
+    MAX_SECONDS,
     PARAM_NAMES,
     PARAMS,
     Deaths,
+    Int,
     Records,
     applies,
     check_deaths,
     check_value,
+    shown,
 )
 
 
@@ -49,8 +55,19 @@ class SpecError(ReconsimError, ValueError):
 AXES: Final[tuple[str, ...]] = tuple("schedule" if p == "deaths" else p for p in PARAM_NAMES)
 #: The name the model's default death schedule gets when a grid names no schedule.
 DEFAULT_SCHEDULE: Final = "default"
-#: Cells per chunk file unless the spec says otherwise.
+#: Cells per chunk file unless the spec says otherwise (or its cells' lists are long: see
+#: MAX_CHUNK_ENTRIES).
 DEFAULT_CHUNK_SIZE: Final = 50_000
+#: The largest chunk a spec may ask for: a chunk is held in memory whole (~400 bytes a cell).
+MAX_CHUNK_SIZE: Final = 10**6
+#: Death events and restart times a chunk's frame may hold, summed over its cells (~50 bytes
+#: each in memory). The default chunk size shrinks to fit; a chunk_size the spec sets that
+#: does not fit is refused.
+MAX_CHUNK_ENTRIES: Final = 10**7
+#: Values an axis may hold: every value of a parameter bounded by MAX_SECONDS or MAX_COPIES.
+MAX_AXIS_VALUES: Final = max(MAX_SECONDS, MAX_COPIES) + 1
+#: A chaos schedule's seed: any integer int64 holds.
+MAX_SEED: Final = 2**63 - 1
 
 #: Axes whose values are names of schedules defined in their own tables, by the kind of
 #: their records (``lag`` names ``[lag.X]`` tables, ``create_faults`` ``[faults.X]``).
@@ -86,20 +103,45 @@ class Schedule:
         p = self.params
         if self.kind == "events":
             return tuple(p["events"])
-        end = min(duration, p.get("until", duration))
         if self.kind == "every":
-            start = p.get("start", p["every"])
-            return tuple((at, p["count"]) for at in range(start, end + 1, p["every"]))
-        # A Poisson process of the given rate per second, seeded: the same seed gives the
-        # same instants for every duration (shorter runs see a prefix of the longer run's).
+            return tuple((at, p["count"]) for at in self._periodic(duration))
+        return tuple((at, p["count"]) for at in self._random(duration))
+
+    def count(self, duration: int, limit: int = MAX_EVENTS) -> int:
+        """How many events :meth:`events` gives for ``duration``, counted without building
+        them; a random schedule's instants are drawn and counted up to ``limit + 1``."""
+        if self.kind == "events":
+            return len(self.events(duration))
+        if self.kind == "every":
+            return len(self._periodic(duration))
+        n = 0
+        for _ in self._random(duration):
+            n += 1
+            if n > limit:
+                break
+        return n
+
+    def _end(self, duration: int) -> int:
+        """The last second a periodic or random event may fall on."""
+        until: int = self.params.get("until", duration)
+        return min(duration, until)
+
+    def _periodic(self, duration: int) -> range:
+        p = self.params
+        return range(p.get("start", p["every"]), self._end(duration) + 1, p["every"])
+
+    def _random(self, duration: int) -> Iterator[int]:
+        """A Poisson process of the given rate per second, seeded: the same seed gives the
+        same instants for every duration (shorter runs see a prefix of the longer run's)."""
+        p = self.params
+        end = self._end(duration)
         rng = np.random.default_rng(p["seed"])
         at = float(p.get("start", 0))
-        out: list[tuple[int, int]] = []
         while True:
             at += rng.exponential(1.0 / p["rate"])
-            if math.floor(at) > end:
-                return tuple(out)
-            out.append((math.floor(at), p["count"]))
+            if at >= end + 1:  # floor(at) > end, without flooring an infinity
+                return
+            yield math.floor(at)
 
 
 @dataclass(frozen=True)
@@ -161,16 +203,21 @@ def parse_spec(text: str) -> Spec:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"TOML syntax error: {exc}") from None
+    except RecursionError:
+        raise SpecError("TOML nesting too deep") from None
+    except ValueError as exc:  # an integer of more than 4,300 digits
+        raise SpecError(f"TOML value error: {exc}") from None
     _no_unknown_keys(doc, _TOP_KEYS, "")
     name = doc.get("name")
     if not isinstance(name, str) or not _SLUG.fullmatch(name):
-        raise SpecError(f"name must be a plain slug (letters, digits, '-', '_'), got {name!r}")
-    chunk_size = doc.get("chunk_size", DEFAULT_CHUNK_SIZE)
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
-        raise SpecError(f"chunk_size must be an integer >= 1, got {chunk_size!r}")
+        raise SpecError(f"name must be a plain slug (letters, digits, '-', '_'), "
+                        f"got {shown(name)}")
+    chunk_size = doc.get("chunk_size")
+    if chunk_size is not None:
+        _check_int(chunk_size, "chunk_size", 1, MAX_CHUNK_SIZE)
     grid = doc.get("grid", {})
     if not isinstance(grid, dict):
-        raise SpecError(f"grid must be a table, got {grid!r}")
+        raise SpecError(f"grid must be a table, got {shown(grid)}")
     _no_unknown_keys(grid, set(AXES), "grid.")
     schedules = _schedules(doc.get("schedule", {}))
     named = {axis: _named(doc.get(kind.table, {}), kind) for axis, kind in NAMED_AXES.items()}
@@ -179,13 +226,46 @@ def parse_spec(text: str) -> Spec:
     if DEFAULT_SCHEDULE in axes["schedule"] and DEFAULT_SCHEDULE not in schedules:
         schedules[DEFAULT_SCHEDULE] = Schedule(DEFAULT_SCHEDULE, "events",
                                                {"events": DEFAULTS["deaths"]})
+    entries = _entries_per_cell(axes, schedules)
+    if chunk_size is None:
+        chunk_size = max(1, min(DEFAULT_CHUNK_SIZE, MAX_CHUNK_ENTRIES // max(1, entries)))
+    elif chunk_size * entries > MAX_CHUNK_ENTRIES:
+        raise SpecError(
+            f"chunk_size: {chunk_size} cells x up to {entries} death events and restart times "
+            f"each is {chunk_size * entries:,} list entries a chunk, more than "
+            f"{MAX_CHUNK_ENTRIES:,}; set chunk_size <= {max(1, MAX_CHUNK_ENTRIES // entries)}")
     return Spec(name=name, axes=axes, schedules=schedules, chunk_size=chunk_size, source=doc)
+
+
+def _entries_per_cell(axes: Mapping[str, tuple[Any, ...]],
+                      schedules: Mapping[str, Schedule]) -> int:
+    """The most death events plus restart times one cell of the grid holds; refuse a
+    schedule with more events than a cell may hold, counted before any is built."""
+    longest = max(axes["duration"])  # every schedule's count grows with the duration
+    most = 0
+    for name in axes["schedule"]:
+        schedule = schedules[name]
+        n = schedule.count(longest)
+        if n > MAX_EVENTS:
+            where = f"schedule.{name}: in a run of {longest} s (the longest grid.duration)"
+            if schedule.kind == "rate":
+                p = schedule.params
+                span = schedule._end(longest) + 1 - p.get("start", 0)
+                raise SpecError(f"{where} rate {p['rate']} gives more than {MAX_EVENTS} death "
+                                f"events (about {p['rate'] * span:,.0f}), more than a cell "
+                                "may hold")
+            raise SpecError(f"{where} it gives {n} death events, more than the {MAX_EVENTS} a "
+                            "cell may hold")
+        most = max(most, n)
+    return (most + max(len(r) for r in axes["restart_at"])
+            + sum(max(len(v) for v in axes[a]) for a in NAMED_AXES))  # lag, fault records
 
 
 def _no_unknown_keys(table: Mapping[str, Any], known: set[str], prefix: str) -> None:
     for key in table:
         if key not in known:
-            raise SpecError(f"{prefix}{key}: unknown key (known: {', '.join(sorted(known))})")
+            named = key if key.isprintable() and len(key) <= 80 else shown(key)
+            raise SpecError(f"{prefix}{named}: unknown key (known: {', '.join(sorted(known))})")
 
 
 def _axis(grid: Mapping[str, Any], axis: str, schedules: Mapping[str, Schedule]) -> tuple[Any, ...]:
@@ -195,7 +275,16 @@ def _axis(grid: Mapping[str, Any], axis: str, schedules: Mapping[str, Schedule])
         for v in values:
             if not isinstance(v, str) or (v not in schedules and v != DEFAULT_SCHEDULE):
                 known = ", ".join(schedules) or "none defined"
-                raise SpecError(f"grid.schedule: unknown schedule {v!r} (known: {known})")
+                raise SpecError(f"grid.schedule: unknown schedule {shown(v)} (known: {known})")
+    elif isinstance(grid.get(axis), dict) and isinstance(BY_NAME[axis].kind, Int):
+        # A range of integers is valid when its ends are: check two values, not a million.
+        values = _axis_values(grid[axis], axis)
+        try:
+            check_value(axis, values[0])
+            check_value(axis, values[-1])
+        except ValueError as exc:
+            raise SpecError(f"grid.{axis}: {exc}") from None
+        return values  # distinct by construction
     else:
         raw = _axis_values(grid[axis], axis) if axis in grid else (DEFAULTS[axis],)
         try:
@@ -205,7 +294,7 @@ def _axis(grid: Mapping[str, Any], axis: str, schedules: Mapping[str, Schedule])
                 if axis == "restart_at" else ""
             raise SpecError(f"grid.{axis}: {exc}{hint}") from None
     if len(set(values)) != len(values):
-        raise SpecError(f"grid.{axis}: repeated values in {list(values)!r}")
+        raise SpecError(f"grid.{axis}: repeated values in {shown(list(values))}")
     return values
 
 
@@ -254,11 +343,14 @@ def _axis_values(raw: Any, axis: str) -> tuple[Any, ...]:
     if isinstance(raw, dict):
         values = _range(raw, axis)
     elif isinstance(raw, list):
+        if len(raw) > MAX_AXIS_VALUES:
+            raise SpecError(f"grid.{axis}: {len(raw):,} values, more than the "
+                            f"{MAX_AXIS_VALUES:,} an axis may hold")
         values = tuple(raw)
     else:
         values = (raw,)
     if not values:
-        raise SpecError(f"grid.{axis}: empty axis, got {raw!r}")
+        raise SpecError(f"grid.{axis}: empty axis, got {shown(raw)}")
     return values
 
 
@@ -269,26 +361,32 @@ def _range(raw: dict[str, Any], axis: str) -> tuple[int, ...]:
     for key in ("from", "to", "step"):
         v = raw.get(key, 1 if key == "step" else None)
         if isinstance(v, bool) or not isinstance(v, int):
-            raise SpecError(f"grid.{axis}.{key} must be an integer, got {v!r}")
+            raise SpecError(f"grid.{axis}.{key} must be an integer, got {shown(v)}")
         parts[key] = v
     if parts["step"] < 1:
-        raise SpecError(f"grid.{axis}.step must be a positive integer, got {parts['step']!r}")
-    return tuple(range(parts["from"], parts["to"] + 1, parts["step"]))
+        raise SpecError(f"grid.{axis}.step must be a positive integer, "
+                        f"got {shown(parts['step'])}")
+    values = range(parts["from"], parts["to"] + 1, parts["step"])
+    if len(values) > MAX_AXIS_VALUES:  # counted before a value is built
+        raise SpecError(f"grid.{axis}: the range from {shown(parts['from'])} to "
+                        f"{shown(parts['to'])} holds {shown(len(values))} values, more than "
+                        f"the {MAX_AXIS_VALUES:,} an axis may hold")
+    return tuple(values)
 
 
 def _schedules(raw: Any) -> dict[str, Schedule]:
     if not isinstance(raw, dict):
-        raise SpecError(f"schedule must be a table of named schedules, got {raw!r}")
+        raise SpecError(f"schedule must be a table of named schedules, got {shown(raw)}")
     return {name: _schedule(name, table) for name, table in raw.items()}
 
 
 def _schedule(name: str, table: Any) -> Schedule:
     """One named schedule table, checked."""
-    where = f"schedule.{name}"
     if not _SLUG.fullmatch(name):
-        raise SpecError(f"{where}: schedule name must be a plain slug, got {name!r}")
+        raise SpecError(f"schedule: a schedule name must be a plain slug, got {shown(name)}")
+    where = f"schedule.{name}"
     if not isinstance(table, dict):
-        raise SpecError(f"{where} must be a table, got {table!r}")
+        raise SpecError(f"{where} must be a table, got {shown(table)}")
     kinds = [k for k in _SCHEDULE_KINDS if k in table]
     if len(kinds) != 1:
         raise SpecError(f"{where} needs exactly one of 'events', 'every' or 'rate', "
@@ -307,18 +405,22 @@ def _schedule(name: str, table: Any) -> Schedule:
         except ValueError as exc:
             raise SpecError(str(exc)) from None
     else:
-        for key in ("count", "start", "until", "seed", "every"):
+        bounds = {"count": (0, MAX_COPIES), "start": (0, MAX_SECONDS),
+                  "until": (0, MAX_SECONDS), "seed": (0, MAX_SEED), "every": (1, MAX_SECONDS)}
+        for key, (low, high) in bounds.items():
             if key in params:
-                _check_int(params[key], f"{where}.{key}", 1 if key == "every" else 0)
+                _check_int(params[key], f"{where}.{key}", low, high)
         if kind == "rate":
             rate = params["rate"]
             if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not (
                     0 < rate <= 1):
                 raise SpecError(f"{where}.rate must be deaths per second in (0, 1], "
-                                f"got {rate!r}")
+                                f"got {shown(rate)}")
     return Schedule(name, kind, params)
 
 
-def _check_int(value: Any, where: str, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise SpecError(f"{where} must be an integer >= {minimum}, got {value!r}")
+def _check_int(value: Any, where: str, minimum: int, maximum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not (
+            minimum <= value <= maximum):
+        raise SpecError(f"{where} must be an integer in [{minimum}, {maximum}], "
+                        f"got {shown(value)}")

@@ -17,6 +17,7 @@ from reconsim.report.charts import (
     SHARE,
     Figure,
     add_bins,
+    bin_label,
     binning_note,
     clamp,
     finish,
@@ -24,7 +25,10 @@ from reconsim.report.charts import (
 )
 from reconsim.report.data import (
     Sweep,
+    Table,
+    collect,
     examples,
+    lazy,
     variant_label,
     variant_order,
     variant_params,
@@ -137,19 +141,21 @@ def render(summary: Summary, figures: Mapping[str, Figure]) -> Markup:
     return Markup("").join(parts)
 
 
-def _four(cells: pl.DataFrame) -> dict[str, int]:
-    """The four boundary counts of ``cells``: above or below U >= G + B x overshoot 0 or > 0."""
+def _four() -> list[pl.Expr]:
+    """The four boundary counts: above or below U >= G + B x overshoot 0 or > 0."""
     above, positive = pl.col("above_boundary"), pl.col("overshoot") > 0
-    row = cells.select(
+    return [
         (above & ~positive).sum().alias("above_zero"),
         (above & positive).sum().alias("above_positive"),
         (~above & ~positive).sum().alias("below_zero"),
         (~above & positive).sum().alias("below_positive"),
-    ).row(0, named=True)
-    return {k: int(v) for k, v in row.items()}
+    ]
 
 
-def boundary_verdict(table: pl.DataFrame, axes: Sequence[str]) -> dict[str, Any]:
+FOUR: Final = ("above_zero", "above_positive", "below_zero", "below_positive")
+
+
+def boundary_verdict(table: Table, axes: Sequence[str]) -> dict[str, Any]:
     """Overshoot on each side of the boundary ``U >= G + B``, on every ledger row.
 
     The four counts answer both directions of seed 001's claim: does U >= G + B imply
@@ -159,40 +165,53 @@ def boundary_verdict(table: pl.DataFrame, axes: Sequence[str]) -> dict[str, Any]
     or max_per_round (the boundary is seed 001's for observe = ready without a cap).
     """
     rest = [a for a in axes if a != "controller"]
-    ledger = table.filter(pl.col("controller") == "ledger")
-    four = _four(ledger)
-    above_positive = ledger.filter(pl.col("above_boundary") & (pl.col("overshoot") > 0))
-    below = ledger.filter(~pl.col("above_boundary"))
-    below_zero = below.filter(pl.col("overshoot") == 0)
-    exceptions = below_zero.filter(pl.col("desired") > 0)
-    figures = ["overshoot", "law_overshoot", "unneeded", "deleted"]
+    ledger = lazy(table).filter(pl.col("controller") == "ledger")
     params = variant_params(ledger)
+    above, zero = pl.col("above_boundary"), pl.col("overshoot") == 0
+    exception = ~above & zero & (pl.col("desired") > 0)
+    # One query: the four counts per variant (one variant when nothing varies).
+    by = collect(ledger.with_columns(variant_label(params)).group_by("variant").agg(
+        pl.len().alias("cells"), *_four(),
+        (~above & zero).sum().alias("below_at_zero"),
+        exception.sum().alias("exceptions"),
+        (exception & (pl.col("U") < pl.col("B"))).sum().alias("exceptions_U_below_B"),
+    ))
+    total = {k: int(by[k].sum()) for k in ("cells", *FOUR, "below_at_zero", "exceptions",
+                                           "exceptions_U_below_B")}
+    four = {k: total[k] for k in FOUR}
+    cells = total["cells"]
     by_variant = []
     if params:
-        labelled = ledger.with_columns(variant_label(params))
+        rows = {r["variant"]: r for r in by.iter_rows(named=True)}
         for label in variant_order(ledger, params):
-            part = labelled.filter(pl.col("variant") == label)
-            by_variant.append({"variant": label, "cells": part.height, **_four(part)})
+            r = rows[label]
+            by_variant.append({"variant": label, "cells": r["cells"],
+                               **{k: r[k] for k in FOUR}})
+    above_positive = ledger.filter(above & (pl.col("overshoot") > 0))
+    below = ledger.filter(~above)
+    exceptions = below.filter(zero & (pl.col("desired") > 0))
+    figures = ["overshoot", "law_overshoot", "unneeded", "deleted"]
     return {
         "population": "every ledger row (all values of the other parameters)",
-        "cells": ledger.height,
+        "cells": cells,
         **four,
         "above_cells": four["above_zero"] + four["above_positive"],
         "below_cells": four["below_zero"] + four["below_positive"],
-        "below_zero_desired_0": below_zero.height - exceptions.height,
-        "below_zero_desired_positive": exceptions.height,
-        "below_zero_desired_positive_U_below_B":
-            exceptions.filter(pl.col("U") < pl.col("B")).height,
-        "above_implies_zero": four["above_positive"] == 0 if ledger.height else None,
-        "below_implies_positive": four["below_zero"] == 0 if ledger.height else None,
+        "below_zero_desired_0": total["below_at_zero"] - total["exceptions"],
+        "below_zero_desired_positive": total["exceptions"],
+        "below_zero_desired_positive_U_below_B": total["exceptions_U_below_B"],
+        "above_implies_zero": four["above_positive"] == 0 if cells else None,
+        "below_implies_positive": four["below_zero"] == 0 if cells else None,
         "below_implies_positive_for_desired_positive":
-            exceptions.height == 0 if ledger.height else None,
-        "where_above_positive": (where(above_positive, ledger.filter(pl.col("above_boundary")),
-                                       rest) if above_positive.height else []),
-        "examples_above_positive": examples(above_positive, rest, figures, pl.col("overshoot")),
-        "where_below_zero": (where(exceptions, below.filter(pl.col("desired") > 0), rest)
-                             if exceptions.height else []),
-        "examples_below_zero": examples(exceptions, rest, figures, pl.col("law_overshoot")),
+            total["exceptions"] == 0 if cells else None,
+        "where_above_positive": (where(ledger.filter(above), pl.col("overshoot") > 0, rest)
+                                 if four["above_positive"] else []),
+        "examples_above_positive": (examples(above_positive, rest, figures, pl.col("overshoot"))
+                                    if four["above_positive"] else []),
+        "where_below_zero": (where(below.filter(pl.col("desired") > 0), zero, rest)
+                             if total["exceptions"] else []),
+        "examples_below_zero": (examples(exceptions, rest, figures, pl.col("law_overshoot"))
+                                if total["exceptions"] else []),
         "by_variant": by_variant,
     }
 
@@ -201,16 +220,19 @@ def boundary_verdict(table: pl.DataFrame, axes: Sequence[str]) -> dict[str, Any]
 MAX_BOUNDARY_BINS: Final = 60
 
 
-def boundary_figure(table: pl.DataFrame) -> Figure:
+def boundary_figure(table: Table) -> Figure:
     """Ledger cells per (U, G + B): the share that overshoots, the line U = G + B, and a red
     outline where a cell contradicts the boundary (overshoot above it, none below it with
     desired > 0); one panel per ledger variant."""
-    ledger = table.filter(pl.col("controller") == "ledger")
+    ledger = lazy(table).filter(pl.col("controller") == "ledger")
     params = variant_params(ledger)
-    t = ledger.with_columns((pl.col("G") + pl.col("B")).alias("GB"), variant_label(params))
-    t, binned = add_bins(t, {"U": MAX_BOUNDARY_BINS, "GB": MAX_BOUNDARY_BINS})
     above, positive = pl.col("above_boundary"), pl.col("overshoot") > 0
-    grid = t.group_by("variant", "U_lo", "U_hi", "U_label", "GB_lo", "GB_hi", "GB_label").agg(
+    counts = ("overshooting", "above_zero", "above_positive", "below_zero", "below_positive",
+              "below_zero_desired")
+    # Aggregated by the raw values first (few groups, little memory), then by bin; the
+    # variant and the labels are put on the aggregates.
+    raw = collect(ledger.with_columns((pl.col("G") + pl.col("B")).alias("GB"))
+                  .group_by("controller", *params, "U", "GB").agg(
         pl.len().alias("cells"),
         positive.sum().alias("overshooting"),
         pl.col("overshoot").max().alias("max_overshoot"),
@@ -219,6 +241,18 @@ def boundary_figure(table: pl.DataFrame) -> Figure:
         (~above & ~positive).sum().alias("below_zero"),
         (~above & positive).sum().alias("below_positive"),
         (~above & ~positive & (pl.col("desired") > 0)).sum().alias("below_zero_desired"),
+    ))
+    t, binned = add_bins(raw, {"U": MAX_BOUNDARY_BINS, "GB": MAX_BOUNDARY_BINS})
+    keys = ("controller", *params, "U_lo", "U_hi", "GB_lo", "GB_hi")
+    grid = collect(t.group_by(*keys).agg(
+        pl.col("cells").sum(),
+        pl.col("overshooting").sum(),
+        pl.col("max_overshoot").max(),
+        *(pl.col(c).sum() for c in counts[1:]),
+    )).with_columns(variant_label(params), bin_label("U"), bin_label("GB")).select(
+        "variant", "U_lo", "U_hi", "U_label", "GB_lo", "GB_hi", "GB_label", pl.exclude(
+            "controller", *params, "variant", "U_lo", "U_hi", "U_label", "GB_lo", "GB_hi",
+            "GB_label")
     ).with_columns(
         (pl.col("overshooting") / pl.col("cells")).round(4).alias("share"),
         ((pl.col("U_lo") + pl.col("U_hi")) / 2).alias("U"),

@@ -18,7 +18,16 @@ import polars as pl
 from markupsafe import Markup
 
 from reconsim.report.charts import QUIET, WIDTH, Figure, clamp, finish, inline, names_expr
-from reconsim.report.data import Sweep, examples, variant_label, variant_order, variant_params
+from reconsim.report.data import (
+    Sweep,
+    Table,
+    collect_all,
+    examples,
+    lazy,
+    variant_label,
+    variant_order,
+    variant_params,
+)
 from reconsim.report.html import (
     cells_text,
     constant_axes,
@@ -274,7 +283,7 @@ def _mean(column: str) -> pl.Expr:
     return pl.col(column).mean().round(3)
 
 
-def controllers_verdict(table: pl.DataFrame, axes: Sequence[str]) -> dict[str, Any]:
+def controllers_verdict(table: Table, axes: Sequence[str]) -> dict[str, Any]:
     """Each variant's figures over all its cells, per G, and which variant does best or worst.
 
     ``compared`` is true when the sweep holds more than one variant. Means and maxima
@@ -283,18 +292,26 @@ def controllers_verdict(table: pl.DataFrame, axes: Sequence[str]) -> dict[str, A
     the cells that settle; ``unsettled`` counts the others.
     """
     params = variant_params(table)
-    t = table.with_columns(variant_label(params), wasted())
+    t = lazy(table).with_columns(variant_label(params), wasted())
     order = variant_order(table, params)
     rest = [a for a in axes if a != "controller"]
-    variants = [_variant(t.filter(pl.col("variant") == label), label, params, rest)
+    # Two queries for every variant at once: its figures over all its cells, and per G.
+    per_variant, by_g = collect_all([
+        t.group_by("variant").agg(pl.col("controller").first(),
+                                  *(pl.col(p).first() for p in params),
+                                  pl.len().alias("cells"), *_variant_figures()),
+        t.group_by("variant", "G").agg(
+            pl.len().alias("cells"),
+            *(_mean(c).alias(f"{c}__mean") for c in COMPARED),
+            *(pl.col(c).max().alias(f"{c}__max") for c in COMPARED),
+            pl.col("stable_at").null_count().alias("unsettled"),
+        ),
+    ])
+    rows = {r["variant"]: r for r in per_variant.iter_rows(named=True)}
+    variants = [_variant(t.filter(pl.col("variant") == label), rows[label], params, rest)
                 for label in order]
-    by_g = t.group_by("variant", "G").agg(
-        pl.len().alias("cells"),
-        *(_mean(c).alias(f"{c}__mean") for c in COMPARED),
-        *(pl.col(c).max().alias(f"{c}__max") for c in COMPARED),
-        pl.col("stable_at").null_count().alias("unsettled"),
-    ).with_columns(pl.col("variant").replace_strict({v: i for i, v in enumerate(order)},
-                                                    return_dtype=pl.Int64).alias("__rank"))
+    by_g = by_g.with_columns(pl.col("variant").replace_strict(
+        {v: i for i, v in enumerate(order)}, return_dtype=pl.Int64).alias("__rank"))
     by_g = by_g.sort("__rank", "G").drop("__rank")
     return {
         "population": "every cell of each variant; means and maxima over all its cells",
@@ -307,11 +324,10 @@ def controllers_verdict(table: pl.DataFrame, axes: Sequence[str]) -> dict[str, A
     }
 
 
-def _variant(part: pl.DataFrame, label: str, params: Sequence[str],
-             rest: Sequence[str]) -> dict[str, Any]:
-    """One variant's figures over all its cells."""
+def _variant_figures() -> list[pl.Expr]:
+    """A variant's figures over all its cells, as aggregates."""
     above = pl.col("above_boundary")
-    row = part.select(
+    return [
         (pl.col("overshoot") > 0).sum().alias("overshoot_cells"),
         _mean("overshoot").alias("overshoot_mean"),
         pl.col("overshoot").max().alias("overshoot_max"),
@@ -331,18 +347,23 @@ def _variant(part: pl.DataFrame, label: str, params: Sequence[str],
         .alias("above_overshoot"),
         (~above).sum().alias("below_cells"), (~above & (pl.col("overshoot") > 0)).sum()
         .alias("below_overshoot"),
-    ).row(0, named=True)
-    first = part.row(0, named=True)
+    ]
+
+
+def _variant(part: pl.LazyFrame, row: Mapping[str, Any], params: Sequence[str],
+             rest: Sequence[str]) -> dict[str, Any]:
+    """One variant's figures over all its cells, from its row of aggregates (the example
+    cells from ``part``, its cells)."""
     figures = ["overshoot", "unneeded", "wasted_delete_commands", "stable_at"]
-    largest = examples(part.filter(pl.col("overshoot") > 0), rest, figures,
-                       pl.col("overshoot"), limit=1)
-    latest = examples(part.filter(pl.col("stable_at").is_not_null()), rest, figures,
-                      pl.col("stable_at"), limit=1)
+    largest = (examples(part.filter(pl.col("overshoot") > 0), rest, figures,
+                        pl.col("overshoot"), limit=1) if row["overshoot_cells"] else [])
+    latest = (examples(part.filter(pl.col("stable_at").is_not_null()), rest, figures,
+                       pl.col("stable_at"), limit=1) if row["unsettled"] < row["cells"] else [])
     return {
-        "variant": label,
-        "controller": first["controller"],
-        "params": {p: first[p] for p in params},
-        "cells": part.height,
+        "variant": row["variant"],
+        "controller": row["controller"],
+        "params": {p: row[p] for p in params},
+        "cells": row["cells"],
         "overshoot": {"cells_positive": row["overshoot_cells"], "mean": row["overshoot_mean"],
                       "max": row["overshoot_max"],
                       "above_boundary": {"cells": row["above_cells"],

@@ -18,6 +18,7 @@ from reconsim.report.charts import (
     WIDTH,
     Figure,
     add_bins,
+    bin_label,
     bin_order,
     binning_note,
     clamp,
@@ -29,9 +30,13 @@ from reconsim.report.charts import (
 from reconsim.report.data import (
     Deaths,
     Sweep,
-    controllers,
+    Table,
+    collect,
     examples,
     groups,
+    height,
+    in_order,
+    lazy,
     tally,
     where,
 )
@@ -51,36 +56,75 @@ from reconsim.report.html import (
 from reconsim.report.section import Section, Summary
 
 
-def law_scopes(table: pl.DataFrame) -> list[dict[str, Any]]:
-    """Which law applies to which rows, with how many rows and (where checked) mismatches.
+def _counts(table: Table) -> dict[str, dict[str, Any]]:
+    """Per controller, every count the law's verdict and scopes need, in one query."""
+    checked = pl.col("law_holds").is_not_null()
+    mismatched = checked & ~pl.col("law_holds")
+    created = pl.col("observe").eq_missing("created")
+    diff = pl.col("overshoot") - pl.col("law_overshoot")
+    zero_delay = listing_delay() == 0
+    early = ~zero_delay & (pl.col("U") < pl.col("B"))
+    elsewhere = ~zero_delay & ~early
+    rows = collect(lazy(table).group_by("controller").agg(
+        pl.len().alias("rows"),
+        checked.sum().alias("checked"),
+        mismatched.sum().alias("mismatches"),
+        (checked & ~created).sum().alias("ready"),
+        (mismatched & ~created).sum().alias("ready_mismatches"),
+        (checked & created).sum().alias("created"),
+        (mismatched & created).sum().alias("created_mismatches"),
+        (mismatched & (diff > 0)).sum().alias("above"),
+        (mismatched & (diff < 0)).sum().alias("below"),
+        diff.filter(mismatched).min().alias("difference_min"),
+        diff.filter(mismatched).max().alias("difference_max"),
+        (mismatched & (pl.col("law_overshoot") < 0)).sum().alias("law_negative"),
+        (mismatched & zero_delay).sum().alias("zero_delay"),
+        (checked & zero_delay).sum().alias("zero_delay_of"),
+        (mismatched & early).sum().alias("early"),
+        (checked & early).sum().alias("early_of"),
+        (mismatched & elsewhere).sum().alias("elsewhere"),
+        (checked & elsewhere).sum().alias("elsewhere_of"),
+        diff.filter(mismatched & elsewhere).min().alias("elsewhere_min"),
+        diff.filter(mismatched & elsewhere).max().alias("elsewhere_max"),
+    ))
+    return {r["controller"]: r for r in rows.iter_rows(named=True)}
+
+
+def law_scopes(counts: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Which law applies to which rows, with how many rows and (where checked) mismatches,
+    from :func:`_counts`.
 
     As :mod:`reconsim.model.laws` states it: the uncapped ledger controller, with the
     ceil(G / U) analogue where copies are listed at creation; no law elsewhere.
     """
     out = []
-    ledger = table.filter(pl.col("controller") == "ledger")
-    checked = ledger.filter(pl.col("law_holds").is_not_null())
-    created = pl.col("observe").eq_missing("created")
-    parts = (("ready", checked.filter(~created)), ("created", checked.filter(created)))
-    for observe, part in parts:
-        if part.height:
-            out.append({"rows": f"ledger, observe = {observe}, no cap, undamped",
-                        "law": LAW_FORMULA[observe], "cells": part.height,
-                        "mismatches": int((~part["law_holds"]).sum())})
-    unchecked = ledger.height - checked.height
-    if unchecked:
-        out.append({"rows": "ledger with a cap on corrections per round (max_per_round) "
-                            "or damping (gain < 1)",
-                    "law": None, "cells": unchecked, "mismatches": None})
-    for name in controllers(table):
+    ledger = counts.get("ledger")
+    if ledger is not None:
+        for observe in ("ready", "created"):
+            if ledger[observe]:
+                out.append({"rows": f"ledger, observe = {observe}, no cap, undamped",
+                            "law": LAW_FORMULA[observe], "cells": ledger[observe],
+                            "mismatches": ledger[f"{observe}_mismatches"]})
+        unchecked = ledger["rows"] - ledger["checked"]
+        if unchecked:
+            out.append({"rows": "ledger with a cap on corrections per round (max_per_round) "
+                                "or damping (gain < 1)",
+                        "law": None, "cells": unchecked, "mismatches": None})
+    for name in in_order(counts):
         if name != "ledger":
-            out.append({"rows": name, "law": None,
-                        "cells": table.filter(pl.col("controller") == name).height,
+            out.append({"rows": name, "law": None, "cells": counts[name]["rows"],
                         "mismatches": None})
     return out
 
 
-def law_verdict(table: pl.DataFrame, axes: Sequence[str],
+#: :func:`_counts`'s row for a sweep without ledger cells.
+_NO_LEDGER: Final[Mapping[str, Any]] = dict.fromkeys(
+    ("rows", "checked", "mismatches", "above", "below", "law_negative", "zero_delay",
+     "zero_delay_of", "early", "early_of", "elsewhere", "elsewhere_of"), 0) | dict.fromkeys(
+    ("difference_min", "difference_max", "elsewhere_min", "elsewhere_max"))
+
+
+def law_verdict(table: Table, axes: Sequence[str],
                 schedules: Mapping[str, Deaths]) -> dict[str, Any]:
     """The ledger controller's measured overshoot against the law, on every ledger row it covers.
 
@@ -91,56 +135,48 @@ def law_verdict(table: pl.DataFrame, axes: Sequence[str],
     rest; ``where`` and ``by_schedule`` say which parameter values the mismatches have,
     each with the count of all checked cells having that value.
     """
-    ledger = table.filter(pl.col("controller") == "ledger")
-    checked = ledger.filter(pl.col("law_holds").is_not_null())
+    counts = _counts(table)
+    c = counts.get("ledger") or _NO_LEDGER
+    checked = lazy(table).filter(pl.col("controller") == "ledger",
+                                 pl.col("law_holds").is_not_null())
     rest = [a for a in axes if a != "controller"]
     diff = pl.col("overshoot") - pl.col("law_overshoot")
     mismatched = checked.filter(~pl.col("law_holds"))
-    d = mismatched.select(diff.alias("d"))["d"]
     zero_delay = listing_delay() == 0
-    early = ~zero_delay & (pl.col("U") < pl.col("B"))
-    elsewhere = ~zero_delay & ~early
+    elsewhere = ~zero_delay & ~(pl.col("U") < pl.col("B"))
     other = mismatched.filter(elsewhere)
-    other_diff = other.select(diff.alias("d"))["d"]
     return {
         "population": f"ledger rows where law_holds is not null: {LAW_SCOPE}, every observe "
                       "(created: the ⌈G / U⌉ analogue)",
-        "cells": checked.height,
-        "mismatches": mismatched.height,
-        "holds": checked.height - mismatched.height,
-        "not_applicable": ledger.height - checked.height,
-        "scopes": law_scopes(table),
-        "measured_above_law": int((d > 0).sum()),
-        "measured_below_law": int((d < 0).sum()),
-        "difference_min": d.min() if mismatched.height else None,
-        "difference_max": d.max() if mismatched.height else None,
-        "law_negative": mismatched.filter(pl.col("law_overshoot") < 0).height,
+        "cells": c["checked"],
+        "mismatches": c["mismatches"],
+        "holds": c["checked"] - c["mismatches"],
+        "not_applicable": c["rows"] - c["checked"],
+        "scopes": law_scopes(counts),
+        "measured_above_law": c["above"],
+        "measured_below_law": c["below"],
+        "difference_min": c["difference_min"],
+        "difference_max": c["difference_max"],
+        "law_negative": c["law_negative"],
         "causes": {
-            "zero_delay": {"cells": mismatched.filter(zero_delay).height,
-                           "of": checked.filter(zero_delay).height},
-            "U_below_B": {"cells": mismatched.filter(early).height,
-                          "of": checked.filter(early).height},
+            "zero_delay": {"cells": c["zero_delay"], "of": c["zero_delay_of"]},
+            "U_below_B": {"cells": c["early"], "of": c["early_of"]},
             "elsewhere": {
-                "cells": other.height,
-                "of": checked.filter(elsewhere).height,
-                "difference_min": other_diff.min() if other.height else None,
-                "difference_max": other_diff.max() if other.height else None,
-                "where": where(other, checked.filter(elsewhere), rest) if other.height else [],
-                "examples": examples(other, rest, ["overshoot", "law_overshoot"], diff.abs()),
+                "cells": c["elsewhere"],
+                "of": c["elsewhere_of"],
+                "difference_min": c["elsewhere_min"],
+                "difference_max": c["elsewhere_max"],
+                "where": (where(checked.filter(elsewhere), ~pl.col("law_holds"), rest)
+                          if c["elsewhere"] else []),
+                "examples": (examples(other, rest, ["overshoot", "law_overshoot"], diff.abs())
+                             if c["elsewhere"] else []),
             },
         },
-        "where": where(mismatched, checked, rest) if mismatched.height else [],
-        "by_schedule": groups(mismatched, checked, ["schedule"], rest),
-        "examples": examples(mismatched, rest, ["overshoot", "law_overshoot"], diff.abs()),
+        "where": where(checked, ~pl.col("law_holds"), rest) if c["mismatches"] else [],
+        "by_schedule": groups(mismatched, checked, ["schedule"], rest) if c["mismatches"] else [],
+        "examples": (examples(mismatched, rest, ["overshoot", "law_overshoot"], diff.abs())
+                     if c["mismatches"] else []),
     }
-
-
-
-
-
-
-
-
 
 
 def law_paragraphs(law: Mapping[str, Any]) -> tuple[str, list[Markup]]:
@@ -286,7 +322,7 @@ MAX_B_PANELS: Final = 12
 MAX_LABELLED: Final = 1500
 
 
-def law_facets(t: pl.DataFrame, axes: Sequence[str], per_panel: int,
+def law_facets(t: Table, axes: Sequence[str], per_panel: int,
                budget: int = MAX_LAW_MARKS) -> tuple[list[str], list[str]]:
     """Which of ``axes`` get a panel per value (besides B's), and which share panels.
 
@@ -296,44 +332,69 @@ def law_facets(t: pl.DataFrame, axes: Sequence[str], per_panel: int,
     """
     first = [a for a in ("observe", "desired", "schedule") if a in axes]
     rest = [a for a in axes if a not in (*first, "controller", "G", "U", "B")]
-    candidates = [a for a in (*first, *rest) if t[a].n_unique() > 1]
+    varying = collect(lazy(t).select(pl.col(a).n_unique() for a in (*first, *rest)))
+    candidates = [a for a in (*first, *rest) if varying[a].item() > 1]
     facets: list[str] = []
     for axis in candidates:
-        panels = t.select("B_label", *facets, axis).unique().height
+        panels = height(lazy(t).select("B_lo", *facets, axis).unique())
         if panels * per_panel <= budget:
             facets.append(axis)
     return facets, [a for a in candidates if a not in facets]
 
 
-def law_figure(table: pl.DataFrame, axes: Sequence[str]) -> Figure:
+def law_figure(table: Table, axes: Sequence[str]) -> Figure:
     """G x U heatmaps of the ledger cells the law covers: colour the measured overshoot,
     a red outline where the law fails on any cell of the mark; one panel per B and, where
     the mark budget allows, per desired, schedule and other varying axes."""
-    rows = table.filter(pl.col("controller") == "ledger", pl.col("law_holds").is_not_null())
+    rows = lazy(table).filter(pl.col("controller") == "ledger",
+                              pl.col("law_holds").is_not_null())
     t, binned = add_bins(rows, {"G": MAX_G_BINS, "U": MAX_U_BINS, "B": MAX_B_PANELS})
-    n_g, n_u = t["G_label"].n_unique(), t["U_label"].n_unique()
+    g_order, u_order = bin_order(t, "G"), bin_order(t, "U")
+    n_g, n_u = len(g_order), len(u_order)
     facets, shared = law_facets(t, axes, max(1, n_g * n_u))
     panel_keys = ["B_lo", "B_label", *facets]
-    panels = t.select(panel_keys).unique().sort(panel_keys, nulls_last=False)
+    panels = (collect(t.select("B_lo", "B_hi", *facets).unique()).with_columns(bin_label("B"))
+              .drop("B_hi").sort(panel_keys, nulls_last=False))
     labels = [" \u00b7 ".join([f"B = {r['B_label']}",
                                *(f"{a} = {'null' if r[a] is None else r[a]}" for a in facets)])
               for r in panels.iter_rows(named=True)]
-    t = t.join(panels.with_row_index("panel"), on=panel_keys, how="left", nulls_equal=True)
+    panel_index = panels.with_row_index("panel").drop("B_label")
+    # Grouped by the bins' bounds (integers); the panel and the labels are put on the
+    # aggregates afterwards.
+    bounds = ["B_lo", *facets, "G_lo", "G_hi", "U_lo", "U_hi"]
     keys = ["panel", "G_lo", "G_label", "U_lo", "U_label"]
+
+    def keyed(frame: pl.DataFrame) -> pl.DataFrame:
+        """An aggregate by ``bounds`` with its panel and the G and U labels."""
+        return (frame.join(panel_index, on=["B_lo", *facets], how="left", nulls_equal=True)
+                .with_columns(bin_label("G"), bin_label("U"))
+                .drop("B_lo", *facets, "G_hi", "U_hi"))
+
+    # Aggregated by the raw values first (few groups, little memory), then by bin.
     mism = ~pl.col("law_holds")
-    grid = t.group_by(keys).agg(
+    limits = {"G": MAX_G_BINS, "U": MAX_U_BINS, "B": MAX_B_PANELS}
+    ranged = ("overshoot", "law_overshoot", "unneeded", "stable_at")
+    raw = collect(rows.group_by("B", *facets, "G", "U").agg(
         pl.len().alias("cells"),
         mism.sum().alias("mismatching"),
-        pl.col("overshoot").max().alias("overshoot_max"),
-        *(pl.col(c).min().alias(f"{c}__lo") for c in ("overshoot", "law_overshoot", "unneeded",
-                                                       "stable_at")),
-        *(pl.col(c).max().alias(f"{c}__hi") for c in ("overshoot", "law_overshoot", "unneeded",
-                                                       "stable_at")),
+        *(pl.col(c).min().alias(f"{c}__lo") for c in ranged),
+        *(pl.col(c).max().alias(f"{c}__hi") for c in ranged),
         pl.col("stable_at").null_count().alias("unsettled"),
-    )
-    for axis in shared:
-        counts = (t.filter(mism).group_by([*keys, axis]).agg(pl.len().alias("n"))
-                  .sort(["n", axis], descending=[True, False], nulls_last=True)
+    ))
+    grid = collect(add_bins(raw, limits)[0].group_by(bounds).agg(
+        pl.col("cells").sum(),
+        pl.col("mismatching").sum(),
+        pl.col("overshoot__hi").max().alias("overshoot_max"),
+        *(pl.col(f"{c}__lo").min() for c in ranged),
+        *(pl.col(f"{c}__hi").max() for c in ranged),
+        pl.col("unsettled").sum(),
+    ))
+    by_value = [collect(add_bins(collect(rows.filter(mism).group_by(
+        "B", *facets, "G", "U", axis).agg(pl.len().alias("n"))), limits)[0]
+        .group_by([*bounds, axis]).agg(pl.col("n").sum())) for axis in shared]
+    grid = keyed(grid)
+    for axis, counted in zip(shared, by_value, strict=True):
+        counts = (keyed(counted).sort(["n", axis], descending=[True, False], nulls_last=True)
                   .group_by(keys, maintain_order=True).agg(tally(axis).alias(f"by_{axis}")))
         grid = grid.join(counts, on=keys, how="left")
     grid = grid.sort(keys).select(
@@ -365,9 +426,9 @@ def law_figure(table: pl.DataFrame, axes: Sequence[str]) -> Figure:
     base = alt.Chart().transform_calculate(
         panel_label=label_expr(labels).replace("datum.value", "datum.panel"),
     ).encode(
-        x=alt.X("U_label:O", sort=bin_order(t, "U"), title="U: loop period (s)",
+        x=alt.X("U_label:O", sort=u_order, title="U: loop period (s)",
                 axis=alt.Axis(labelOverlap="greedy")),
-        y=alt.Y("G_label:O", sort=bin_order(t, "G"), title="G: ledger delay (s)"),
+        y=alt.Y("G_label:O", sort=g_order, title="G: ledger delay (s)"),
         tooltip=tooltip,
     )
     top = max(1, int(grid["overshoot_max"].max() or 0))  # type: ignore[arg-type]
@@ -404,7 +465,7 @@ def law_figure(table: pl.DataFrame, axes: Sequence[str]) -> Figure:
            + f". Red outline: the law fails on a cell of that square.{binning_note(binned)}")
     return Figure("law", title, finish(chart, title, sub),
                   {"facets": ["B", *facets], "shared": shared, "binned": binned,
-                   "marks": grid.height, "cells": t.height})
+                   "marks": grid.height, "cells": int(grid["cells"].sum())})
 
 
 def _shared_note(shared: Sequence[str]) -> str:

@@ -26,9 +26,15 @@ from markupsafe import Markup
 from reconsim.report.charts import WIDTH, Figure, finish, inline
 from reconsim.report.data import (
     Deaths,
+    KeyCode,
     Sweep,
+    Table,
+    collect,
+    collect_all,
     controllers,
     describe,
+    height,
+    lazy,
     representative,
     select,
     stats,
@@ -57,10 +63,10 @@ def reads_per_second() -> pl.Expr:
     return (pl.col("reads") / (pl.col("duration") + 1)).alias("reads_per_second")
 
 
-def read_cost_verdict(table: pl.DataFrame, axes: Sequence[str],
+def read_cost_verdict(table: Table, axes: Sequence[str],
                       schedules: Mapping[str, Deaths]) -> dict[str, Any]:
     """Reads per round and per second against U, on every cell; see the module's docstring."""
-    t = table.with_columns(reads_per_second())
+    t = lazy(table).with_columns(reads_per_second())
     series = [a for a in axes if a != "U"]
     return {
         "definitions": {
@@ -86,10 +92,10 @@ def _row(frame: pl.DataFrame, columns: Sequence[str]) -> dict[str, Any] | None:
     return {k: round(v, 4) if isinstance(v, float) else v for k, v in row.items()}
 
 
-def flat_verdict(t: pl.DataFrame, series: Sequence[str]) -> dict[str, Any]:
+def flat_verdict(t: pl.LazyFrame, series: Sequence[str]) -> dict[str, Any]:
     """Among cells with overshoot 0, per series of two or more: the spread of reads per
     round (highest minus lowest) in entries, and relative to the lowest."""
-    runs = (t.filter(pl.col("overshoot") == 0).group_by(series).agg(
+    runs = collect(t.filter(pl.col("overshoot") == 0).group_by(series).agg(
         pl.len().alias("cells"),
         pl.col("reads_per_round").min().alias("lowest"),
         pl.col("reads_per_round").max().alias("highest"),
@@ -116,51 +122,90 @@ def flat_verdict(t: pl.DataFrame, series: Sequence[str]) -> dict[str, Any]:
     }
 
 
-def no_oscillation_level(t: pl.DataFrame, series: Sequence[str]) -> pl.DataFrame:
-    """Per series: the median reads per round over its cells with overshoot 0."""
-    return t.filter(pl.col("overshoot") == 0).group_by(series).agg(
-        pl.col("reads_per_round").median().alias("level"))
+#: Most cells whose (series, U, figure) rows one query of :func:`no_oscillation_level` or
+#: :func:`per_second_verdict` collects (about 24 bytes each); more cells are split into
+#: parts by their series' code, each part one query.
+PART_CELLS: Final = 4_000_000
 
 
-def inflation_verdict(t: pl.DataFrame, series: Sequence[str]) -> dict[str, Any]:
+def _parts(t: pl.LazyFrame, code: KeyCode) -> list[pl.LazyFrame]:
+    """``t`` with its series code as ``__series``, split into parts of whole series, each of
+    at most about :data:`PART_CELLS` cells."""
+    coded = t.with_columns(code.encode("__series"))
+    n = -(-height(t) // PART_CELLS)
+    if n <= 1:
+        return [coded]
+    return [coded.filter(pl.col("__series") % n == i) for i in range(n)]
+
+
+def no_oscillation_level(t: pl.LazyFrame, code: KeyCode) -> pl.DataFrame:
+    """Per series (by its code): the median reads per round over its cells with overshoot 0.
+
+    Collected as (code, reads per round), 16 bytes a cell, part by part, and aggregated in
+    memory: a streaming median per many-column group held far more."""
+    return pl.concat([
+        collect(part.filter(pl.col("overshoot") == 0).select("__series", "reads_per_round"))
+        .group_by("__series").agg(pl.col("reads_per_round").median().alias("level"))
+        for part in _parts(t, code)])
+
+
+def inflation_verdict(t: pl.LazyFrame, series: Sequence[str]) -> dict[str, Any]:
     """Each oscillating cell's reads per round divided by its series' no-oscillation level;
     the ratio's distribution over all of them and per controller, and the largest."""
-    level = no_oscillation_level(t, series)
-    osc = t.filter(pl.col("overshoot") > 0).join(level, on=list(series), how="left",
-                                                 nulls_equal=True)
+    code = KeyCode.of(t, series)
+    level = no_oscillation_level(t, code)
+    osc = t.filter(pl.col("overshoot") > 0).with_columns(code.encode("__series")).join(
+        level.lazy(), on="__series", how="left")
     osc = osc.with_columns(pl.when(pl.col("level") > 0)
                            .then(pl.col("reads_per_round") / pl.col("level")).alias("ratio"))
-    rated = osc.filter(pl.col("ratio").is_not_null())
-    top = rated.sort(["ratio", *series, "U"], descending=[True, *[False] * (len(series) + 1)],
-                     nulls_last=True)
+    names = controllers(t)
+    ratios = collect(osc.select(pl.col("controller").replace_strict(
+        {c: i for i, c in enumerate(names)}, return_dtype=pl.UInt8).alias("__controller"),
+        "ratio"))
+    rated = ratios.filter(pl.col("ratio").is_not_null())
+    largest = [*series, "U", "overshoot", "reads_per_round", "level", "ratio"]
+    top = (collect(osc.filter(pl.col("ratio") >= rated["ratio"].max()).select(largest))
+           .sort(["ratio", *series, "U"], descending=[True, *[False] * (len(series) + 1)],
+                 nulls_last=True) if rated.height else pl.DataFrame())
     per = []
-    for name in controllers(osc) if osc.height else []:
-        part = osc.filter(pl.col("controller") == name)
-        per.append({"controller": name, "cells": part.height, "ratio": stats(part["ratio"])})
+    for i, name in enumerate(names):
+        part = ratios.filter(pl.col("__controller") == i)
+        if part.height:
+            per.append({"controller": name, "cells": part.height, "ratio": stats(part["ratio"])})
     return {
         "population": "cells with overshoot > 0; level: their series' no-oscillation level",
-        "cells": osc.height,
+        "cells": ratios.height,
         "with_level": rated.height,
-        "without_level": osc.height - rated.height,
+        "without_level": ratios.height - rated.height,
         "ratio": stats(rated["ratio"]),
         "below_level": int((rated["ratio"] < 1).sum()),
-        "largest": _row(top, [*series, "U", "overshoot", "reads_per_round", "level", "ratio"]),
+        "largest": _row(top, largest),
         "by_controller": per,
     }
 
 
-def per_second_verdict(t: pl.DataFrame, series: Sequence[str]) -> dict[str, Any]:
+def per_second_verdict(t: pl.LazyFrame, series: Sequence[str]) -> dict[str, Any]:
     """Series by series (two or more cells): whether reads per second ever rise from one U
     to the next larger one, by how much at most (relative to the smaller U's), and the
-    ratio of reads per second at the largest U to those at the smallest."""
-    rps = pl.col("reads_per_second").sort_by("U")
-    runs = (t.group_by(series)
-            .agg(pl.len().alias("n"),
-                 pl.when(rps.shift(1) > 0).then(rps / rps.shift(1) - 1).max().alias("rise"),
-                 pl.when(rps.first() > 0).then(rps.last() / rps.first())
-                 .alias("last_over_first"),
-                 pl.col("U").min().alias("U_min"), pl.col("U").max().alias("U_max"))
-            .filter(pl.col("n") >= 2))
+    ratio of reads per second at the largest U to those at the smallest.
+
+    Collected as (series code, U, reads per second), 24 bytes a cell, and aggregated in
+    memory."""
+    code = KeyCode.of(t, series)
+    rps = pl.col("reads_per_second")
+    # Sorted by series and U, a cell's predecessor is the row above it in the same series.
+    previous = pl.when(pl.col("__series") == pl.col("__series").shift(1)).then(rps.shift(1))
+    runs = pl.concat([
+        collect(part.select("__series", "U", "reads_per_second")).sort("__series", "U")
+        .with_columns(pl.when(previous > 0).then(rps / previous - 1).alias("__rise"))
+        .group_by("__series").agg(
+            pl.len().alias("n"),
+            pl.col("__rise").max().alias("rise"),
+            pl.when(rps.first() > 0).then(rps.last() / rps.first()).alias("last_over_first"),
+            pl.col("U").min().alias("U_min"), pl.col("U").max().alias("U_max"))
+        .filter(pl.col("n") >= 2)
+        for part in _parts(t, code)])
+    runs = code.decode(runs, "__series")
     rising = runs.filter(pl.col("rise") > 0)
     top = rising.sort(["rise", *series], descending=[True, *[False] * len(series)],
                       nulls_last=True)
@@ -170,11 +215,11 @@ def per_second_verdict(t: pl.DataFrame, series: Sequence[str]) -> dict[str, Any]
         "rise": stats(rising["rise"], digits=4),
         "largest_rise": _row(top, [*series, "rise"]),
         "last_over_first": stats(runs["last_over_first"], digits=4),
-        "where_rising": where(rising, runs, series) if rising.height else [],
+        "where_rising": where(runs, pl.col("rise") > 0, series) if rising.height else [],
     }
 
 
-def by_gb_verdict(t: pl.DataFrame, axes: Sequence[str],
+def by_gb_verdict(t: pl.LazyFrame, axes: Sequence[str],
                   schedules: Mapping[str, Deaths]) -> dict[str, Any]:
     """For each (G, B), the ledger controller's fastest loop with zero overshoot.
 
@@ -190,20 +235,35 @@ def by_gb_verdict(t: pl.DataFrame, axes: Sequence[str],
     U with the fewest reads per second among its cells with overshoot 0.
     """
     ledger = t.filter(pl.col("controller") == "ledger")
-    if ledger.height == 0:
+    if height(ledger) == 0:
         return {"controller": "ledger", "fixed": {}, "shown": {}, "rows": []}
     fixed = representative(ledger, ("G", "U", "B", "desired", "schedule"), axes, schedules)
     pop = select(ledger, fixed)
     shown = representative(pop, ("G", "U", "B"), ["desired", "schedule"], schedules)
     key = ["G", "B", "desired", "schedule"]
-    last_positive = pl.col("U").filter(pl.col("overshoot") > 0).max()
-    zero_from = (pl.when(last_positive.is_null()).then(pl.col("U").min())
-                 .otherwise(pl.col("U").filter(pl.col("U") > last_positive).min()))
-    per_series = pop.group_by(key).agg(
-        zero_from.alias("zero_from"),
-        ((pl.col("U") < zero_from.fill_null(pl.col("U").max() + 1))
-         & (pl.col("overshoot") == 0)).sum().alias("zero_below"),
-    )
+    figures = ["reads_per_round", "reads_per_second", "missing_copy_seconds", "unneeded",
+               "overshoot"]
+    # Two passes of plain aggregates: each series' last U with overshoot, then the first U
+    # after it (zero_from) and the cells with overshoot 0 at or below it (zero_below, the
+    # cells below zero_from: no U of the series lies between the two).
+    last = collect(pop.group_by(key).agg(
+        pl.col("U").filter(pl.col("overshoot") > 0).max().alias("last_positive"),
+        pl.col("U").min().alias("first_U")))
+    per_series = collect(pop.join(last.lazy(), on=key, how="left", nulls_equal=True)
+                         .group_by(key).agg(
+        pl.col("last_positive").first(), pl.col("first_U").first(),
+        pl.col("U").filter(pl.col("U") > pl.col("last_positive")).min().alias("after"),
+        ((pl.col("U") <= pl.col("last_positive")) & (pl.col("overshoot") == 0)).sum()
+        .alias("zero_below"),
+    )).select(*key, pl.when(pl.col("last_positive").is_null()).then(pl.col("first_U"))
+              .otherwise(pl.col("after")).alias("zero_from"), "zero_below")
+    boundary_u, one = collect_all([
+        pop.group_by("G", "B").agg(
+            pl.col("U").filter(pl.col("U") >= pl.col("G") + pl.col("B")).min()
+            .alias("boundary_U"),
+            pl.col("U").max().alias("U_max")),
+        select(pop, shown).select("G", "B", "U", *figures),
+    ])
     per_gb = per_series.group_by("G", "B").agg(
         pl.len().alias("series"),
         pl.when(pl.col("zero_from").null_count() == 0).then(pl.col("zero_from").max())
@@ -212,15 +272,9 @@ def by_gb_verdict(t: pl.DataFrame, axes: Sequence[str],
         pl.col("zero_from").null_count().alias("never_zero"),
         pl.col("zero_below").sum().alias("zero_below"),
     )
-    boundary_u = pop.group_by("G", "B").agg(
-        pl.col("U").filter(pl.col("U") >= pl.col("G") + pl.col("B")).min().alias("boundary_U"),
-        pl.col("U").max().alias("U_max"))
-    one = select(pop, shown)
     cheapest = one.filter(pl.col("overshoot") == 0).group_by("G", "B").agg(
         pl.col("U").sort_by("reads_per_second", "U").first().alias("cheapest_U"))
-    figures = ["reads_per_round", "reads_per_second", "missing_copy_seconds", "unneeded",
-               "overshoot"]
-    at = one.select("G", "B", "U", *figures)
+    at = one
     rows = (per_gb.join(boundary_u, on=["G", "B"]).join(cheapest, on=["G", "B"], how="left")
             .join(at.rename({f: f"at_zero_from__{f}" for f in figures}),
                   left_on=["G", "B", "zero_from"], right_on=["G", "B", "U"], how="left")
@@ -252,13 +306,15 @@ def _figures(row: Mapping[str, Any], prefix: str, figures: Sequence[str]) -> dic
     return {f: round(v, 3) if isinstance(v, float) else v for f, v in values.items()}
 
 
-def chart_slice(t: pl.DataFrame, axes: Sequence[str],
+def chart_slice(t: pl.LazyFrame, axes: Sequence[str],
                 schedules: Mapping[str, Deaths]) -> dict[str, Any]:
     """The cells of one slice, every axis but controller and U fixed, for the chart."""
     fixed = representative(t, ("controller", "U"), axes, schedules)
-    rank = {c: i for i, c in enumerate(controllers(t))}
-    cut = select(t, fixed).sort(pl.col("controller").replace_strict(rank, return_dtype=pl.Int64),
-                                "U")
+    cut = collect(select(t, fixed).select(
+        "controller", "U", "reads", "rounds", "reads_per_round", "reads_per_second",
+        "overshoot", "unneeded", "missing_copy_seconds"))
+    rank = {c: i for i, c in enumerate(controllers(cut))}
+    cut = cut.sort(pl.col("controller").replace_strict(rank, return_dtype=pl.Int64), "U")
     points = cut.select("controller", "U", "reads", "rounds", "reads_per_round",
                         "reads_per_second", "overshoot", "unneeded", "missing_copy_seconds")
     return {"fixed": fixed, "points": points.with_columns(
@@ -571,7 +627,7 @@ def charts(sweep: Sweep, summary: Summary) -> list[Figure]:
     """Reads per round and per second against U at the chart's fixed slice."""
     chart = summary["read_cost"]["chart"]
     constant = [a for a, f in summary["axes"].items() if f["distinct"] <= 1]
-    return [read_cost_figure(chart["points"], chart["fixed"], controllers(sweep.table),
+    return [read_cost_figure(chart["points"], chart["fixed"], sweep.controllers,
                              hide=constant)]
 
 

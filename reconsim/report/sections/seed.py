@@ -21,7 +21,7 @@ from reconsim.model.seed001 import (
     U_SCAN_PUBLISHED,
 )
 from reconsim.report.charts import Figure
-from reconsim.report.data import EXAMPLES, SEED_DEATHS, Sweep, flat_value
+from reconsim.report.data import EXAMPLES, SEED_DEATHS, Sweep, Table, collect_all, flat_value, lazy
 from reconsim.report.html import TableCell, plain, table, verdict
 from reconsim.report.section import Section, Summary
 
@@ -76,16 +76,26 @@ def _model(values: list[Any]) -> Any:
     return distinct[0] if len(distinct) == 1 else distinct
 
 
-def seed_verdict(table: pl.DataFrame) -> dict[str, Any]:
+def seed_verdict(table: Table) -> dict[str, Any]:
     """The sweep's cells in seed 001's setting, each compared with every figure the seed
-    publishes for it, and the three tables with the model's figures beside the published."""
-    seedlike = table.filter(pl.any_horizontal(
-        in_seed_setting(c, table.columns) for c in G_SCAN_PUBLISHED))
-    names = sorted(seedlike["schedule"].unique().to_list())
-    by_key: dict[tuple[str, int, int], list[dict[str, Any]]] = {}
-    for row in seedlike.iter_rows(named=True):
-        by_key.setdefault((row["controller"], row["G"], row["U"]), []).append(row)
+    publishes for it, and the three tables with the model's figures beside the published.
+
+    Only the cells at a published (G, U) are read, in the table's order."""
+    query = lazy(table)
+    columns = query.collect_schema().names()
+    seedlike = query.filter(pl.any_horizontal(
+        in_seed_setting(c, columns) for c in G_SCAN_PUBLISHED))
     published = published_rows()
+    gs, us = sorted({p["G"] for p in published}), sorted({p["U"] for p in published})
+    names_q = seedlike.select(pl.col("schedule").unique())
+    rows_q = (query.with_row_index("__row").filter(
+        pl.any_horizontal(in_seed_setting(c, columns) for c in G_SCAN_PUBLISHED),
+        pl.col("G").is_in(gs), pl.col("U").is_in(us)))
+    names_frame, rows = collect_all([names_q, rows_q])
+    names = sorted(names_frame["schedule"].to_list())
+    by_key: dict[tuple[str, int, int], list[dict[str, Any]]] = {}
+    for row in rows.sort("__row").iter_rows(named=True):
+        by_key.setdefault((row["controller"], row["G"], row["U"]), []).append(row)
     found = compared = agree = 0
     disagreements: list[dict[str, Any]] = []
     tables: dict[str, list[dict[str, Any]]] = {}

@@ -7,11 +7,10 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final
 
-import polars as pl
 from markupsafe import Markup
 
 from reconsim.report.charts import Figure
-from reconsim.report.data import Sweep, controllers, values_of
+from reconsim.report.data import AxisFacts, Sweep
 from reconsim.report.html import num, plain, table
 from reconsim.report.section import Section, Summary
 
@@ -22,7 +21,7 @@ LISTED_VALUES: Final = 30
 def summarize(sweep: Sweep) -> dict[str, Any]:
     """The sweep's facts and each axis's values."""
     return {"sweep": sweep_facts(sweep),
-            "axes": {a: axis_facts(sweep.table, a) for a in sweep.axes}}
+            "axes": {a: axis_facts(sweep.axis_facts[a]) for a in sweep.axes}}
 
 
 def sweep_facts(sweep: Sweep) -> dict[str, Any]:
@@ -37,20 +36,20 @@ def sweep_facts(sweep: Sweep) -> dict[str, Any]:
         "finished": meta.get("finished"),
         "cells_per_second": meta.get("cells_per_second"),
         "cells_declared": meta.get("cells"),
-        "cells": sweep.table.height,
-        "controllers": controllers(sweep.table),
+        "cells": sweep.cells,
+        "controllers": sweep.controllers,
         "schedules": {name: [list(e) for e in d] for name, d in sweep.schedules.items()},
         "stale_law_cells": sweep.stale_law_cells,
     }
 
 
-def axis_facts(table: pl.DataFrame, axis: str) -> dict[str, Any]:
+def axis_facts(facts: AxisFacts) -> dict[str, Any]:
     """One axis: how many distinct values, its range, and the values when there are few."""
-    values = values_of(table, axis)
+    values = list(facts.values)
     non_null = [v for v in values if v is not None]
     return {
         "distinct": len(values),
-        "nulls": int(table[axis].null_count()),
+        "nulls": facts.nulls,
         "min": min(non_null) if non_null else None,
         "max": max(non_null) if non_null else None,
         "values": values if len(values) <= LISTED_VALUES else None,

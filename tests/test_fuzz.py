@@ -1,0 +1,372 @@
+"""A fuzzer: generated sweep specs and ``reconsim run`` argument lists, valid and hostile.
+
+The property, for every input: exit 0 with metrics equal to the reference model's (checked
+where the reference is cheap), or exit 2 with exactly one line on stderr and no DIR. Never a
+traceback, never exit 1, never a refusal slower than a few seconds. The CLI runs in this
+process (``reconsim.cli.main``). ``RECONSIM_FUZZ_EXAMPLES`` sets the examples per test
+(default: a quick run for CI); a long campaign is that variable set high.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from reconsim import METRIC_NAMES, Cell, run_reference, scan
+from reconsim.cli import build_parser, main
+from reconsim.model.params import (
+    DELETE_ORDERS,
+    FAULT_KINDS,
+    MAX_COPIES,
+    MAX_EVENTS,
+    MAX_SECONDS,
+    OBSERVE,
+    PARAMS,
+    TRIGGERS,
+    UNLIMITED,
+    Flag,
+)
+from reconsim.sweep.spec import AXES
+
+#: Examples of the spec fuzzer; the run fuzzer, ten times quicker an example, gets twice as many.
+EXAMPLES = int(os.environ.get("RECONSIM_FUZZ_EXAMPLES", "80"))
+#: A refusal slower than this is a finding (a few seconds on a busy 2-core machine), plus
+#: SECONDS_PER_MB of input: reading TOML is linear in the text (tomllib, pure Python, reads
+#: ~0.7 MB/s here), whereas a refusal must not grow with the sizes the numbers imply.
+REFUSAL_SECONDS = 5.0
+SECONDS_PER_MB = 5.0
+#: Cells a generated sweep may run: enough to exercise the sweep, few enough to stay quick.
+MAX_CELLS = 40
+_HEALTH = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
+           HealthCheck.data_too_large]
+
+# --- values: mostly small and valid, then edges, bounds, huge, negative, wrong types ------
+
+BIG = (MAX_SECONDS, MAX_SECONDS + 1, MAX_COPIES + 1, MAX_EVENTS + 1, 2**31, 2**62, 2**63 - 1,
+       2**63, 2**64, 10**23, -(2**63), -(2**64))
+small_ints = st.integers(0, 60)
+hostile_ints = st.sampled_from(BIG) | st.integers(-(10**30), 10**30) | st.integers(-5, -1)
+odd_text = st.text(max_size=12) | st.sampled_from(
+    ["", " ", "é", "\u2028", "\x00", "a\nb", "Ⅻ", "١٢", "²", "unlimited", "none", "-0", "0x10"])
+wrong_types = (st.floats(allow_nan=True, allow_infinity=True) | st.booleans() | odd_text
+               | st.just([]) | st.just({}) | st.just([[1, 2]]))
+values = st.one_of(small_ints, small_ints, small_ints, hostile_ints, wrong_types)
+
+
+def toml_value(value: Any) -> str:
+    """A Python value as TOML text (inline tables for dicts)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf") \
+            if math.isinf(value) else repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{toml_key(k)} = {toml_value(v)}" for k, v in value.items()) + "}"
+    raise TypeError(value)
+
+
+def toml_key(key: str) -> str:
+    bare = key and all(c.isascii() and (c.isalnum() or c in "-_") for c in key)
+    return key if bare else json.dumps(key, ensure_ascii=False)
+
+
+def toml_document(doc: dict[str, Any]) -> str:
+    lines = [f"{toml_key(k)} = {toml_value(v)}" for k, v in doc.items()
+             if k not in ("grid", "schedule", "lag", "faults")]
+    if "grid" in doc:
+        lines.append("[grid]")
+        lines += [f"{toml_key(k)} = {toml_value(v)}" for k, v in doc["grid"].items()]
+    for section in ("schedule", "lag", "faults"):
+        for name, table in doc.get(section, {}).items():
+            lines.append(f"[{section}.{toml_key(name)}]")
+            lines += [f"{toml_key(k)} = {toml_value(v)}" for k, v in table.items()]
+    return "\n".join(lines) + "\n"
+
+
+# --- specs ---------------------------------------------------------------------------------
+
+names = st.sampled_from(["fuzz", "a-b_1", "x" * 64]) | odd_text
+
+
+VALID_AXES: dict[str, st.SearchStrategy[Any]] = {
+    "controller": st.sampled_from(["ledger", "intent", "expectations"]),
+    "desired": st.integers(0, 12), "U": st.integers(1, 40), "G": st.integers(0, 60),
+    "B": st.integers(0, 20), "duration": st.integers(0, 240),
+    "schedule": st.sampled_from(["s0", "s1", "default"]), "ledger_base": st.integers(0, 30),
+    "observe": st.sampled_from(OBSERVE),
+    "max_per_round": st.sampled_from([UNLIMITED, 1, 2, 5]),
+    "gain": st.sampled_from([1.0, 0.5, 0.001, 0.333, 1]),
+    "ttl": st.integers(0, 120), "restart_at": st.lists(st.integers(0, 300), max_size=3),
+    # issue 8's world; lag and create_faults name the [lag.w0] and [faults.f0] tables
+    "B_spread": st.integers(0, 15), "G_spread": st.integers(0, 30),
+    "U_jitter": st.integers(0, 20), "seed": st.integers(0, 2**31 - 1),
+    "delete_order": st.sampled_from(DELETE_ORDERS), "grace": st.integers(0, 40),
+    "lag": st.sampled_from(["none", "w0"]), "create_faults": st.sampled_from(["none", "f0"]),
+    "fail_rate": st.sampled_from([0.0, 0.05, 0.5, 1.0]),
+    "lost_rate": st.sampled_from([0.0, 0.02, 0.5, 1.0]),
+    "trigger": st.sampled_from(TRIGGERS), "slow_start": st.booleans(),
+}
+#: Axes whose values are names or choices (no ranges).
+_NO_RANGES = ("controller", "observe", "schedule", "max_per_round", "gain", "restart_at",
+              "delete_order", "lag", "create_faults", "fail_rate", "lost_rate", "trigger",
+              "slow_start")
+
+
+def axis_value(axis: str, valid: bool) -> st.SearchStrategy[Any]:
+    """An axis: one value, a list or a range; valid values, or any mixture of hostile ones."""
+    one = VALID_AXES[axis]
+    if not valid:
+        one = one | values | (st.sampled_from([MAX_SECONDS, MAX_SECONDS + 1])
+                              if axis == "duration" else odd_text)
+    if valid and axis == "restart_at":  # an axis of restart lists: a list of lists
+        return st.lists(one, min_size=1, max_size=2, unique_by=tuple)
+    singles = one | st.lists(one, min_size=0 if not valid else 1, max_size=3,
+                             unique=valid)
+    if axis in _NO_RANGES:
+        return singles
+    low, high = (1, 40) if axis == "U" else (0, 30)
+    bound = st.integers(low, high) if valid else st.integers(low, high) | hostile_ints
+    ranges = st.fixed_dictionaries(
+        {"from": bound, "to": bound},
+        optional={"step": st.integers(1, 20) if valid else st.integers(1, 20) | values})
+    if not valid:
+        ranges = ranges | st.fixed_dictionaries({"from": bound, "by": values})
+    return singles | ranges
+
+
+def schedule_tables(valid: bool) -> st.SearchStrategy[dict[str, Any]]:
+    time = st.integers(0, 300) if valid else st.integers(0, 300) | values
+    count = st.integers(0, 6) if valid else st.integers(0, 6) | values
+    rate = (st.sampled_from([0.01, 0.05, 0.2, 1e-300, 5e-324]) if valid else
+            st.sampled_from([0.01, 1.0, 1e-300, 5e-324]) | st.floats() | values)
+    tables = st.one_of(
+        st.fixed_dictionaries({"events": st.lists(st.tuples(time, count).map(list),
+                                                  max_size=4)}),
+        st.fixed_dictionaries({"every": st.integers(1, 200) if valid else time,
+                               "count": count},
+                              optional={"start": time, "until": time}),
+        st.fixed_dictionaries({"rate": rate, "count": count,
+                               "seed": st.integers(0, 2**63 - 1) if valid
+                               else st.integers(0, 2**64) | values},
+                              optional={"start": time, "until": time}),
+    )
+    return tables if valid else tables | st.dictionaries(odd_text, values, max_size=2)
+
+
+@st.composite
+def spec_documents(draw: st.DrawFn) -> dict[str, Any]:
+    valid = draw(st.integers(0, 2)) == 0  # a third of the specs are meant to run
+    doc: dict[str, Any] = {"name": draw(st.just("fuzz") if valid else names)}
+    if draw(st.booleans()):
+        doc["chunk_size"] = draw(st.integers(1, 50) if valid else st.integers(1, 50) | values)
+    axes = draw(st.lists(st.sampled_from(AXES), unique=True, max_size=6))
+    grid = {axis: draw(axis_value(axis, valid)) for axis in axes}
+    if not valid and draw(st.integers(0, 9)) == 0:
+        grid[draw(odd_text)] = draw(values)  # an unknown (perhaps unprintable) key
+    doc["grid"] = grid
+    schedule_names = ["s0", "s1"] if valid else draw(
+        st.lists(st.sampled_from(["s0", "s1"]) | names, max_size=2, unique=True))
+    doc["schedule"] = {n: draw(schedule_tables(valid)) for n in schedule_names}
+    time = st.integers(0, 300) if valid else st.integers(0, 300) | values
+    window = st.tuples(time, st.integers(1, 100), st.integers(1, 60)).map(
+        lambda w: [w[0], w[0] + w[1], w[2]]) if valid else st.lists(values, max_size=4)
+    fault = st.tuples(time, st.integers(0, 6), st.sampled_from(FAULT_KINDS)).map(list) \
+        if valid else st.lists(values | st.sampled_from(FAULT_KINDS), max_size=4)
+    doc["lag"] = {"w0": {"windows": draw(st.lists(window, max_size=3))}}
+    doc["faults"] = {"f0": {"events": draw(st.lists(fault, max_size=3))}}
+    return doc
+
+
+def hostile_text(doc: dict[str, Any], how: str, size: int) -> str:
+    """A document made hostile on the way to text: deep nesting, huge lists, cut off."""
+    text = toml_document(doc)
+    events = ", ".join(f"[{i % 900}, 1]" for i in range(size)) if how == "huge-events" else ""
+    made = {
+        "nested": lambda: text + "deep = " + "[" * size + "]" * size + "\n",
+        "inline": lambda: text + "deep = " + "{a = " * size + "1" + "}" * size + "\n",
+        "huge-list": lambda: text.replace(
+            "[grid]\n", "[grid]\nG = [" + ", ".join(map(str, range(size))) + "]\n", 1),
+        "huge-events": lambda: text + f"[schedule.huge]\nevents = [{events}]\n",
+        "digits": lambda: text.replace("[grid]\n", f"[grid]\nB = {'9' * size}\n", 1),
+        "cut": lambda: text[: size % (len(text) + 1)],
+    }
+    return made[how]() if how in made else text
+
+
+HOW = st.sampled_from(["plain"] * 6 + ["nested", "inline", "huge-list", "huge-events",
+                                       "digits", "cut"])
+SIZES = st.sampled_from([3, 50, 1200, 5000, MAX_EVENTS + 1, 100_001])
+
+
+# --- the property ----------------------------------------------------------------------------
+
+def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str, float]:
+    capsys.readouterr()
+    started = time.perf_counter()
+    status = main(argv)  # a traceback here fails the test: never one
+    seconds = time.perf_counter() - started
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err, seconds
+
+
+def assert_refusal(status: int, err: str, seconds: float, input_bytes: int = 0) -> None:
+    assert status == 2, (status, err)
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith("error: reconsim"), err
+    allowed = REFUSAL_SECONDS + SECONDS_PER_MB * input_bytes / 1e6
+    assert seconds < allowed, f"refused after {seconds:.1f} s: {err}"
+
+
+def cheap(cell: Cell) -> bool:
+    """Whether the reference model (every copy, every second) runs this cell quickly."""
+    return cell.duration <= 1000 and cell.desired <= 12 and all(
+        n <= 40 for _, n in cell.deaths)
+
+
+def cell_of(row: dict[str, Any]) -> Cell:
+    params = {}
+    for p in PARAMS:
+        value = row[p.name]
+        if value is None and p.name != "max_per_round":
+            continue  # does not apply to this controller: the default stands
+        if p.name == "deaths":
+            value = tuple((e["at"], e["count"]) for e in value)
+        elif p.name == "restart_at":
+            value = tuple(value)
+        params[p.name] = value
+    return Cell(**params)
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=_HEALTH)
+@given(doc=spec_documents(), how=HOW, size=SIZES)  # the text is built here: a short repr
+def test_fuzzed_specs_run_exactly_or_refuse_in_one_line(
+        doc: dict[str, Any], how: str, size: int, capsys: pytest.CaptureFixture[str]) -> None:
+    text = hostile_text(doc, how, size)
+    with tempfile.TemporaryDirectory() as tmp:
+        path, out = Path(tmp) / "spec.toml", Path(tmp) / "out"
+        path.write_text(text, encoding="utf-8")
+        status, stdout, err, seconds = run_cli(
+            ["sweep", str(path), "--out", str(out), "--backend", "sequential",
+             "--no-progress", "--max-cells", str(MAX_CELLS)], capsys)
+        event(f"exit {status}")
+        if status != 0:
+            assert_refusal(status, err, seconds, len(text.encode()))
+            assert not out.exists()
+            reason = err.split("spec.toml: ", 1)[-1].removeprefix("error: reconsim sweep: ")
+            event(f"refused: {re.split(r'[:= ]', reason, maxsplit=1)[0][:20]}")
+            return
+        table = scan(out).collect()
+        assert re.fullmatch(r"\S+: [\d,]+ cells? in [\d,]+ chunks? of up to [\d,]+",
+                            stdout.splitlines()[0]), stdout
+        assert 0 < table.height <= MAX_CELLS
+        checked = 0
+        for row in table.iter_rows(named=True):
+            cell = cell_of(row)
+            if cheap(cell) and checked < 3:
+                assert {m: row[m] for m in METRIC_NAMES} == run_reference(cell), cell
+                checked += 1
+        event(f"cells checked against the reference: {checked}")
+
+
+def flag_value(name: str) -> st.SearchStrategy[str]:
+    if name == "deaths":
+        event = st.tuples(st.integers(0, 300) | hostile_ints, st.integers(0, 8) | hostile_ints)
+        return (st.lists(event, max_size=3).map(lambda es: ",".join(f"{a}:{c}" for a, c in es))
+                | odd_text | st.just("none"))
+    if name == "restart_at":
+        return (st.lists(st.integers(0, 300) | hostile_ints, max_size=3).map(
+            lambda ts: ",".join(map(str, ts))) | odd_text)
+    if name in ("controller", "observe"):
+        return st.sampled_from(["ledger", "intent", "expectations", *OBSERVE]) | odd_text
+    if name == "gain":
+        return st.sampled_from(["1", "0.5", "0.001", "nan", "inf", "-0", "1e999", "0.0005"]) \
+            | odd_text
+    if name == "duration":
+        return st.integers(0, 400).map(str) | st.sampled_from(["1000000", "1000001"]) \
+            | hostile_ints.map(str) | odd_text
+    return (st.integers(0, 60).map(str) | hostile_ints.map(str) | odd_text
+            | st.sampled_from([UNLIMITED, "1" * 5000, "1_000", "+5", " 7"]))
+
+
+VALID_FLAGS: dict[str, st.SearchStrategy[str]] = {
+    **{name: strategy.map(str) for name, strategy in VALID_AXES.items()
+       if name not in ("schedule", "restart_at", "gain", "duration")},
+    "gain": st.sampled_from(["1", "0.5", "0.001", "0.333"]),
+    "duration": st.integers(0, 400).map(str),
+    "deaths": st.lists(st.tuples(st.integers(0, 300), st.integers(0, 8)), max_size=3).map(
+        lambda es: ",".join(f"{a}:{c}" for a, c in es) or "none"),
+    "restart_at": st.lists(st.integers(0, 300), max_size=3).map(
+        lambda ts: ",".join(map(str, ts)) or "none"),
+    "lag": st.lists(st.tuples(st.integers(0, 300), st.integers(1, 100), st.integers(1, 60)),
+                    max_size=2).map(
+        lambda ws: ",".join(f"{a}:{a + d}:{x}" for a, d, x in ws) or "none"),
+    "create_faults": st.lists(st.tuples(st.integers(0, 300), st.integers(0, 6),
+                                        st.sampled_from(FAULT_KINDS)), max_size=2).map(
+        lambda es: ",".join(f"{a}:{c}:{k}" for a, c, k in es) or "none"),
+}
+
+
+@st.composite
+def run_argvs(draw: st.DrawFn) -> list[str]:
+    valid = draw(st.integers(0, 2)) == 0  # a third of the argument lists are meant to run
+    argv = ["run"]
+    for p in draw(st.lists(st.sampled_from(PARAMS), max_size=6, unique=valid)):
+        form = draw(st.sampled_from(["sep", "eq"] if valid else ["sep", "eq", "bare"]))
+        if isinstance(p.kind, Flag) and (valid or draw(st.booleans())):
+            argv.append(draw(st.sampled_from([f"--{p.name}", f"--no-{p.name}"])))
+            continue
+        value = draw(VALID_FLAGS[p.name] if valid else flag_value(p.name))
+        argv += ([f"--{p.name}", value] if form == "sep" else
+                 [f"--{p.name}={value}"] if form == "eq" else [f"--{p.name}"])
+    if valid or draw(st.booleans()):
+        argv.append("--json")
+    if not valid and draw(st.integers(0, 9)) == 0:
+        argv.insert(draw(st.integers(1, len(argv))), draw(odd_text | st.just("--Gg")))
+    return argv
+
+
+@settings(max_examples=2 * EXAMPLES, deadline=None, suppress_health_check=_HEALTH)
+@given(argv=run_argvs())
+def test_fuzzed_run_flags_run_exactly_or_refuse_in_one_line(
+        argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err, seconds = run_cli(argv, capsys)
+    event(f"exit {status}")
+    if status != 0:
+        assert_refusal(status, err, seconds)
+        return
+    args = build_parser().parse_args(argv)
+    cell = Cell(**{p.name: p.kind.from_flag(getattr(args, p.name), p.default) for p in PARAMS})
+    if "--json" in argv:
+        metrics = json.loads(out)
+        assert list(metrics) == list(METRIC_NAMES)
+        if cheap(cell):
+            assert metrics == run_reference(cell), cell
+            event("checked against the reference")
+    else:
+        assert len(out.splitlines()) == len(METRIC_NAMES)
+
+
+def test_the_fuzzers_toml_is_toml() -> None:
+    # The generator writes what it means: a valid document reads back as the same data.
+    doc = {"name": "t", "chunk_size": 3, "grid": {"G": [0, 5], "U": {"from": 1, "to": 3},
+                                                   "gain": 0.5, "o k": "é\n"},
+           "schedule": {"s0": {"events": [[1, 2]]}}}
+    import tomllib
+
+    assert tomllib.loads(toml_document(doc)) == doc
