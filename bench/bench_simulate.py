@@ -1,5 +1,12 @@
 """Cells per second of ``reconsim.model.simulate`` (polars in and out included) and of the
-reference model, in one run; and the kernel's peak memory per cell."""
+reference model, in one run; and the kernel's peak memory per cell.
+
+Seed 001's world (every issue-8 parameter at its default) runs on the count kernel
+whether or not the frame carries the new columns; the same cells forced onto the world
+kernel show what the general kernel would cost there. The world mix (``world_batch``:
+every new parameter, in cycling combinations) runs on the world kernel and is set
+against the reference model on a sample of the same mix.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +15,14 @@ import subprocess
 import sys
 import textwrap
 
+import polars as pl
 import pytest
 
-from bench.conftest import QUICK, RATES, grid_batch
+from bench.conftest import QUICK, RATES, grid_batch, world_batch
 from reconsim import Cell, run_reference, simulate
+from reconsim.model.kernel_world import simulate_world_arrays
+from reconsim.model.params import BY_NAME, DEFAULTS, PARAM_DTYPES, WORLD_PARAMS
+from reconsim.model.simulate import kernel_inputs
 
 
 def _record(benchmark, name: str, cells: int) -> None:  # type: ignore[no-untyped-def]
@@ -37,6 +48,55 @@ def test_reference_model(benchmark) -> None:  # type: ignore[no-untyped-def]
              for r in rows.iter_rows(named=True)]
     benchmark.pedantic(lambda: [run_reference(c) for c in cells], rounds=1, iterations=1)
     _record(benchmark, f"reference model ({len(cells):,} cells)", len(cells))
+
+
+def _cells(rows: pl.DataFrame) -> list[Cell]:
+    def value(name: str, v: object) -> object:
+        if isinstance(v, list):
+            return tuple(tuple(d.values()) if isinstance(d, dict) else d for d in v)
+        return v
+    return [Cell(**{k: value(k, v) for k, v in r.items()}) for r in rows.iter_rows(named=True)]
+
+
+@pytest.mark.benchmark(group="simulate: cells per second")
+def test_simulate_seed_world_with_new_columns(benchmark, batch_300k) -> None:  # type: ignore[no-untyped-def]
+    # As a sweep's table carries them: every issue-8 column present, all at defaults.
+    cells = batch_300k.with_columns(
+        pl.Series(name, [BY_NAME[name].kind.to_column(DEFAULTS[name])], dtype=PARAM_DTYPES[name])
+        .new_from_index(0, batch_300k.height) for name in WORLD_PARAMS)
+    simulate(cells.head(100))
+    benchmark.pedantic(simulate, args=(cells,), rounds=3 if QUICK else 7, warmup_rounds=1)
+    _record(benchmark, "simulate, seed world + default new columns", cells.height)
+
+
+@pytest.mark.benchmark(group="simulate: cells per second")
+def test_world_kernel_forced_on_seed_world(benchmark, batch_300k) -> None:  # type: ignore[no-untyped-def]
+    inputs = kernel_inputs(batch_300k)
+    simulate_world_arrays(**inputs)
+    benchmark.pedantic(lambda: simulate_world_arrays(**inputs), rounds=3 if QUICK else 5,
+                       warmup_rounds=1)
+    _record(benchmark, "world kernel alone, seed world", batch_300k.height)
+
+
+@pytest.fixture(scope="module")
+def world_300k() -> pl.DataFrame:
+    return world_batch(30_000 if QUICK else 300_000)
+
+
+@pytest.mark.benchmark(group="simulate: cells per second")
+def test_simulate_world_mix(benchmark, world_300k) -> None:  # type: ignore[no-untyped-def]
+    simulate(world_300k.head(2000))
+    out = benchmark.pedantic(simulate, args=(world_300k,), rounds=3 if QUICK else 5,
+                             warmup_rounds=1)
+    assert out.height == world_300k.height
+    _record(benchmark, f"simulate, world mix ({world_300k.height:,} cells)", world_300k.height)
+
+
+@pytest.mark.benchmark(group="simulate: cells per second")
+def test_reference_world_mix(benchmark, world_300k) -> None:  # type: ignore[no-untyped-def]
+    cells = _cells(world_300k.head(3000).gather_every(30 if QUICK else 10))
+    benchmark.pedantic(lambda: [run_reference(c) for c in cells], rounds=1, iterations=1)
+    _record(benchmark, f"reference model, world mix ({len(cells):,} cells)", len(cells))
 
 
 _MEMORY_PROBE = textwrap.dedent("""

@@ -151,3 +151,33 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     for name, rate in sorted(RATES.items(), key=lambda kv: -kv[1]):
         terminalreporter.write_line(f"{name:<40} {rate:>14,.0f} cells/s   "
                                     f"{fastest / rate:>10,.1f}x slower than the fastest")
+
+
+def world_batch(n_cells: int) -> pl.DataFrame:
+    """``n_cells`` cells of :func:`grid_batch`'s grid (all three controllers), each with a
+    mix of issue 8's parameters: every one takes a non-default value in some cells, in
+    combinations that cycle with coprime periods (so every pair of values meets)."""
+    base = grid_batch(n_cells)
+    i = pl.int_range(0, n_cells, dtype=pl.Int64, eager=True)
+
+    def cycle(period: int, values: list[object], dtype: pl.DataType) -> pl.Series:
+        return pl.Series(values, dtype=dtype).gather((i % period) % len(values))
+
+    windows = pl.List(pl.Struct({"from": pl.Int64, "to": pl.Int64, "extra": pl.Int64}))
+    faults = pl.List(pl.Struct({"at": pl.Int64, "count": pl.Int64, "kind": pl.String}))
+    return base.with_columns(
+        controller=cycle(3, ["ledger", "intent", "expectations"], pl.String()),
+        B_spread=cycle(2, [0, 5], pl.Int64()),
+        G_spread=cycle(3, [0, 27, 10], pl.Int64()),
+        U_jitter=cycle(5, [0, 3, 0, 1, 0], pl.Int64()),
+        seed=i,
+        delete_order=cycle(7, ["oldest", "newest"], pl.String()),
+        grace=cycle(11, [0, 30, 0, 5], pl.Int64()),
+        lag=cycle(13, [[], [{"from": 100, "to": 200, "extra": 30}], []], windows),
+        create_faults=cycle(17, [[], [{"at": 0, "count": 3, "kind": "lost"}],
+                                 [{"at": 300, "count": 2, "kind": "fail"}]], faults),
+        fail_rate=cycle(19, [0.0, 0.05, 0.0], pl.Float64()),
+        lost_rate=cycle(23, [0.0, 0.0, 0.02], pl.Float64()),
+        trigger=cycle(29, ["periodic", "watch"], pl.String()),
+        slow_start=cycle(31, [False, True], pl.Boolean()),
+    )

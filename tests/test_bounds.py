@@ -21,9 +21,11 @@ from reconsim.model.params import (
     MAX_EVENTS,
     MAX_SECONDS,
     PARAMS,
+    SEED_MAX,
     Cap,
     Events,
     Int,
+    Records,
     Times,
 )
 from reconsim.model.simulate import cells_frame, kernel_inputs
@@ -132,8 +134,15 @@ def test_run_cell_refuses_a_huge_duration_with_a_value_error() -> None:
 
 def test_every_integer_parameter_is_bounded() -> None:
     for p in PARAMS:
-        if isinstance(p.kind, (Int, Cap)):
+        if p.name == "seed":  # a stream's name, no count: it never enters a sum
+            assert p.kind.maximum == SEED_MAX == 2**31 - 1
+        elif isinstance(p.kind, (Int, Cap)):
             assert p.kind.maximum in (MAX_SECONDS, MAX_COPIES), p.name
+        elif isinstance(p.kind, Records):
+            assert p.kind.max_len == MAX_EVENTS, p.name
+            for field, kind in p.kind.fields:
+                if isinstance(kind, Int):
+                    assert kind.maximum in (MAX_SECONDS, MAX_COPIES), (p.name, field)
         elif isinstance(p.kind, Times):
             assert (p.kind.maximum, p.kind.max_len) == (MAX_SECONDS, MAX_EVENTS), p.name
         elif isinstance(p.kind, Events):
@@ -184,7 +193,7 @@ def worst_metrics(T: int, d: int, lb: int) -> dict[str, object]:
             "overshoot": (T - 1) * d, "stable_at": None, "reads": reads,
             "reads_per_round": reads / (T + 1),
             "excess_copy_seconds": d * T * (T - 1) // 2 + d * (T - 1),
-            "missing_copy_seconds": 0}
+            "missing_copy_seconds": 0, "create_commands": created, "failed_creates": 0}
 
 
 @pytest.mark.parametrize(("T", "d", "lb"), [(2, 1, 0), (5, 3, 2), (17, 2, 7), (40, 4, 20)])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -112,3 +113,61 @@ def test_main_prints_any_reconsim_error_in_one_line(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(runner, "run_sweep", refuse)
     assert main(["sweep", "sweeps/seed.toml"]) == 2
     assert capsys.readouterr().err == "error: reconsim sweep: the directory is on the moon\n"
+
+
+def test_world_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["run", "--controller", "intent", "--G", "10", "--G_spread", "27", "--B_spread", "3",
+            "--U_jitter", "4", "--seed", "12", "--delete_order", "newest", "--grace", "30",
+            "--lag", "100:200:30,400:500:10", "--create_faults", "0:3:lost", "60:1:fail",
+            "--fail_rate", "0.05", "--lost_rate", "0.02", "--trigger", "watch", "--slow_start",
+            "--json"]
+    assert main(argv) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got == run_cell(
+        controller="intent", G=10, G_spread=27, B_spread=3, U_jitter=4, seed=12,
+        delete_order="newest", grace=30, lag=((100, 200, 30), (400, 500, 10)),
+        create_faults=((0, 3, "lost"), (60, 1, "fail")), fail_rate=0.05, lost_rate=0.02,
+        trigger="watch", slow_start=True)
+    assert got["create_commands"] >= got["created"] > 0
+    assert main(["run", "--lag", "none", "--create_faults", "none", "--no-slow_start",
+                 "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == run_cell()
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["run", "--lag", "100:200"], "argument --lag: expected FROM:TO:EXTRA"),
+    (["run", "--lag", "200:100:5"], "lag window must have from < to, got (200, 100)"),
+    (["run", "--lag", "100:200:0"], "lag window extra must be an integer in [1, 1000000], got 0"),
+    (["run", "--create_faults", "0:3:crash"], "create_faults event kind must be one of fail, lost"),
+    (["run", "--create_faults", "0:3"], "argument --create_faults: expected AT:COUNT:KIND"),
+    (["run", "--fail_rate", "0.0005"], "fail_rate must be a multiple of 0.001 in [0, 1]"),
+    (["run", "--lost_rate", "1.5"], "lost_rate must be a multiple of 0.001 in [0, 1]"),
+    (["run", "--seed", "2147483648"], "seed must be an integer in [0, 2147483647]"),
+    (["run", "--B_spread", "-1"], "B_spread must be an integer in [0, 1000000], got -1"),
+    (["run", "--trigger", "event"], "argument --trigger: invalid choice: 'event'"),
+    (["run", "--delete_order", "random"], "argument --delete_order: invalid choice"),
+])
+def test_bad_world_flags_are_one_line_and_exit_2(argv: list[str], message: str,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert len(captured.err.strip().splitlines()) == 1
+    assert message in captured.err
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('[lag.s]\nwindows = [[5, 5, 1]]\n', "lag.s.windows: window must have from < to, got (5, 5)"),
+    ('[grid]\ncreate_faults = "burst"\n', "grid.create_faults: unknown faults schedule 'burst'"),
+    ('[grid]\nseed = -1\n', "grid.seed: seed must be an integer in [0, 2147483647], got -1"),
+])
+def test_bad_world_specs_are_one_line_exit_2_and_write_nothing(
+        text: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = tmp_path / "bad.toml"
+    spec.write_text(f'name = "bad"\n{text}', encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["sweep", str(spec), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1
+    assert message in err
+    assert not out.exists()

@@ -25,12 +25,16 @@ from hypothesis import strategies as st
 from reconsim import METRIC_NAMES, Cell, run_reference, scan
 from reconsim.cli import build_parser, main
 from reconsim.model.params import (
+    DELETE_ORDERS,
+    FAULT_KINDS,
     MAX_COPIES,
     MAX_EVENTS,
     MAX_SECONDS,
     OBSERVE,
     PARAMS,
+    TRIGGERS,
     UNLIMITED,
+    Flag,
 )
 from reconsim.sweep.spec import AXES
 
@@ -84,13 +88,14 @@ def toml_key(key: str) -> str:
 
 def toml_document(doc: dict[str, Any]) -> str:
     lines = [f"{toml_key(k)} = {toml_value(v)}" for k, v in doc.items()
-             if k not in ("grid", "schedule")]
+             if k not in ("grid", "schedule", "lag", "faults")]
     if "grid" in doc:
         lines.append("[grid]")
         lines += [f"{toml_key(k)} = {toml_value(v)}" for k, v in doc["grid"].items()]
-    for name, table in doc.get("schedule", {}).items():
-        lines.append(f"[schedule.{toml_key(name)}]")
-        lines += [f"{toml_key(k)} = {toml_value(v)}" for k, v in table.items()]
+    for section in ("schedule", "lag", "faults"):
+        for name, table in doc.get(section, {}).items():
+            lines.append(f"[{section}.{toml_key(name)}]")
+            lines += [f"{toml_key(k)} = {toml_value(v)}" for k, v in table.items()]
     return "\n".join(lines) + "\n"
 
 
@@ -108,7 +113,19 @@ VALID_AXES: dict[str, st.SearchStrategy[Any]] = {
     "max_per_round": st.sampled_from([UNLIMITED, 1, 2, 5]),
     "gain": st.sampled_from([1.0, 0.5, 0.001, 0.333, 1]),
     "ttl": st.integers(0, 120), "restart_at": st.lists(st.integers(0, 300), max_size=3),
+    # issue 8's world; lag and create_faults name the [lag.w0] and [faults.f0] tables
+    "B_spread": st.integers(0, 15), "G_spread": st.integers(0, 30),
+    "U_jitter": st.integers(0, 20), "seed": st.integers(0, 2**31 - 1),
+    "delete_order": st.sampled_from(DELETE_ORDERS), "grace": st.integers(0, 40),
+    "lag": st.sampled_from(["none", "w0"]), "create_faults": st.sampled_from(["none", "f0"]),
+    "fail_rate": st.sampled_from([0.0, 0.05, 0.5, 1.0]),
+    "lost_rate": st.sampled_from([0.0, 0.02, 0.5, 1.0]),
+    "trigger": st.sampled_from(TRIGGERS), "slow_start": st.booleans(),
 }
+#: Axes whose values are names or choices (no ranges).
+_NO_RANGES = ("controller", "observe", "schedule", "max_per_round", "gain", "restart_at",
+              "delete_order", "lag", "create_faults", "fail_rate", "lost_rate", "trigger",
+              "slow_start")
 
 
 def axis_value(axis: str, valid: bool) -> st.SearchStrategy[Any]:
@@ -121,7 +138,7 @@ def axis_value(axis: str, valid: bool) -> st.SearchStrategy[Any]:
         return st.lists(one, min_size=1, max_size=2, unique_by=tuple)
     singles = one | st.lists(one, min_size=0 if not valid else 1, max_size=3,
                              unique=valid)
-    if axis in ("controller", "observe", "schedule", "max_per_round", "gain", "restart_at"):
+    if axis in _NO_RANGES:
         return singles
     low, high = (1, 40) if axis == "U" else (0, 30)
     bound = st.integers(low, high) if valid else st.integers(low, high) | hostile_ints
@@ -166,6 +183,13 @@ def spec_documents(draw: st.DrawFn) -> dict[str, Any]:
     schedule_names = ["s0", "s1"] if valid else draw(
         st.lists(st.sampled_from(["s0", "s1"]) | names, max_size=2, unique=True))
     doc["schedule"] = {n: draw(schedule_tables(valid)) for n in schedule_names}
+    time = st.integers(0, 300) if valid else st.integers(0, 300) | values
+    window = st.tuples(time, st.integers(1, 100), st.integers(1, 60)).map(
+        lambda w: [w[0], w[0] + w[1], w[2]]) if valid else st.lists(values, max_size=4)
+    fault = st.tuples(time, st.integers(0, 6), st.sampled_from(FAULT_KINDS)).map(list) \
+        if valid else st.lists(values | st.sampled_from(FAULT_KINDS), max_size=4)
+    doc["lag"] = {"w0": {"windows": draw(st.lists(window, max_size=3))}}
+    doc["faults"] = {"f0": {"events": draw(st.lists(fault, max_size=3))}}
     return doc
 
 
@@ -289,6 +313,12 @@ VALID_FLAGS: dict[str, st.SearchStrategy[str]] = {
         lambda es: ",".join(f"{a}:{c}" for a, c in es) or "none"),
     "restart_at": st.lists(st.integers(0, 300), max_size=3).map(
         lambda ts: ",".join(map(str, ts)) or "none"),
+    "lag": st.lists(st.tuples(st.integers(0, 300), st.integers(1, 100), st.integers(1, 60)),
+                    max_size=2).map(
+        lambda ws: ",".join(f"{a}:{a + d}:{x}" for a, d, x in ws) or "none"),
+    "create_faults": st.lists(st.tuples(st.integers(0, 300), st.integers(0, 6),
+                                        st.sampled_from(FAULT_KINDS)), max_size=2).map(
+        lambda es: ",".join(f"{a}:{c}:{k}" for a, c, k in es) or "none"),
 }
 
 
@@ -298,6 +328,9 @@ def run_argvs(draw: st.DrawFn) -> list[str]:
     argv = ["run"]
     for p in draw(st.lists(st.sampled_from(PARAMS), max_size=6, unique=valid)):
         form = draw(st.sampled_from(["sep", "eq"] if valid else ["sep", "eq", "bare"]))
+        if isinstance(p.kind, Flag) and (valid or draw(st.booleans())):
+            argv.append(draw(st.sampled_from([f"--{p.name}", f"--no-{p.name}"])))
+            continue
         value = draw(VALID_FLAGS[p.name] if valid else flag_value(p.name))
         argv += ([f"--{p.name}", value] if form == "sep" else
                  [f"--{p.name}={value}"] if form == "eq" else [f"--{p.name}"])

@@ -70,7 +70,7 @@ def test_large_batch_matches_reference_in_every_cell() -> None:
 
 
 def test_threaded_and_serial_compilations_agree_over_many_blocks() -> None:
-    arrays = kernel_inputs(cells_frame(large_batch()))
+    arrays = kernel_inputs(cells_frame(large_batch()), count=True)
     np.testing.assert_array_equal(simulate_arrays(**arrays, parallel=True),
                                   simulate_arrays(**arrays, parallel=False))
 
@@ -80,6 +80,6 @@ def test_threaded_and_serial_compilations_agree_over_many_blocks() -> None:
 def test_threaded_and_serial_compilations_agree(batch: list[Cell]) -> None:
     # The drawn cells, repeated over three full blocks and a partial fourth.
     tiled = cells_frame(batch)[np.arange(3 * _BLOCK + 101) % len(batch)]
-    arrays = kernel_inputs(tiled)
+    arrays = kernel_inputs(tiled, count=True)
     np.testing.assert_array_equal(simulate_arrays(**arrays, parallel=True),
                                   simulate_arrays(**arrays, parallel=False))

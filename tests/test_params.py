@@ -54,7 +54,7 @@ def test_metric_names_are_the_published_contract() -> None:
     assert METRIC_NAMES == (
         "rounds", "work", "work_per_round", "created", "unneeded", "delete_commands", "deleted",
         "overshoot", "stable_at", "reads", "reads_per_round", "excess_copy_seconds",
-        "missing_copy_seconds",
+        "missing_copy_seconds", "create_commands", "failed_creates",
     )
 
 
@@ -69,9 +69,12 @@ def test_importing_parameters_and_grid_does_not_load_numba() -> None:
 
 def test_table_columns_keep_the_published_order() -> None:
     # README, "The table": the parameter columns in the order they have always been written.
+    # Issue 8's parameters follow them, in declaration order.
     assert PARAM_COLUMNS == ("controller", "G", "U", "B", "desired", "duration", "ledger_base",
                              "schedule", "deaths", "observe", "max_per_round", "gain", "ttl",
-                             "restart_at")
+                             "restart_at", "B_spread", "G_spread", "U_jitter", "seed",
+                             "delete_order", "grace", "lag", "create_faults", "fail_rate",
+                             "lost_rate", "trigger", "slow_start")
 
 
 def test_every_declared_parameter_reaches_the_table() -> None:
@@ -86,17 +89,26 @@ def test_every_declared_parameter_reaches_the_table() -> None:
 
 
 def test_every_parameter_reaches_the_kernel_and_the_command_line() -> None:
-    from reconsim.model.kernel import simulate_arrays
+    from reconsim.model.kernel import COUNT_INPUTS, simulate_arrays
+    from reconsim.model.kernel_world import WORLD_INPUTS
 
+    arrays = kernel_inputs(cells_frame([Cell()]))
+    assert set(arrays) == set(WORLD_INPUTS)
+    assert {k.split("_offsets")[0] for k in arrays} >= set(PARAM_NAMES)
+    # The count kernel takes seed 001's world: every parameter but issue 8's.
     keywords = set(inspect.signature(simulate_arrays).parameters) - {"parallel"}
-    assert set(kernel_inputs(cells_frame([Cell()]))) == keywords
-    assert {k.split("_offsets")[0] for k in keywords} >= set(PARAM_NAMES)
+    assert set(COUNT_INPUTS) == keywords
+    assert {k.split("_offsets")[0] for k in keywords} == {
+        *PARAM_NAMES[:PARAM_NAMES.index("B_spread")], "deaths_at", "deaths_count"}
 
 
 def test_kernel_and_reference_share_one_damped() -> None:
     from reconsim.model import kernel, reference
 
     assert kernel._damped.py_func is params.damped
+    from reconsim.model import kernel_world
+
+    assert kernel_world._damped is kernel._damped
     assert reference.damped is params.damped
 
 
@@ -135,3 +147,67 @@ def test_int_kinds_with_a_maximum(kind: Int) -> None:
     with pytest.raises(ValueError, match=re.escape(f"x must be an integer in [{kind.minimum}, "
                                                    f"10]{extra}, got 11")):
         kind.check_stats("x", row, pl.Series())
+
+
+def test_world_defaults_are_seed_001s_world() -> None:
+    cell = Cell()
+    assert (cell.B_spread, cell.G_spread, cell.U_jitter, cell.seed, cell.delete_order,
+            cell.grace, cell.lag, cell.create_faults, cell.fail_rate, cell.lost_rate,
+            cell.trigger, cell.slow_start) == (0, 0, 0, 0, "oldest", 0, (), (), 0.0, 0.0,
+                                               "periodic", False)
+
+
+def test_schedules_are_normalised_to_tuples() -> None:
+    cell = Cell(lag=[[10, 20, 5], {"from": 30, "to": 40, "extra": 1}],
+                create_faults=[[0, 2, "lost"], {"at": 5, "count": 1, "kind": "fail"}])
+    assert cell.lag == ((10, 20, 5), (30, 40, 1))
+    assert cell.create_faults == ((0, 2, "lost"), (5, 1, "fail"))
+    assert Cell(fail_rate=0.25, lost_rate=1).lost_rate == 1.0
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("B_spread", -1, "B_spread must be an integer in [0, 1000000], got -1"),
+    ("G_spread", 1.5, "G_spread must be an integer in [0, 1000000], got 1.5"),
+    ("U_jitter", -2, "U_jitter must be an integer in [0, 1000000], got -2"),
+    ("seed", 2**31, "seed must be an integer in [0, 2147483647], got 2147483648"),
+    ("seed", -1, "seed must be an integer in [0, 2147483647], got -1"),
+    ("grace", -1, "grace must be an integer in [0, 1000000], got -1"),
+    ("delete_order", "random", "delete_order must be one of oldest, newest; got 'random'"),
+    ("trigger", "event", "trigger must be one of periodic, watch; got 'event'"),
+    ("slow_start", 1, "slow_start must be true or false, got 1"),
+    ("fail_rate", 0.0005, "fail_rate must be a multiple of 0.001 in [0, 1], got 0.0005"),
+    ("lost_rate", -0.1, "lost_rate must be a multiple of 0.001 in [0, 1], got -0.1"),
+    ("lag", [(5, 5, 1)], "lag window must have from < to, got (5, 5)"),
+    ("lag", [(1, 5, 0)], "lag window extra must be an integer in [1, 1000000], got 0"),
+    ("lag", [(-1, 5, 2)], "lag window from must be an integer in [0, 1000000], got -1"),
+    ("lag", [(1, 5)], "lag window must be (from, to, extra), got (1, 5)"),
+    ("lag", "1:5:2", "lag must be a list of (from, to, extra) records"),
+    ("create_faults", [(0, 1, "crash")], "create_faults event kind must be one of fail, lost"),
+    ("create_faults", [(0, -1, "fail")],
+     "create_faults event count must be an integer in [0, 1000000]"),
+])
+def test_bad_world_values_are_named(field: str, value: object, message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        Cell(**{field: value})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("grace", 10**6 + 1, "grace must be an integer in [0, 1000000], got 1000001"),
+    ("lag", [(0, 10**6 + 1, 1)], "lag window to must be an integer in [0, 1000000]"),
+    ("create_faults", [(0, 10**6 + 1, "fail")],
+     "create_faults event count must be an integer in [0, 1000000], got 1000001"),
+    ("lag", [(t, t + 1, 1) for t in range(10**4 + 1)],
+     "lag: 10001 windows, more than the 10000 a cell may hold"),
+])
+def test_world_values_have_bounds(field: str, value: object, message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        Cell(**{field: value})  # type: ignore[arg-type]
+
+
+def test_a_frame_with_too_many_lag_windows_is_refused() -> None:
+    windows = [{"from": t, "to": t + 1, "extra": 1} for t in range(10**4 + 1)]
+    frame = cells_frame([Cell()]).with_columns(
+        pl.Series("lag", [windows], dtype=BY_NAME["lag"].kind.dtype))
+    with pytest.raises(ValueError, match=re.escape(
+            "lag: 10001 windows, more than the 10000 a cell may hold")):
+        simulate(frame)

@@ -64,7 +64,7 @@ def model_frame(schedules: dict[str, list[dict[str, int]]] | None = None,
         deaths=pl.col("schedule").replace_strict(schedules, return_dtype=DEATHS_DTYPE),
         observe=pl.lit("ready"), max_per_round=pl.lit(None, pl.Int64), gain=pl.lit(1.0),
     )
-    return simulate(frame).with_columns(law_columns())
+    return simulate(frame).with_columns(law_columns(frame.columns))
 
 
 def write_sweep(sweep_dir: Path, name: str = "demo") -> Path:
@@ -87,7 +87,7 @@ def hand_table(rows: list[dict[str, Any]]) -> pl.DataFrame:
         work_per_round=pl.col("work_per_round").cast(pl.Float64),
         reads_per_round=pl.col("reads_per_round").cast(pl.Float64),
     )
-    return frame.with_columns(law_columns())
+    return frame.with_columns(law_columns(frame.columns))
 
 
 #: Ten cells whose law and boundary figures are worked out by hand beside each row:

@@ -121,3 +121,37 @@ def test_booleans_are_not_integers() -> None:
 def test_run_cell_rejects_unknown_parameters() -> None:
     with pytest.raises(TypeError, match="Gg"):
         run_cell(Gg=3)
+
+
+@pytest.mark.parametrize(("column", "series", "message"), [
+    ("seed", pl.Series([0, 2**31]), "seed must be an integer in [0, 2147483647], got 2147483648"),
+    ("G_spread", pl.Series([0, -1]), "G_spread must be an integer in [0, 1000000], got -1"),
+    ("fail_rate", pl.Series([0.0, 0.0005]), "fail_rate must be a multiple of 0.001 in [0, 1]"),
+    ("slow_start", pl.Series([0, 1]), "slow_start: column must hold booleans"),
+    ("trigger", pl.Series(["periodic", "event"]), "trigger must be one of periodic, watch"),
+    ("lag", pl.Series([[], [{"from": 5, "to": 3, "extra": 1}]]),
+     "lag window must have from < to, got (5, 3)"),
+    ("lag", pl.Series([[], [{"from": 1, "to": 3, "extra": None}]], dtype=pl.List(pl.Struct(
+        {"from": pl.Int64, "to": pl.Int64, "extra": pl.Int64}))),
+     "lag window extra must be an integer in [1, 1000000], got None"),
+    ("lag", pl.Series([[], [None]], dtype=pl.List(pl.Struct(
+        {"from": pl.Int64, "to": pl.Int64, "extra": pl.Int64}))), "lag: null window in row 1"),
+    ("lag", pl.Series([[1], [2]]), "lag: column must be list[struct{from, to, extra}]"),
+    ("create_faults", pl.Series([[], [{"at": 1, "count": 3, "kind": "crash"}]]),
+     "create_faults event kind must be one of fail, lost; got 'crash'"),
+    ("create_faults", pl.Series([[], None], dtype=pl.List(pl.Struct(
+        {"at": pl.Int64, "count": pl.Int64, "kind": pl.String}))),
+     "create_faults: null schedule in row 1"),
+])
+def test_bad_world_columns_are_named(column: str, series: pl.Series, message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        simulate(frame().with_columns(series.alias(column)))
+
+
+def test_world_columns_round_trip_through_cells_frame() -> None:
+    cells = [Cell(G=20, lag=((10, 50, 5),), create_faults=((0, 2, "lost"),), slow_start=True,
+                  fail_rate=0.1, seed=4, trigger="watch", grace=3, delete_order="newest"),
+             Cell(controller="intent", G=60, U=5)]
+    out = simulate(cells_frame(cells))
+    assert out.select(METRIC_NAMES).to_dicts() == [run_reference(c) for c in cells]
+    assert out["lag"].to_list()[0] == [{"from": 10, "to": 50, "extra": 5}]

@@ -8,14 +8,18 @@ from pathlib import Path
 import pytest
 
 from reconsim import CONTROLLERS
+from reconsim.sweep.grid import expand
 from reconsim.sweep.spec import AXES, DEFAULT_SCHEDULE, SpecError, load_spec, parse_spec
 
 SPECS = Path(__file__).resolve().parent.parent / "sweeps"
 
 
 def test_axes_are_the_model_parameters_with_schedule_for_deaths() -> None:
-    assert AXES == ("controller", "desired", "U", "G", "B", "duration", "schedule",
-                    "ledger_base", "observe", "max_per_round", "gain", "ttl", "restart_at")
+    assert AXES[:13] == ("controller", "desired", "U", "G", "B", "duration", "schedule",
+                         "ledger_base", "observe", "max_per_round", "gain", "ttl", "restart_at")
+    assert AXES[13:] == ("B_spread", "G_spread", "U_jitter", "seed", "delete_order", "grace",
+                         "lag", "create_faults", "fail_rate", "lost_rate", "trigger",
+                         "slow_start")
 
 
 def test_values_lists_and_inclusive_ranges() -> None:
@@ -72,7 +76,7 @@ def test_same_content_same_hash_whatever_the_formatting() -> None:
     assert a.hash == b.hash != c.hash
 
 
-@pytest.mark.parametrize("name", ["seed", "default", "million"])
+@pytest.mark.parametrize("name", ["seed", "default", "million", "measured", "kubernetes"])
 def test_shipped_specs_load(name: str) -> None:
     spec = load_spec(SPECS / f"{name}.toml")
     assert spec.name == name
@@ -87,6 +91,52 @@ def test_default_spec_spans_the_three_regions() -> None:
     regions = {("U<B" if U < B else "B<=U<G+B" if U < G + B else "U>=G+B")
                for U in a["U"] for G in a["G"] for B in a["B"]}
     assert regions == {"U<B", "B<=U<G+B", "U>=G+B"}
+
+
+def test_measured_spec_is_seed_001s_measured_chain() -> None:
+    a = load_spec(SPECS / "measured.toml").axes
+    assert (a["G"], a["G_spread"], a["B"], a["desired"]) == ((0,), (27,), (5,), (6,))
+    assert a["U"] == tuple(range(1, 61))
+    assert a["seed"] == tuple(range(100))
+    assert set(a["controller"]) == set(CONTROLLERS)
+
+
+def test_kubernetes_spec_is_a_replicaset_world() -> None:
+    a = load_spec(SPECS / "kubernetes.toml").axes
+    assert (a["ttl"], a["observe"], a["delete_order"], a["grace"], a["max_per_round"],
+            a["slow_start"], a["trigger"]) == ((300,), ("created",), ("newest",), (30,),
+                                               (500,), (True,), ("watch",))
+    assert a["U"] == (30, 60, 300, 900)
+    for axis in ("B_spread", "G_spread", "lag", "fail_rate", "lost_rate", "seed"):
+        assert len(a[axis]) > 1, axis
+    assert () in a["lag"]
+
+
+def test_named_lag_and_fault_schedules() -> None:
+    spec = parse_spec('''
+name = "t"
+[lag.stale]
+windows = [[100, 200, 30], [400, 500, 10]]
+[faults.burst]
+events = [[0, 3, "lost"], [60, 1, "fail"]]
+[grid]
+lag = ["none", "stale"]
+create_faults = "burst"
+seed = { from = 0, to = 99 }
+''')
+    assert spec.axes["lag"] == ((), ((100, 200, 30), (400, 500, 10)))
+    assert spec.axes["create_faults"] == (((0, 3, "lost"), (60, 1, "fail")),)
+    assert spec.axes["seed"] == tuple(range(100))
+    assert spec.n_cells == 2 * 100  # the default controller, ledger
+    rows = expand(spec, 0, 2)  # axes in declaration order: lag varies faster than seed
+    assert rows["lag"].to_list() == [[], [{"from": 100, "to": 200, "extra": 30},
+                                          {"from": 400, "to": 500, "extra": 10}]]
+    assert rows["seed"].to_list() == [0, 0]
+    assert rows["create_faults"].to_list()[0] == [{"at": 0, "count": 3, "kind": "lost"},
+                                                  {"at": 60, "count": 1, "kind": "fail"}]
+    # Unnamed, the axes are the built-in empty schedules.
+    plain = parse_spec('name = "t"\n')
+    assert (plain.axes["lag"], plain.axes["create_faults"]) == (((),), ((),))
 
 
 def test_million_spec_has_a_million_cells() -> None:
@@ -142,6 +192,35 @@ def test_million_spec_has_a_million_cells() -> None:
     ('name = "t"\n[grid]\nrestart_at = [[-1]]\n',
      "grid.restart_at: restart_at must hold integers in [0, 1000000], got -1"),
     ('name = "t"\n[grid\n', "TOML syntax error"),
+    ('name = "t"\n[grid]\nB_spread = -1\n',
+     "grid.B_spread: B_spread must be an integer in [0, 1000000]"),
+    ('name = "t"\n[grid]\nseed = { from = 2147483647, to = 2147483648 }\n',
+     "grid.seed: seed must be an integer in [0, 2147483647], got 2147483648"),
+    ('name = "t"\n[grid]\nfail_rate = [0.0005]\n',
+     "grid.fail_rate: fail_rate must be a multiple of 0.001 in [0, 1], got 0.0005"),
+    ('name = "t"\n[grid]\nlost_rate = 1.5\n',
+     "grid.lost_rate: lost_rate must be a multiple of 0.001 in [0, 1], got 1.5"),
+    ('name = "t"\n[grid]\ntrigger = "event"\n', "trigger must be one of periodic, watch"),
+    ('name = "t"\n[grid]\nslow_start = 1\n', "slow_start must be true or false, got 1"),
+    ('name = "t"\n[grid]\nlag = "stale"\n', "grid.lag: unknown lag schedule 'stale' (known: none)"),
+    ('name = "t"\n[grid]\ncreate_faults = [[[0, 1, "fail"]]]\n',
+     "grid.create_faults: unknown faults schedule [[0, 1, 'fail']]"),
+    ('name = "t"\n[lag.s]\nwindows = [[5, 5, 1]]\n',
+     "lag.s.windows: window must have from < to, got (5, 5)"),
+    ('name = "t"\n[lag.s]\nwindows = [[1, 5, 0]]\n',
+     "lag.s.windows: window extra must be an integer in [1, 1000000], got 0"),
+    ('name = "t"\n[lag.s]\nwindows = [[1, 5]]\n',
+     "lag.s.windows: window must be (from, to, extra), got [1, 5]"),
+    ('name = "t"\n[lag.s]\nwindow = [[1, 5, 2]]\n', "lag.s.window: unknown key"),
+    ('name = "t"\n[lag.none]\nwindows = []\n', "lag.none: 'none' is built in"),
+    ('name = "t"\n[faults.f]\nevents = [[0, 1, "crash"]]\n',
+     "faults.f.events: event kind must be one of fail, lost; got 'crash'"),
+    ('name = "t"\n[faults.f]\nevents = [[0, -1, "fail"]]\n',
+     "faults.f.events: event count must be an integer in [0, 1000000], got -1"),
+    ('name = "t"\n[faults.f]\n', "faults.f.events: missing"),
+    ('name = "t"\nfaults = 3\n', "faults must be a table of named schedules, got 3"),
+    ('name = "t"\n[lag.a]\nwindows = [[1, 2, 3]]\n[lag.b]\nwindows = [[1, 2, 3]]\n'
+     '[grid]\nlag = ["a", "b"]\n', "grid.lag: two names for the same schedule"),
     ('name = "t"\n[grid]\nG = [1,, 2]\nU = 3\n', "line 3"),
 ])
 def test_bad_specs_are_named_in_one_line(text: str, message: str) -> None:

@@ -81,7 +81,7 @@ def test_table_layout_and_law_columns(tmp_path: Path) -> None:
     assert result.computed == result.cells == spec.n_cells == 2 * 4 * 14 * 3 * 2 * 2 * 2
     got = table(tmp_path / "out")
     assert got.columns == [*PARAM_COLUMNS, *METRIC_NAMES, "law_overshoot", "law_holds",
-                           "above_boundary"]
+                           "above_boundary", "law_overshoot_worst", "above_boundary_worst"]
     assert got.height == spec.n_cells
     assert got.select(PARAM_COLUMNS).equals(expand(spec))  # chunk files come back in order
     assert got.select(METRIC_NAMES).equals(simulate(expand(spec)).select(METRIC_NAMES))

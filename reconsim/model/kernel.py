@@ -31,6 +31,7 @@ The public entry point takes and returns plain NumPy arrays; polars stays in
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, Final
 
 import numba
@@ -405,3 +406,8 @@ def simulate_arrays(  # noqa: PLR0913
     return run(*(i64(a) for a in (
         controller, observe, max_per_round, ttl, gain, desired, U, G, B, duration, ledger_base,
         deaths_offsets, deaths_at, deaths_count, restart_at_offsets, restart_at)))
+
+
+#: The keyword arrays :func:`simulate_arrays` takes: those of seed 001's world.
+COUNT_INPUTS: Final[tuple[str, ...]] = tuple(
+    name for name in inspect.signature(simulate_arrays).parameters if name != "parallel")

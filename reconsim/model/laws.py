@@ -3,6 +3,15 @@
 * overshoot law: the ``ledger`` controller overshoots by desired x (ceil((G + B) / U) - 1);
 * boundary: that is zero exactly when U >= G + B.
 
+Both speak of seed 001's world: fixed delays, a periodic trigger, no faults, no stale
+reads, oldest-first deletes, no grace (issue 8's parameters at their defaults; the seed
+does not matter). Where delays vary or the period wobbles (spreads, jitter) the worst
+case gives ``law_overshoot_worst`` = desired x (ceil((G + G_spread + B + B_spread) /
+max(1, U - U_jitter)) - 1) and ``above_boundary_worst`` (max(1, U - U_jitter) >= G +
+G_spread + B + B_spread): the law and the boundary read with the longest delays and the
+shortest interval. ``law_overshoot_worst`` covers the same rows as the law plus those
+with spreads or jitter (where both are 0 it equals the law).
+
 With observe="created" a copy reaches the ledger G seconds after creation instead of
 G + B, and the law's analogue reads ceil(G / U). The law speaks of the ``ledger``
 controller without a cap or damping (``max_per_round`` null, ``gain`` 1) only; on other
@@ -14,9 +23,12 @@ with the simulated overshoot cell by cell.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Final
 
 import polars as pl
+
+from reconsim.model.params import DEFAULTS
 
 #: The overshoot law as text, for each value of ``observe``: what every page and table shows.
 LAW_FORMULA: Final = {"ready": "desired \u00d7 (\u2308(G + B) / U\u2309 \u2212 1)",
@@ -26,6 +38,10 @@ LAW_SCOPE: Final = ("the ledger controller without a cap on corrections per roun
                     "(max_per_round) and without damping (gain 1)")
 #: The boundary as text.
 BOUNDARY: Final = "U \u2265 G + B"
+#: The worst-case law and boundary as text (delays at their longest, intervals shortest).
+LAW_WORST_FORMULA: Final = ("desired \u00d7 (\u2308(G + G_spread + B + B_spread) / "
+                            "max(1, U \u2212 U_jitter)\u2309 \u2212 1)")
+BOUNDARY_WORST: Final = "max(1, U \u2212 U_jitter) \u2265 G + G_spread + B + B_spread"
 
 
 def law_overshoot(desired: int, G: int, U: int, B: int) -> int:
@@ -46,16 +62,55 @@ def listing_delay() -> pl.Expr:
             .otherwise(pl.col("G") + pl.col("B")))
 
 
-def law_columns() -> list[pl.Expr]:
+def _param(name: str, columns: Collection[str] | None) -> pl.Expr:
+    """Parameter ``name``'s column, or its default where the frame lacks it."""
+    return pl.col(name) if columns is None or name in columns else pl.lit(DEFAULTS[name])
+
+
+def worst_listing_delay(columns: Collection[str] | None = None) -> pl.Expr:
+    """The longest delay from a copy's creation to its listing: G + G_spread + B + B_spread,
+    or G + G_spread where the ledger lists copies at creation."""
+    g = pl.col("G") + _param("G_spread", columns)
+    return pl.when(pl.col("observe") == "created").then(g).otherwise(
+        g + pl.col("B") + _param("B_spread", columns))
+
+
+def _seed_world_but_delays(columns: Collection[str] | None) -> pl.Expr:
+    """Rows in seed 001's world apart from spreads and jitter: periodic rounds, no faults,
+    no stale reads, oldest-first deletes, no grace (schedules as lists)."""
+    def empty(name: str) -> pl.Expr:
+        return (pl.col(name).list.len() == 0) if columns is None or name in columns \
+            else pl.lit(len(DEFAULTS[name]) == 0)
+
+    return ((_param("trigger", columns) == "periodic")
+            & (_param("delete_order", columns) == "oldest") & (_param("grace", columns) == 0)
+            & (_param("fail_rate", columns) == 0) & (_param("lost_rate", columns) == 0)
+            & empty("lag") & empty("create_faults"))
+
+
+def law_columns(columns: Collection[str] | None = None) -> list[pl.Expr]:
     """Columns ``law_overshoot`` and ``law_holds`` (null unless the controller is an
-    uncapped, undamped ``ledger``; with observe="created" the ceil(G / U) analogue) and
-    ``above_boundary`` (U >= G + B), computed from a frame of simulated cells."""
-    in_scope = ((pl.col("controller") == "ledger") & pl.col("max_per_round").is_null()
-                & (pl.col("gain") == 1))
+    uncapped, undamped ``ledger`` in seed 001's world; with observe="created" the
+    ceil(G / U) analogue), ``above_boundary`` (U >= G + B), ``law_overshoot_worst`` (the
+    worst-case law, null unless an uncapped, undamped ``ledger`` in seed 001's world but
+    for spreads and jitter) and ``above_boundary_worst``, computed from a frame of
+    simulated cells (list parameters as lists). Given its ``columns``, issue 8's parameters
+    the frame lacks take their defaults."""
+    ledger = ((pl.col("controller") == "ledger") & pl.col("max_per_round").is_null()
+              & (pl.col("gain") == 1) & _seed_world_but_delays(columns))
+    b_spread, g_spread = _param("B_spread", columns), _param("G_spread", columns)
+    jitter = _param("U_jitter", columns)
+    fixed = (b_spread == 0) & (g_spread == 0) & (jitter == 0)
     blind_rounds = (listing_delay() + pl.col("U") - 1) // pl.col("U")
-    law = pl.when(in_scope).then(pl.col("desired") * (blind_rounds - 1))
+    law = pl.when(ledger & fixed).then(pl.col("desired") * (blind_rounds - 1))
+    shortest = pl.max_horizontal(pl.lit(1), pl.col("U") - jitter)
+    worst_rounds = (worst_listing_delay(columns) + shortest - 1) // shortest
     return [
         law.alias("law_overshoot"),
-        pl.when(in_scope).then(pl.col("overshoot") == law).alias("law_holds"),
+        pl.when(ledger & fixed).then(pl.col("overshoot") == law).alias("law_holds"),
         (pl.col("U") >= pl.col("G") + pl.col("B")).alias("above_boundary"),
+        pl.when(ledger).then(pl.col("desired") * (worst_rounds - 1))
+        .alias("law_overshoot_worst"),
+        (shortest >= pl.col("G") + g_spread + pl.col("B") + b_spread)
+        .alias("above_boundary_worst"),
     ]

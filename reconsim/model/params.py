@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Final, NoReturn
 
+import numpy as np
 import polars as pl
 
 if TYPE_CHECKING:
@@ -49,6 +50,26 @@ Deaths = tuple[tuple[int, int], ...]
 
 #: The polars dtype of a death schedule column.
 DEATHS_DTYPE: Final = pl.List(pl.Struct({"at": pl.Int64, "count": pl.Int64}))
+
+# --- issue 8's world: its names and record shapes ---
+#: Which ledger entries delete commands go to, by creation order.
+DELETE_ORDERS: Final = ("oldest", "newest")
+#: What starts a round: the period only, or also every change of the ledger it reads.
+TRIGGERS: Final = ("periodic", "watch")
+#: Kinds of scripted create faults: nothing is created, or the reply is lost.
+FAULT_KINDS: Final = ("fail", "lost")
+#: A lag schedule: (from, to, extra) windows; a round at from <= t < to reads the ledger
+#: as it stood at the end of second t - extra.
+LagWindows = tuple[tuple[int, int, int], ...]
+#: A create-fault schedule: (at, count, kind) events, kind one of :data:`FAULT_KINDS`.
+FaultEvents = tuple[tuple[int, int, str], ...]
+#: The polars dtypes of a lag schedule column and of a create-fault schedule column.
+WINDOWS_DTYPE: Final = pl.List(pl.Struct({"from": pl.Int64, "to": pl.Int64,
+                                          "extra": pl.Int64}))
+FAULTS_DTYPE: Final = pl.List(pl.Struct({"at": pl.Int64, "count": pl.Int64,
+                                         "kind": pl.String}))
+#: Largest cell seed: the random streams take seeds below 2^31.
+SEED_MAX: Final = 2**31 - 1
 
 #: How far from a whole number of thousandths a float may be and still count as one.
 THOUSANDTHS_TOLERANCE: Final = 1e-9
@@ -195,6 +216,12 @@ class Int(Kind):
     def arrays(self, name: str, column: pl.Series) -> dict[str, NDArray[Any]]:
         return {name: column.fill_null(0).to_numpy()}
 
+    def outside(self, values: pl.Expr) -> pl.Expr:
+        """Which of ``values`` (integers) lie outside the allowed range."""
+        if self.maximum is None:
+            return values < self.minimum
+        return (values < self.minimum) | (values > self.maximum)
+
     def argument(self, help: str, default: Any) -> dict[str, Any]:
         return {"type": int, "metavar": "N", "default": default,
                 "help": f"{help} (default {default}; {self.range()})"}
@@ -272,6 +299,10 @@ class Choice(Kind):
     def check_stats(self, name: str, row: Mapping[str, Any], column: pl.Series) -> None:
         if row[f"{name}:bad_choice"] is not None:
             self._fail(name, row[f"{name}:bad_choice"])
+
+    def outside(self, values: pl.Expr) -> pl.Expr:
+        """Which of ``values`` (names) are not among the choices."""
+        return ~values.cast(pl.String).is_in(list(self.choices))
 
     def arrays(self, name: str, column: pl.Series) -> dict[str, NDArray[Any]]:
         codes = column.cast(pl.String).replace_strict(
@@ -531,6 +562,201 @@ class Events(Kind):
         return tuple(events)
 
 
+@dataclass(frozen=True)
+class Flag(Kind):
+    """True or false; Boolean. The kernel reads 1 or 0."""
+
+    @property
+    def dtype(self) -> pl.DataType:
+        return pl.Boolean()
+
+    def check(self, name: str, value: Any) -> Any:
+        if not isinstance(value, bool):
+            raise ValueError(f"{name} must be true or false, got {shown(value)}")
+        return value
+
+    def check_dtype(self, name: str, dtype: pl.DataType) -> None:
+        if not isinstance(dtype, pl.Boolean):
+            raise ValueError(f"{name}: column must hold booleans, got dtype {dtype}")
+
+    def stats(self, name: str) -> list[pl.Expr]:
+        return []  # every non-null boolean is a value; nulls are judged apart
+
+    def check_stats(self, name: str, row: Mapping[str, Any], column: pl.Series) -> None:
+        return
+
+    def arrays(self, name: str, column: pl.Series) -> dict[str, NDArray[Any]]:
+        return {name: column.fill_null(value=False).cast(pl.Int64).to_numpy()}
+
+    def argument(self, help: str, default: Any) -> dict[str, Any]:
+        return {"action": argparse.BooleanOptionalAction, "default": default,
+                "help": f"{help} (default {'on' if default else 'off'})"}
+
+
+@dataclass(frozen=True)
+class Records(Kind):
+    """A schedule: a list of records kept in listed order, each field of its own kind
+    (an :class:`Int` or a :class:`Choice`); list[struct]. ``increasing`` names two fields a
+    record must hold in strictly increasing order. The kernel reads offsets (one per row
+    + 1) and one flat array per field, ``NAME_FIELD`` (a choice as its code). A sweep spec
+    names schedules in tables ``[TABLE.NAME]`` holding their records under ``key``; its
+    axis lists names (``none``, no records, is built in)."""
+
+    noun: str
+    fields: tuple[tuple[str, Int | Choice], ...]
+    increasing: tuple[str, str] | None = None
+    table: str = ""
+    key: str = ""
+    max_len: int = MAX_EVENTS
+    null_noun: ClassVar[str] = "schedule"
+    null_hint: ClassVar[str] = " (use an empty list for none)"
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The record's field names, in order."""
+        return tuple(f for f, _ in self.fields)
+
+    @property
+    def dtype(self) -> pl.DataType:
+        return pl.List(pl.Struct({f: kind.dtype for f, kind in self.fields}))
+
+    def check(self, name: str, value: Any) -> Any:
+        shape = "(" + ", ".join(self.names) + ")"
+        if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+            raise ValueError(f"{name} must be a list of {shape} records, got {shown(value)}")
+        records = tuple(value)
+        _check_length(name, len(records), self.max_len, f"{self.noun}s")
+        out = []
+        for record in records:
+            raw = (tuple(record.get(f) for f in self.names) if isinstance(record, Mapping)
+                   else record)
+            try:
+                values = tuple(raw)
+            except TypeError:
+                values = ()
+            if len(values) != len(self.fields):
+                raise ValueError(f"{name} {self.noun} must be {shape}, got {shown(record)}")
+            checked = tuple(kind.check(f"{name} {self.noun} {f}", v)
+                            for (f, kind), v in zip(self.fields, values, strict=True))
+            if self.increasing is not None:
+                low, high = (checked[self.names.index(f)] for f in self.increasing)
+                if high <= low:
+                    raise ValueError(f"{name} {self.noun} must have {self.increasing[0]} < "
+                                     f"{self.increasing[1]}, got ({low}, {high})")
+            out.append(checked)
+        return tuple(out)
+
+    def check_dtype(self, name: str, dtype: pl.DataType) -> None:
+        want = {f: isinstance(kind, Int) for f, kind in self.fields}
+        if not (isinstance(dtype, pl.List) and isinstance(dtype.inner, pl.Struct)
+                and {fld.name: fld.dtype.is_integer() for fld in dtype.inner.fields} == want
+                and all(isinstance(fld.dtype, (pl.String, pl.Categorical, pl.Enum))
+                        for fld in dtype.inner.fields if not want[fld.name])):
+            raise ValueError(f"{name}: column must be list[struct{{{', '.join(self.names)}}}] "
+                             f"of {self._field_types()}, got dtype {dtype}")
+
+    def _field_types(self) -> str:
+        return ", ".join(f"{f} {'integer' if isinstance(kind, Int) else 'string'}"
+                         for f, kind in self.fields)
+
+    def stats(self, name: str) -> list[pl.Expr]:
+        records = pl.col(name).explode(empty_as_null=False)
+        bad = records.is_null()
+        for f, kind in self.fields:
+            bad = bad | records.struct.field(f).is_null() | kind.outside(records.struct.field(f))
+        if self.increasing is not None:
+            low, high = self.increasing
+            bad = bad | (records.struct.field(high) <= records.struct.field(low))
+        # a null list explodes to a null record: the null check names it first
+        return [bad.fill_null(value=True).arg_true().first().alias(f"{name}:bad_record"),
+                pl.col(name).list.len().max().alias(f"{name}:len")]
+
+    def check_stats(self, name: str, row: Mapping[str, Any], column: pl.Series) -> None:
+        if row[f"{name}:len"] is not None:
+            _check_length(name, row[f"{name}:len"], self.max_len, f"{self.noun}s")
+        index = row[f"{name}:bad_record"]
+        if index is None:
+            return
+        lengths = column.list.len().fill_null(1).to_numpy()  # a null list: one null record
+        where = int(np.searchsorted(np.cumsum(lengths), index, side="right"))
+        record = column.explode(empty_as_null=False)[index]
+        if record is None:
+            raise ValueError(f"{name}: null {self.noun} in row {where}")
+        self.check(name, [record])  # raises, naming the field and the value
+        raise ValueError(  # pragma: no cover
+            f"{name}: bad {self.noun} {shown(record)} in row {where}")
+
+    def arrays(self, name: str, column: pl.Series) -> dict[str, NDArray[Any]]:
+        offsets, records = _csr(column.cast(self.dtype))
+        flat = records.struct.unnest()
+        out = {f"{name}_offsets": offsets}
+        for f, kind in self.fields:
+            out.update(kind.arrays(f"{name}_{f}", flat[f]))
+        return out
+
+    def argument(self, help: str, default: Any) -> dict[str, Any]:
+        shown = ",".join(":".join(str(v) for v in r) for r in default) or "none"
+        return {"type": self.parse, "action": "extend", "nargs": "*",
+                "metavar": ":".join(f.upper() for f in self.names),
+                "help": f"{help}; repeat or comma-separate, 'none' for no {self.noun}s "
+                        f"(default {shown})"}
+
+    def from_flag(self, given: Any, default: Any) -> Any:
+        return default if given is None else tuple(r for part in given for r in part)
+
+    def to_column(self, value: Any) -> Any:
+        return [dict(zip(self.names, record, strict=True)) for record in value]
+
+    def parse(self, text: str) -> tuple[tuple[Any, ...], ...]:
+        """Parse ``A:B:C[,A:B:C...]`` records (integers as digits, choices as names); an
+        empty string or ``none`` is no records. Values are checked by :meth:`check`.
+
+        >>> Windows().parse("100:200:30,400:500:10")
+        ((100, 200, 30), (400, 500, 10))
+        >>> Faults().parse("0:3:lost")
+        ((0, 3, 'lost'),)
+        """
+        if text.strip().lower() in ("", "none"):
+            return ()
+        shape = ":".join(f.upper() for f in self.names)
+        out = []
+        for part in text.split(","):
+            values = [v.strip() for v in part.strip().split(":")]
+            if len(values) != len(self.fields) or not all(
+                    v.isdigit() for v, (_, kind) in zip(values, self.fields, strict=True)
+                    if isinstance(kind, Int)):
+                raise argparse.ArgumentTypeError(
+                    f"expected {shape} ({self._field_types()}), got {shown(part.strip())}")
+            out.append(tuple(int(v) if isinstance(kind, Int) else v
+                             for v, (_, kind) in zip(values, self.fields, strict=True)))
+        return tuple(out)
+
+
+@dataclass(frozen=True)
+class Windows(Records):
+    """A lag schedule: (from, to, extra) windows, ``from < to``, ``extra >= 1``."""
+
+    noun: str = "window"
+    fields: tuple[tuple[str, Int | Choice], ...] = (
+        ("from", Int(0, MAX_SECONDS)), ("to", Int(0, MAX_SECONDS)),
+        ("extra", Int(1, MAX_SECONDS)))
+    increasing: tuple[str, str] | None = ("from", "to")
+    table: str = "lag"
+    key: str = "windows"
+
+
+@dataclass(frozen=True)
+class Faults(Records):
+    """A create-fault schedule: (at, count, kind) events, kind one of :data:`FAULT_KINDS`."""
+
+    noun: str = "event"
+    fields: tuple[tuple[str, Int | Choice], ...] = (
+        ("at", Int(0, MAX_SECONDS)), ("count", Int(0, MAX_COPIES)),
+        ("kind", Choice(FAULT_KINDS)))
+    table: str = "faults"
+    key: str = "events"
+
+
 @dataclass(frozen=True, slots=True)
 class Parameter:
     """One parameter of a cell: its kind and what it means, as declared on :class:`Cell`.
@@ -538,6 +764,7 @@ class Parameter:
     ``required``: a frame given to ``simulate`` must carry the column (else it takes the
     default). ``applies``: the controllers it means something to (None: all); elsewhere
     its column is null. ``variant``: it describes a controller variant, not the world.
+    ``world``: one of issue 8's parameters, whose defaults are seed 001's world.
     """
 
     kind: Kind
@@ -545,8 +772,14 @@ class Parameter:
     required: bool = False
     applies: tuple[str, ...] | None = None
     variant: bool = False
+    world: bool = False
     name: str = ""  # filled in from the field
     default: Any = None  # filled in from the field
+
+    def off_default(self) -> pl.Expr:
+        """Which rows of a frame hold another value than the default (a null counts)."""
+        return pl.col(self.name).ne_missing(
+            pl.lit(self.kind.to_column(self.default), dtype=self.kind.dtype))
 
 
 def declare(kind: Kind, help: str, **declared: Any) -> dict[str, Parameter]:
@@ -599,6 +832,44 @@ class Cell:
         Times(), "seconds at which the controller restarts and forgets its memory",
         applies=WITH_MEMORY, variant=True))
 
+    # --- issue 8: delays that vary, Kubernetes semantics, faults. The defaults are seed
+    # 001's world.
+    B_spread: int = field(default=0, metadata=declare(
+        Int(0, MAX_SECONDS), "copy k's startup is B + X, X uniform in 0..B_spread", world=True))
+    G_spread: int = field(default=0, metadata=declare(
+        Int(0, MAX_SECONDS), "copy k's ledger delay is G + Y, Y uniform in 0..G_spread",
+        world=True))
+    U_jitter: int = field(default=0, metadata=declare(
+        Int(0, MAX_SECONDS), "round i+1 comes max(1, U - U_jitter + Z) s after round i, Z "
+        "uniform in "
+        "0..2 U_jitter", world=True))
+    seed: int = field(default=0, metadata=declare(
+        Int(0, SEED_MAX), "the cell's random streams, 0 <= seed < 2^31", world=True))
+    delete_order: str = field(default="oldest", metadata=declare(
+        Choice(DELETE_ORDERS), "delete commands go to the oldest or newest ledger entries",
+        variant=True, world=True))
+    grace: int = field(default=0, metadata=declare(
+        Int(0, MAX_SECONDS), "seconds a deleted copy keeps running after its delete command",
+        world=True))
+    lag: LagWindows = field(default=(), metadata=declare(
+        Windows(), "stale reads: (from, to, extra) windows; a round at from <= t < to reads "
+        "the ledger of second t - extra", world=True))
+    create_faults: FaultEvents = field(default=(), metadata=declare(
+        Faults(), "scripted create faults: (at, count, kind) events, kind fail or lost",
+        world=True))
+    fail_rate: float = field(default=0.0, metadata=declare(
+        Thousandths(), "probability that a create command fails (a multiple of 0.001)",
+        world=True))
+    lost_rate: float = field(default=0.0, metadata=declare(
+        Thousandths(), "probability that a create command loses its reply (a multiple of "
+        "0.001)", world=True))
+    trigger: str = field(default="periodic", metadata=declare(
+        Choice(TRIGGERS), "periodic rounds, or also one whenever the ledger it reads changed "
+        "(watch)", variant=True, world=True))
+    slow_start: bool = field(default=False, metadata=declare(
+        Flag(), "creates go in batches 1, 2, 4, ...; none after a batch with a failure",
+        variant=True, world=True))
+
     def __post_init__(self) -> None:
         for p in PARAMS:
             object.__setattr__(self, p.name, p.kind.check(p.name, getattr(self, p.name)))
@@ -612,6 +883,11 @@ PARAM_NAMES: Final[tuple[str, ...]] = tuple(p.name for p in PARAMS)
 #: The parameters that make a controller variant (observe, max_per_round, gain, ...).
 VARIANT_PARAMS: Final[tuple[str, ...]] = tuple(p.name for p in PARAMS if p.variant)
 DEFAULTS: Final[Mapping[str, Any]] = {p.name: p.default for p in PARAMS}
+#: Issue 8's parameters, in declaration order.
+WORLD_PARAMS: Final[tuple[str, ...]] = tuple(p.name for p in PARAMS if p.world)
+#: Issue 8's switches: a cell with all of them at their defaults is in seed 001's world
+#: (the seed alone draws nothing: numbers are drawn only for spreads, jitter and rates).
+WORLD_SWITCHES: Final[tuple[str, ...]] = tuple(n for n in WORLD_PARAMS if n != "seed")
 #: The polars dtype of each parameter's column.
 PARAM_DTYPES: Final[Mapping[str, pl.DataType]] = {p.name: p.kind.dtype for p in PARAMS}
 BY_NAME: Final[Mapping[str, Parameter]] = {p.name: p for p in PARAMS}
@@ -698,13 +974,13 @@ class Metric:
 
 #: Every metric of a cell, in column order.
 METRICS: Final[tuple[Metric, ...]] = (
-    Metric("rounds", "rounds run: seconds t in 0..duration with t % U == 0"),
-    Metric("work", "copies created + delete commands"),
+    Metric("rounds", "rounds run: periodic ones (every U s, jittered) and watch-triggered"),
+    Metric("work", "create commands + delete commands"),
     Metric("work_per_round", "work / rounds", float=True),
     Metric("created", "copies created"),
     Metric("unneeded", "created - desired - the schedule's total death count"),
     Metric("delete_commands", "delete commands issued"),
-    Metric("deleted", "delete commands that killed a live copy"),
+    Metric("deleted", "delete commands that removed a copy (it dies grace s later)"),
     Metric("overshoot", "largest live - desired over all seconds, 0 if live never exceeds desired"),
     Metric("stable_at", "1 + last second with live != desired (second 0 if none); "
            "null if that is the final second", nullable=True),
@@ -712,5 +988,7 @@ METRICS: Final[tuple[Metric, ...]] = (
     Metric("reads_per_round", "reads / rounds", float=True),
     Metric("excess_copy_seconds", "sum over seconds of max(0, live - desired)"),
     Metric("missing_copy_seconds", "sum over seconds of max(0, desired - live)"),
+    Metric("create_commands", "create commands issued (failed and lost ones included)"),
+    Metric("failed_creates", "create commands that failed: nothing was created"),
 )
 METRIC_NAMES: Final[tuple[str, ...]] = tuple(m.name for m in METRICS)

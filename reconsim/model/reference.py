@@ -1,30 +1,68 @@
 """The reference model: every copy a record, every second a step — the executable spec.
 
-It follows seed 001's rules (CA19-CA25) as literally as Python allows and is
-deliberately slow: the vectorised kernel (:mod:`reconsim.model.kernel`) must agree
-with it on every metric, and the property tests check that it does.
+It follows seed 001's rules (CA19-CA25) and issue 8's numbered list as literally as
+Python allows and is deliberately slow: the kernels (:mod:`reconsim.model.kernel`,
+:mod:`reconsim.model.kernel_world`) must agree with it on every metric, and the property
+tests check that they do.
+
+Per second t = 0 … duration, in this order (the numbers are issue 8's):
+
+1. scripted deaths; 2. restarts; 3. does a round run (its period, or a watch trigger);
+4. the read (stale inside a lag window); 5. the decision; 6. creates (faults, slow
+start); 7. deletes (oldest or newest, grace); 8. sample the live count.
+
+Where the issue leaves a choice open, this model decides (the README repeats it):
+
+* Random draws are numbered: copy k counts every copy created in the cell (lost
+  replies included, failed commands excluded), command j every create command issued
+  (failed, lost and scripted-fault ones included), and periodic round i the rounds of
+  the periodic schedule only — watch-triggered rounds neither draw nor move it.
+* Lag windows: ``0 <= from < to`` and ``extra >= 1`` (a read of the end of the current
+  second would see the round's own future). Where windows overlap, the first listed
+  that contains t applies. The ``ttl`` clock of ``expectations`` is the true second t.
+* Watch trigger: the read a round would make at t (stale inside a window) is compared,
+  as a set of copies, with the one it would have made at t - 1 at the same point of
+  that second; before second 0 the ledger is empty. Periodic and watch rounds coincide
+  into one round.
+* Slow start: a batch "has a failure" when a command in it failed or lost its reply —
+  both come back to the controller as an error, as a timed-out create does to
+  Kubernetes' ``slowStartBatch``. Commands not issued are not counted anywhere.
+* ``deleted`` counts delete commands that found their copy not yet removed (they remove
+  it; it dies ``grace`` seconds later). A command to a terminating copy is wasted.
+* A scripted death of a terminating copy makes it die at once (it is live until then).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from reconsim.model import rng
 from reconsim.model.params import Cell, damped, permille
 
 
 @dataclass
 class Copy:
-    """One copy of the service: created at ``birth``, ready at ``ready``, dead at ``death``.
+    """One copy of the service, with the times issue 8 gives each copy.
 
-    ``listed`` is the second from which the ledger shows it (while it lives, and for G
-    seconds after it dies): G after it is ready, or G after creation with observe="created".
+    ``g`` is its own ledger delay; it is ``listed`` from ``ready + g`` (or ``birth + g``
+    with observe="created"); ``removed`` is its first delete command or its death,
+    whichever came first; ``death`` is when it stops running.
     """
 
     birth: int
     ready: int
+    g: int
     listed: int
+    removed: int | None = None
     death: int | None = None
+
+    def on_ledger(self, r: int) -> bool:
+        """Whether the ledger lists it at second ``r``: listed, and not removed g or more ago."""
+        return self.listed <= r and not (self.removed is not None and self.removed <= r - self.g)
+
+    def removed_by(self, r: int) -> bool:
+        return self.removed is not None and self.removed <= r
 
 
 @dataclass
@@ -32,76 +70,144 @@ class Expectations:
     """What the ``expectations`` controller waits to see after a round that acted."""
 
     set_at: int
-    creations: list[Copy]  # observed once the ledger has caught up with each creation
-    deletions: list[Copy]  # observed once each has left the ledger
+    creations: list[Copy]  # observed once each is listed
+    deletions: list[Copy] = field(default_factory=list)  # observed once each left the ledger
 
-    def observed(self, t: int, G: int) -> bool:
-        return (all(c.listed <= t for c in self.creations)
-                and all(c.death is not None and c.death + G <= t for c in self.deletions))
+    def observed(self, r: int) -> bool:
+        return (all(c.listed <= r for c in self.creations)
+                and all(c.removed is not None and c.removed + c.g <= r for c in self.deletions))
 
 
-def run_reference(cell: Cell) -> dict[str, Any]:  # noqa: PLR0912 — the spec, in order
+def run_reference(cell: Cell) -> dict[str, Any]:  # noqa: PLR0912, PLR0915 — the spec, in order
     """Run one cell second by second and return its metrics (:data:`.params.METRICS`).
 
     >>> run_reference(Cell(G=20))["overshoot"]
     6
+    >>> run_reference(Cell(G=20, create_faults=((0, 2, "fail"),)))["failed_creates"]
+    2
     """
-    G, U, B, desired = cell.G, cell.U, cell.B, cell.desired
+    G, U, B, desired, seed = cell.G, cell.U, cell.B, cell.desired, cell.seed
     cap = cell.max_per_round
+    fail_pm, lost_pm = permille(cell.fail_rate), permille(cell.lost_rate)
     copies: list[Copy] = []  # in creation order: "oldest" means first in this list
     # The controller's memory, which a restart wipes: its own creations, its expectations.
     remembered: list[Copy] = []
     expecting: Expectations | None = None
+    faults_left = [count for _, count, _ in cell.create_faults]
 
-    def live(t: int) -> list[Copy]:
+    def live(t: int) -> list[Copy]:  # a terminating copy runs, and counts, until its death
         return [c for c in copies if c.ready <= t and (c.death is None or c.death > t)]
 
-    def ledger(t: int) -> list[Copy]:
-        # The ledger shows a copy from `listed` on, and drops it G seconds after it dies.
-        return [c for c in copies if c.listed <= t and (c.death is None or c.death + G > t)]
+    def stale_by(t: int) -> int | None:  # the first listed lag window holding t
+        return next((extra for lo, hi, extra in cell.lag if lo <= t < hi), None)
 
-    rounds = created = delete_commands = deleted = reads = 0
+    def read(t: int) -> tuple[int, list[Copy]]:
+        """(r, the ledger a round at t reads): the ledger now, or as it stood at the end of
+        second r = t - extra inside a lag window. Every removal recorded so far happened at
+        or before this point of second t, so one formula serves both."""
+        extra = stale_by(t)
+        r = t if extra is None else t - extra
+        return r, [c for c in copies if c.on_ledger(r)]
+
+    def outcome(t: int, j: int) -> str:
+        """What happens to create command j at t: "ok", "fail" or "lost"."""
+        for i, (at, _, kind) in enumerate(cell.create_faults):
+            if at <= t and faults_left[i] > 0:  # the first scripted event with count left
+                faults_left[i] -= 1
+                return kind
+        if rng.uniform(seed, rng.FAIL, j, 1000) < fail_pm:
+            return "fail"
+        if rng.uniform(seed, rng.LOST, j, 1000) < lost_pm:
+            return "lost"
+        return "ok"
+
+    rounds = created = create_commands = failed = delete_commands = deleted = reads = 0
     overshoot = excess = missing = 0
     last_drift = 0
+    next_periodic, periodic_i = 0, 0
+    previous_read: list[Copy] = []  # what a round at t - 1 would have read (t = -1: nothing)
     for t in range(cell.duration + 1):
-        for at, count in cell.deaths:  # scripted deaths: the oldest live copies drop
+        # 1. Scripted deaths: the oldest live copies (terminating ones too) die now.
+        for at, count in cell.deaths:
             if at == t:
                 for c in live(t)[:count]:
                     c.death = t
+                    if c.removed is None:
+                        c.removed = t
 
-        if t in cell.restart_at:  # the controller restarts: its memory is gone
+        # 2. Restarts: the controller's memory is gone; the ledger and the copies remain.
+        if t in cell.restart_at:
             remembered, expecting = [], None
 
-        if t % U == 0:
+        # 3. Does a round run: a periodic round time, or a change of what it would read.
+        r, seen = read(t)
+        periodic = t == next_periodic
+        if periodic:
+            z = rng.uniform(seed, rng.INTERVAL, periodic_i, 2 * cell.U_jitter + 1)
+            next_periodic += max(1, U - cell.U_jitter + z)
+            periodic_i += 1
+        watched = cell.trigger == "watch" and [id(c) for c in seen] != [
+            id(c) for c in previous_read]
+        previous_read = seen
+
+        if periodic or watched:
             rounds += 1
-            seen = ledger(t)
+            # 4. The read: seen, and everything else the round observes, as of second r.
             reads += len(seen) + cell.ledger_base
             diff = desired - len(seen)
-            if cell.controller == "intent":  # its own creations not yet on the ledger
-                diff -= sum(1 for c in remembered if c.death is None and c.listed > t)
+            if cell.controller == "intent":  # its own creations, alive and not yet listed
+                diff -= sum(1 for c in remembered if not c.removed_by(r) and c.listed > r)
+            # 5. The decision: the expectations gate, damping, the cap.
             if (cell.controller == "expectations" and expecting is not None
-                    and not expecting.observed(t, G) and t - expecting.set_at < cell.ttl):
+                    and not expecting.observed(r) and t - expecting.set_at < cell.ttl):
                 diff = 0  # waiting for its last corrections to show: no action this round
             diff = damped(diff, permille(cell.gain))  # a damped loop corrects part of the gap
             if cap is not None:
                 diff = max(-cap, min(cap, diff))
+            # 6. Creates, in slow-start batches 1, 2, 4, ... if enabled.
             if diff > 0:
-                new = [Copy(birth=t, ready=t + B,
-                            listed=(t + B if cell.observe == "ready" else t) + G)
-                       for _ in range(diff)]
-                copies.extend(new)
-                remembered.extend(new)
-                created += diff
-                expecting = Expectations(t, creations=new, deletions=[])
+                arrived: list[Copy] = []
+                remaining, batch = diff, 1 if cell.slow_start else diff
+                while remaining > 0:
+                    batch = min(batch, remaining)
+                    error = False
+                    for _ in range(batch):
+                        result = outcome(t, create_commands)
+                        create_commands += 1
+                        if result == "fail":  # nothing is created
+                            failed += 1
+                            error = True
+                            continue
+                        k = len(copies)
+                        ready = t + B + rng.uniform(seed, rng.STARTUP, k, cell.B_spread + 1)
+                        g = G + rng.uniform(seed, rng.LEDGER_DELAY, k, cell.G_spread + 1)
+                        copy = Copy(birth=t, ready=ready, g=g,
+                                    listed=(ready if cell.observe == "ready" else t) + g)
+                        copies.append(copy)
+                        created += 1
+                        if result == "lost":  # created, but the controller never learns it
+                            error = True
+                        else:
+                            arrived.append(copy)
+                    remaining -= batch
+                    if error and cell.slow_start:
+                        break  # the rest of this round's creates are not issued
+                    batch *= 2
+                remembered.extend(arrived)
+                expecting = Expectations(t, creations=arrived)
+            # 7. Deletes to the oldest or newest entries of the ledger it read.
             elif diff < 0:
                 delete_commands += -diff
-                targets = seen[:-diff]
-                for c in targets:  # a command to an already-dead copy changes nothing
-                    if c.death is None:
-                        c.death = t
+                order = seen if cell.delete_order == "oldest" else seen[::-1]
+                targets = order[:-diff]
+                for c in targets:  # a command to a removed copy is wasted
+                    if c.removed is None:
+                        c.removed = t
+                        c.death = t + cell.grace  # it keeps running until then
                         deleted += 1
                 expecting = Expectations(t, creations=[], deletions=targets)
 
+        # 8. Sample the live count.
         n_live = len(live(t))
         overshoot = max(overshoot, n_live - desired)
         excess += max(0, n_live - desired)
@@ -109,7 +215,7 @@ def run_reference(cell: Cell) -> dict[str, Any]:  # noqa: PLR0912 — the spec, 
         if n_live != desired:
             last_drift = t
 
-    work = created + delete_commands
+    work = create_commands + delete_commands
     return {
         "rounds": rounds,
         "work": work,
@@ -124,4 +230,6 @@ def run_reference(cell: Cell) -> dict[str, Any]:  # noqa: PLR0912 — the spec, 
         "reads_per_round": reads / rounds,
         "excess_copy_seconds": excess,
         "missing_copy_seconds": missing,
+        "create_commands": create_commands,
+        "failed_creates": failed,
     }

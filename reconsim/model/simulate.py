@@ -6,17 +6,22 @@ specs and tables does not pay for it.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 import polars as pl
 
 from reconsim.model.params import (
+    BY_NAME,
     CONTROLLERS,
     DEATHS_DTYPE,
     METRIC_NAMES,
     PARAM_DTYPES,
     PARAMS,
+    WORLD_SWITCHES,
     Cell,
     Parameter,
     applies,
@@ -62,9 +67,14 @@ def simulate(cells: pl.DataFrame, *, checked: bool = False) -> pl.DataFrame:
     Parameter columns: ``controller`` (str), ``G``, ``U``, ``B``, ``desired``, ``duration``
     (integers) and ``deaths`` (list of struct{at, count}) are required; ``ledger_base``,
     ``observe`` (str), ``max_per_round`` (integer, null for no cap), ``gain`` (a number),
-    ``ttl`` (integer) and ``restart_at`` (list of integers) are optional and take their
-    defaults when absent. ``ttl`` may be null where the controller is not
-    ``expectations``, ``restart_at`` where it is ``ledger``. Other columns pass through
+    ``ttl`` (integer), ``restart_at`` (list of integers) and issue 8's parameters
+    (``B_spread``, ``G_spread``, ``U_jitter``, ``seed``, ``grace`` integers;
+    ``delete_order``, ``trigger`` strings; ``fail_rate``, ``lost_rate`` numbers;
+    ``slow_start`` boolean; ``lag`` list of struct{from, to, extra}; ``create_faults`` list
+    of struct{at, count, kind}) are optional and take their defaults when absent. Rows in
+    seed 001's world run on the count kernel, the others on the world kernel. ``ttl`` may
+    be null where the controller is not ``expectations``, ``restart_at`` where it is
+    ``ledger``. Other columns pass through
     untouched; rows keep their order. Raises ``ValueError`` naming the column and the
     offending value if a parameter is bad.
     ``checked=True`` skips those checks, for frames built from checked values (a grid
@@ -74,10 +84,31 @@ def simulate(cells: pl.DataFrame, *, checked: bool = False) -> pl.DataFrame:
 
     if not checked:
         _check_frame(cells)
-    out = simulate_arrays(**kernel_inputs(cells))  # type: ignore[arg-type]
-    raw = dict(zip(OUT_COLUMNS, out.T, strict=True))
+    world = world_rows(cells)
+    if world is None:  # seed 001's world throughout: the count kernel alone
+        counts = simulate_arrays(**kernel_inputs(cells, count=True))  # type: ignore[arg-type]
+        raw = dict(zip(OUT_COLUMNS, counts.T, strict=True))
+        raw["create_commands"] = raw["created"]
+        raw["failed_creates"] = np.zeros(cells.height, np.int64)
+    else:  # each row to the kernel that is exact for it
+        from reconsim.model.kernel_world import WORLD_OUT_COLUMNS, simulate_world_arrays
+
+        out = np.empty((cells.height, len(WORLD_OUT_COLUMNS)), np.int64)
+        rows = np.flatnonzero(~world)
+        if rows.size:
+            with _cells_numbered(rows):
+                out[rows, :len(OUT_COLUMNS)] = simulate_arrays(
+                    **kernel_inputs(cells[rows], count=True))  # type: ignore[arg-type]
+            out[rows, WORLD_OUT_COLUMNS.index("create_commands")] = out[
+                rows, OUT_COLUMNS.index("created")]
+            out[rows, WORLD_OUT_COLUMNS.index("failed_creates")] = 0
+        rows = np.flatnonzero(world)
+        with _cells_numbered(rows):
+            out[rows] = simulate_world_arrays(
+                **kernel_inputs(cells[rows]))  # type: ignore[arg-type]
+        raw = dict(zip(WORLD_OUT_COLUMNS, out.T, strict=True))
     rounds = raw["rounds"]
-    work = raw["created"] + raw["delete_commands"]
+    work = raw["create_commands"] + raw["delete_commands"]
     metrics = {
         "rounds": rounds,
         "work": work,
@@ -92,14 +123,46 @@ def simulate(cells: pl.DataFrame, *, checked: bool = False) -> pl.DataFrame:
         "reads_per_round": raw["reads"] / rounds,
         "excess_copy_seconds": raw["excess_copy_seconds"],
         "missing_copy_seconds": raw["missing_copy_seconds"],
+        "create_commands": raw["create_commands"],
+        "failed_creates": raw["failed_creates"],
     }
     return cells.with_columns(pl.Series(name, metrics[name]) for name in METRIC_NAMES)
 
 
-def kernel_inputs(cells: pl.DataFrame) -> dict[str, np.ndarray]:
-    """The keyword arrays :func:`reconsim.model.kernel.simulate_arrays` takes, for checked cells:
-    each parameter's column (or its default) as its kind encodes it."""
-    arrays: dict[str, np.ndarray] = {}
+@contextmanager
+def _cells_numbered(rows: np.ndarray) -> Iterator[None]:
+    """A kernel's refusal of ``cell i`` of a subset, renumbered as row ``rows[i]`` of the
+    frame."""
+    try:
+        yield
+    except ValueError as exc:
+        message = re.sub(r"^kernel: cell (\d+) ",
+                         lambda m: f"kernel: cell {rows[int(m.group(1))]} ", str(exc))
+        raise ValueError(message) from None
+
+
+def world_rows(cells: pl.DataFrame) -> np.ndarray | None:
+    """Which rows leave seed 001's world (a world switch off its default), or None when
+    none does. Those rows need the world kernel; the others the count kernel."""
+    differs = [BY_NAME[name].off_default() for name in WORLD_SWITCHES
+               if name in cells.columns]
+    if not differs or not cells.height:
+        return None
+    mask = cells.select(pl.any_horizontal(differs)).to_series().to_numpy()
+    return mask if mask.any() else None
+
+
+def kernel_inputs(cells: pl.DataFrame, *, count: bool = False) -> dict[str, np.ndarray]:
+    """The keyword arrays the kernels take, for checked cells: each parameter's column (or
+    its default) as its kind encodes it. :func:`reconsim.model.kernel_world.simulate_world_arrays`
+    takes them all; with ``count``, only those :func:`reconsim.model.kernel.simulate_arrays`
+    takes (seed 001's world)."""
+    if count:
+        from reconsim.model.kernel import COUNT_INPUTS
+
+        arrays = kernel_inputs(cells)
+        return {name: arrays[name] for name in COUNT_INPUTS}
+    arrays = {}
     for p in PARAMS:
         if p.name in cells.columns:
             column = cells[p.name]

@@ -20,12 +20,14 @@ import polars as pl
 
 from reconsim.model.laws import law_columns
 from reconsim.model.params import (
+    BY_NAME,
     CONTROLLERS,
     DEFAULTS,
     METRIC_NAMES,
     PARAM_NAMES,
     UNLIMITED,
     VARIANT_PARAMS,
+    WORLD_PARAMS,
     applies,
 )
 from reconsim.model.seed001 import BASE, U_SCAN_G
@@ -34,7 +36,10 @@ from reconsim.report.source import ReportError, SweepSource
 
 #: The columns :func:`~reconsim.model.laws.law_columns` derives from a cell's parameters
 #: and overshoot.
-LAW_COLUMNS: Final = ("law_overshoot", "law_holds", "above_boundary")
+LAW_COLUMNS: Final = ("law_overshoot", "law_holds", "above_boundary", "law_overshoot_worst",
+                      "above_boundary_worst")
+#: Prefix of the law columns recomputed from the stored parameters, before they are shown.
+_FRESH: Final = "__fresh_"
 
 #: Axes every sweep has, in the order the report lists them; extra parameter columns follow.
 CORE_AXES: Final = ("controller", "G", "U", "B", "desired", "schedule", "duration", "ledger_base")
@@ -137,11 +142,22 @@ def load_sweep(sweep_dir: Any) -> Sweep:
     missing = [c for c in needed if c not in schema]
     if missing:
         raise ReportError(f"{where_data}: missing column(s) {', '.join(missing)}")
-    axes = axis_names(schema.names())
     # Parameters the file lacks (a sweep written before they existed) took the model's
     # defaults; hidden columns carry those for reconsim.model.laws, and they are no axes.
+    # So are issue 8's parameters where every cell holds the default: seed 001's world.
+    constant = [p for p in WORLD_PARAMS if p in schema]
+    if constant:
+        try:
+            off = collect(scan.select(BY_NAME[p].off_default().any() for p in constant)).row(0)
+        except (OSError, pl.exceptions.PolarsError) as exc:
+            raise ReportError(f"{where_data}: unreadable: {_first_line(exc)}") from None
+        constant = [p for p, differs in zip(constant, off, strict=True) if not differs]
+    axes = tuple(a for a in axis_names(schema.names()) if a not in constant)
     hidden = [p for p in PARAM_NAMES if p not in schema and p != "deaths"]
     scan = scan.with_columns(_default_column(p) for p in hidden)
+    hidden += constant
+    # The laws read the parameters as stored (lists as lists), before they are flattened.
+    scan = scan.with_columns(e.name.prefix(_FRESH) for e in law_columns())
     schema = scan.collect_schema()
     # Only the columns flat() changes: re-selecting a plain column would stop polars from
     # pushing a filter on it down to the Parquet scan.
@@ -152,8 +168,9 @@ def load_sweep(sweep_dir: Any) -> Sweep:
         .alias(SEED_DEATHS),
     )
     stored = [c for c in LAW_COLUMNS if c in schema]
-    base = scan.select(*axes, *METRIC_NAMES, *stored, *hidden, SEED_DEATHS)
-    table = base.drop(*stored).with_columns(law_columns())
+    base = scan.select(*axes, *METRIC_NAMES, *stored, *hidden, SEED_DEATHS,
+                       *(_FRESH + c for c in LAW_COLUMNS))
+    table = base.drop(*stored).rename({_FRESH + c: c for c in LAW_COLUMNS})
     # A schedule's events can depend on the duration; show those of its longest run.
     schedules_q = scan.group_by("schedule", "duration").agg(pl.col("deaths").first())
     facts_q = base.select(
@@ -230,11 +247,11 @@ def flat(axis: str, dtype: pl.DataType) -> pl.Expr:
 
 
 def _stale_law_cells(stored: Sequence[str]) -> pl.Expr:
-    """How many cells' stored law columns differ from what :mod:`.laws` gives now."""
+    """How many cells' stored law columns differ from what :mod:`.laws` gives now (the
+    ``_FRESH`` columns)."""
     if not stored:
         return pl.lit(0, dtype=pl.UInt32)
-    fresh = dict(zip(LAW_COLUMNS, law_columns(), strict=True))
-    return pl.any_horizontal(*(~pl.col(c).eq_missing(fresh[c]) for c in stored)).sum()
+    return pl.any_horizontal(*(~pl.col(c).eq_missing(pl.col(_FRESH + c)) for c in stored)).sum()
 
 
 def schedule_names(deaths: pl.Expr) -> pl.Expr:

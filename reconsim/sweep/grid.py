@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from reconsim.model.params import DEATHS_DTYPE, PARAM_DTYPES, PARAMS, table_columns
+from reconsim.model.params import BY_NAME, DEATHS_DTYPE, PARAM_DTYPES, PARAMS, table_columns
 from reconsim.sweep.spec import AXES, Spec
 
 #: The parameter columns of a sweep table, in order, derived from the declaration.
@@ -62,7 +62,8 @@ def _block(spec: Spec, controller: str, start: int, stop: int) -> pl.DataFrame:
             dtype = pl.String()
         if axis not in idx:
             return pl.repeat(None, n, dtype=dtype, eager=True)
-        values = [list(v) if isinstance(v, tuple) else v for v in spec.axes[axis]]
+        values = [v if axis == "schedule" else BY_NAME[axis].kind.to_column(v)
+                  for v in spec.axes[axis]]
         return pl.Series(values, dtype=dtype).gather(idx[axis])
 
     columns = {axis: column(axis) for axis in AXES if axis != "controller"}

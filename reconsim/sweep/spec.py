@@ -1,4 +1,5 @@
-"""Sweep specs: a TOML grid over the cell parameters and named death schedules.
+"""Sweep specs: a TOML grid over the cell parameters, named death schedules, and named
+lag and fault schedules (``[lag.X] windows = [...]``, ``[faults.X] events = [...]``).
 
 A spec is read and checked completely before anything is run or written. Every
 problem is a :class:`SpecError` whose one-line message names the key and the value.
@@ -35,8 +36,10 @@ from reconsim.model.params import (
     MAX_EVENTS,
     MAX_SECONDS,
     PARAM_NAMES,
+    PARAMS,
     Deaths,
     Int,
+    Records,
     applies,
     check_deaths,
     check_value,
@@ -66,8 +69,15 @@ MAX_AXIS_VALUES: Final = max(MAX_SECONDS, MAX_COPIES) + 1
 #: A chaos schedule's seed: any integer int64 holds.
 MAX_SEED: Final = 2**63 - 1
 
+#: Axes whose values are names of schedules defined in their own tables, by the kind of
+#: their records (``lag`` names ``[lag.X]`` tables, ``create_faults`` ``[faults.X]``).
+NAMED_AXES: Final[Mapping[str, Records]] = {
+    p.name: p.kind for p in PARAMS if isinstance(p.kind, Records)}
+#: The built-in name of the empty schedule on every named axis.
+NO_SCHEDULE: Final = "none"
+
 _SLUG = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
-_TOP_KEYS = {"name", "grid", "schedule", "chunk_size"}
+_TOP_KEYS = {"name", "grid", "schedule", "chunk_size", *(k.table for k in NAMED_AXES.values())}
 _SCHEDULE_KINDS: Final[Mapping[str, tuple[set[str], set[str]]]] = {
     # kind: (required keys, optional keys)
     "events": ({"events"}, set()),
@@ -210,7 +220,9 @@ def parse_spec(text: str) -> Spec:
         raise SpecError(f"grid must be a table, got {shown(grid)}")
     _no_unknown_keys(grid, set(AXES), "grid.")
     schedules = _schedules(doc.get("schedule", {}))
-    axes = {axis: _axis(grid, axis, schedules) for axis in AXES}
+    named = {axis: _named(doc.get(kind.table, {}), kind) for axis, kind in NAMED_AXES.items()}
+    axes = {axis: _named_axis(grid, axis, named[axis]) if axis in named
+            else _axis(grid, axis, schedules) for axis in AXES}
     if DEFAULT_SCHEDULE in axes["schedule"] and DEFAULT_SCHEDULE not in schedules:
         schedules[DEFAULT_SCHEDULE] = Schedule(DEFAULT_SCHEDULE, "events",
                                                {"events": DEFAULTS["deaths"]})
@@ -245,7 +257,8 @@ def _entries_per_cell(axes: Mapping[str, tuple[Any, ...]],
             raise SpecError(f"{where} it gives {n} death events, more than the {MAX_EVENTS} a "
                             "cell may hold")
         most = max(most, n)
-    return most + max(len(r) for r in axes["restart_at"])
+    return (most + max(len(r) for r in axes["restart_at"])
+            + sum(max(len(v) for v in axes[a]) for a in NAMED_AXES))  # lag, fault records
 
 
 def _no_unknown_keys(table: Mapping[str, Any], known: set[str], prefix: str) -> None:
@@ -282,6 +295,45 @@ def _axis(grid: Mapping[str, Any], axis: str, schedules: Mapping[str, Schedule])
             raise SpecError(f"grid.{axis}: {exc}{hint}") from None
     if len(set(values)) != len(values):
         raise SpecError(f"grid.{axis}: repeated values in {shown(list(values))}")
+    return values
+
+
+def _named(raw: Any, kind: Records) -> dict[str, tuple[Any, ...]]:
+    """The schedules of ``[TABLE.NAME]`` tables, checked, by name; ``none`` built in."""
+    if not isinstance(raw, dict):
+        raise SpecError(f"{kind.table} must be a table of named schedules, got {raw!r}")
+    out: dict[str, tuple[Any, ...]] = {NO_SCHEDULE: ()}
+    for name, table in raw.items():
+        where = f"{kind.table}.{name}"
+        if not _SLUG.fullmatch(name):
+            raise SpecError(f"{where}: schedule name must be a plain slug, got {name!r}")
+        if name == NO_SCHEDULE:
+            raise SpecError(f"{where}: {NO_SCHEDULE!r} is built in (no {kind.noun}s)")
+        if not isinstance(table, dict):
+            raise SpecError(f"{where} must be a table, got {table!r}")
+        _no_unknown_keys(table, {kind.key}, f"{where}.")
+        if kind.key not in table:
+            raise SpecError(f"{where}.{kind.key}: missing")
+        try:
+            out[name] = kind.check(f"{where}.{kind.key}:", table[kind.key])
+        except ValueError as exc:
+            raise SpecError(str(exc)) from None
+    return out
+
+
+def _named_axis(grid: Mapping[str, Any], axis: str,
+                defined: Mapping[str, tuple[Any, ...]]) -> tuple[Any, ...]:
+    """The schedules a named axis lists, by name; an axis the grid does not name is none."""
+    names = _axis_values(grid[axis], axis) if axis in grid else (NO_SCHEDULE,)
+    for v in names:
+        if not isinstance(v, str) or v not in defined:
+            raise SpecError(f"grid.{axis}: unknown {NAMED_AXES[axis].table} schedule {v!r} "
+                            f"(known: {', '.join(defined)})")
+    if len(set(names)) != len(names):
+        raise SpecError(f"grid.{axis}: repeated values in {list(names)!r}")
+    values = tuple(defined[v] for v in names)
+    if len(set(values)) != len(values):
+        raise SpecError(f"grid.{axis}: two names for the same schedule in {list(names)!r}")
     return values
 
 

@@ -1,0 +1,698 @@
+"""The world kernel: issue 8's rules on whole batches of cells, one copy a record.
+
+Why a second kernel. :mod:`reconsim.model.kernel` is exact because every removal takes
+the oldest copies and every copy has the same delays, so dead, ready and listed
+copies are prefixes of creation order and three counts are the whole state. Varying
+delays (``B_spread``, ``G_spread``), newest-first deletes and grace periods break
+those prefixes, and stale reads (``lag``), watch triggers and faults need to know
+*which* copies a round saw. So this kernel keeps, per copy, the times of
+:class:`reconsim.model.reference.Copy` — birth, ready, its delay g, listed, removed, death —
+plus two flags (removed by a delete command; remembered by the controller).
+
+Why it is still fast. Nothing the metrics see changes between *event seconds*: a
+periodic round, a scripted death, and, with ``trigger = "watch"``, a second at which
+the read could change. The kernel jumps from one to the next. The live count changes
+between them (copies become ready, terminating copies die), so its changes wait in a
+heap of (second, ±1) and are added up run by run when the kernel passes them. The
+read a round at t makes is, per copy, an interval of seconds:
+
+* outside lag windows the copy is read from ``max(birth + 1, listed)`` (a copy created
+  in the round at t is not there when that round reads) until ``removed + g``
+  (``removed + 1`` when g = 0 and a delete command removed it: the command comes
+  after that second's read, a scripted death before it);
+* inside a window with ``extra = x`` the round reads the ledger at the end of second
+  ``t - x``, which lists the copy for ``listed <= t - x < removed + g``.
+
+So the size of the unlagged read is a running sum over a second heap of interval
+ends, and the ledger's size at the end of each second (for stale reads) a prefix sum
+over per-second differences, final once the second is past. A watch trigger at t is a
+change of the read between t - 1 and t: where both seconds have the same lag, that is
+exactly "some non-empty interval opens or closes at t" — a per-second count of
+interval ends, scanned forward to find the next such second; where a window opens or
+closes, the two reads are compared copy by copy. Delete targets, ``intent``'s pending
+count and scripted deaths walk the copies held, in creation order. Copies that can
+matter no more (dead, and off every read the remaining rounds can make, lag included)
+are dropped once the copies held have doubled, so the arrays hold roughly the copies
+alive or listed. Cost per cell: O(rounds x copies held + copies made x log) plus, for
+cells with watch triggers or lag windows, O(duration).
+
+Random numbers come from :mod:`reconsim.model.rng`'s counter-based streams, so each draw
+is a pure function of (seed, stream, counter): no state crosses cells or blocks.
+
+The public entry point takes and returns plain NumPy arrays; polars stays in
+:mod:`reconsim.model.simulate`.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import numba
+import numpy as np
+from numpy.typing import NDArray
+
+from reconsim.model import params, rng
+from reconsim.model.kernel import (
+    CREATED,
+    EXPECTATIONS,
+    INTENT,
+    MAX_SCRATCH_BYTES,
+    OUT_COLUMNS,
+    _damped,
+    _sorted_into,
+    refuse_unsafe,
+)
+
+#: :func:`reconsim.model.rng.splitmix64`, compiled: the same source on unsigned 64-bit integers.
+splitmix64_u64 = numba.njit(cache=True, nogil=True)(rng.splitmix64)
+
+#: Columns of the integer result matrix returned by :func:`simulate_world_arrays`.
+WORLD_OUT_COLUMNS: Final[tuple[str, ...]] = (*OUT_COLUMNS, "create_commands", "failed_creates")
+_N_OUT = len(WORLD_OUT_COLUMNS)
+#: Cells per parallel block; each block allocates its scratch once.
+_BLOCK = 512
+#: "Never": a removal or death that has not happened.
+_NEVER = 1 << 62
+#: Copies held before the first compaction.
+_COMPACT_FROM = 32
+#: Rows of the per-second scratch: the unlagged read's change counts; the ledger's size
+#: changes, change counts and running size at the end of each second; the lag per second.
+_CM, _DE, _CE, _PRE, _XS = 0, 1, 2, 3, 4
+#: Room for pending changes per copy held, in each heap (a copy has at most four).
+_HEAP_PER_COPY = 4
+#: Copies a block's scratch holds at first; a cell that needs more is rerun with double.
+_FIRST_CAPACITY = 64
+
+Int64Array = NDArray[np.int64]
+Int64Array2D = NDArray[np.int64]
+BoolArray = NDArray[np.bool_]
+
+
+@numba.njit(cache=True, nogil=True)
+def uniform_u64(seed: int, stream: int, k: int, n: int) -> np.int64:
+    """:func:`reconsim.model.rng.uniform` in machine integers: draw ``k`` of ``stream``
+    mod ``n``."""
+    x = (np.uint64(seed) << np.uint64(32)) | (np.uint64(stream) << np.uint64(28)) \
+        | np.uint64(k)
+    return np.int64(splitmix64_u64(x) % np.uint64(n))  # type: ignore[arg-type]
+
+
+@numba.njit(cache=True, nogil=True)
+def _extra(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
+    t: int, lag_from: Int64Array, lag_to: Int64Array, lag_extra: Int64Array, w_lo: int,
+    w_hi: int,
+) -> int:
+    """The extra staleness of a read at t: the first listed window holding t, else 0."""
+    for w in range(w_lo, w_hi):
+        if lag_from[w] <= t < lag_to[w]:
+            return int(lag_extra[w])
+    return 0
+
+
+@numba.njit(cache=True, nogil=True)
+def _in_read(  # noqa: PLR0913, PLR0917 — numba takes scalars positionally
+    t: int, x: int, birth: int, listed: int, removed: int, g: int, by_command: bool,
+) -> bool:
+    """Whether a round at t (with staleness x, 0 for none) reads this copy."""
+    if x > 0:
+        r = t - x
+        return listed <= r and (removed == _NEVER or r < removed + g)
+    if t <= birth or listed > t:
+        return False
+    if removed == _NEVER:
+        return True
+    end = removed + 1 if (g == 0 and by_command) else removed + g
+    return t < end
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _add(ps: Int64Array2D, row: int, t: int, v: int) -> None:
+    """Add v at second t of a per-second row (seconds past its end never matter)."""
+    if t < ps.shape[1]:
+        ps[row, t] += v
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _mark_removal(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
+    s: int, birth: int, listed: int, g: int, by_command: bool,
+    m_t: Int64Array, m_v: Int64Array, n_m: int,
+    ps: Int64Array2D, lagged: bool, watch: bool,
+) -> int:
+    """A copy is removed at s: close its read intervals (or cancel them if never opened).
+    Returns the new size of the heap of the unlagged read's changes."""
+    m0 = max(birth + 1, listed)
+    m1 = s + 1 if (g == 0 and by_command) else s + g
+    if m1 > m0:
+        n_m = _push(m_t, m_v, n_m, m1, -1)
+        if watch:
+            _add(ps, _CM, m1, 1)
+    else:
+        n_m = _push(m_t, m_v, n_m, m0, -1)
+        if watch:
+            _add(ps, _CM, m0, -1)
+    if lagged:
+        if s + g > listed:
+            _add(ps, _DE, s + g, -1)
+            _add(ps, _CE, s + g, 1)
+        else:
+            _add(ps, _DE, listed, -1)
+            _add(ps, _CE, listed, -1)
+    return n_m
+
+
+@numba.njit(cache=True, nogil=True)
+def _push(times: Int64Array, deltas: Int64Array, size: int, t: int, v: int) -> int:
+    """Push (t, v) onto a binary min-heap of times; return its new size. A full heap
+    counts the event without storing it (size > capacity): the caller reruns wider."""
+    if size >= times.shape[0]:
+        return size + 1
+    i = size
+    while i > 0:
+        parent = (i - 1) // 2
+        if times[parent] <= t:
+            break
+        times[i] = times[parent]
+        deltas[i] = deltas[parent]
+        i = parent
+    times[i] = t
+    deltas[i] = v
+    return size + 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _pop(times: Int64Array, deltas: Int64Array, size: int) -> int:
+    """Remove the earliest event of a heap of ``size``; return the new size."""
+    size -= 1
+    t = times[size]
+    v = deltas[size]
+    i = 0
+    while True:
+        child = 2 * i + 1
+        if child >= size:
+            break
+        if child + 1 < size and times[child + 1] < times[child]:
+            child += 1
+        if times[child] >= t:
+            break
+        times[i] = times[child]
+        deltas[i] = deltas[child]
+        i = child
+    times[i] = t
+    deltas[i] = v
+    return size
+
+
+@numba.njit(cache=True, nogil=True)
+def _sample(  # noqa: PLR0913, PLR0917 — numba takes scalars positionally
+    live_t: Int64Array, live_v: Int64Array, n_live: int, lo: int, hi: int, live: int,
+    desired: int, excess: int, missing: int, overshoot: int, last_drift: int,
+) -> tuple[int, int, int, int, int, int]:
+    """Add up the per-second metrics over seconds lo .. hi-1, one run of equal live counts
+    at a time, consuming the live count's pending changes (a heap of (second, delta))."""
+    t = lo
+    while t < hi:
+        while n_live > 0 and live_t[0] == t:
+            live += live_v[0]
+            n_live = _pop(live_t, live_v, n_live)
+        u = live_t[0] if n_live > 0 and live_t[0] < hi else hi
+        gap = live - desired
+        excess += max(gap, 0) * (u - t)
+        missing += max(-gap, 0) * (u - t)
+        overshoot = max(overshoot, gap)
+        if gap != 0:
+            last_drift = u - 1
+        t = u
+    return n_live, live, excess, missing, overshoot, last_drift
+
+
+@numba.njit(cache=True, nogil=True)
+def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is what makes it fast
+    controller: int, created_listed: bool, cap: int, ttl: int, gain_pm: int,
+    desired: int, U: int, G: int, B: int, duration: int, ledger_base: int,
+    B_spread: int, G_spread: int, U_jitter: int, seed: int, grace: int,
+    delete_newest: bool, watch: bool, slow_start: bool, fail_pm: int, lost_pm: int,
+    ev_at: Int64Array, ev_count: Int64Array, n_ev: int, restarts: Int64Array, n_rs: int,
+    lag_from: Int64Array, lag_to: Int64Array, lag_extra: Int64Array, w_lo: int, w_hi: int,
+    fault_at: Int64Array, fault_lost: BoolArray, fault_left: Int64Array, f_lo: int, f_hi: int,
+    c_birth: Int64Array, c_ready: Int64Array, c_g: Int64Array, c_listed: Int64Array,
+    c_removed: Int64Array, c_death: Int64Array, c_by_command: BoolArray,
+    c_remembered: BoolArray, ps: Int64Array2D, live_t: Int64Array, live_v: Int64Array,
+    m_t: Int64Array, m_v: Int64Array, out: Int64Array, row: int,
+) -> bool:
+    """Run cell ``row``; False if it needs more copies than the scratch arrays hold.
+
+    Its lag windows are ``[w_lo, w_hi)`` of the lag arrays, its fault events
+    ``[f_lo, f_hi)`` of the fault arrays (``fault_left`` from index 0: their counts left).
+    """
+    capacity = c_birth.shape[0]
+    n_lag = w_hi - w_lo
+    n_faults = f_hi - f_lo
+    max_extra = 0
+    for w in range(w_lo, w_hi):
+        max_extra = max(max_extra, lag_extra[w])
+    deaths_total = 0
+    for j in range(n_ev):
+        deaths_total += ev_count[j]
+    # Per-second arrays over 0 .. duration, as differences (d_) or change counts (c_):
+    # live copies; the unlagged read (M: membership at a round's read point); the ledger
+    # at the end of a second (E, what stale reads see); E's running total; the lag per
+    # second (watch cells with lag windows only).
+    T = duration + 1
+    lagged = n_lag > 0
+    for t in range(T if lagged else 0):
+        ps[_DE, t] = 0
+    for t in range(T if watch else 0):
+        ps[_CM, t] = 0
+        ps[_CE, t] = 0
+    n_live_ev = 0  # pending changes of the live count: a heap (live_t, live_v)
+    n_m = 0  # pending changes of the unlagged read's size: a heap (m_t, m_v)
+    heap_room = live_t.shape[0]
+    lag_per_second = watch and lagged
+    if lag_per_second:
+        for t in range(T):
+            ps[_XS, t] = _extra(t, lag_from, lag_to, lag_extra, w_lo, w_hi)
+    n = 0  # copies held (in creation order)
+    compact_at = _COMPACT_FROM
+    k_made = 0  # copies ever created: the counter of streams STARTUP and LEDGER_DELAY
+    exp_active = False
+    exp_set = 0
+    exp_seen = 0  # expectations are observed by a read of the end of this second on
+    p_rs = 0
+    i_ev = 0
+    next_periodic = 0
+    periodic_i = 0
+    rounds = created = commands = deleted = reads = create_commands = failed = 0
+    overshoot = excess = missing = 0
+    last_drift = 0
+    live = 0
+    swept = -1  # seconds 0 .. swept are sampled
+    m_run = 0  # the unlagged read's size at the last read
+    e_filled = -1  # pre_E holds E's size for seconds 0 .. e_filled
+    s = 0
+    while s <= duration:
+        # Sample seconds before s: nothing can change them any more.
+        n_live_ev, live, excess, missing, overshoot, last_drift = _sample(
+            live_t, live_v, n_live_ev, swept + 1, s, live, desired, excess, missing,
+            overshoot, last_drift)
+        swept = s - 1
+        # 1. Scripted deaths: the oldest live copies die (terminating ones included).
+        kill = 0
+        while i_ev < n_ev and ev_at[i_ev] == s:
+            kill += ev_count[i_ev]
+            i_ev += 1
+        i = 0
+        while kill > 0 and i < n:
+            if c_ready[i] <= s < c_death[i]:
+                if c_death[i] != _NEVER:  # a terminating copy: its later death is undone
+                    n_live_ev = _push(live_t, live_v, n_live_ev, c_death[i], 1)
+                n_live_ev = _push(live_t, live_v, n_live_ev, s, -1)
+                c_death[i] = s
+                if c_removed[i] == _NEVER:
+                    c_removed[i] = s
+                    c_by_command[i] = False
+                    n_m = _mark_removal(s, c_birth[i], c_listed[i], c_g[i], False, m_t, m_v,
+                                        n_m, ps, lagged, watch)
+                kill -= 1
+            i += 1
+        if n_live_ev > heap_room or n_m > heap_room:
+            return False
+        # 2. Restarts wipe the controller's memory.
+        while p_rs < n_rs and restarts[p_rs] <= s:
+            for i in range(n):
+                c_remembered[i] = False
+            exp_active = False
+            p_rs += 1
+        # 3. A round: a periodic round time, or (watch) a read that differs from t - 1's.
+        x = ps[_XS, s] if lag_per_second else _extra(s, lag_from, lag_to, lag_extra, w_lo, w_hi)
+        run = s == next_periodic
+        if run:
+            step = U
+            if U_jitter > 0:
+                step = U - U_jitter + int(uniform_u64(seed, rng.INTERVAL, periodic_i,
+                                                      2 * U_jitter + 1))
+            next_periodic += max(1, step)
+            periodic_i += 1
+        elif watch:
+            x_before = ps[_XS, s - 1] if lag_per_second else 0
+            if x != x_before:  # a lag window opens or closes: compare copy by copy
+                for i in range(n):
+                    if _in_read(s, x, c_birth[i], c_listed[i], c_removed[i], c_g[i],
+                                c_by_command[i]) != _in_read(
+                            s - 1, x_before, c_birth[i], c_listed[i], c_removed[i], c_g[i],
+                            c_by_command[i]):
+                        run = True
+                        break
+            elif x == 0:
+                run = ps[_CM, s] != 0
+            else:
+                run = s - x >= 0 and ps[_CE, s - x] != 0
+        if run:
+            rounds += 1
+            # 4. The read, as of second r.
+            r = s - x
+            if x == 0:
+                while n_m > 0 and m_t[0] <= s:
+                    m_run += m_v[0]
+                    n_m = _pop(m_t, m_v, n_m)
+                seen = m_run
+            elif r < 0:
+                seen = 0
+            else:
+                while e_filled < r:
+                    e_filled += 1
+                    before = ps[_PRE, e_filled - 1] if e_filled else 0
+                    ps[_PRE, e_filled] = ps[_DE, e_filled] + before
+                seen = ps[_PRE, r]
+            reads += seen + ledger_base
+            # 5. The decision.
+            diff = desired - seen
+            if controller == INTENT:
+                for i in range(n):
+                    if c_remembered[i] and c_removed[i] > r and c_listed[i] > r:
+                        diff -= 1
+            elif controller == EXPECTATIONS and exp_active and r < exp_seen \
+                    and s - exp_set < ttl:
+                diff = 0
+            if gain_pm < 1000:
+                diff = _damped(diff, gain_pm)
+            if cap > 0:
+                diff = max(-cap, min(cap, diff))
+            if diff > 0:  # 6. Creates, in slow-start batches if enabled.
+                exp_seen = -_NEVER
+                remaining = diff
+                batch = 1 if slow_start else diff
+                while remaining > 0:
+                    batch = min(batch, remaining)
+                    error = False
+                    for _ in range(batch):
+                        kind = 0  # 0 ok, 1 fail, 2 lost
+                        scripted = False
+                        for f in range(n_faults):
+                            if fault_at[f_lo + f] <= s and fault_left[f] > 0:
+                                fault_left[f] -= 1
+                                kind = 2 if fault_lost[f_lo + f] else 1
+                                scripted = True
+                                break
+                        if not scripted:
+                            if fail_pm > 0 and uniform_u64(
+                                    seed, rng.FAIL, create_commands, 1000) < fail_pm:
+                                kind = 1
+                            elif lost_pm > 0 and uniform_u64(
+                                    seed, rng.LOST, create_commands, 1000) < lost_pm:
+                                kind = 2
+                        create_commands += 1
+                        if kind == 1:  # nothing is created
+                            failed += 1
+                            error = True
+                            continue
+                        if n == capacity:
+                            return False
+                        ready = s + B
+                        if B_spread > 0:
+                            ready += int(uniform_u64(seed, rng.STARTUP, k_made, B_spread + 1))
+                        g = G
+                        if G_spread > 0:
+                            g += int(uniform_u64(seed, rng.LEDGER_DELAY, k_made, G_spread + 1))
+                        listed = (s if created_listed else ready) + g
+                        c_birth[n] = s
+                        c_ready[n] = ready
+                        c_g[n] = g
+                        c_listed[n] = listed
+                        c_removed[n] = _NEVER
+                        c_death[n] = _NEVER
+                        c_by_command[n] = False
+                        c_remembered[n] = kind == 0
+                        if ready <= duration:
+                            n_live_ev = _push(live_t, live_v, n_live_ev, ready, 1)
+                        if max(s + 1, listed) <= duration:
+                            n_m = _push(m_t, m_v, n_m, max(s + 1, listed), 1)
+                        if watch:
+                            _add(ps, _CM, max(s + 1, listed), 1)
+                        if lagged:
+                            _add(ps, _DE, listed, 1)
+                            _add(ps, _CE, listed, 1)
+                        if kind == 0:  # expectations wait for the creations that answered
+                            exp_seen = max(exp_seen, listed)
+                        else:
+                            error = True
+                        n += 1
+                        k_made += 1
+                        created += 1
+                    remaining -= batch
+                    if error and slow_start:
+                        break
+                    batch *= 2
+                exp_active, exp_set = True, s
+            elif diff < 0:  # 7. Deletes to the oldest or newest entries it read.
+                commands -= diff
+                hit = min(-diff, seen)
+                exp_seen = -_NEVER
+                for h in range(n):
+                    if hit == 0:
+                        break
+                    i = n - 1 - h if delete_newest else h
+                    if not (c_listed[i] <= r and not (c_removed[i] <= r - c_g[i])):
+                        continue
+                    hit -= 1
+                    if c_removed[i] == _NEVER:
+                        c_removed[i] = s
+                        c_death[i] = s + grace
+                        c_by_command[i] = True
+                        if c_ready[i] <= duration:
+                            n_live_ev = _push(live_t, live_v, n_live_ev,
+                                              max(c_ready[i], s + grace), -1)
+                        n_m = _mark_removal(s, c_birth[i], c_listed[i], c_g[i], True, m_t, m_v,
+                                            n_m, ps, lagged, watch)
+                        deleted += 1
+                    exp_seen = max(exp_seen, c_removed[i] + c_g[i])
+                exp_active, exp_set = True, s
+            if n_live_ev > heap_room or n_m > heap_room:
+                return False
+        if n >= compact_at:
+            # Drop copies no later read, death, pending count or watch check can involve
+            # (amortised: only once the copies held have doubled since the last time).
+            kept = 0
+            for i in range(n):
+                if not (c_death[i] <= s and c_removed[i] + c_g[i] + max_extra + 1 <= s):
+                    if kept != i:
+                        c_birth[kept] = c_birth[i]
+                        c_ready[kept] = c_ready[i]
+                        c_g[kept] = c_g[i]
+                        c_listed[kept] = c_listed[i]
+                        c_removed[kept] = c_removed[i]
+                        c_death[kept] = c_death[i]
+                        c_by_command[kept] = c_by_command[i]
+                        c_remembered[kept] = c_remembered[i]
+                    kept += 1
+            n = kept
+            compact_at = max(_COMPACT_FROM, 2 * n)
+        # 8. Sample the live count (at the next step, with the seconds up to it); find the
+        # next second at which a round can run or a copy can die.
+        nxt = min(next_periodic, duration + 1)
+        if i_ev < n_ev:
+            nxt = min(nxt, ev_at[i_ev])
+        if watch:  # the first second whose read may differ from the one before
+            for t in range(s + 1, nxt):
+                if not lag_per_second:
+                    changed = ps[_CM, t] != 0
+                elif ps[_XS, t] != ps[_XS, t - 1]:
+                    changed = True  # a window opens or closes: checked copy by copy
+                elif ps[_XS, t] == 0:
+                    changed = ps[_CM, t] != 0
+                else:
+                    changed = t - ps[_XS, t] >= 0 and ps[_CE, t - ps[_XS, t]] != 0
+                if changed:
+                    nxt = t
+                    break
+        s = nxt
+    n_live_ev, live, excess, missing, overshoot, last_drift = _sample(
+        live_t, live_v, n_live_ev, swept + 1, duration + 1, live, desired, excess, missing,
+        overshoot, last_drift)
+    out[row, 0] = rounds
+    out[row, 1] = created
+    out[row, 2] = commands
+    out[row, 3] = deleted
+    out[row, 4] = overshoot
+    out[row, 5] = -1 if last_drift == duration else last_drift + 1
+    out[row, 6] = reads
+    out[row, 7] = excess
+    out[row, 8] = missing
+    out[row, 9] = deaths_total
+    out[row, 10] = create_commands
+    out[row, 11] = failed
+    return True
+
+
+@numba.njit(cache=True, nogil=True)
+def _copy_scratch(capacity: int) -> tuple[
+        Int64Array, Int64Array, Int64Array, Int64Array, Int64Array, Int64Array, BoolArray,
+        BoolArray, Int64Array, Int64Array, Int64Array, Int64Array]:
+    """Scratch for ``capacity`` copies: their times and flags, and the two heaps."""
+    heap = _HEAP_PER_COPY * capacity
+    return (np.empty(capacity, np.int64), np.empty(capacity, np.int64),
+            np.empty(capacity, np.int64), np.empty(capacity, np.int64),
+            np.empty(capacity, np.int64), np.empty(capacity, np.int64),
+            np.empty(capacity, np.bool_), np.empty(capacity, np.bool_),
+            np.empty(heap, np.int64), np.empty(heap, np.int64), np.empty(heap, np.int64),
+            np.empty(heap, np.int64))
+
+
+def _simulate_world(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
+    controller: Int64Array, created_listed: BoolArray, cap: Int64Array,
+    ttl: Int64Array, gain_pm: Int64Array, desired: Int64Array, U: Int64Array, G: Int64Array,
+    B: Int64Array, duration: Int64Array, ledger_base: Int64Array,
+    B_spread: Int64Array, G_spread: Int64Array, U_jitter: Int64Array, seed: Int64Array,
+    grace: Int64Array, delete_newest: BoolArray, watch: BoolArray, slow_start: BoolArray,
+    fail_pm: Int64Array, lost_pm: Int64Array,
+    death_offsets: Int64Array, death_at: Int64Array, death_count: Int64Array,
+    restart_offsets: Int64Array, restart_at: Int64Array,
+    lag_offsets: Int64Array, lag_from: Int64Array, lag_to: Int64Array, lag_extra: Int64Array,
+    fault_offsets: Int64Array, fault_at: Int64Array, fault_count: Int64Array,
+    fault_lost: BoolArray,
+) -> Int64Array:
+    n = controller.shape[0]
+    out = np.empty((n, _N_OUT), np.int64)
+    n_blocks = (n + _BLOCK - 1) // _BLOCK
+    for b in numba.prange(n_blocks):
+        lo = b * _BLOCK
+        hi = min(n, lo + _BLOCK)
+        max_ev = 1
+        max_rs = 1
+        max_faults = 1
+        max_seconds = 1
+        for i in range(lo, hi):
+            max_seconds = max(max_seconds, duration[i] + 1)
+            max_ev = max(max_ev, death_offsets[i + 1] - death_offsets[i])
+            max_rs = max(max_rs, restart_offsets[i + 1] - restart_offsets[i])
+            max_faults = max(max_faults, fault_offsets[i + 1] - fault_offsets[i])
+        ev_at = np.empty(max_ev, np.int64)
+        ev_count = np.empty(max_ev, np.int64)
+        rs_at = np.empty(max_rs, np.int64)
+        rs_dummy = np.empty(max_rs, np.int64)
+        fault_left = np.empty(max_faults, np.int64)
+        capacity = _FIRST_CAPACITY
+        (c_birth, c_ready, c_g, c_listed, c_removed, c_death, c_by_command, c_remembered,
+         live_t, live_v, m_t, m_v) = _copy_scratch(capacity)
+        per_second = np.empty((5, max_seconds), np.int64)
+        for i in range(lo, hi):
+            # Deaths in one second commute (together they kill min(total, live) of the
+            # oldest live copies), so only their order in time matters.
+            n_ev = _sorted_into(death_at, death_count, death_offsets[i], death_offsets[i + 1],
+                                ev_at, ev_count)
+            n_rs = _sorted_into(restart_at, restart_at, restart_offsets[i],
+                                restart_offsets[i + 1], rs_at, rs_dummy)
+            w_lo, w_hi = lag_offsets[i], lag_offsets[i + 1]
+            f_lo, f_hi = fault_offsets[i], fault_offsets[i + 1]
+            while True:
+                for f in range(f_lo, f_hi):
+                    fault_left[f - f_lo] = fault_count[f]
+                done = _run_cell(
+                    controller[i], created_listed[i], cap[i], ttl[i], gain_pm[i], desired[i],
+                    U[i], G[i], B[i], duration[i], ledger_base[i], B_spread[i], G_spread[i],
+                    U_jitter[i], seed[i], grace[i], delete_newest[i], watch[i], slow_start[i],
+                    fail_pm[i], lost_pm[i], ev_at, ev_count, n_ev, rs_at, n_rs,
+                    lag_from, lag_to, lag_extra, w_lo, w_hi, fault_at, fault_lost, fault_left,
+                    f_lo, f_hi, c_birth, c_ready, c_g, c_listed, c_removed, c_death,
+                    c_by_command, c_remembered, per_second, live_t, live_v, m_t, m_v, out, i,
+                )
+                if done:
+                    break
+                capacity *= 2  # the cell holds more copies at once: run it again, wider
+                (c_birth, c_ready, c_g, c_listed, c_removed, c_death, c_by_command,
+                 c_remembered, live_t, live_v, m_t, m_v) = _copy_scratch(capacity)
+    return out
+
+
+_simulate_world_parallel = numba.njit(cache=True, parallel=True)(_simulate_world)
+_simulate_world_serial = numba.njit(cache=True)(_simulate_world)
+#: Batches smaller than this run on one thread.
+PARALLEL_MIN_CELLS: Final = 8 * _BLOCK
+
+#: The keyword arrays :func:`simulate_world_arrays` takes, in the kernel's order: one per
+#: parameter of :class:`reconsim.model.params.Cell`, as its kind encodes it
+#: (:meth:`reconsim.model.params.Kind.arrays`).
+WORLD_INPUTS: Final[tuple[str, ...]] = (
+    "controller", "observe", "max_per_round", "ttl", "gain", "desired", "U", "G", "B",
+    "duration", "ledger_base", "B_spread", "G_spread", "U_jitter", "seed", "grace",
+    "delete_order", "trigger", "slow_start", "fail_rate", "lost_rate",
+    "deaths_offsets", "deaths_at", "deaths_count", "restart_at_offsets", "restart_at",
+    "lag_offsets", "lag_from", "lag_to", "lag_extra",
+    "create_faults_offsets", "create_faults_at", "create_faults_count", "create_faults_kind",
+)
+#: Inputs the kernel reads as booleans, with the code that means true.
+_FLAGS: Final = {
+    "observe": CREATED,
+    "delete_order": params.DELETE_ORDERS.index("newest"),
+    "trigger": params.TRIGGERS.index("watch"),
+    "slow_start": 1,
+    "create_faults_kind": params.FAULT_KINDS.index("lost"),
+}
+
+
+#: Bytes of scratch a copy takes: its six times and two flags, and its heap entries.
+_BYTES_PER_COPY: Final = 6 * 8 + 2 + 4 * 8 * _HEAP_PER_COPY
+
+
+def _refuse_copies(a: dict[str, NDArray[np.generic]]) -> None:
+    """Raise ``ValueError`` for a cell whose copies might not fit its scratch: this kernel
+    holds a record per copy, and a cell creates at most ``desired`` copies a round, one
+    round a second at most with jitter or watch triggers (the capacity doubles as it
+    grows, so twice that)."""
+    every_second = a["trigger"].astype(bool) | (a["U_jitter"].astype(np.int64) > 0)
+    U = np.where(every_second, 1, np.maximum(a["U"], 1)).astype(np.float64)
+    duration = a["duration"].astype(np.float64)
+    copies = (np.floor(duration / U) + 1) * a["desired"].astype(np.float64)
+    scratch = 2 * _BYTES_PER_COPY * copies + 8 * 5 * (duration + 1)
+    if not len(scratch) or scratch.max() < MAX_SCRATCH_BYTES:
+        return
+    i = int(np.argmax(scratch >= MAX_SCRATCH_BYTES))
+    raise ValueError(
+        f"kernel: cell {i} (desired {a['desired'][i]}, U {a['U'][i]}, duration "
+        f"{a['duration'][i]}) may create {copies[i]:.3g} copies, {scratch[i] / 2**30:.3g} GiB "
+        f"of the world kernel's scratch, above the {MAX_SCRATCH_BYTES / 2**30:g} GiB a cell "
+        "may take")
+
+
+def simulate_world_arrays(
+    *, parallel: bool | None = None, **arrays: NDArray[np.generic],
+) -> Int64Array:
+    """Run a batch of validated cells in the world model; an ``(n, len(WORLD_OUT_COLUMNS))``
+    int64 matrix.
+
+    Takes :data:`WORLD_INPUTS` as keywords, as :func:`reconsim.model.simulate.kernel_inputs`
+    gives them: those of :func:`reconsim.model.kernel.simulate_arrays`, plus issue 8's
+    parameters — ``fail_rate`` and ``lost_rate`` in thousandths, ``delete_order``,
+    ``trigger`` and ``create_faults_kind`` as codes (their index in the choices),
+    ``slow_start`` as 0 or 1 — and the lag windows and create faults of cell ``i`` as the
+    slices ``[lag_offsets[i]:lag_offsets[i + 1]]`` and
+    ``[create_faults_offsets[i]:create_faults_offsets[i + 1]]`` of their arrays, in listed
+    order (order matters for both: the first window holding t
+    applies, the first fault event with count left is used).
+    """
+    missing = [name for name in WORLD_INPUTS if name not in arrays]
+    if missing:
+        raise TypeError(f"simulate_world_arrays: missing {', '.join(missing)}")
+    n = len(arrays["controller"])
+    for name, values in (("deaths", "deaths_at"), ("restart_at", "restart_at"),
+                         ("lag", "lag_from"), ("create_faults", "create_faults_at")):
+        offsets = arrays[f"{name}_offsets"]
+        if len(offsets) != n + 1 or offsets[0] != 0 or offsets[-1] != len(arrays[values]):
+            raise ValueError(f"{name}_offsets must run from 0 to the number of {name} "
+                             "values, one entry per cell + 1")
+    args = [np.asarray(arrays[name]) == _FLAGS[name] if name in _FLAGS
+            else np.ascontiguousarray(arrays[name], np.int64) for name in WORLD_INPUTS]
+    a = dict(zip(WORLD_INPUTS, args, strict=True))
+    # The count kernel's bounds, read for the worst this world allows: a round every
+    # second where rounds are jittered or watch-triggered, the longest delays. Creates per
+    # round stay at most `desired` (lost and failed commands add none), so the bounds hold.
+    refuse_unsafe(
+        desired=a["desired"], U=np.where(a["trigger"] | (a["U_jitter"] > 0), 1, a["U"]),
+        G=a["G"] + a["G_spread"], B=a["B"] + a["B_spread"] + a["grace"],
+        duration=a["duration"], ledger_base=a["ledger_base"],
+        deaths_offsets=a["deaths_offsets"], deaths_count=a["deaths_count"],
+        restart_at_offsets=a["restart_at_offsets"])
+    _refuse_copies(a)
+    if parallel is None:
+        parallel = n >= PARALLEL_MIN_CELLS
+    run = _simulate_world_parallel if parallel else _simulate_world_serial
+    return run(*args)  # type: ignore[arg-type]

@@ -1,0 +1,208 @@
+"""The world kernel and the dispatch agree with the reference model on every metric."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from reconsim import METRIC_NAMES, Cell, run_reference
+from reconsim.model import rng
+from reconsim.model.kernel_world import (
+    PARALLEL_MIN_CELLS,
+    WORLD_OUT_COLUMNS,
+    simulate_world_arrays,
+)
+from reconsim.model.simulate import cells_frame, kernel_inputs, simulate, world_rows
+from tests.strategies import cells, world_cells
+
+
+def metrics(batch: list[Cell]) -> list[dict[str, object]]:
+    """What ``simulate`` returns for each cell (each row on the kernel it dispatches to)."""
+    return simulate(cells_frame(batch)).select(METRIC_NAMES).to_dicts()
+
+
+def world_kernel(batch: list[Cell], *, parallel: bool | None = None) -> np.ndarray:
+    """The world kernel's raw matrix for the batch, whatever world the cells are in."""
+    return simulate_world_arrays(**kernel_inputs(cells_frame(batch)),
+                                 parallel=parallel)
+
+
+def raw(m: dict[str, object], deaths_total: int) -> list[object]:
+    """A reference result in the order of :data:`WORLD_OUT_COLUMNS`."""
+    values = {**m, "deaths_total": deaths_total,
+              "stable_at": -1 if m["stable_at"] is None else m["stable_at"]}
+    return [values[c] for c in WORLD_OUT_COLUMNS]
+
+
+EDGES = [
+    # spreads with B = 0 or G = 0
+    Cell(B=0, B_spread=4, G=0, G_spread=0, U=1, duration=60, seed=1),
+    Cell(B=0, B_spread=0, G=0, G_spread=9, U=3, duration=90, seed=2, controller="intent"),
+    Cell(B=0, B_spread=7, G=0, G_spread=7, U=2, duration=120, seed=3,
+         controller="expectations", observe="created"),
+    # jitter larger than U: intervals clip at 1 s
+    Cell(U=3, U_jitter=20, duration=200, seed=4, G=10),
+    Cell(U=1, U_jitter=1, duration=100, seed=5, G=4, B=0),
+    # lag windows over the start and past the end, overlapping each other
+    Cell(G=5, lag=((0, 50, 30), (20, 2000, 7)), duration=300, controller="intent"),
+    Cell(G=5, lag=((250, 10_000, 100),), duration=300, delete_order="newest"),
+    # a fault schedule longer than the run
+    Cell(G=20, create_faults=((0, 10_000, "fail"),), duration=200),
+    Cell(G=20, create_faults=((0, 500, "lost"), (5, 3, "fail")), duration=200,
+         controller="expectations", slow_start=True),
+    # watch triggers with zero delays
+    Cell(G=0, B=0, trigger="watch", duration=120, deaths=((10, 3), (50, 1))),
+    Cell(G=0, B=0, trigger="watch", duration=120, grace=5, delete_order="newest",
+         observe="created", controller="intent", deaths=((10, 3),)),
+    Cell(G=0, B=0, trigger="watch", U=50, duration=200, lag=((20, 60, 3),),
+         deaths=((30, 2), (31, 2))),
+]
+
+
+@pytest.mark.parametrize("cell", EDGES)
+def test_edge_cases_match_reference(cell: Cell) -> None:
+    assert metrics([cell]) == [run_reference(cell)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(world_cells())
+def test_world_cell_matches_reference(cell: Cell) -> None:
+    assert metrics([cell]) == [run_reference(cell)]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(world_cells(max_duration=120) | cells(max_duration=120), min_size=2,
+                max_size=12))
+def test_mixed_batch_matches_reference_cell_by_cell(batch: list[Cell]) -> None:
+    # Rows of both worlds in one frame: dispatch, scratch reuse and reassembly in order.
+    assert metrics(batch) == [run_reference(c) for c in batch]
+
+
+@settings(max_examples=100, deadline=None)
+@given(cells())
+@example(Cell(B=0, G=0, U=1, desired=0, duration=0, deaths=()))
+@example(Cell(controller="intent", G=12, B=3, U=2, duration=90, deaths=((10, 2), (11, 2))))
+def test_world_kernel_is_exact_in_seed_001s_world_too(cell: Cell) -> None:
+    # Forced onto the world kernel, a cell the count kernel would take gives the same.
+    m = run_reference(cell)
+    want = raw(m, sum(count for _, count in cell.deaths))
+    assert world_kernel([cell]).tolist() == [want]
+
+
+def test_defaults_reproduce_todays_model() -> None:
+    m = metrics([Cell(G=60)])[0]
+    assert m == run_reference(Cell(G=60))
+    assert (m["created"], m["unneeded"], m["delete_commands"], m["overshoot"]) == (40, 32, 128, 24)
+    assert (m["create_commands"], m["failed_creates"], m["work"]) == (40, 0, 168)
+
+
+def test_only_rows_off_the_defaults_leave_seed_001s_world() -> None:
+    frame = cells_frame([Cell(), Cell(seed=9), Cell(grace=1), Cell(lag=((0, 1, 1),))])
+    assert world_rows(frame).tolist() == [False, False, True, True]  # type: ignore[union-attr]
+    assert world_rows(cells_frame([Cell(), Cell(seed=3)])) is None
+    assert world_rows(frame.select("controller", "G", "U", "B", "desired", "duration",
+                                   "deaths")) is None
+
+
+def test_failed_and_lost_creates() -> None:
+    # Every create fails: nothing is ever created, yet every round commands six creates.
+    m = metrics([Cell(fail_rate=1.0, duration=90)])[0]
+    assert (m["created"], m["create_commands"], m["failed_creates"], m["rounds"]) == (0, 42, 42, 7)
+    assert m["work"] == 42
+    # Lost replies: the copies exist; intent does not remember them, so it creates again.
+    lost = metrics([Cell(controller="intent", G=30, lost_rate=1.0, duration=90)])[0]
+    sure = metrics([Cell(controller="intent", G=30, duration=90)])[0]
+    assert lost["failed_creates"] == 0
+    assert lost["created"] > sure["created"] == 6
+
+
+def test_slow_start_stops_after_a_batch_with_an_error() -> None:
+    # Batch 1 loses its reply: an error, so batches 2 and 4 never go.
+    cell = Cell(slow_start=True, desired=7, duration=0, create_faults=((0, 1, "lost"),))
+    assert [metrics([cell])[0][k] for k in ("create_commands", "created", "failed_creates")] \
+        == [1, 1, 0]
+    # A seed whose command 0 succeeds and command 1 fails at rate 0.5: batch 2 (commands 1
+    # and 2) is issued whole, batch 4 is not.
+    seed = next(s for s in range(1000) if rng.uniform(s, rng.FAIL, 0, 1000) >= 500
+                and rng.uniform(s, rng.FAIL, 1, 1000) < 500)
+    cell = Cell(slow_start=True, desired=7, duration=0, fail_rate=0.5, seed=seed)
+    m = metrics([cell])[0]
+    assert m["create_commands"] == 3
+    assert m == run_reference(cell)
+    assert metrics([Cell(slow_start=True, desired=7, duration=0)])[0]["created"] == 7
+
+
+def test_same_seed_same_numbers_other_seed_other_numbers() -> None:
+    cell = Cell(G=10, G_spread=27, B_spread=5, U_jitter=4, duration=600)
+    again = metrics([cell, cell, dataclasses.replace(cell, seed=1)])
+    assert again[0] == again[1] == run_reference(cell)
+    assert again[2] != again[0]
+
+
+def test_cells_that_hold_many_copies_grow_the_scratch() -> None:
+    # Hundreds of copies at once: past the first capacity, the cell is rerun wider.
+    batch = [Cell(desired=300, G=40, G_spread=20, duration=200, delete_order="newest"),
+             Cell(desired=2, grace=3, duration=100)]
+    assert metrics(batch) == [run_reference(c) for c in batch]
+
+
+@pytest.mark.parametrize("controller", ["ledger", "intent", "expectations"])
+def test_large_batch_runs_in_parallel_blocks(controller: str) -> None:
+    n = PARALLEL_MIN_CELLS + 100
+    batch = [Cell(controller=controller, G=g % 31, G_spread=g % 7, U=1 + g % 23, B=g % 6,
+                  B_spread=g % 3, desired=g % 7, duration=150, seed=g, grace=g % 4,
+                  delete_order=("oldest", "newest")[g % 2],
+                  trigger=("periodic", "watch")[g % 3 == 0], fail_rate=(g % 5) / 20)
+             for g in range(n)]
+    got = metrics(batch)
+    for i in range(0, n, 397):
+        assert got[i] == run_reference(batch[i])
+
+
+@settings(max_examples=8, deadline=None)
+@given(st.lists(world_cells(max_duration=200), min_size=1, max_size=40))
+def test_threaded_and_serial_compilations_agree(batch: list[Cell]) -> None:
+    np.testing.assert_array_equal(world_kernel(batch, parallel=True),
+                                  world_kernel(batch, parallel=False))
+
+
+def test_new_columns_are_optional_and_checked() -> None:
+    base = cells_frame([Cell(G=20)])
+    assert simulate(base.select("controller", "G", "U", "B", "desired", "duration",
+                                "deaths"))["overshoot"].to_list() == [6]
+    with pytest.raises(ValueError, match=r"lag window must have from < to, got \(5, 5\)"):
+        simulate(base.with_columns(lag=pl.Series([[{"from": 5, "to": 5, "extra": 1}]])))
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    # A watch trigger may run a round every second: the bound reads U = 1, not U = 900
+    # (the same cell with periodic rounds passes: below).
+    ({"desired": 10**6, "U": 900, "trigger": "watch"}, "may create 9.01e+08 copies"),
+    ({"desired": 2**61, "U": 900, "grace": 1}, "could count up to"),
+    ({"duration": 10**10, "U": 900, "U_jitter": 1}, "GiB of scratch"),
+])
+def test_the_world_kernel_refuses_what_it_cannot_count(change: dict[str, object],
+                                                       message: str) -> None:
+    cells = cells_frame([Cell(), Cell()]).with_columns(
+        **{k: pl.Series([getattr(Cell(), k), v]) for k, v in change.items()})
+    with pytest.raises(ValueError, match=re.escape("kernel: cell 1 (")) as info:
+        simulate(cells, checked=True)
+    assert message in str(info.value)
+
+
+def test_the_guard_passes_what_the_world_kernel_can_hold() -> None:
+    from reconsim.model.kernel_world import _refuse_copies
+
+    def cell(trigger: bool) -> dict[str, np.ndarray]:
+        return {"desired": np.array([10**6]), "U": np.array([900]), "duration": np.array([900]),
+                "U_jitter": np.array([0]), "trigger": np.array([trigger])}
+
+    _refuse_copies(cell(trigger=False))  # two rounds of a million copies: 0.7 GiB
+    with pytest.raises(ValueError, match=re.escape("may create 9.01e+08 copies")):
+        _refuse_copies(cell(trigger=True))
