@@ -10,7 +10,7 @@ import pytest
 from reconsim.report import build_report
 from reconsim.report.build import summarize
 from reconsim.report.data import load_sweep
-from tests.test_report import hand_table, write_table
+from tests.test_report import hand_table, model_frame, write_table
 
 
 def series(controller: str, G: int, schedule: str,
@@ -141,3 +141,11 @@ def test_page_answers_the_read_cost_questions_with_the_summary_s_numbers(
     assert ("at G = 30 s, B = 5 s (desired = 6, schedule = seed): the fastest loop without "
             "overshoot, U = 35, reads 2 entries per second and leaves 140 copy-seconds missing; "
             "the slowest, U = 90, reads 1.1 per second and leaves 160") in page
+
+
+def test_glance_says_when_read_cost_is_not_measured(tmp_path: Path) -> None:
+    # One U and no ledger cell: no series varies U, and no (G, B) has a fastest loop.
+    frame = model_frame(controller=["intent"], U=[15])
+    page = (build_report(write_table(tmp_path / "s", frame)).html).read_text(encoding="utf-8")
+    assert ('<a href="#reads">Read cost</a>: not measured: no cells that differ only in U '
+            "without oscillating, and no ledger cells.") in page

@@ -648,7 +648,10 @@ def glance(summary: Summary) -> Markup:
         parts.append(f"the fastest loop without overshoot is U = G + B for {at} of {len(rows)} "
                      "(G, B) pairs")
     link = Markup('<a href="#reads">Read cost</a>:')
-    return link + (Markup(" {}.").format(Markup("; ").join(parts)) if parts else ".")
+    if not parts:
+        return link + (" not measured: no cells that differ only in U without oscillating, "
+                       "and no ledger cells.")
+    return link + Markup(" {}.").format(Markup("; ").join(parts))
 
 
 SECTION = Section("read_cost", summarize, render, charts, glance)
