@@ -71,3 +71,12 @@ def test_parse_keeps_local_paths_and_object_store_urls() -> None:
     assert remote.name("data") == "gs://bucket/sweep/data"
     with pytest.raises(ReportError, match="unsupported URL scheme 'ftp'"):
         SweepSource.parse("ftp://x")
+
+
+def test_a_missing_directory_is_named_whole(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "nonexistent"
+    assert main(["report", str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert f"(is {missing} a sweep's output?)" in err

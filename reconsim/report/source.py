@@ -92,7 +92,7 @@ class SweepSource:
                     else self.local.joinpath("sweep.json").read_text(encoding="utf-8"))
             meta = json.loads(text)
         except FileNotFoundError:
-            raise ReportError(f"{where}: no such file (is {self.name('')[:-1] or '.'} a "
+            raise ReportError(f"{where}: no such file (is {self.url or self.local} a "
                               "sweep's output?)") from None
         except (OSError, ValueError) as exc:
             raise ReportError(f"{where}: unreadable: {exc}") from None
