@@ -69,6 +69,11 @@ class Run:
     commit: str | None
     machine: str
     variants: Mapping[str, Variant]
+    #: As pytest-benchmark saved them: the commit's time (ISO 8601, None outside git),
+    #: whether the tree had uncommitted changes, and when the run started.
+    commit_time: str | None = None
+    dirty: bool = False
+    run_time: str | None = None
 
 
 def variant_name(benchmark: str) -> str:
@@ -98,7 +103,18 @@ def _read_json(path: Path) -> Any:
 
 
 def load_run(path: str | Path) -> Run:
-    """Read a pytest-benchmark JSON file; raise :class:`BenchError` naming the file otherwise."""
+    """Read a pytest-benchmark JSON file with controller benchmarks; raise
+    :class:`BenchError` naming the file otherwise."""
+    run = read_run(path)
+    if not run.variants:
+        raise BenchError(f"{path}: no controller benchmarks (none has extra_info.quality)")
+    return run
+
+
+def read_run(path: str | Path) -> Run:
+    """Read a pytest-benchmark JSON file, with or without controller benchmarks (a run of
+    other benchmarks has no variants); raise :class:`BenchError` naming the file when it
+    is not a pytest-benchmark run."""
     path = Path(path)
     doc = _read_json(path)
     if not isinstance(doc, dict) or not isinstance(doc.get("benchmarks"), list):
@@ -112,10 +128,10 @@ def load_run(path: str | Path) -> Run:
             raise BenchError(f"{path}: {b.get('name')}: quality figures must be integers")
         name = variant_name(str(b.get("name")))
         variants[name] = Variant(name, dict(quality), _timing(b.get("stats"), quality))
-    if not variants:
-        raise BenchError(f"{path}: no controller benchmarks (none has extra_info.quality)")
-    commit = (doc.get("commit_info") or {}).get("id")
-    return Run(str(path), commit, _machine(doc.get("machine_info") or {}), variants)
+    info = doc.get("commit_info") or {}
+    return Run(str(path), info.get("id"), _machine(doc.get("machine_info") or {}), variants,
+               commit_time=info.get("time"), dirty=bool(info.get("dirty")),
+               run_time=doc.get("datetime"))
 
 
 def _timing(stats: Any, quality: Mapping[str, int]) -> Timing | None:

@@ -137,16 +137,21 @@ def _add_report(sub: Any) -> None:
 def _add_publish(sub: Any) -> None:
     p = sub.add_parser("publish", help="write an index page linking every sweep's report",
                        description="Write RESULTS/index.html linking every sweep's report with "
-                       "its headline figures: a folder to publish as a static site.")
+                       "its headline figures, and RESULTS/bench/history.html, the controller "
+                       "benchmarks over time from the runs saved under RESULTS/bench/ "
+                       "(none without runs): a folder to publish as a static site.")
     p.add_argument("results", metavar="RESULTS", nargs="?", default="results",
                    help="the folder holding sweep directories (default results)")
     p.set_defaults(handler=_publish)
 
 
 def _publish(args: argparse.Namespace) -> None:
+    from reconsim.history_page import HISTORY_PAGE
     from reconsim.report import publish
 
     print(publish(args.results))
+    if (history := Path(args.results) / HISTORY_PAGE).exists():
+        print(history)
 
 
 def _add_compare(sub: Any) -> None:

@@ -137,18 +137,24 @@ def publish(results_dir: str | Path = "results") -> Path:
     """Write ``results_dir/index.html`` linking the report of every sweep folder in it.
 
     A sweep folder is a subdirectory holding ``sweep.json`` or ``summary.json``; one
-    without a readable report is listed with the reason. Returns the index's path.
+    without a readable report is listed with the reason. The history page of the
+    benchmark runs saved under ``results_dir/bench/`` is written first and linked
+    (:mod:`reconsim.history_page`). Returns the index's path.
     """
+    # here, not above: the history page builds on the pages' kit, which imports this module
+    from reconsim.history_page import HISTORY_PAGE, write_history
+
     results_dir = Path(results_dir)
     if not results_dir.is_dir():
         raise ReportError(f"{results_dir}: no such directory")
+    history = HISTORY_PAGE if write_history(results_dir) else None
     entries: list[dict[str, Any]] = []
     for folder in sorted(p for p in results_dir.iterdir() if p.is_dir()):
         if not ((folder / "sweep.json").exists() or (folder / "summary.json").exists()):
             continue
         entries.append({"dir": folder.name, **_index_entry(folder)})
     index = results_dir / "index.html"
-    write_atomic(index, render_index(entries).encode())
+    write_atomic(index, render_index(entries, history=history).encode())
     return index
 
 

@@ -29,8 +29,9 @@ def read_cost_brief(rc: Mapping[str, Any]) -> Markup:
     return Markup("; ").join(reads) or Markup("—")
 
 
-def render_index(entries: Sequence[Mapping[str, Any]]) -> str:
-    """The results index: one row per sweep directory, linking its report when it has one.
+def render_index(entries: Sequence[Mapping[str, Any]], history: str | None = None) -> str:
+    """The results index: one row per sweep directory, linking its report when it has one,
+    and the benchmarks' history page at ``history`` (a relative link) when there is one.
 
     Each entry has ``dir`` (the folder's name), and either ``summary`` (its summary.json)
     or ``note`` (why there is no report to link).
@@ -38,4 +39,4 @@ def render_index(entries: Sequence[Mapping[str, Any]]) -> str:
     rows = [{**e, "reads": read_cost_brief(e["summary"]["read_cost"])} if "summary" in e
             else dict(e) for e in entries]
     return render("index.html", rows=rows, law_formula=LAW_FORMULA["ready"],
-                  boundary=BOUNDARY)
+                  boundary=BOUNDARY, history=history)
