@@ -540,7 +540,7 @@ def render(summary: Summary, figures: Mapping[str, Figure]) -> Markup:
                       TableCell(r["above_positive"], "bad" if r["above_positive"]
                                 and r["controller"] == "ledger" else ""),
                       r["above_max"], r["below_cells"], r["below_positive"], r["below_max"]]
-                     for r in b["by_controller"]])]
+                     for r in b["by_controller"]], missing="\u2014")]
     if b["above_positive"]:
         parts += [Markup("<h3>Ledger overshoot although U ≥ worst G + worst B</h3>"),
                   where_table(b["where_above_positive"], "such cells",
@@ -681,8 +681,14 @@ def glance(summary: Summary) -> Markup | None:
                                                               mean["exceeded"]))
     b = d["boundary"]
     if b["above_cells"]:
-        parts.append(Markup("{:,} of {:,} ledger cells at or above U = worst G + worst B "
-                            "overshoot").format(b["above_positive"], b["above_cells"]))
+        text = Markup("{:,} of {:,} ledger cells at or above U = worst G + worst B "
+                      "overshoot").format(b["above_positive"], b["above_cells"])
+        if b["above_positive"] and b["above_cells_in_scope"]:
+            text += Markup(" ({:,} of the {:,} in seed 001's world but for the delays)").format(
+                b["above_positive_in_scope"], b["above_cells_in_scope"])
+        elif b["above_positive"]:
+            text += Markup(" (none of them in seed 001's world but for the delays)")
+        parts.append(text)
     c = d["claim"]
     if c["cells"]:
         parts.append(Markup("at the seed's measured delays and U = 15 the ledger loop "
