@@ -18,7 +18,16 @@ from reconsim.model.params import CONTROLLERS, METRICS
 from reconsim.report.charts import Figure
 from reconsim.report.html import render
 from reconsim.report.section import Section, Summary
-from reconsim.report.sections import boundary, controllers, law, read_cost, seed, sweep
+from reconsim.report.sections import (
+    boundary,
+    controllers,
+    delays,
+    faults,
+    law,
+    read_cost,
+    seed,
+    sweep,
+)
 
 
 def controller_rows(summary: Summary) -> list[tuple[str, str]]:
@@ -48,6 +57,8 @@ SECTIONS: Final[tuple[Section, ...]] = (
     read_cost.SECTION,
     controllers.SECTION,
     seed.SECTION,
+    delays.SECTION,
+    faults.SECTION,
     sweep.SECTION,
 )
 

@@ -1,0 +1,702 @@
+"""f. Delays that vary: overshoot over seeds where ledger delays, startups or the period
+vary per copy or per round (``G_spread``, ``B_spread``, ``U_jitter`` > 0), against the law
+read at the lowest, the mean and the worst delays; the worst-case boundary; seed 001's
+own claim at its measured delays.
+
+The law at three readings, on the rows the worst-case law covers (``law_overshoot_worst``
+not null: uncapped, undamped ``ledger`` in seed 001's world but for spreads and jitter),
+with D the listing delay (``G + B``; ``G`` where observe = created, B and B_spread left out):
+
+* **lowest** — ``desired x (⌈(G + B) / (U + U_jitter)⌉ - 1)``: every delay at its shortest
+  (spreads 0), every interval at its longest;
+* **mean** — ``desired x (⌈(G + G_spread/2 + B + B_spread/2) / Ū⌉ - 1)`` with Ū the exact
+  mean interval between periodic rounds, ``Ū = U + c(c+1) / (2(2·U_jitter + 1))``,
+  ``c = max(0, U_jitter + 1 - U)`` (U itself unless the ``max(1, …)`` floor bites); the
+  ceiling is taken on the exact fraction, in integers;
+* **worst** — ``law_overshoot_worst`` (:mod:`reconsim.model.laws`): the longest delays,
+  the shortest interval.
+
+A cell *exceeds* a reading when its overshoot is larger. Replicates are the cells equal in
+every parameter but ``seed``; each replicate group's median and p95 (nearest rank) over
+its seeds are taken first, and a table row (G, G_spread, B, B_spread, U, U_jitter,
+controller) shows the range of its groups' medians and the largest p95 and maximum, so
+that other axes (desired, schedule, …) are never pooled into one median.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, Final
+
+import altair as alt
+import polars as pl
+from markupsafe import Markup
+
+from reconsim.model.laws import BOUNDARY_WORST, LAW_WORST_FORMULA
+from reconsim.report.charts import ALARM, Figure, finish, inline, names_expr
+from reconsim.report.data import (
+    Sweep,
+    Table,
+    collect,
+    examples,
+    in_order,
+    lazy,
+    where,
+)
+from reconsim.report.html import (
+    TableCell,
+    constant_axes,
+    examples_table,
+    figure_html,
+    folded,
+    num,
+    share,
+    table,
+    verdict,
+    where_sentence,
+    where_table,
+)
+from reconsim.report.section import Section, Summary
+
+#: The parameters of a row of the section's table: the delays, the period and the controller.
+KEY: Final = ("G", "G_spread", "B", "B_spread", "U", "U_jitter", "controller")
+#: The three readings of the law, in order, with their formulas.
+READINGS: Final = {
+    "lowest": "desired \u00d7 (\u2308(G + B) / (U + U_jitter)\u2309 \u2212 1)",
+    "mean": "desired \u00d7 (\u2308(G + G_spread/2 + B + B_spread/2) / \u016a\u2309 \u2212 1)",
+    "worst": LAW_WORST_FORMULA,
+}
+#: Seed 001's measured report chain (13.53 s mean, 26.36 s worst) as the sweeps model it:
+#: a ledger delay uniform in 0 … 27 s (mean 13.5 s), B = 5 s, fixed; its loop period 15 s.
+MEASURED: Final[Mapping[str, int]] = {"G": 0, "G_spread": 27, "B": 5, "B_spread": 0,
+                                      "U_jitter": 0}
+MEASURED_U: Final = 15
+#: Most rows the summary lists (the rest are counted; the chart draws its panels' rows).
+MAX_ROWS: Final = 400
+#: Most (G, G_spread, B, B_spread, U_jitter) panels the chart draws.
+MAX_PANELS: Final = 6
+#: Most replicate groups of the seed's claim listed one by one.
+MAX_CLAIM_GROUPS: Final = 12
+#: Quantile of the per-group tail figure.
+TAIL: Final = 0.95
+
+
+def _int(name: str) -> pl.Expr:
+    return pl.col(name).cast(pl.Int64)
+
+
+def _created() -> pl.Expr:
+    return pl.col("observe").eq_missing("created")
+
+
+def varying() -> pl.Expr:
+    """Rows whose delays or period vary: a spread or a jitter above 0."""
+    return (_int("G_spread") > 0) | (_int("B_spread") > 0) | (_int("U_jitter") > 0)
+
+
+def in_scope() -> pl.Expr:
+    """Rows the law's readings cover: those of ``law_overshoot_worst``."""
+    return pl.col("law_overshoot_worst").is_not_null()
+
+
+def _ceil_div(a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    """⌈a / b⌉ in integers, for a ≥ 0 and b ≥ 1."""
+    return (a + b - 1) // b
+
+
+def law_lowest() -> pl.Expr:
+    """The law at the lowest delays and the longest interval (null outside the scope)."""
+    g, b, u, j, d = _int("G"), _int("B"), _int("U"), _int("U_jitter"), _int("desired")
+    delay = pl.when(_created()).then(g).otherwise(g + b)
+    return pl.when(in_scope()).then(d * (_ceil_div(delay, u + j) - 1)).alias("law_lowest")
+
+
+def law_mean() -> pl.Expr:
+    """The law at the mean delays and the mean interval, exactly (null outside the scope).
+
+    Twice the mean delay is ``2G + G_spread (+ 2B + B_spread)``; the interval after a
+    periodic round is ``max(1, U - J + Z)``, Z uniform in 0 … 2J, whose sum over the 2J + 1
+    values of Z is ``(2J + 1)·U + c(c + 1)/2`` with ``c = max(0, J + 1 - U)``. So the
+    ratio is ``twice_delay · (2J + 1) / (2 · that sum)``.
+    """
+    g, b, u, j, d = _int("G"), _int("B"), _int("U"), _int("U_jitter"), _int("desired")
+    gs, bs = _int("G_spread"), _int("B_spread")
+    twice = pl.when(_created()).then(2 * g + gs).otherwise(2 * g + gs + 2 * b + bs)
+    c = pl.max_horizontal(pl.lit(0, dtype=pl.Int64), j + 1 - u)
+    twice_sum = 2 * (2 * j + 1) * u + c * (c + 1)
+    rounds = _ceil_div(twice * (2 * j + 1), twice_sum)
+    return pl.when(in_scope()).then(d * (rounds - 1)).alias("law_mean")
+
+
+def law_worst() -> pl.Expr:
+    """The law at the worst delays: ``law_overshoot_worst``."""
+    return pl.col("law_overshoot_worst").cast(pl.Int64).alias("law_worst")
+
+
+def with_readings(table: Table) -> pl.LazyFrame:
+    """The table with ``law_lowest``, ``law_mean`` and ``law_worst``."""
+    return lazy(table).with_columns(law_lowest(), law_mean(), law_worst())
+
+
+@dataclass(frozen=True, slots=True)
+class DelayRow:
+    """One (G, G_spread, B, B_spread, U, U_jitter, controller): its replicate groups'
+    overshoot over seeds, the law's readings (ranges over the groups) and how many cells
+    exceed each."""
+
+    G: int
+    G_spread: int
+    B: int
+    B_spread: int
+    U: int
+    U_jitter: int
+    controller: str
+    cells: int
+    groups: int
+    median_lo: float
+    median_hi: float
+    p95: float
+    max: int
+    law_cells: int
+    law_lowest_lo: int | None
+    law_lowest_hi: int | None
+    law_mean_lo: int | None
+    law_mean_hi: int | None
+    law_worst_lo: int | None
+    law_worst_hi: int | None
+    above_lowest: int
+    above_mean: int
+    above_worst: int
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """One reading of the law over every cell it covers: how often it is exceeded, by how
+    much at most, and where (bounded)."""
+
+    name: str
+    formula: str
+    cells: int
+    exceeded: int
+    equal: int
+    below: int
+    excess_max: int | None
+    where: tuple[dict[str, Any], ...]
+    examples: tuple[dict[str, Any], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class BoundaryRow:
+    """Overshoot on each side of the worst-case boundary, for one controller."""
+
+    controller: str
+    above_cells: int
+    above_positive: int
+    above_max: int | None
+    below_cells: int
+    below_positive: int
+    below_max: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Boundary:
+    """``max(1, U - U_jitter) ≥ G + G_spread + B + B_spread`` against overshoot, on every
+    ledger row whose delays vary (whatever its other parameters), and per controller."""
+
+    formula: str
+    cells: int
+    above_cells: int
+    above_positive: int
+    above_max: int | None
+    below_cells: int
+    below_positive: int
+    below_max: int | None
+    above_cells_in_scope: int
+    above_positive_in_scope: int
+    where_above_positive: tuple[dict[str, Any], ...]
+    examples_above_positive: tuple[dict[str, Any], ...]
+    by_controller: tuple[BoundaryRow, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimGroup:
+    """One replicate group at the seed's measured delays and U = 15."""
+
+    key: dict[str, Any]
+    cells: int
+    oscillating: int
+    median: float | None
+    max: int | None
+    unneeded_max: int | None
+    law_mean: int | None
+    law_worst: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """Seed 001's claim: with its measured delays and U = 15 the ledger loop oscillates.
+    Over the ledger cells the law covers with exactly :data:`MEASURED` and U = 15."""
+
+    setting: dict[str, int]
+    cells: int
+    oscillating: int
+    median: float | None
+    p95: float | None
+    max: int | None
+    unneeded_median: float | None
+    unneeded_max: int | None
+    law_mean_lo: int | None
+    law_mean_hi: int | None
+    law_worst_lo: int | None
+    law_worst_hi: int | None
+    groups_total: int
+    groups: tuple[ClaimGroup, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Delays:
+    """The section's summary (``summary.json``'s ``delays``)."""
+
+    population: str
+    cells: int
+    of: int
+    groups: int
+    rows_total: int
+    rows: tuple[DelayRow, ...]
+    readings: tuple[Reading, ...]
+    boundary: Boundary
+    claim: Claim
+
+
+def _replicate_key(axes: Sequence[str]) -> list[str]:
+    """Every parameter column the sweep varies, but the seed."""
+    return [a for a in axes if a != "seed"]
+
+
+def _rows(cells: pl.LazyFrame, axes: Sequence[str]) -> tuple[int, int, list[DelayRow]]:
+    """Per replicate group first (median, p95, max over its seeds), then per :data:`KEY`:
+    the number of groups, the rows (at most :data:`MAX_ROWS`, in key order) and their total."""
+    group = list(dict.fromkeys([*KEY, *_replicate_key(axes)]))
+    o = pl.col("overshoot")
+    per_group = cells.group_by(group).agg(
+        pl.len().alias("cells"),
+        o.median().alias("median"),
+        o.quantile(TAIL, interpolation="nearest").alias("p95"),
+        o.max().alias("max"),
+        pl.col("law_lowest").is_not_null().sum().alias("law_cells"),
+        *(pl.col(c).min().alias(f"{c}_lo") for c in ("law_lowest", "law_mean", "law_worst")),
+        *(pl.col(c).max().alias(f"{c}_hi") for c in ("law_lowest", "law_mean", "law_worst")),
+        *((o > pl.col(f"law_{r}")).sum().alias(f"above_{r}") for r in READINGS),
+    )
+    per_key = per_group.group_by(KEY).agg(
+        pl.col("cells").sum(), pl.len().alias("groups"),
+        pl.col("median").min().alias("median_lo"), pl.col("median").max().alias("median_hi"),
+        pl.col("p95").max(), pl.col("max").max(), pl.col("law_cells").sum(),
+        *(pl.col(f"law_{r}_lo").min() for r in READINGS),
+        *(pl.col(f"law_{r}_hi").max() for r in READINGS),
+        *(pl.col(f"above_{r}").sum() for r in READINGS),
+    )
+    rows = collect(per_key)
+    groups, total = int(rows["groups"].sum()), rows.height
+    order = {c: i for i, c in enumerate(in_order(rows["controller"].unique()))}
+    rows = rows.with_columns(pl.col("controller").replace_strict(
+        order, return_dtype=pl.Int64).alias("__rank")).sort(
+        "G", "G_spread", "B", "B_spread", "U_jitter", "__rank", "U").head(MAX_ROWS)
+    fields = DelayRow.__dataclass_fields__
+    out = [DelayRow(**{k: v for k, v in r.items() if k in fields})
+           for r in rows.iter_rows(named=True)]
+    return groups, total, out
+
+
+def _reading(cells: pl.LazyFrame, name: str, rest: Sequence[str]) -> Reading:
+    """One reading's counts over the cells it covers, where it is exceeded and the cells
+    exceeding it most."""
+    law, o = pl.col(f"law_{name}"), pl.col("overshoot")
+    covered = cells.filter(law.is_not_null())
+    row = collect(covered.select(
+        pl.len().alias("cells"), (o > law).sum().alias("exceeded"),
+        (o == law).sum().alias("equal"), (o < law).sum().alias("below"),
+        (o - law).filter(o > law).max().alias("excess_max"))).row(0, named=True)
+    exceeded = int(row["exceeded"])
+    figures = ["overshoot", "law_lowest", "law_mean", "law_worst", "unneeded"]
+    return Reading(
+        name=name, formula=READINGS[name], cells=int(row["cells"]), exceeded=exceeded,
+        equal=int(row["equal"]), below=int(row["below"]), excess_max=row["excess_max"],
+        where=tuple(where(covered, o > law, rest)) if exceeded else (),
+        examples=tuple(examples(covered.filter(o > law), rest, figures, o - law))
+        if exceeded else ())
+
+
+def _boundary(cells: pl.LazyFrame, rest: Sequence[str]) -> Boundary:
+    """The worst-case boundary's counts per controller; the ledger's failures located."""
+    above, o = pl.col("above_boundary_worst"), pl.col("overshoot")
+    by = collect(cells.group_by("controller").agg(
+        above.sum().alias("above_cells"), (above & (o > 0)).sum().alias("above_positive"),
+        o.filter(above).max().alias("above_max"),
+        (~above).sum().alias("below_cells"), (~above & (o > 0)).sum().alias("below_positive"),
+        o.filter(~above).max().alias("below_max")))
+    rows = {r["controller"]: r for r in by.iter_rows(named=True)}
+    per = tuple(BoundaryRow(controller=c, **{k: rows[c][k] for k in (
+        "above_cells", "above_positive", "above_max", "below_cells", "below_positive",
+        "below_max")}) for c in in_order(rows))
+    ledger = rows.get("ledger")
+    led = cells.filter(pl.col("controller") == "ledger")
+    failing = ledger["above_positive"] if ledger else 0
+    scoped = collect(led.filter(in_scope(), above).select(
+        pl.len().alias("cells"), (o > 0).sum().alias("positive"))).row(0, named=True)
+    figures = ["overshoot", "unneeded", "law_worst", "above_boundary_worst"]
+    return Boundary(
+        formula=BOUNDARY_WORST,
+        cells=(ledger["above_cells"] + ledger["below_cells"]) if ledger else 0,
+        above_cells=ledger["above_cells"] if ledger else 0, above_positive=failing,
+        above_max=ledger["above_max"] if ledger else None,
+        below_cells=ledger["below_cells"] if ledger else 0,
+        below_positive=ledger["below_positive"] if ledger else 0,
+        below_max=ledger["below_max"] if ledger else None,
+        above_cells_in_scope=int(scoped["cells"]),
+        above_positive_in_scope=int(scoped["positive"] or 0),
+        where_above_positive=tuple(where(led.filter(above), o > 0, rest)) if failing else (),
+        examples_above_positive=tuple(examples(led.filter(above & (o > 0)), rest, figures, o))
+        if failing else (),
+        by_controller=per)
+
+
+def _claim(cells: pl.LazyFrame, axes: Sequence[str]) -> Claim:
+    """The ledger cells the law covers at :data:`MEASURED` and U = 15: how many oscillate
+    (overshoot > 0), by how much, per replicate group."""
+    at = cells.filter(pl.col("controller") == "ledger", in_scope(),
+                      *(_int(k) == v for k, v in MEASURED.items()), _int("U") == MEASURED_U)
+    o, u = pl.col("overshoot"), pl.col("unneeded")
+    whole = collect(at.select(
+        pl.len().alias("cells"), (o > 0).sum().alias("oscillating"),
+        o.median().alias("median"), o.quantile(TAIL, interpolation="nearest").alias("p95"),
+        o.max().alias("max"), u.median().alias("unneeded_median"),
+        u.max().alias("unneeded_max"),
+        pl.col("law_mean").min().alias("law_mean_lo"),
+        pl.col("law_mean").max().alias("law_mean_hi"),
+        pl.col("law_worst").min().alias("law_worst_lo"),
+        pl.col("law_worst").max().alias("law_worst_hi"))).row(0, named=True)
+    key = [a for a in _replicate_key(axes) if a not in (*MEASURED, "U", "controller")]
+    grouped = collect(at.group_by(key or [pl.lit(0).alias("__all")]).agg(
+        pl.len().alias("cells"), (o > 0).sum().alias("oscillating"),
+        o.median().alias("median"), o.max().alias("max"), u.max().alias("unneeded_max"),
+        pl.col("law_mean").first(), pl.col("law_worst").first()))
+    groups_total = grouped.height if whole["cells"] else 0
+    listed = grouped.sort(key or "__all", nulls_last=False).head(MAX_CLAIM_GROUPS)
+    groups = tuple(ClaimGroup(key={k: r[k] for k in key}, **{
+        f: r[f] for f in ("cells", "oscillating", "median", "max", "unneeded_max",
+                          "law_mean", "law_worst")}) for r in listed.iter_rows(named=True)
+    ) if whole["cells"] else ()
+    return Claim(setting={**MEASURED, "U": MEASURED_U}, groups_total=groups_total,
+                 groups=groups, **whole)
+
+
+def delays_summary(sweep: Sweep) -> Delays:
+    """The section's figures: every row whose delays vary, aggregated."""
+    cells = with_readings(sweep.table.filter(varying()))
+    n = int(collect(cells.select(pl.len())).item())
+    rest = [a for a in sweep.axes if a != "controller"]
+    groups, total, rows = _rows(cells, sweep.axes) if n else (0, 0, [])
+    return Delays(
+        population="rows with G_spread, B_spread or U_jitter above 0",
+        cells=n, of=sweep.cells, groups=groups, rows_total=total, rows=tuple(rows),
+        readings=tuple(_reading(cells, r, rest) if n else
+                       Reading(r, READINGS[r], 0, 0, 0, 0, None, (), ())
+                       for r in READINGS),
+        boundary=_boundary(cells, rest),
+        claim=_claim(cells, sweep.axes),
+    )
+
+
+def summarize(sweep: Sweep) -> dict[str, Any]:
+    """``summary.json``'s ``delays``."""
+    return {"delays": asdict(delays_summary(sweep))}
+
+
+# ---------------------------------------------------------------- words
+
+
+def _range(lo: Any, hi: Any) -> str:
+    return "—" if lo is None else num(lo) if lo == hi else f"{num(lo)} to {num(hi)}"
+
+
+def reading_sentence(r: Mapping[str, Any]) -> Markup:
+    """One reading's verdict: exceeded on how many cells it covers."""
+    if r["exceeded"] == 0:
+        return Markup("<strong>At the {} delays the law is never exceeded</strong>: on all {:,} "
+                      "cells its overshoot is at least the measured one ({:,} equal, {:,} "
+                      "below the law).").format(r["name"], r["cells"], r["equal"], r["below"])
+    return Markup("<strong>At the {} delays the law is exceeded on {:,} of {:,} cells "
+                  "({})</strong>, by up to {} copies ({:,} equal, {:,} below).").format(
+        r["name"], r["exceeded"], r["cells"], share(r["exceeded"], r["cells"]),
+        num(r["excess_max"]), r["equal"], r["below"])
+
+
+def boundary_sentence(b: Mapping[str, Any]) -> tuple[str, Markup]:
+    """The worst-case boundary's verdict over the ledger rows: its kind and its words."""
+    if b["cells"] == 0:
+        return "none", Markup("No ledger cell has delays that vary, so the worst-case boundary "
+                              "is not checked.")
+    above = b["above_cells"]
+    if above == 0:
+        head = Markup("<strong>Does U ≥ worst G + worst B give zero overshoot?</strong> Not "
+                      "tested: no ledger cell with varying delays lies above it.")
+        kind = "none"
+    elif b["above_positive"] == 0:
+        head = Markup("<strong>Does U ≥ worst G + worst B give zero overshoot? Yes</strong>: "
+                      "none of the {:,} ledger cells above it overshoots.").format(above)
+        kind = "holds"
+    else:
+        head = Markup("<strong>Does U ≥ worst G + worst B give zero overshoot? No</strong>: "
+                      "{:,} of the {:,} ledger cells above it overshoot (by up to {}), at {}."
+                      ).format(b["above_positive"], above, num(b["above_max"]),
+                               where_sentence(b["where_above_positive"]))
+        scoped, of = b["above_positive_in_scope"], b["above_cells_in_scope"]
+        if of:
+            head += Markup(" In seed 001's world but for the delays (uncapped, undamped, "
+                           "periodic, no faults or stale reads, oldest first, no grace) {:,} "
+                           "of {:,} such cells overshoot.").format(scoped, of)
+        else:
+            head += Markup(" None of these cells is in seed 001's world but for the delays: "
+                           "each also has a cap, damping or another of issue 8's switches "
+                           "(faults, stale reads, newest first, grace, watch, slow start), "
+                           "of which the boundary does not speak.")
+        kind = "fails"
+    below = b["below_cells"]
+    tail = (Markup(" Below it {:,} of {:,} ledger cells overshoot ({}), by up to {}.").format(
+        b["below_positive"], below, share(b["below_positive"], below), num(b["below_max"]))
+        if below else Markup(" No ledger cell lies below it."))
+    return kind, head + tail
+
+
+def claim_sentence(c: Mapping[str, Any]) -> tuple[str, Markup]:
+    """Seed 001's claim at its measured delays, answered."""
+    s = c["setting"]
+    setting = (f"G = {s['G']}, G_spread = {s['G_spread']} (a ledger delay uniform in "
+               f"{s['G']} … {s['G'] + s['G_spread']} s), B = {s['B']}, U = {s['U']}")
+    if c["cells"] == 0:
+        return "none", Markup("<strong>Seed 001's claim</strong> (its measured delays, 13.53 s "
+                              "mean and 26.36 s worst, with B = 5 s and U = 15 s sit in the "
+                              "oscillation zone) is not tested: the sweep has no ledger cell "
+                              "the law covers at {}.").format(setting)
+    n, k = c["cells"], c["oscillating"]
+    verb = "oscillates (overshoot > 0)" if k else "never oscillates"
+    text = Markup("<strong>Seed 001's claim</strong>, at its measured delays ({}): <strong>the "
+                  "ledger loop {} in {:,} of {:,} seeds ({})</strong>: overshoot median {}, p95 "
+                  "{}, largest {}; up to {} unneeded copies. The law says {} at the mean delay "
+                  "and {} at the worst.").format(
+        setting, verb, k, n, share(k, n),
+        num(c["median"]), num(c["p95"]), num(c["max"]), num(c["unneeded_max"]),
+        _range(c["law_mean_lo"], c["law_mean_hi"]), _range(c["law_worst_lo"], c["law_worst_hi"]))
+    return ("holds" if k else "fails"), text
+
+
+def render(summary: Summary, figures: Mapping[str, Figure]) -> Markup:
+    """Section f: the readings of the law, the worst-case boundary, the seed's claim, the
+    chart and the table per (G, G_spread, B, B_spread, U, U_jitter, controller)."""
+    d = summary["delays"]
+    hide = constant_axes(summary)
+    head = Markup(
+        '<section id="delays"><h2>f. Delays that vary</h2>'
+        "<p>Seed 001 measured its report chain's delay at 13.53 s on average and 26.36 s at "
+        "worst: a real ledger delay is not one number. Here each copy draws its own startup "
+        "(B + 0 … B_spread) and ledger delay (G + 0 … G_spread), and rounds may wobble by "
+        "U_jitter. The law is read three ways on the ledger cells it covers — at the "
+        "<em>lowest</em> delays, <code>{}</code>; at the <em>mean</em> delays, <code>{}</code> "
+        "(Ū: the exact mean interval between periodic rounds, U unless U_jitter ≥ U); at the "
+        "<em>worst</em> delays, <code>{}</code> — and the measured overshoot of each cell "
+        "(one seed) is set against each.</p>").format(
+        READINGS["lowest"], READINGS["mean"], READINGS["worst"])
+    if d["cells"] == 0:
+        return head + Markup("<p>This sweep has no cells whose delays vary (every G_spread, "
+                             "B_spread and U_jitter is 0), so this section has nothing to "
+                             "check.</p></section>")
+    parts = [head, Markup("<p>{:,} of the sweep's {:,} cells have delays that vary, in {:,} "
+                          "replicate groups (cells equal in every parameter but the seed)."
+                          "</p>").format(d["cells"], d["of"], d["groups"])]
+    covered = d["readings"][0]["cells"]
+    if covered:
+        worst_fails = any(r["exceeded"] for r in d["readings"] if r["name"] == "worst")
+        parts.append(verdict("fails" if worst_fails else "holds",
+                             [reading_sentence(r) for r in d["readings"]]))
+    else:
+        parts.append(verdict("none", [Markup(
+            "No cell with varying delays is one the law covers (an uncapped, undamped ledger "
+            "controller in seed 001's world but for spreads and jitter), so its readings are "
+            "not checked; the table below gives every controller's overshoot over seeds.")]))
+    kind, text = boundary_sentence(d["boundary"])
+    parts.append(verdict(kind, [text]))
+    kind, text = claim_sentence(d["claim"])
+    parts.append(verdict(kind, [text]))
+    if "delays" in figures:
+        parts.append(figure_html(figures["delays"]))
+    b = d["boundary"]
+    parts += [Markup("<h3>The worst-case boundary, per controller</h3><p><code>{}</code>; "
+                     "every cell whose delays vary.</p>").format(b["formula"]),
+              table(["controller", "above: cells", "above: overshoot > 0", "above: largest",
+                     "below: cells", "below: overshoot > 0", "below: largest"],
+                    [[r["controller"], r["above_cells"],
+                      TableCell(r["above_positive"], "bad" if r["above_positive"]
+                                and r["controller"] == "ledger" else ""),
+                      r["above_max"], r["below_cells"], r["below_positive"], r["below_max"]]
+                     for r in b["by_controller"]], missing="\u2014")]
+    if b["above_positive"]:
+        parts += [Markup("<h3>Ledger overshoot although U ≥ worst G + worst B</h3>"),
+                  where_table(b["where_above_positive"], "such cells",
+                              among="ledger cells above the worst-case boundary"),
+                  examples_table(b["examples_above_positive"], hide)]
+    for r in d["readings"]:
+        if r["exceeded"]:
+            parts += [Markup("<h3>Cells above the law at the {} delays</h3>").format(r["name"]),
+                      where_table(r["where"], "such cells", among="cells the law covers"),
+                      examples_table(r["examples"], hide)]
+    c = d["claim"]
+    if c["groups_total"] > 1:
+        parts += [Markup("<h3>Seed 001's claim, per replicate group</h3>"),
+                  table(["group", "seeds", "oscillating", "median", "largest", "unneeded (max)",
+                         "law (mean)", "law (worst)"],
+                        [[", ".join(f"{k} = {num(v)}" for k, v in g["key"].items()), g["cells"],
+                          g["oscillating"], g["median"], g["max"], g["unneeded_max"],
+                          g["law_mean"], g["law_worst"]] for g in c["groups"]])]
+        if c["groups_total"] > len(c["groups"]):
+            parts.append(Markup("<p>… and {:,} more groups.</p>").format(
+                c["groups_total"] - len(c["groups"])))
+    parts += [Markup("<h3>Overshoot over seeds, per delay setting and controller</h3>"
+                     "<p>Median: the range of the replicate groups' medians; p95 and largest: "
+                     "the largest over the groups. Law columns: the readings' range over the "
+                     "groups (— where no law applies); exceeded: cells above that reading."
+                     "</p>"), folded(rows_table(d["rows"]), len(d["rows"]), "rows")]
+    if d["rows_total"] > len(d["rows"]):
+        parts.append(Markup("<p>The first {:,} of {:,} rows (by G, G_spread, B, B_spread, "
+                            "U_jitter, controller, U); summary.json lists the same.</p>")
+                     .format(len(d["rows"]), d["rows_total"]))
+    parts.append(Markup("</section>"))
+    return Markup("").join(parts)
+
+
+def rows_table(rows: Sequence[Mapping[str, Any]]) -> Markup:
+    """The rows of the section's table."""
+    return table(["G", "G_spread", "B", "B_spread", "U", "U_jitter", "controller", "cells",
+                  "groups", "median", "p95", "largest", "law lowest", "law mean", "law worst",
+                  "exceed lowest", "exceed mean", "exceed worst"],
+                 [[r["G"], r["G_spread"], r["B"], r["B_spread"], r["U"], r["U_jitter"],
+                   r["controller"], r["cells"], r["groups"],
+                   _range(r["median_lo"], r["median_hi"]), r["p95"], r["max"],
+                   _range(r["law_lowest_lo"], r["law_lowest_hi"]),
+                   _range(r["law_mean_lo"], r["law_mean_hi"]),
+                   _range(r["law_worst_lo"], r["law_worst_hi"]),
+                   *(TableCell(r[f"above_{x}"], "bad" if r[f"above_{x}"] else "")
+                     if r["law_cells"] else "—" for x in READINGS)]
+                  for r in rows])
+
+
+# ---------------------------------------------------------------- chart
+
+
+def delays_figure(sweep: Sweep) -> Figure | None:
+    """Overshoot against U per delay setting (rows) and controller (columns): the groups'
+    median range as a band, the largest as points, the law's three readings as lines."""
+    cells = with_readings(sweep.table.filter(varying()))
+    panel = ["G", "G_spread", "B", "B_spread", "U_jitter"]
+    settings = collect(cells.group_by(panel).agg(pl.len().alias("n"))).sort(panel)
+    shown = settings.head(MAX_PANELS)
+    if shown.height == 0:
+        return None
+    chosen = cells.join(shown.lazy().drop("n"), on=panel, how="semi")
+    group = list(dict.fromkeys([*KEY, *_replicate_key(sweep.axes)]))
+    o = pl.col("overshoot")
+    per_group = chosen.group_by(group).agg(
+        o.median().alias("median"), o.max().alias("max"),
+        *(pl.col(f"law_{r}").max() for r in READINGS))
+    grid = collect(per_group.group_by(KEY).agg(
+        pl.col("median").min().alias("median_lo"), pl.col("median").max().alias("median_hi"),
+        pl.col("max").max(), *(pl.col(f"law_{r}").max() for r in READINGS))).with_columns(
+        pl.concat_str([pl.lit("G = "), pl.col("G").cast(pl.String), pl.lit(" + 0…"),
+                       pl.col("G_spread").cast(pl.String), pl.lit(", B = "),
+                       pl.col("B").cast(pl.String), pl.lit(" + 0…"),
+                       pl.col("B_spread").cast(pl.String), pl.lit(", U_jitter = "),
+                       pl.col("U_jitter").cast(pl.String)]).alias("setting")).sort(KEY)
+    has_law = grid["law_worst"].is_not_null().any()
+    controllers = in_order(grid["controller"].unique())
+    x = alt.X("U:Q", title="U: loop period (s)")
+    info = ["setting:N", "controller:N", "U:Q"]
+    band = alt.Chart().mark_area(opacity=0.35, color="#4c78a8").encode(
+        x=x, y=alt.Y("median_lo:Q", title="overshoot (copies, symlog scale)",
+                     scale=alt.Scale(type="symlog")), y2="median_hi:Q",
+        tooltip=[*info, alt.Tooltip("median_lo:Q", title="median (lowest group)"),
+                 alt.Tooltip("median_hi:Q", title="median (highest group)"),
+                 alt.Tooltip("max:Q", title="largest")])
+    mid = alt.Chart().mark_line(color="#4c78a8").encode(x=x, y="median_hi:Q")
+    top = alt.Chart().mark_point(color=ALARM, size=12, filled=True).encode(
+        x=x, y="max:Q", tooltip=[*info, alt.Tooltip("max:Q", title="largest")])
+    layers: list[alt.Chart] = [band, mid, top]
+    names = [f"law_{r}" for r in READINGS]
+    if has_law:
+        layers.append(alt.Chart().transform_fold(list[Any](names), as_=["reading", "law"])
+                      .transform_filter("isValid(datum.law)").mark_line(
+            interpolate="step-after", strokeDash=[4, 2], strokeWidth=1.2).encode(
+            x=x, y="law:Q",
+            color=alt.Color("reading:N", title="the law at the … delays", sort=names,
+                            scale=alt.Scale(domain=names, range=["#2ca02c", "#555", "#d62728"]),
+                            legend=alt.Legend(labelExpr=names_expr(
+                                {f"law_{r}": r for r in READINGS}))),
+            tooltip=[*info, "reading:N", "law:Q"]))
+    chart = alt.layer(*layers, data=inline(grid)).properties(
+        width=max(160, 900 // len(controllers)), height=220).facet(
+        row=alt.Row("setting:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left")),
+        column=alt.Column("controller:N", title=None, sort=controllers),
+    ).resolve_scale(y="independent")
+    title = "Overshoot over seeds where delays vary, against the law's three readings"
+    more = (f" The first {MAX_PANELS} of {settings.height} delay settings are drawn."
+            if settings.height > MAX_PANELS else "")
+    sub = ("Per delay setting (rows) and controller (columns), against U: the band spans the "
+           "replicate groups' medians over seeds, red points the largest overshoot; dashed "
+           "steps: the law read at the lowest, mean and worst delays (ledger only)." + more)
+    return Figure("delays", title, finish(chart, title, sub),
+                  {"marks": grid.height * 6, "panels": shown.height,
+                   "settings": settings.height})
+
+
+def charts(sweep: Sweep, summary: Summary) -> list[Figure]:
+    """The chart, when the sweep has cells whose delays vary."""
+    if not summary["delays"]["cells"]:
+        return []
+    fig = delays_figure(sweep)
+    return [fig] if fig is not None else []
+
+
+def glance(summary: Summary) -> Markup | None:
+    """The section's verdicts in one sentence (None when no delay varies)."""
+    d = summary["delays"]
+    if not d["cells"]:
+        return None
+    link = Markup('<a href="#delays">Delays that vary</a>')
+    parts = []
+    worst = next(r for r in d["readings"] if r["name"] == "worst")
+    mean = next(r for r in d["readings"] if r["name"] == "mean")
+    if worst["cells"]:
+        parts.append(Markup("the law at the worst delays is exceeded on {:,} of {:,} cells, at "
+                            "the mean delays on {:,}").format(worst["exceeded"], worst["cells"],
+                                                              mean["exceeded"]))
+    b = d["boundary"]
+    if b["above_cells"]:
+        text = Markup("{:,} of {:,} ledger cells at or above U = worst G + worst B "
+                      "overshoot").format(b["above_positive"], b["above_cells"])
+        if b["above_positive"] and b["above_cells_in_scope"]:
+            text += Markup(" ({:,} of the {:,} in seed 001's world but for the delays)").format(
+                b["above_positive_in_scope"], b["above_cells_in_scope"])
+        elif b["above_positive"]:
+            text += Markup(" (none of them in seed 001's world but for the delays)")
+        parts.append(text)
+    c = d["claim"]
+    if c["cells"]:
+        parts.append(Markup("at the seed's measured delays and U = 15 the ledger loop "
+                            "oscillates in {:,} of {:,} seeds (median {}, max {})").format(
+            c["oscillating"], c["cells"], num(c["median"]), num(c["max"])))
+    if not parts:
+        parts.append(Markup("{:,} cells, no law to check").format(d["cells"]))
+    return link + Markup(": ") + Markup("; ").join(parts) + "."
+
+
+SECTION = Section("delays", summarize, render, charts, glance)

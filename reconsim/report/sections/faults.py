@@ -1,0 +1,452 @@
+"""g. Faults and real control planes: each fault family and semantic switch of issue 8,
+every controller's overshoot, unneeded copies, wasted deletes and missing copy-seconds
+against its twin cells; under ``trigger = "watch"``, overshoot against the resync period.
+
+A cell's **twin** for a switch is the cell equal in every other parameter (the seed
+included, so both draw the same random numbers) with that switch at its default:
+``create_faults`` none, ``fail_rate`` 0, ``lost_rate`` 0, ``lag`` none, ``delete_order``
+oldest, ``grace`` 0, ``trigger`` periodic, ``slow_start`` false. One switch is compared at a
+time; other switches stay as the cell has them. The twins are joined lazily (null matches
+null: parameters that do not apply); cells whose twin the sweep does not hold are counted
+per switch and value and said, never dropped silently, and a twin key matched more than
+once is counted too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any, Final
+
+import altair as alt
+import polars as pl
+from markupsafe import Markup
+
+from reconsim.model.params import DEFAULTS
+from reconsim.report.charts import Figure, finish, inline
+from reconsim.report.data import Sweep, collect, first_rows, flat_value, in_order, lazy
+from reconsim.report.html import (
+    TableCell,
+    constant_axes,
+    examples_table,
+    figure_html,
+    folded,
+    num,
+    plain,
+    share,
+    table,
+    verdict,
+)
+from reconsim.report.section import Section, Summary
+
+#: The fault families and semantic switches, each with what it models.
+SWITCHES: Final[Mapping[str, str]] = {
+    "create_faults": "scripted create faults (failed commands, lost replies)",
+    "fail_rate": "create commands that fail at random",
+    "lost_rate": "create replies lost at random",
+    "lag": "stale reads: windows where the ledger read is older",
+    "delete_order": "which ledger entries delete commands go to",
+    "grace": "seconds a deleted copy keeps running",
+    "trigger": "rounds on every change of the watched ledger, plus the periodic resync",
+    "slow_start": "creates in batches 1, 2, 4, …, stopping after an error",
+}
+#: The figures compared with the twin: name -> expression.
+FIGURES: Final[Mapping[str, pl.Expr]] = {
+    "overshoot": pl.col("overshoot"),
+    "unneeded": pl.col("unneeded"),
+    "wasted_deletes": pl.col("delete_commands") - pl.col("deleted"),
+    "missing_copy_seconds": pl.col("missing_copy_seconds"),
+}
+#: Most non-default values of one switch compared (the rest are counted).
+MAX_VALUES: Final = 20
+#: Cells listed per switch value: those whose overshoot rose most over their twin's.
+WORST: Final = 5
+#: Quantile of the resync table's tail figure.
+TAIL: Final = 0.95
+
+
+def default_value(switch: str) -> Any:
+    """A switch's default as the report's table holds it (schedules flattened: ``none``)."""
+    return flat_value(DEFAULTS[switch])
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One figure over a controller's twinned cells: the cells' mean, the twins' mean, the
+    mean change, how many cells are worse (higher), better or the same, the extremes."""
+
+    figure: str
+    mean: float | None
+    twin_mean: float | None
+    change_mean: float | None
+    worse: int
+    better: int
+    same: int
+    change_min: int | None
+    change_max: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerChange:
+    """One controller under one switch value: its cells, how many have a twin, the figures."""
+
+    controller: str
+    cells: int
+    twinned: int
+    untwinned: int
+    changes: tuple[Change, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SwitchValue:
+    """One non-default value of a switch: every controller against its twins, and the cells
+    whose overshoot rose most (bounded)."""
+
+    switch: str
+    value: str
+    cells: int
+    twinned: int
+    untwinned: int
+    matched_twice: int
+    controllers: tuple[ControllerChange, ...]
+    worst: tuple[dict[str, Any], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ResyncRow:
+    """Under the watch trigger, one controller at one resync period U."""
+
+    controller: str
+    U: int
+    cells: int
+    overshooting: int
+    mean: float
+    median: float
+    p95: float
+    max: int
+    rounds_median: float
+
+
+@dataclass(frozen=True, slots=True)
+class Faults:
+    """The section's summary (``summary.json``'s ``faults``)."""
+
+    cells: int
+    of: int
+    switches_present: tuple[str, ...]
+    values: tuple[SwitchValue, ...]
+    values_not_compared: int
+    watch_cells: int
+    resync: tuple[ResyncRow, ...]
+
+
+def _present(sweep: Sweep) -> dict[str, list[Any]]:
+    """Each switch's non-default values in the sweep (those it varies or holds constant)."""
+    out = {}
+    for s in SWITCHES:
+        if s in sweep.axis_facts:
+            values = [v for v in sweep.axis_facts[s].values if v != default_value(s)]
+            if values:
+                out[s] = values
+    return out
+
+
+def _label(value: Any) -> str:
+    return plain(value).lower() if isinstance(value, bool) else plain(value)
+
+
+def _compare(sweep: Sweep, switch: str, value: Any) -> SwitchValue:
+    """The cells with ``switch == value`` joined with their twins (same parameters but the
+    switch at its default), per controller."""
+    key = [a for a in sweep.axes if a != switch]
+    names = list(FIGURES)
+    cells = lazy(sweep.table).filter(pl.col(switch).eq_missing(value)).with_columns(
+        **FIGURES).select(*key, *names)
+    twins = lazy(sweep.table).filter(pl.col(switch).eq_missing(default_value(switch))
+                                     ).with_columns(**FIGURES).select(
+        *key, *(pl.col(n).alias(f"twin_{n}") for n in names), pl.lit(True).alias("__twin"))
+    joined = cells.join(twins, on=key, how="left", nulls_equal=True).with_columns(
+        (pl.col(n) - pl.col(f"twin_{n}")).alias(f"change_{n}") for n in names)
+    has = pl.col("__twin").is_not_null()
+    aggs: list[pl.Expr] = [pl.len().alias("rows"), has.sum().alias("twinned")]
+    for n in names:
+        change = pl.col(f"change_{n}")
+        aggs += [pl.col(n).filter(has).mean().alias(f"{n}__mean"),
+                 pl.col(f"twin_{n}").mean().alias(f"{n}__twin_mean"),
+                 change.mean().alias(f"{n}__change_mean"),
+                 (change > 0).sum().alias(f"{n}__worse"), (change < 0).sum().alias(f"{n}__better"),
+                 (change == 0).sum().alias(f"{n}__same"),
+                 change.min().alias(f"{n}__change_min"), change.max().alias(f"{n}__change_max")]
+    by = collect(joined.group_by("controller").agg(aggs))
+    counts = collect(cells.group_by("controller").agg(pl.len().alias("cells")))
+    n_cells = {r["controller"]: r["cells"] for r in counts.iter_rows(named=True)}
+    rows = {r["controller"]: r for r in by.iter_rows(named=True)}
+    per = []
+    for c in in_order(rows):
+        r = rows[c]
+        # A cell whose twin key matches k twins gives k joined rows; one without a twin, one.
+        untwinned = r["rows"] - r["twinned"]
+        changes = tuple(Change(figure=n, **{f: _round(r[f"{n}__{f}"]) for f in (
+            "mean", "twin_mean", "change_mean", "worse", "better", "same", "change_min",
+            "change_max")}) for n in names)
+        per.append(ControllerChange(controller=c, cells=n_cells[c],
+                                    twinned=n_cells[c] - untwinned, untwinned=untwinned,
+                                    changes=changes))
+    total = sum(n_cells.values())
+    twinned = sum(p.twinned for p in per)
+    joined_rows = int(by["rows"].sum()) if by.height else 0
+    worst: tuple[dict[str, Any], ...] = ()
+    if twinned:
+        shown = [a for a in key if a not in constant_keys(sweep)]
+        top = first_rows(joined.filter(has).select(
+            *shown, "overshoot", "twin_overshoot", "change_overshoot", "change_unneeded",
+            "change_missing_copy_seconds"),
+            ["change_overshoot", *shown], [True, *[False] * len(shown)], WORST)
+        worst = tuple(top.to_dicts())
+    return SwitchValue(switch=switch, value=_label(value), cells=total, twinned=twinned,
+                       untwinned=total - twinned, matched_twice=joined_rows - total,
+                       controllers=tuple(per), worst=worst)
+
+
+def constant_keys(sweep: Sweep) -> set[str]:
+    """The axes holding one value in the whole sweep."""
+    return {a for a, f in sweep.axis_facts.items() if len(f.values) <= 1}
+
+
+def _round(value: Any) -> Any:
+    return round(value, 3) if isinstance(value, float) else value
+
+
+def _resync(sweep: Sweep) -> tuple[int, tuple[ResyncRow, ...]]:
+    """Every watch-triggered cell, per controller and resync period U."""
+    watch = lazy(sweep.table).filter(pl.col("trigger") == "watch")
+    o = pl.col("overshoot")
+    rows = collect(watch.group_by("controller", "U").agg(
+        pl.len().alias("cells"), (o > 0).sum().alias("overshooting"), o.mean().alias("mean"),
+        o.median().alias("median"), o.quantile(TAIL, interpolation="nearest").alias("p95"),
+        o.max().alias("max"), pl.col("rounds").median().alias("rounds_median")))
+    order = {c: i for i, c in enumerate(in_order(rows["controller"].unique()))}
+    rows = rows.with_columns(pl.col("controller").replace_strict(
+        order, return_dtype=pl.Int64).alias("__rank")).sort("__rank", "U").drop("__rank")
+    out = tuple(ResyncRow(**{k: _round(v) for k, v in r.items()}) for r in rows.iter_rows(
+        named=True))
+    return int(rows["cells"].sum()) if rows.height else 0, out
+
+
+def faults_summary(sweep: Sweep) -> Faults:
+    """The section's figures."""
+    present = _present(sweep)
+    values, skipped = [], 0
+    for s, vs in present.items():
+        for v in vs[:MAX_VALUES]:
+            values.append(_compare(sweep, s, v))
+        skipped += max(0, len(vs) - MAX_VALUES)
+    off = pl.any_horizontal(pl.col(s).ne_missing(default_value(s)) for s in SWITCHES)
+    cells = int(collect(lazy(sweep.table).select(off.sum())).item() or 0) if present else 0
+    watch, resync = _resync(sweep) if "trigger" in present else (0, ())
+    return Faults(cells=cells, of=sweep.cells, switches_present=tuple(present),
+                  values=tuple(values), values_not_compared=skipped, watch_cells=watch,
+                  resync=resync)
+
+
+def summarize(sweep: Sweep) -> dict[str, Any]:
+    """``summary.json``'s ``faults``."""
+    return {"faults": asdict(faults_summary(sweep))}
+
+
+# ---------------------------------------------------------------- words
+
+
+def _signed(x: Any) -> str:
+    if x is None:
+        return "—"
+    return ("+" if x > 0 else "") + num(x)
+
+
+def value_sentence(v: Mapping[str, Any]) -> Markup:
+    """One switch value in words: each controller's overshoot and unneeded copies against
+    its twins, and the cells without a twin."""
+    head = Markup("<strong>{} = {}</strong> ({:,} cells): ").format(
+        v["switch"], v["value"], v["cells"])
+    if v["twinned"] == 0:
+        return head + Markup("no cell has a twin with {} = {} in this sweep, so none is "
+                             "compared.").format(v["switch"], plain(default_value(v["switch"])))
+    parts = []
+    for c in v["controllers"]:
+        if not c["twinned"]:
+            parts.append(Markup("{}: no twin").format(c["controller"]))
+            continue
+        o = next(x for x in c["changes"] if x["figure"] == "overshoot")
+        u = next(x for x in c["changes"] if x["figure"] == "unneeded")
+        m = next(x for x in c["changes"] if x["figure"] == "missing_copy_seconds")
+        parts.append(Markup(
+            "{} overshoots more than its twin in {:,} of {:,} cells, less in {:,} (mean "
+            "{} → {}), unneeded copies {} on average, missing copy-seconds {}").format(
+            c["controller"], o["worse"], c["twinned"], o["better"], num(o["twin_mean"]),
+            num(o["mean"]), _signed(u["change_mean"]), _signed(m["change_mean"])))
+    text = head + Markup("; ").join(parts) + "."
+    if v["untwinned"]:
+        text += Markup(" {:,} cells have no twin and are not compared.").format(v["untwinned"])
+    if v["matched_twice"]:
+        text += Markup(" {:,} twin matches are repeated (the sweep holds a cell more than "
+                       "once).").format(v["matched_twice"])
+    return text
+
+
+def resync_sentences(f: Mapping[str, Any]) -> list[Markup]:
+    """Per controller, how overshoot moves with the resync period under the watch trigger."""
+    out = []
+    by: dict[str, list[Mapping[str, Any]]] = {}
+    for r in f["resync"]:
+        by.setdefault(r["controller"], []).append(r)
+    for c, rows in by.items():
+        first, last = rows[0], rows[-1]
+        peak = max(rows, key=lambda r: (r["max"], -r["U"]))
+        if len(rows) == 1:
+            out.append(Markup("{}: one resync period (U = {}), mean overshoot {}, largest {}."
+                              ).format(c, first["U"], num(first["mean"]), num(first["max"])))
+            continue
+        trend = ("rises" if last["mean"] > first["mean"] else
+                 "falls" if last["mean"] < first["mean"] else "stays")
+        out.append(Markup(
+            "<strong>{}</strong>: mean overshoot {} from {} at U = {} to {} at U = {}; "
+            "cells overshooting {:,} of {:,} at U = {} and {:,} of {:,} at U = {}; the "
+            "largest, {}, at U = {}.").format(
+            c, trend, num(first["mean"]), first["U"], num(last["mean"]), last["U"],
+            first["overshooting"], first["cells"], first["U"], last["overshooting"],
+            last["cells"], last["U"], num(peak["max"]), peak["U"]))
+    return out
+
+
+def render(summary: Summary, figures: Mapping[str, Figure]) -> Markup:
+    """Section g: each switch value against its twins, the chart, and the resync table."""
+    f = summary["faults"]
+    hide = constant_axes(summary)
+    head = Markup(
+        '<section id="faults"><h2>g. Faults and real control planes</h2>'
+        "<p>Issue 8's world adds what real control planes do: create commands that fail or "
+        "lose their reply, stale reads, newest-first deletes, a grace period, watch-triggered "
+        "rounds and slow-start batches. Each is compared with its <em>twin</em>: the same "
+        "cell, seed included, with that one switch at its default (create_faults none, "
+        "fail_rate 0, lost_rate 0, lag none, delete_order oldest, grace 0, trigger periodic, "
+        "slow_start false), on overshoot, unneeded copies, wasted delete commands and missing "
+        "copy-seconds.</p>")
+    if not f["switches_present"]:
+        return head + Markup("<p>This sweep has no fault or semantic switch off its default, "
+                             "so this section has nothing to compare.</p></section>")
+    twinned = [v for v in f["values"] if v["twinned"]]
+    alone = [v for v in f["values"] if not v["twinned"]]
+    parts = [head, Markup("<p>{:,} of the sweep's {:,} cells have at least one switch off its "
+                          "default: {}.</p>").format(f["cells"], f["of"],
+                                                   ", ".join(f["switches_present"]))]
+    if twinned:
+        parts.append(verdict("none", [value_sentence(v) for v in twinned]))
+    if alone:
+        parts.append(verdict("none", [Markup(
+            "<strong>Not compared</strong>: {} — the sweep holds no twin with the switch at "
+            "its default, so their effect cannot be separated from the rest of the world "
+            "here.").format(Markup("; ").join(
+                Markup("{} = {} ({:,} cells)").format(v["switch"], v["value"], v["cells"])
+                for v in alone))]))
+    if f["values_not_compared"]:
+        parts.append(Markup("<p>{:,} further switch values (past {} per switch) are not "
+                            "compared.</p>").format(f["values_not_compared"], MAX_VALUES))
+    if "faults" in figures:
+        parts.append(figure_html(figures["faults"]))
+    if twinned:
+        rows = []
+        for v in twinned:
+            for c in v["controllers"]:
+                for x in c["changes"]:
+                    rows.append([f"{v['switch']} = {v['value']}", c["controller"], c["twinned"],
+                                 c["untwinned"], x["figure"], x["twin_mean"], x["mean"],
+                                 TableCell(x["change_mean"], "bad" if (x["change_mean"] or 0) > 0
+                                           else "", _signed(x["change_mean"])),
+                                 x["worse"], x["better"], x["same"],
+                                 f"{_signed(x['change_min'])} … {_signed(x['change_max'])}"])
+        parts += [Markup("<h3>Every controller against its twins</h3>"),
+                  folded(table(["switch", "controller", "twinned cells", "no twin", "figure",
+                                "twin mean", "mean", "change (mean)", "worse", "better", "same",
+                                "change range"], rows), len(rows), "rows")]
+        for v in twinned:
+            if v["worst"]:
+                parts += [Markup("<h3>{} = {}: the largest rises of overshoot over the twin"
+                                 "</h3>").format(v["switch"], v["value"]),
+                          examples_table(v["worst"], hide)]
+    if f["watch_cells"]:
+        parts += [Markup("<h3>Watch trigger: overshoot against the resync period</h3>"
+                         "<p>With trigger = watch a round also runs whenever the ledger it "
+                         "reads changes; U is then the periodic resync. Over all {:,} watch "
+                         "cells, whatever their other parameters:</p>").format(f["watch_cells"]),
+                  verdict("none", resync_sentences(f)),
+                  table(["controller", "U (resync)", "cells", "overshooting", "mean", "median",
+                         "p95", "largest", "rounds (median)"],
+                        [[r["controller"], r["U"], r["cells"],
+                          f"{r['overshooting']:,} ({share(r['overshooting'], r['cells'])})",
+                          r["mean"], r["median"], r["p95"], r["max"], r["rounds_median"]]
+                         for r in f["resync"]])]
+    parts.append(Markup("</section>"))
+    return Markup("").join(parts)
+
+
+# ---------------------------------------------------------------- chart
+
+
+def faults_figure(summary: Summary) -> Figure | None:
+    """Mean change against the twin, per switch value (rows), figure (columns) and controller
+    (colour); the summary's own numbers."""
+    rows = [{"switch": f"{v['switch']} = {v['value']}", "controller": c["controller"],
+             "figure": x["figure"], "change": x["change_mean"], "worse": x["worse"],
+             "better": x["better"], "cells": c["twinned"]}
+            for v in summary["faults"]["values"] for c in v["controllers"]
+            for x in c["changes"] if c["twinned"]]
+    if not rows:
+        return None
+    frame = pl.DataFrame(rows)
+    controllers = in_order(frame["controller"].unique())
+    chart = alt.Chart(inline(frame)).mark_bar().encode(
+        y=alt.Y("controller:N", title=None, sort=controllers),
+        x=alt.X("change:Q", title="mean change over the twin"),
+        color=alt.Color("controller:N", sort=controllers, legend=None),
+        row=alt.Row("switch:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left")),
+        column=alt.Column("figure:N", title=None, sort=list(FIGURES)),
+        tooltip=["switch:N", "controller:N", "figure:N", "change:Q", "cells:Q", "worse:Q",
+                 "better:Q"],
+    ).properties(width=200, height=16 * len(controllers)).resolve_scale(x="independent")
+    title = "Faults and switches: each controller against its twin cells"
+    sub = ("Per switch value (rows) and figure (columns): the mean change of the cells over "
+           "their twins (same cell, same seed, that switch at its default). Right of zero: "
+           "worse (more overshoot, unneeded copies, wasted deletes or missing copy-seconds).")
+    return Figure("faults", title, finish(chart, title, sub), {"marks": frame.height})
+
+
+def charts(sweep: Sweep, summary: Summary) -> list[Figure]:
+    """The chart, when some switch value has twins."""
+    fig = faults_figure(summary)
+    return [fig] if fig is not None else []
+
+
+def glance(summary: Summary) -> Markup | None:
+    """The section's one sentence (None when no switch is off its default)."""
+    f = summary["faults"]
+    if not f["switches_present"]:
+        return None
+    link = Markup('<a href="#faults">Faults and real control planes</a>')
+    compared = [v for v in f["values"] if v["twinned"]]
+    worst = []
+    for v in compared:
+        for c in v["controllers"]:
+            o = next(x for x in c["changes"] if x["figure"] == "overshoot")
+            if o["change_mean"] is not None:
+                worst.append((o["change_mean"], v["switch"], v["value"], c["controller"]))
+    text = Markup("{}: {:,} switch values compared with their twins, {:,} without twins"
+                  ).format(link, len(compared), len(f["values"]) - len(compared))
+    if worst:
+        top = max(worst)
+        text += Markup("; the largest mean rise of overshoot is {} ({} under {} = {})").format(
+            _signed(top[0]), top[3], top[1], top[2])
+    return text + "."
+
+
+SECTION = Section("faults", summarize, render, charts, glance)
+
