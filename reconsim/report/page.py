@@ -18,7 +18,7 @@ from reconsim.model.params import CONTROLLERS, METRICS
 from reconsim.report.charts import Figure
 from reconsim.report.html import render
 from reconsim.report.section import Section, Summary
-from reconsim.report.sections import boundary, controllers, law, read_cost, seed, sweep
+from reconsim.report.sections import boundary, controllers, law, read_cost, seed, sweep, timelines
 
 
 def controller_rows(summary: Summary) -> list[tuple[str, str]]:
@@ -48,6 +48,7 @@ SECTIONS: Final[tuple[Section, ...]] = (
     read_cost.SECTION,
     controllers.SECTION,
     seed.SECTION,
+    timelines.SECTION,
     sweep.SECTION,
 )
 
