@@ -76,7 +76,7 @@ def _plot(params: dict[str, Any], path: str) -> None:
 
     cell = Cell(**params)
     frame = trace_cell(cell)
-    text = cell_text(cell)
+    text = f"reconsim run {cell_text(cell)}"
     fig = timeline_figure(frame, cell, "timeline", "One cell second by second", text)
     suffix = Path(path).suffix.lower()
     if suffix == ".html":

@@ -230,8 +230,12 @@ def _parameters(cell: Cell) -> dict[str, Any]:
 def _timeline(sweep: Sweep, row: Mapping[str, Any], kind: str, title: str,
               why: str) -> Timeline:
     """A chosen row, traced when it fits the budget and checked against its metrics."""
-    cell = cell_of(sweep, row)
     metrics = {m: row[m] for m in METRIC_NAMES}
+    try:
+        cell = cell_of(sweep, row)
+    except ValueError as exc:  # a table from another version, or written by hand
+        return Timeline(kind, title, True, f"{why} Its parameters make no cell today ({exc}).",
+                        None, metrics)
     work = (cell.duration + 1) * (int(row["created"]) + 1)
     if work > TRACE_BUDGET:
         return Timeline(kind, title, True, why + (
@@ -360,7 +364,7 @@ def charts(sweep: Sweep, summary: Summary) -> list[Figure]:
             continue
         cell = _cell_from_parameters(entry["parameters"])
         out.append(timeline_figure(trace_cell(cell), cell, f"timeline_{entry['kind']}",
-                                   entry["title"], cell_text(cell)))
+                                   entry["title"], f"reconsim run {cell_text(cell)}"))
     return out
 
 
