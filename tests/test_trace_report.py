@@ -235,3 +235,16 @@ def test_every_row_is_rebuilt_as_its_cell(tmp_path: Path) -> None:
         ((100, 2), (350, 1), (900, 3)), ((90, 1), (180, 1))}
     got = reconsim.simulate(cells_frame(cells))
     assert got.select(METRIC_NAMES).equals(rows.select(METRIC_NAMES))
+
+
+def test_report_names_a_row_that_makes_no_cell(tmp_path: Path) -> None:
+    # A table from elsewhere: a gain off the 0.001 grid is no cell this version accepts.
+    frame = model_frame(controller=["intent"]).with_columns(gain=pl.lit(0.0005))
+    report = build_report(write_table(tmp_path / "s", frame))
+    slowest = next(e for e in report.data["timelines"]["cells"]
+                   if e["kind"] == "slowest_settling")
+    assert slowest["found"]
+    assert not slowest["traced"]
+    assert "make no cell today" in slowest["why"]
+    assert "gain" in slowest["why"]
+    assert "timeline_slowest_settling" not in report.data["figures"]

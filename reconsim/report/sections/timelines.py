@@ -288,20 +288,31 @@ def timeline_figure(frame: pl.DataFrame, cell: Cell, name: str, title: str,
         (-pl.col("delete_commands")).alias("down"), (-pl.col("deleted")).alias("down_ok"))
     x = alt.X("t:Q", title="second" if k == 1 else f"second ({k}-second buckets)",
               scale=alt.Scale(domain=[0, max(1, cell.duration)], nice=False))
+    highest = drawn.select(pl.max_horizontal(series).max().alias("copies"),
+                           pl.col("create_commands").max(), pl.col("delete_commands").max())
+    copies, up, down = (int(v or 0) for v in highest.row(0))
+    whole = _whole_axis(0, max(copies, cell.desired))
+    whole_commands = _whole_axis(-down, up)
     second = alt.Tooltip("t:Q", title="second" if k == 1 else f"from second (+{k - 1})")
     lines = alt.Chart().transform_fold(series, as_=["copies", "count"]).mark_line(
         interpolate="step-after", strokeWidth=1.5).encode(
-        x=x, y=alt.Y("count:Q", title="copies"),
+        x=x, y=alt.Y("count:Q", title="copies", axis=whole),
         color=alt.Color("copies:N", scale=alt.Scale(domain=series,
                                                     range=[SERIES[s] for s in series]),
                         legend=alt.Legend(orient="top", title=None)),
         tooltip=[second, *(alt.Tooltip(f"{s}:Q") for s in ["desired", *series])])
     desired = alt.Chart().mark_rule(color="#222", strokeDash=[5, 3]).encode(
-        y=alt.Y("max(desired):Q"))
+        y=alt.Y("max(desired):Q", axis=whole))
     deaths = alt.Chart().transform_filter(alt.datum.deaths > 0).mark_rule(
         color=ALARM, strokeWidth=1.5).encode(
         x=x, tooltip=[second, alt.Tooltip("deaths:Q", title="copies killed")])
-    top = alt.layer(lines, desired, deaths).properties(width=WIDTH, height=220)
+    # A layer whose filter leaves nothing makes Vega warn (an infinite extent): only
+    # layers with marks are drawn.
+    def some(column: str) -> bool:
+        return bool((drawn[column] > 0).any())
+
+    copies_chart = alt.layer(lines, desired, *[deaths][:some("deaths")]).properties(
+        width=WIDTH, height=220)
     command = [second, alt.Tooltip("rounds:Q"), alt.Tooltip("create_commands:Q"),
                alt.Tooltip("created:Q"), alt.Tooltip("failed_creates:Q"),
                alt.Tooltip("delete_commands:Q"), alt.Tooltip("deleted:Q"),
@@ -309,17 +320,23 @@ def timeline_figure(frame: pl.DataFrame, cell: Cell, name: str, title: str,
     acted = alt.datum.create_commands + alt.datum.delete_commands > 0
     creates = alt.Chart().transform_filter(alt.datum.create_commands > 0).mark_rule(
         color=SERIES["live"], strokeWidth=2).encode(
-        x=x, y=alt.Y("create_commands:Q", title="commands"),
+        x=x, y=alt.Y("create_commands:Q", title="commands", axis=whole_commands),
         y2=alt.datum(0), tooltip=command)
     useful = alt.Chart().transform_filter(alt.datum.deleted > 0).mark_rule(
-        color="#888", strokeWidth=2).encode(x=x, y="down_ok:Q", y2=alt.datum(0),
-                                            tooltip=command)
+        color="#888", strokeWidth=2).encode(
+        x=x, y=alt.Y("down_ok:Q", axis=whole_commands), y2=alt.datum(0), tooltip=command)
     wasted = alt.Chart().transform_filter(alt.datum.wasted_deletes > 0).mark_rule(
-        color=ALARM, strokeWidth=2).encode(x=x, y="down:Q", y2="down_ok:Q", tooltip=command)
+        color=ALARM, strokeWidth=2).encode(
+        x=x, y=alt.Y("down:Q", axis=whole_commands), y2="down_ok:Q", tooltip=command)
     rounds = alt.Chart().transform_filter(alt.datum.round & ~acted).mark_tick(
         color="#bbb", thickness=1, size=6).encode(x=x, y=alt.datum(0), tooltip=command)
-    bottom = alt.layer(rounds, creates, useful, wasted).properties(width=WIDTH, height=110)
-    chart = alt.vconcat(top, bottom, data=inline(drawn)).resolve_scale(x="shared")
+    idle = bool((drawn["round"] & (drawn["create_commands"] + drawn["delete_commands"] == 0))
+                .any())
+    layers = [layer for layer, present in ((rounds, idle), (creates, some("create_commands")),
+                                           (useful, some("deleted")),
+                                           (wasted, some("wasted_deletes"))) if present]
+    bottom = alt.layer(*layers).properties(width=WIDTH, height=110)
+    chart = alt.vconcat(copies_chart, bottom, data=inline(drawn)).resolve_scale(x="shared")
     note = ("Dashed: desired. Red rules: scripted deaths. Below: each round's create "
             "commands (up) and delete commands (down; red: wasted, sent to a copy already "
             "removed); grey ticks: rounds that did nothing.")
@@ -328,6 +345,14 @@ def timeline_figure(frame: pl.DataFrame, cell: Cell, name: str, title: str,
                  "summed.")
     return Figure(name, title, finish(chart, title, f"{subtitle}. {note}" if subtitle else note),
                   {"bucket": k, "marks": drawn.height + len(series)})
+
+
+def _whole_axis(lo: int, hi: int) -> alt.Axis:
+    """An axis of whole copies or commands: each value labelled when there are few, else
+    Vega's ticks with at least 1 between them (never a tick at half a copy)."""
+    if hi - lo <= 10:
+        return alt.Axis(values=list(range(lo, hi + 1)), format="d")
+    return alt.Axis(tickMinStep=1, format="d")
 
 
 def cell_text(cell: Cell) -> str:
