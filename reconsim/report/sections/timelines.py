@@ -25,10 +25,19 @@ import altair as alt
 import polars as pl
 from markupsafe import Markup
 
-from reconsim.model.params import METRIC_NAMES, PARAMS, UNLIMITED, Cap, Cell, Records, Times
+from reconsim.model.params import (
+    METRIC_NAMES,
+    PARAM_NAMES,
+    PARAMS,
+    UNLIMITED,
+    Cap,
+    Cell,
+    Records,
+    Times,
+)
 from reconsim.model.trace import metrics_of, trace_cell
 from reconsim.report.charts import ALARM, WIDTH, Figure, finish, inline
-from reconsim.report.data import SEED_DEATHS, SEED_SETTING, Sweep, collect, lazy
+from reconsim.report.data import SEED_SETTING, Sweep, collect, lazy, seed_schedules
 from reconsim.report.html import figure_html, num, verdict
 from reconsim.report.section import Section, Summary
 
@@ -73,15 +82,35 @@ class Timelines:
 
 # --- picking the cells ---
 
-def _axes_order(sweep: Sweep) -> list[str]:
-    """Columns that name a row, for deterministic ties: the sweep's axes."""
-    return list(sweep.axes)
+def _numeric_axes(sweep: Sweep) -> list[str]:
+    """The numeric axes: a row's key that costs no computing (the flattened list columns
+    and the hidden helper columns of :mod:`~reconsim.report.data` cost seconds per 10^7
+    rows, so a query over every row never asks for them)."""
+    schema = lazy(sweep.table).collect_schema()
+    return [a for a in sweep.axes if schema[a].is_numeric()]
 
 
-def _best(query: pl.LazyFrame, first: str, axes: Sequence[str]) -> dict[str, Any] | None:
-    """The row with the smallest ``first`` (ties: the smallest axes), or None."""
-    rows = collect(query.bottom_k(1, by=[first, *axes]))
-    return rows.row(0, named=True) if rows.height else None
+def _row_columns(sweep: Sweep) -> list[str]:
+    """What a chosen row is read with: its axes, parameters, metrics and law prediction."""
+    wanted = {*sweep.axes, *PARAM_NAMES, *METRIC_NAMES, "law_overshoot"}
+    return [c for c in lazy(sweep.table).collect_schema().names() if c in wanted]
+
+
+def _best(sweep: Sweep, query: pl.LazyFrame, rank: pl.Expr,
+          extra: Sequence[str] = ()) -> dict[str, Any] | None:
+    """The row of ``query`` with the smallest ``rank`` (ties: the smallest numeric axes,
+    then the other axes), or None. Two passes: the best rank and numeric axes (only those
+    columns computed), then the few rows holding them, in full."""
+    numeric = _numeric_axes(sweep)
+    ranked = lazy(query).with_columns(rank.alias("__rank")).filter(
+        pl.col("__rank").is_not_null())
+    key = collect(ranked.select("__rank", *numeric).bottom_k(1, by=["__rank", *numeric]))
+    if key.height == 0:
+        return None
+    best = key.row(0, named=True)
+    rows = collect(ranked.filter(*(pl.col(c).eq_missing(best[c]) for c in ["__rank", *numeric]))
+                   .select(*_row_columns(sweep), "__rank", *extra))
+    return rows.sort(list(sweep.axes), nulls_last=False).row(0, named=True)
 
 
 def worst_law_mismatch(sweep: Sweep) -> Timeline:
@@ -89,8 +118,7 @@ def worst_law_mismatch(sweep: Sweep) -> Timeline:
     title = "The worst law mismatch"
     law = lazy(sweep.table).filter(pl.col("law_overshoot").is_not_null())
     gap = (pl.col("overshoot") - pl.col("law_overshoot")).abs()
-    row = _best(law.filter(gap > 0).with_columns((-gap).alias("__rank")), "__rank",
-                _axes_order(sweep))
+    row = _best(sweep, law.filter(gap > 0), -gap)
     if row is None:
         covered = int(collect(law.select(pl.len())).item())
         why = ("No cell is in the law's scope." if covered == 0 else
@@ -102,12 +130,12 @@ def worst_law_mismatch(sweep: Sweep) -> Timeline:
         "covers."))
 
 
-def _seed_distance(sweep: Sweep, skip: Sequence[str]) -> pl.Expr:
-    """How many axes of a row differ from seed 001's setting (outside ``skip``), plus one
-    if its deaths are not the seed's: a small score picks a familiar cell."""
+def _seed_distance(sweep: Sweep, columns: Sequence[str]) -> pl.Expr:
+    """How many of ``columns`` differ from seed 001's setting, plus one if the schedule's
+    deaths are not the seed's: a small score picks a familiar cell."""
     terms = [(~pl.col(a).eq_missing(pl.lit(SEED_SETTING[a]))).cast(pl.Int64)
-             for a in sweep.axes if a in SEED_SETTING and a not in skip]
-    terms.append((~pl.col(SEED_DEATHS)).cast(pl.Int64))
+             for a in columns if a in SEED_SETTING]
+    terms.append((~pl.col("schedule").is_in(seed_schedules(sweep.schedules))).cast(pl.Int64))
     return pl.sum_horizontal(terms)
 
 
@@ -115,28 +143,31 @@ def boundary_pair(sweep: Sweep) -> tuple[Timeline, Timeline]:
     """A ledger cell at the boundary (U = G + B) and the one just below it in its panel
     (every other axis equal, the largest U < G + B), seed 001's setting preferred."""
     below_t, at_t = "Just below the boundary", "At the boundary"
-    axes = _axes_order(sweep)
-    panel = [a for a in axes if a != "U"]
+    numeric = _numeric_axes(sweep)
+    panel = [a for a in sweep.axes if a != "U"]
     ledger = lazy(sweep.table).filter(pl.col("controller") == "ledger")
     gb = pl.col("G") + pl.col("B")
     # The law's own cells first, then the cell nearest seed 001's setting.
+    cheap = [a for a in (*numeric, "observe") if a in sweep.axes and a != "U"]
     score = (pl.col("law_overshoot").is_null().cast(pl.Int64) * 1000
-             + _seed_distance(sweep, ("U",))).alias("__rank")
+             + _seed_distance(sweep, cheap)).alias("__rank")
     at = ledger.filter(pl.col("U") == gb, gb >= 2).with_columns(score)
     n = BOUNDARY_CANDIDATES
     for _ in range(3):
-        candidates = collect(at.bottom_k(n, by=["__rank", *axes]))
-        if candidates.height == 0:
+        # The best n numeric keys, then their rows in full and the rows below them.
+        keys = collect(at.select("__rank", *numeric).bottom_k(n, by=["__rank", *numeric]))
+        if keys.height == 0:
             break
-        keys = candidates.select(pl.struct(panel).hash(0).alias("__panel"))["__panel"]
-        below = collect(ledger.filter(pl.col("U") < gb).with_columns(
-            pl.struct(panel).hash(0).alias("__panel")).filter(
-            pl.col("__panel").is_in(keys.implode())).group_by("__panel").agg(
-            pl.all().sort_by("U").last()))
-        for cand, key in zip(candidates.iter_rows(named=True), keys, strict=True):
-            match = below.filter(pl.col("__panel") == key)
-            if match.height and all(match[a][0] == cand[a] for a in panel):
-                lower = match.row(0, named=True)
+        of_key = pl.any_horizontal(
+            pl.all_horizontal(pl.col(a).eq_missing(v) for a, v in key.items() if a != "U")
+            for key in keys.drop("__rank").iter_rows(named=True))
+        candidates = collect(at.filter(of_key).select(*_row_columns(sweep), "__rank")).sort(
+            ["__rank", *sweep.axes], nulls_last=False)
+        below = collect(ledger.filter(pl.col("U") < gb, of_key).select(*_row_columns(sweep)))
+        for cand in candidates.iter_rows(named=True):
+            match = below.filter(*(pl.col(a).eq_missing(cand[a]) for a in panel))
+            if match.height:
+                lower = match.sort("U").row(-1, named=True)
                 return (_timeline(sweep, lower, "below_boundary", below_t, (
                             f"U = {lower['U']}, the largest period below G + B = "
                             f"{lower['G'] + lower['B']} in its panel (every other parameter "
@@ -144,7 +175,7 @@ def boundary_pair(sweep: Sweep) -> tuple[Timeline, Timeline]:
                         _timeline(sweep, cand, "above_boundary", at_t, (
                             f"U = G + B = {cand['U']}: the first period on the boundary, in "
                             "the panel of the previous cell." + _law_text(cand))))
-        if candidates.height < n:
+        if keys.height < n:
             break
         n *= 8
     why = ("No ledger cell has U = G + B with a smaller U beside it in its panel "
@@ -172,9 +203,8 @@ def slowest_settling(sweep: Sweep) -> Timeline:
                 "__last_death": pl.Int64}, orient="row")
     settle = pl.col("stable_at") - pl.col("__last_death")
     query = lazy(sweep.table).filter(pl.col("stable_at").is_not_null()).join(
-        last.lazy(), on=["schedule", "duration"], how="left").with_columns(
-        (-settle).alias("__rank"))
-    row = _best(query, "__rank", _axes_order(sweep))
+        last.lazy(), on=["schedule", "duration"], how="left")
+    row = _best(sweep, query, -settle, extra=("__last_death",))
     if row is None:
         return Timeline("slowest_settling", title, False,
                         "No cell settles: every one ends with live \u2260 desired.")
