@@ -248,3 +248,12 @@ def test_report_names_a_row_that_makes_no_cell(tmp_path: Path) -> None:
     assert "make no cell today" in slowest["why"]
     assert "gain" in slowest["why"]
     assert "timeline_slowest_settling" not in report.data["figures"]
+
+
+def test_plot_to_an_unwritable_place_is_one_line(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "file").write_text("not a folder", encoding="utf-8")
+    assert main(["run", "--plot", str(tmp_path / "file" / "cell.svg")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "cannot write" in err
