@@ -7,6 +7,7 @@ vl-convert, which simulating and sweeping do not need.
 from reconsim.model.params import CONTROLLERS, METRIC_NAMES, METRICS, PARAM_NAMES, Cell
 from reconsim.model.reference import run_reference
 from reconsim.model.simulate import run_cell, simulate
+from reconsim.model.trace import trace
 from reconsim.sweep.runner import SweepResult, run_sweep
 from reconsim.sweep.spec import Spec, SpecError, load_spec, parse_spec
 from reconsim.sweep.store import scan
@@ -27,4 +28,5 @@ __all__ = [
     "run_sweep",
     "scan",
     "simulate",
+    "trace",
 ]

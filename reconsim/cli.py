@@ -31,17 +31,28 @@ def _add_run(sub: Any) -> None:
     for param in PARAMS:  # each kind says how its flag reads
         p.add_argument(f"--{param.name}", **param.kind.argument(param.help, param.default))
     p.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
+    p.add_argument("--plot", metavar="FILE", help="also draw the cell second by second into "
+                   f"FILE ({', '.join(PLOT_FORMATS)}: a self-contained page, or an image)")
     p.set_defaults(handler=_run)
+
+
+#: What ``reconsim run --plot FILE`` writes, by FILE's suffix.
+PLOT_FORMATS = (".html", ".png", ".svg")
 
 
 def _run(args: argparse.Namespace) -> None:
     from reconsim.model.simulate import run_cell
 
     params = {p.name: p.kind.from_flag(getattr(args, p.name), p.default) for p in PARAMS}
+    if args.plot is not None and Path(args.plot).suffix.lower() not in PLOT_FORMATS:
+        raise UsageError(f"--plot: {args.plot}: unknown suffix "
+                         f"{Path(args.plot).suffix or '(none)'!r}; use .html, .png or .svg")
     try:
         metrics = run_cell(**params)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    if args.plot is not None:
+        _plot(params, args.plot)
     if args.json:
         print(json.dumps(metrics))
         return
@@ -50,6 +61,35 @@ def _run(args: argparse.Namespace) -> None:
         value = metrics[m.name]
         shown = "null" if value is None else f"{value:.4f}" if m.float else str(value)
         print(f"{m.name:<{width}}  {shown:>10}  {m.help}")
+
+
+def _plot(params: dict[str, Any], path: str) -> None:
+    """Draw one cell's trace into ``path`` (its suffix says how), written atomically."""
+    import vl_convert
+
+    from reconsim.model.params import Cell
+    from reconsim.model.trace import trace_cell
+    from reconsim.pages import chart, render_page
+    from reconsim.report.build import vegalite_version
+    from reconsim.report.sections.timelines import cell_text, timeline_figure
+    from reconsim.sweep.store import write_atomic
+
+    cell = Cell(**params)
+    frame = trace_cell(cell)
+    text = f"reconsim run {cell_text(cell)}"
+    fig = timeline_figure(frame, cell, "timeline", "One cell second by second", text)
+    suffix = Path(path).suffix.lower()
+    if suffix == ".html":
+        data = render_page("timeline.html", cell=text,
+                           charts=[chart(fig.name, "", fig.spec)]).encode()
+    else:
+        svg: str = vl_convert.vegalite_to_svg(fig.spec, vl_version=vegalite_version())
+        data = svg.encode() if suffix == ".svg" else vl_convert.svg_to_png(svg)
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(Path(path), data)
+    except OSError as exc:
+        raise UsageError(f"--plot: {path}: cannot write ({exc.strerror})") from None
 
 
 def _add_seed(sub: Any) -> None:

@@ -309,7 +309,7 @@ def test_model_sweep_law_breaks_where_the_model_says(tmp_path: Path) -> None:
 def test_report_writes_every_figure_as_svg_and_png(hand_sweep: Path) -> None:
     report = build_report(hand_sweep)
     names = list(report.data["figures"])
-    assert names == ["law", "boundary", "read_cost", "controllers"]
+    assert names == ["law", "boundary", "read_cost", "controllers", "timeline_law_mismatch"]
     for name in names:
         svg = hand_sweep / "figures" / f"{name}.svg"
         png = hand_sweep / "figures" / f"{name}.png"

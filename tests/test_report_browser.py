@@ -173,6 +173,11 @@ def require_chromium() -> str:
     return CHROMIUM
 
 
+#: The report's timelines, both sweeps holding each kind of telling cell.
+TIMELINES = ["timeline_law_mismatch", "timeline_below_boundary", "timeline_above_boundary",
+             "timeline_slowest_settling"]
+
+
 @pytest.mark.parametrize("kind", ["small", "wide"])
 def test_report_renders_in_headless_chromium(tmp_path: Path, kind: str) -> None:
     require_chromium()
@@ -188,7 +193,7 @@ def test_report_renders_in_headless_chromium(tmp_path: Path, kind: str) -> None:
     assert page["state"] == "rendered"
     names = [c["figure"] for c in page["charts"]]
     assert names == list(report.data["figures"]) == ["law", "boundary", "read_cost",
-                                                     "controllers"]
+                                                     "controllers", *TIMELINES]
     for chart in page["charts"]:
         assert chart["rendered"] == "yes", chart
         assert chart["views"] >= 1, chart

@@ -34,6 +34,7 @@ Where the issue leaves a choice open, this model decides (the README repeats it)
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,8 +79,30 @@ class Expectations:
                 and all(c.removed is not None and c.removed + c.g <= r for c in self.deletions))
 
 
-def run_reference(cell: Cell) -> dict[str, Any]:  # noqa: PLR0912, PLR0915 — the spec, in order
-    """Run one cell second by second and return its metrics (:data:`.params.METRICS`).
+@dataclass(frozen=True)
+class Second:
+    """What second t left behind, for an observer of :func:`run_reference` (the per-second
+    trace of :mod:`reconsim.model.trace` is one).
+
+    ``live`` is step 8's sample; ``read`` the ledger the round read (stale inside a lag
+    window), None when no round ran; ``copies`` every copy created so far, in creation
+    order — the model's own records: read them during the call, never change them;
+    ``totals`` the running counts up to and including second t (``rounds``, ``created``,
+    ``create_commands``, ``failed_creates``, ``delete_commands``, ``deleted``, ``reads``
+    and ``killed``, the copies scripted deaths killed).
+    """
+
+    t: int
+    live: int
+    read: list[Copy] | None
+    copies: list[Copy]
+    totals: Mapping[str, int]
+
+
+def run_reference(  # noqa: PLR0912, PLR0915 — the spec, in order
+        cell: Cell, on_second: Callable[[Second], None] | None = None) -> dict[str, Any]:
+    """Run one cell second by second and return its metrics (:data:`.params.METRICS`);
+    ``on_second``, if given, sees each second's :class:`Second` (it changes nothing).
 
     >>> run_reference(Cell(G=20))["overshoot"]
     6
@@ -122,7 +145,7 @@ def run_reference(cell: Cell) -> dict[str, Any]:  # noqa: PLR0912, PLR0915 — t
         return "ok"
 
     rounds = created = create_commands = failed = delete_commands = deleted = reads = 0
-    overshoot = excess = missing = 0
+    overshoot = excess = missing = killed = 0
     last_drift = 0
     next_periodic, periodic_i = 0, 0
     previous_read: list[Copy] = []  # what a round at t - 1 would have read (t = -1: nothing)
@@ -131,6 +154,7 @@ def run_reference(cell: Cell) -> dict[str, Any]:  # noqa: PLR0912, PLR0915 — t
         for at, count in cell.deaths:
             if at == t:
                 for c in live(t)[:count]:
+                    killed += 1
                     c.death = t
                     if c.removed is None:
                         c.removed = t
@@ -214,6 +238,11 @@ def run_reference(cell: Cell) -> dict[str, Any]:  # noqa: PLR0912, PLR0915 — t
         missing += max(0, desired - n_live)
         if n_live != desired:
             last_drift = t
+        if on_second is not None:
+            on_second(Second(t, n_live, seen if periodic or watched else None, copies, {
+                "rounds": rounds, "created": created, "create_commands": create_commands,
+                "failed_creates": failed, "delete_commands": delete_commands,
+                "deleted": deleted, "reads": reads, "killed": killed}))
 
     work = create_commands + delete_commands
     return {

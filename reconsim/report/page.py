@@ -27,6 +27,7 @@ from reconsim.report.sections import (
     read_cost,
     seed,
     sweep,
+    timelines,
 )
 
 
@@ -59,6 +60,7 @@ SECTIONS: Final[tuple[Section, ...]] = (
     seed.SECTION,
     delays.SECTION,
     faults.SECTION,
+    timelines.SECTION,
     sweep.SECTION,
 )
 

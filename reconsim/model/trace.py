@@ -1,0 +1,133 @@
+"""One cell second by second: the reference model's per-second trace, as a polars frame.
+
+:func:`trace` runs :func:`~reconsim.model.reference.run_reference` with an observer and
+keeps one row per second t = 0 … duration, taken at the end of the second (after issue
+8's step 8). Columns:
+
+* ``t`` — the second; ``desired`` — copies that should run;
+* ``live`` — copies running (step 8's sample: ready, not yet dead; terminating ones count);
+* ``ledger`` — entries the ledger lists at the end of second t, as it stands (no lag);
+* ``pending`` — copies created and not removed that the ledger does not list yet
+  (starting, or ready and not yet listed): what a loop that trusts the ledger cannot see,
+  whatever the controller remembers;
+* ``terminating`` — live copies a delete command has removed, running out their
+  ``grace`` (always 0 when grace is 0);
+* ``round`` — whether a round ran at t (periodic or watch-triggered);
+* ``read`` — entries of this service the round read (stale inside a lag window; without
+  ``ledger_base``); null when no round ran;
+* ``create_commands``, ``created``, ``failed_creates`` — create commands the round issued,
+  copies they created (lost replies included) and commands that failed;
+* ``delete_commands``, ``deleted``, ``wasted_deletes`` — delete commands the round
+  issued, those that removed a copy, and the rest (``delete_commands - deleted``: sent to
+  a copy already removed);
+* ``deaths`` — copies the scripted deaths killed at t (fewer than scheduled when fewer
+  were live).
+
+Every metric of :func:`reconsim.run_cell` is a sum or an extreme of these columns
+(:func:`metrics_of`); the tests check that they agree for random cells.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import polars as pl
+
+from reconsim.model.params import Cell
+from reconsim.model.reference import Second, run_reference
+
+#: The trace's columns and their dtypes, in order.
+SCHEMA: Final[dict[str, pl.DataType]] = {
+    "t": pl.Int64(), "desired": pl.Int64(), "live": pl.Int64(), "ledger": pl.Int64(),
+    "pending": pl.Int64(), "terminating": pl.Int64(), "round": pl.Boolean(),
+    "read": pl.Int64(), "create_commands": pl.Int64(), "created": pl.Int64(),
+    "failed_creates": pl.Int64(), "delete_commands": pl.Int64(), "deleted": pl.Int64(),
+    "wasted_deletes": pl.Int64(), "deaths": pl.Int64(),
+}
+
+#: Running totals of the reference model that become per-second columns (column: total).
+_PER_SECOND: Final = {"create_commands": "create_commands", "created": "created",
+                      "failed_creates": "failed_creates", "delete_commands": "delete_commands",
+                      "deleted": "deleted", "deaths": "killed"}
+
+
+def trace(**params: Any) -> pl.DataFrame:
+    """One cell second by second: one row per second ``t = 0 … duration`` (columns in the
+    module's docstring). Keyword arguments are the fields of :class:`reconsim.Cell`, as
+    for :func:`reconsim.run_cell`; a bad value raises ``ValueError`` naming it.
+
+    >>> frame = trace(G=20, duration=60)
+    >>> frame.height, int(frame["live"].max()), int(frame["created"].sum())
+    (61, 12, 12)
+    """
+    return trace_cell(Cell(**params))
+
+
+def trace_cell(cell: Cell) -> pl.DataFrame:
+    """:func:`trace` of a :class:`~reconsim.model.params.Cell`."""
+    rows: dict[str, list[Any]] = {name: [] for name in SCHEMA}
+    before = dict.fromkeys(_PER_SECOND.values(), 0)
+
+    def observe(s: Second) -> None:
+        t = s.t
+        ledger = pending = terminating = 0
+        for c in s.copies:
+            if c.on_ledger(t):
+                ledger += 1
+            elif c.listed > t and not c.removed_by(t):
+                pending += 1
+            if c.removed is not None and c.ready <= t and c.death is not None and c.death > t:
+                terminating += 1
+        for column, total in _PER_SECOND.items():
+            rows[column].append(s.totals[total] - before[total])
+            before[total] = s.totals[total]
+        rows["t"].append(t)
+        rows["desired"].append(cell.desired)
+        rows["live"].append(s.live)
+        rows["ledger"].append(ledger)
+        rows["pending"].append(pending)
+        rows["terminating"].append(terminating)
+        rows["round"].append(s.read is not None)
+        rows["read"].append(None if s.read is None else len(s.read))
+        rows["wasted_deletes"].append(rows["delete_commands"][-1] - rows["deleted"][-1])
+
+    run_reference(cell, on_second=observe)
+    return pl.DataFrame(rows, schema=SCHEMA)
+
+
+def metrics_of(frame: pl.DataFrame, cell: Cell) -> dict[str, Any]:
+    """The metrics of :data:`reconsim.METRICS` as sums and extremes of ``cell``'s trace.
+
+    Only ``unneeded`` reads the cell beyond ``desired``: it subtracts every scheduled death,
+    also those after the end or beyond the live count, which kill nobody and so are not in
+    the trace. ``ledger_base`` turns the read entries into ``reads``.
+
+    >>> cell = Cell(G=20, duration=60)
+    >>> metrics_of(trace_cell(cell), cell)["overshoot"]
+    6
+    """
+    over = frame["live"] - frame["desired"]
+    rounds = int(frame["round"].sum())
+    create_commands = int(frame["create_commands"].sum())
+    delete_commands = int(frame["delete_commands"].sum())
+    created = int(frame["created"].sum())
+    reads = int(frame["read"].sum()) + rounds * cell.ledger_base
+    drifting = frame.filter(pl.col("live") != pl.col("desired"))["t"]
+    last_drift = int(drifting.max()) if drifting.len() else 0  # type: ignore[arg-type]
+    return {
+        "rounds": rounds,
+        "work": create_commands + delete_commands,
+        "work_per_round": (create_commands + delete_commands) / rounds,
+        "created": created,
+        "unneeded": created - cell.desired - sum(count for _, count in cell.deaths),
+        "delete_commands": delete_commands,
+        "deleted": int(frame["deleted"].sum()),
+        "overshoot": max(0, int(over.max())),  # type: ignore[arg-type]
+        "stable_at": None if last_drift == cell.duration else last_drift + 1,
+        "reads": reads,
+        "reads_per_round": reads / rounds,
+        "excess_copy_seconds": int(over.clip(lower_bound=0).sum()),
+        "missing_copy_seconds": int((-over).clip(lower_bound=0).sum()),
+        "create_commands": create_commands,
+        "failed_creates": int(frame["failed_creates"].sum()),
+    }
