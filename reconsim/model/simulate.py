@@ -93,6 +93,9 @@ def simulate(cells: pl.DataFrame, *, checked: bool = False) -> pl.DataFrame:
     else:  # each row to the kernel that is exact for it
         from reconsim.model.kernel_world import WORLD_OUT_COLUMNS, simulate_world_arrays
 
+        if world.all():  # every row off seed 001's world: no gather, no renumbering
+            out = simulate_world_arrays(**kernel_inputs(cells))  # type: ignore[arg-type]
+            return _with_metrics(cells, dict(zip(WORLD_OUT_COLUMNS, out.T, strict=True)))
         out = np.empty((cells.height, len(WORLD_OUT_COLUMNS)), np.int64)
         rows = np.flatnonzero(~world)
         if rows.size:
@@ -107,6 +110,11 @@ def simulate(cells: pl.DataFrame, *, checked: bool = False) -> pl.DataFrame:
             out[rows] = simulate_world_arrays(
                 **kernel_inputs(cells[rows]))  # type: ignore[arg-type]
         raw = dict(zip(WORLD_OUT_COLUMNS, out.T, strict=True))
+    return _with_metrics(cells, raw)
+
+
+def _with_metrics(cells: pl.DataFrame, raw: dict[str, np.ndarray]) -> pl.DataFrame:
+    """``cells`` with one column per metric, from a kernel's raw columns."""
     rounds = raw["rounds"]
     work = raw["create_commands"] + raw["delete_commands"]
     metrics = {
@@ -144,12 +152,19 @@ def _cells_numbered(rows: np.ndarray) -> Iterator[None]:
 def world_rows(cells: pl.DataFrame) -> np.ndarray | None:
     """Which rows leave seed 001's world (a world switch off its default), or None when
     none does. Those rows need the world kernel; the others the count kernel."""
-    differs = [BY_NAME[name].off_default() for name in WORLD_SWITCHES
-               if name in cells.columns]
+    differs = [_off_default(BY_NAME[name]) for name in WORLD_SWITCHES if name in cells.columns]
     if not differs or not cells.height:
         return None
     mask = cells.select(pl.any_horizontal(differs)).to_series().to_numpy()
     return mask if mask.any() else None
+
+
+def _off_default(p: Parameter) -> pl.Expr:
+    """:meth:`Parameter.off_default`, with an empty schedule's test as a length: comparing
+    lists of structs element-wise costs ~1 us a row, a length nothing."""
+    if isinstance(p.kind.dtype, pl.List) and not p.default:
+        return pl.col(p.name).list.len().ne_missing(0)  # a null list is off the default too
+    return p.off_default()
 
 
 def kernel_inputs(cells: pl.DataFrame, *, count: bool = False) -> dict[str, np.ndarray]:
@@ -157,20 +172,24 @@ def kernel_inputs(cells: pl.DataFrame, *, count: bool = False) -> dict[str, np.n
     its default) as its kind encodes it. :func:`reconsim.model.kernel_world.simulate_world_arrays`
     takes them all; with ``count``, only those :func:`reconsim.model.kernel.simulate_arrays`
     takes (seed 001's world)."""
-    if count:
-        from reconsim.model.kernel import COUNT_INPUTS
-
-        arrays = kernel_inputs(cells)
-        return {name: arrays[name] for name in COUNT_INPUTS}
-    arrays = {}
+    arrays: dict[str, np.ndarray] = {}
     for p in PARAMS:
+        if count and p.world:
+            continue
         if p.name in cells.columns:
-            column = cells[p.name]
+            arrays.update(p.kind.arrays(p.name, cells[p.name]))
         else:
-            column = pl.Series(p.name, [p.kind.to_column(p.default)],
-                               dtype=PARAM_DTYPES[p.name]).new_from_index(0, cells.height)
-        arrays.update(p.kind.arrays(p.name, column))
+            arrays.update(_default_arrays(p, cells.height))
     return arrays
+
+
+def _default_arrays(p: Parameter, n: int) -> dict[str, np.ndarray]:
+    """The arrays of ``n`` rows that all hold ``p``'s default: one row's, repeated (an
+    offsets array steps by the row's length)."""
+    one = p.kind.arrays(p.name, pl.Series(p.name, [p.kind.to_column(p.default)],
+                                          dtype=PARAM_DTYPES[p.name]))
+    return {key: np.arange(n + 1, dtype=np.int64) * int(a[-1]) if key.endswith("_offsets")
+            else np.tile(a, n) for key, a in one.items()}
 
 
 def _check_frame(cells: pl.DataFrame) -> None:
