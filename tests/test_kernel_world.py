@@ -261,3 +261,24 @@ def test_split_arrays_are_those_of_the_split_frame(batch: list[Cell], data: st.D
     assert got.keys() == want.keys()
     for key, values in want.items():
         np.testing.assert_array_equal(got[key], values, err_msg=key)
+
+
+@pytest.mark.parametrize(("column", "message"), [
+    ("lag", "lag: null schedule in row 0"), ("create_faults", "create_faults: null schedule"),
+    ("grace", "grace: null value in row 0"), ("trigger", "trigger: null value in row 0"),
+])
+def test_an_all_null_world_column_is_refused_by_name(column: str, message: str) -> None:
+    frame = cells_frame([Cell(G=20), Cell()]).with_columns(pl.lit(None).alias(column))
+    with pytest.raises(ValueError, match=re.escape(message)):
+        simulate(frame)
+
+
+def test_world_columns_at_their_defaults_are_skipped_only_where_all_rows_hold_them() -> None:
+    # Columns at their defaults in every row need no check; one row off makes it checked.
+    frame = cells_frame([Cell(G=20), Cell(G=30), Cell()])
+    assert simulate(frame).select(METRIC_NAMES).to_dicts() == [
+        run_reference(c) for c in (Cell(G=20), Cell(G=30), Cell())]
+    bad = frame.with_columns(lag=pl.Series([[], [{"from": 9, "to": 3, "extra": 1}], []],
+                                           dtype=frame.schema["lag"]))
+    with pytest.raises(ValueError, match=re.escape("lag window must have from < to")):
+        simulate(bad)

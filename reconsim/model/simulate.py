@@ -154,21 +154,31 @@ def _cells_numbered(rows: np.ndarray) -> Iterator[None]:
 def world_rows(cells: pl.DataFrame) -> np.ndarray | None:
     """Which rows leave seed 001's world (a world switch off its default), or None when
     none does. Those rows need the world kernel; the others the count kernel."""
-    names = [name for name in WORLD_SWITCHES if name in cells.columns]
-    if not names or not cells.height:
-        return None
-    # First which columns leave it anywhere (reductions, side by side): a frame that
-    # carries them all at their defaults costs no row mask.
-    off = cells.select(_off_default(BY_NAME[n]).any().alias(n) for n in names).row(0)
-    differs = [_off_default(BY_NAME[n]) for n, o in zip(names, off, strict=True) if o]
+    # First which columns leave it anywhere: a frame that carries them all at their
+    # defaults costs no row mask.
+    differs = [_off_default(BY_NAME[name], cells.schema[name]) for name in _switches_off(cells)]
     if not differs:
         return None
     return cells.select(pl.any_horizontal(differs)).to_series().to_numpy()
 
 
-def _off_default(p: Parameter) -> pl.Expr:
-    """:meth:`Parameter.off_default`, with an empty schedule's test as a length: comparing
-    lists of structs element-wise costs ~1 us a row, a length nothing."""
+def _switches_off(cells: pl.DataFrame) -> list[str]:
+    """The world switches among ``cells``' columns that are off their default (or null) in
+    some row: one pass of reductions, side by side."""
+    names = [name for name in WORLD_SWITCHES if name in cells.columns]
+    if not names or not cells.height:
+        return []
+    off = cells.select(_off_default(BY_NAME[n], cells.schema[n]).any().alias(n)
+                       for n in names).row(0)
+    return [n for n, o in zip(names, off, strict=True) if o]
+
+
+def _off_default(p: Parameter, dtype: pl.DataType) -> pl.Expr:
+    """:meth:`Parameter.off_default` for a column of ``dtype``, with an empty schedule's
+    test as a length: comparing lists of structs element-wise costs ~1 us a row, a length
+    nothing."""
+    if dtype == pl.Null:  # all null: off in every row
+        return pl.lit(value=True)
     if isinstance(p.kind.dtype, pl.List) and not p.default:
         return pl.col(p.name).list.len().ne_missing(0)  # a null list is off the default too
     return p.off_default()
@@ -239,6 +249,10 @@ def _check_frame(cells: pl.DataFrame) -> None:
             p.kind.check_dtype(p.name, cells.schema[p.name])
     if not cells.height:
         return
+    # A world switch at its default in every row (no null either) holds a valid value:
+    # a frame may carry them all without paying for their checks.
+    off = set(_switches_off(cells))
+    present = [p for p in present if p.name not in WORLD_SWITCHES or p.name in off]
     exprs = [_first_bad_null(p) for p in present]
     exprs += [e for p in present if cells.schema[p.name] != pl.Null for e in p.kind.stats(p.name)]
     row = cells.select(exprs).row(0, named=True)
