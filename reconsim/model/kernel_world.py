@@ -587,18 +587,18 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
         ps[_CM, t] = 0
         ps[_DE, t] = 0
         ps[_CE, t] = 0
-    out[row, 0] = rounds
-    out[row, 1] = created
-    out[row, 2] = commands
-    out[row, 3] = deleted
-    out[row, 4] = overshoot
-    out[row, 5] = -1 if last_drift == duration else last_drift + 1
-    out[row, 6] = reads
-    out[row, 7] = excess
-    out[row, 8] = missing
-    out[row, 9] = deaths_total
-    out[row, 10] = create_commands
-    out[row, 11] = failed
+    out[0, row] = rounds
+    out[1, row] = created
+    out[2, row] = commands
+    out[3, row] = deleted
+    out[4, row] = overshoot
+    out[5, row] = -1 if last_drift == duration else last_drift + 1
+    out[6, row] = reads
+    out[7, row] = excess
+    out[8, row] = missing
+    out[9, row] = deaths_total
+    out[10, row] = create_commands
+    out[11, row] = failed
     return True
 
 
@@ -624,7 +624,7 @@ def _simulate_world(  # noqa: PLR0913, PLR0917 — numba takes arrays positional
     fault_lost: BoolArray,
 ) -> Int64Array:
     n = controller.shape[0]
-    out = np.empty((n, _N_OUT), np.int64)
+    out = np.empty((_N_OUT, n), np.int64)  # a metric a row: columns for polars
     lag = np.empty((3, lag_from.shape[0]), np.int64)
     lag[_FROM], lag[_TO], lag[_EXTRA] = lag_from, lag_to, lag_extra
     faults = np.empty((2, fault_at.shape[0]), np.int64)
@@ -768,4 +768,4 @@ def simulate_world_arrays(
     if parallel is None:
         parallel = n >= PARALLEL_MIN_CELLS
     run = _simulate_world_parallel if parallel else _simulate_world_serial
-    return run(*args)  # type: ignore[arg-type]
+    return run(*args).T  # type: ignore[arg-type]

@@ -100,18 +100,18 @@ def simulate(cells: pl.DataFrame, *, checked: bool = False) -> pl.DataFrame:
         return _with_metrics(cells, dict(zip(WORLD_OUT_COLUMNS, out.T, strict=True)))
     # Each row to the kernel that is exact for it: the arrays are split, not the frame
     # (gathering a frame's list columns costs several times more).
-    out = np.empty((cells.height, len(WORLD_OUT_COLUMNS)), np.int64)
+    out = np.empty((len(WORLD_OUT_COLUMNS), cells.height), np.int64)  # a metric a row
     rows = np.flatnonzero(~world)
     with _cells_numbered(rows):
         count = _take(arrays, rows, COUNT_INPUTS)
-        out[rows, :len(OUT_COLUMNS)] = simulate_arrays(**count)  # type: ignore[arg-type]
-    out[rows, WORLD_OUT_COLUMNS.index("create_commands")] = out[
-        rows, OUT_COLUMNS.index("created")]
-    out[rows, WORLD_OUT_COLUMNS.index("failed_creates")] = 0
+        out[:len(OUT_COLUMNS), rows] = simulate_arrays(**count).T  # type: ignore[arg-type]
+    out[WORLD_OUT_COLUMNS.index("create_commands"), rows] = out[
+        OUT_COLUMNS.index("created"), rows]
+    out[WORLD_OUT_COLUMNS.index("failed_creates"), rows] = 0
     rows = np.flatnonzero(world)
     with _cells_numbered(rows):
-        out[rows] = simulate_world_arrays(**_take(arrays, rows))  # type: ignore[arg-type]
-    raw = dict(zip(WORLD_OUT_COLUMNS, out.T, strict=True))
+        out[:, rows] = simulate_world_arrays(**_take(arrays, rows)).T  # type: ignore[arg-type]
+    raw = dict(zip(WORLD_OUT_COLUMNS, out, strict=True))
     return _with_metrics(cells, raw)
 
 
