@@ -82,9 +82,7 @@ def simulate(cells: pl.DataFrame, *, checked: bool = False) -> pl.DataFrame:
     """
     from reconsim.model.kernel import OUT_COLUMNS, simulate_arrays
 
-    if not checked:
-        _check_frame(cells)
-    world = world_rows(cells)
+    world = world_rows(cells, None if checked else _check_frame(cells))
     if world is None:  # seed 001's world throughout: the count kernel alone
         counts = simulate_arrays(**kernel_inputs(cells, count=True))  # type: ignore[arg-type]
         raw = dict(zip(OUT_COLUMNS, counts.T, strict=True))
@@ -151,12 +149,14 @@ def _cells_numbered(rows: np.ndarray) -> Iterator[None]:
         raise ValueError(message) from None
 
 
-def world_rows(cells: pl.DataFrame) -> np.ndarray | None:
+def world_rows(cells: pl.DataFrame, off: list[str] | None = None) -> np.ndarray | None:
     """Which rows leave seed 001's world (a world switch off its default), or None when
-    none does. Those rows need the world kernel; the others the count kernel."""
+    none does. Those rows need the world kernel; the others the count kernel. ``off``:
+    the switches off their default somewhere, if known already."""
     # First which columns leave it anywhere: a frame that carries them all at their
     # defaults costs no row mask.
-    differs = [_off_default(BY_NAME[name], cells.schema[name]) for name in _switches_off(cells)]
+    off = _switches_off(cells) if off is None else off
+    differs = [_off_default(BY_NAME[name], cells.schema[name]) for name in off]
     if not differs:
         return None
     return cells.select(pl.any_horizontal(differs)).to_series().to_numpy()
@@ -230,8 +230,9 @@ def _default_arrays(p: Parameter, n: int) -> dict[str, np.ndarray]:
             else np.tile(a, n) for key, a in one.items()}
 
 
-def _check_frame(cells: pl.DataFrame) -> None:
-    """Raise ``ValueError`` naming the column and a value when ``cells`` is not simulable.
+def _check_frame(cells: pl.DataFrame) -> list[str]:
+    """Raise ``ValueError`` naming the column and a value when ``cells`` is not simulable;
+    return the world switches off their default somewhere (:func:`_switches_off`).
 
     Dtypes are checked from the schema; values in one pass that computes, per column,
     the statistics its kind judges (the first forbidden null, the extremes, ...). Only a
@@ -248,10 +249,10 @@ def _check_frame(cells: pl.DataFrame) -> None:
         if cells.schema[p.name] != pl.Null:  # all null: the null check says if that is allowed
             p.kind.check_dtype(p.name, cells.schema[p.name])
     if not cells.height:
-        return
+        return []
     # A world switch at its default in every row (no null either) holds a valid value:
     # a frame may carry them all without paying for their checks.
-    off = set(_switches_off(cells))
+    off = _switches_off(cells)
     present = [p for p in present if p.name not in WORLD_SWITCHES or p.name in off]
     exprs = [_first_bad_null(p) for p in present]
     exprs += [e for p in present if cells.schema[p.name] != pl.Null for e in p.kind.stats(p.name)]
@@ -262,6 +263,7 @@ def _check_frame(cells: pl.DataFrame) -> None:
                              f"{row[f'{p.name}:bad_null']}{p.kind.null_hint}")
         if cells.schema[p.name] != pl.Null:
             p.kind.check_stats(p.name, row, cells[p.name])
+    return off
 
 
 def _first_bad_null(p: Parameter) -> pl.Expr:
