@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import polars as pl
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 from reconsim import CONTROLLERS, Cell, run_reference
 from reconsim.model.kernel import _BLOCK, PARALLEL_MIN_CELLS, simulate_arrays
-from reconsim.model.params import OBSERVE
+from reconsim.model.params import MAX_SECONDS, OBSERVE
 from reconsim.model.simulate import cells_frame, kernel_inputs, simulate
 from tests.strategies import cells
 
@@ -83,3 +86,49 @@ def test_threaded_and_serial_compilations_agree(batch: list[Cell]) -> None:
     arrays = kernel_inputs(tiled, count=True)
     np.testing.assert_array_equal(simulate_arrays(**arrays, parallel=True),
                                   simulate_arrays(**arrays, parallel=False))
+
+
+@st.composite
+def long_cells(draw: st.DrawFn) -> Cell:
+    """A :func:`cells` cell stretched long (so it settles early and idles for most of its
+    rounds), its deaths and restarts moved late: near or at the last second, just past it,
+    or spread far apart, where a skip of idle rounds must stop and step again."""
+    base = draw(cells(max_duration=60))
+    duration = draw(st.integers(600, 4000))
+    late = st.one_of(st.integers(duration - 3, duration + 2), st.integers(0, duration),
+                     st.sampled_from((duration - 1, duration)))
+    deaths = draw(st.lists(st.tuples(late, st.integers(0, 12)), max_size=4))
+    restarts = draw(st.lists(late, max_size=3))
+    return dataclasses.replace(base, duration=duration, deaths=tuple(deaths),
+                               restart_at=tuple(restarts))
+
+
+@settings(max_examples=80, deadline=None)
+@given(long_cells())
+@example(Cell(desired=0, duration=4000, deaths=()))  # settled from the first round
+@example(Cell(G=0, B=0, U=1, duration=3000, deaths=((2999, 3), (3000, 1))))
+@example(Cell(G=60, U=15, duration=4000, deaths=((300, 2), (3600, 4))))  # oscillates, settles
+@example(Cell(controller="intent", G=60, U=15, duration=3000, deaths=((2990, 2),),
+              restart_at=(1000, 2995)))
+@example(Cell(controller="expectations", G=45, U=5, ttl=7, duration=3000,
+              deaths=((1500, 6), (1505, 6))))
+@example(Cell(G=30, U=7, gain=0.333, max_per_round=2, duration=3000, deaths=((900, 5),)))
+def test_long_runs_with_late_events_match_reference(cell: Cell) -> None:
+    # Most rounds of these cells are idle: the kernel adds them up in closed form.
+    assert kernel_metrics([cell]) == [run_reference(cell)]
+
+
+@pytest.mark.parametrize("controller", list(CONTROLLERS))
+def test_a_settled_run_s_tail_adds_one_idle_round_after_another(controller: str) -> None:
+    # The longest run a cell may have, against the reference model's 20,000 seconds: after
+    # it settles, every round reads `desired` copies plus the ledger's base and does nothing.
+    short = Cell(controller=controller, G=60, U=15, ledger_base=26, duration=20_000)
+    long = dataclasses.replace(short, duration=MAX_SECONDS)
+    want = run_reference(short)
+    got = kernel_metrics([long])[0]
+    idle = MAX_SECONDS // 15 + 1 - want["rounds"]
+    assert got["rounds"] == want["rounds"] + idle
+    assert got["reads"] == want["reads"] + idle * (short.desired + 26)
+    same = ("created", "delete_commands", "deleted", "overshoot", "stable_at",
+            "excess_copy_seconds", "missing_copy_seconds")
+    assert {k: got[k] for k in same} == {k: want[k] for k in same}

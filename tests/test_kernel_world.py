@@ -18,6 +18,7 @@ from reconsim.model.kernel_world import (
     WORLD_OUT_COLUMNS,
     simulate_world_arrays,
 )
+from reconsim.model.params import FAULT_KINDS
 from reconsim.model.simulate import cells_frame, kernel_inputs, simulate, world_rows
 from tests.strategies import cells, world_cells
 
@@ -206,3 +207,78 @@ def test_the_guard_passes_what_the_world_kernel_can_hold() -> None:
     _refuse_copies(cell(trigger=False))  # two rounds of a million copies: 0.7 GiB
     with pytest.raises(ValueError, match=re.escape("may create 9.01e+08 copies")):
         _refuse_copies(cell(trigger=True))
+
+
+@st.composite
+def long_world_cells(draw: st.DrawFn) -> Cell:
+    """A :func:`world_cells` cell stretched long, so that it settles early and idles for
+    most of its rounds, with its scripted events moved late (near or at the last second,
+    just past it, or anywhere): deaths, restarts, fault events and lag windows, each of
+    which a skip of idle rounds must stop at or look through."""
+    base = draw(world_cells(max_duration=60))
+    duration = draw(st.integers(600, 2000))
+    late = st.one_of(st.integers(duration - 3, duration + 2), st.integers(0, duration))
+    deaths = draw(st.lists(st.tuples(late, st.integers(0, 12)), max_size=3))
+    windows = draw(st.lists(st.tuples(late, st.integers(1, 200), st.integers(1, 90))
+                            .map(lambda w: (w[0], w[0] + w[1], w[2])), max_size=2))
+    faults = draw(st.lists(st.tuples(late, st.integers(0, 5), st.sampled_from(FAULT_KINDS)),
+                           max_size=2))
+    return dataclasses.replace(
+        base, duration=duration, deaths=tuple(deaths),
+        restart_at=tuple(draw(st.lists(late, max_size=2))),
+        lag=tuple(windows) if draw(st.booleans()) else base.lag,
+        create_faults=tuple(faults) if draw(st.booleans()) else base.create_faults)
+
+
+@settings(max_examples=40, deadline=None)
+@given(long_world_cells())
+@example(Cell(desired=0, duration=3000, trigger="watch", U_jitter=5, deaths=()))
+@example(Cell(G=60, U=15, G_spread=20, duration=3000, deaths=((2999, 2),),
+              lag=((2500, 2600, 90),), trigger="watch"))
+@example(Cell(G=20, U=10, U_jitter=9, duration=3000, deaths=((300, 2), (2000, 3)),
+              fail_rate=0.2, create_faults=((2000, 2, "lost"),), controller="intent"))
+@example(Cell(G=5, U=30, duration=2000, grace=40, delete_order="newest", controller="expectations",
+              ttl=10, deaths=((1990, 4),), lag=((100, 110, 60), (1995, 2100, 3))))
+# A lag window after the cell settled again reads back into its replacement of the dead:
+# the skip must see that the window's stale reads reach behind `quiet_from`.
+@example(Cell(G=5, U=10, B=5, duration=600, deaths=((200, 2),), lag=((240, 300, 60),)))
+@example(Cell(G=5, U=10, B=5, duration=600, deaths=((200, 2),), lag=((240, 300, 60),),
+              trigger="watch"))
+def test_long_world_runs_with_late_events_match_reference(cell: Cell) -> None:
+    # Most rounds of these cells are idle: the kernel adds them up in closed form.
+    assert metrics([cell]) == [run_reference(cell)]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(world_cells(max_duration=50), min_size=1, max_size=12), st.data())
+def test_split_arrays_are_those_of_the_split_frame(batch: list[Cell], data: st.DataObject) -> None:
+    # The dispatch splits a frame's kernel arrays, lists included, rather than the frame.
+    from reconsim.model.simulate import _take
+
+    rows = np.array(sorted(data.draw(st.sets(st.integers(0, len(batch) - 1)))), np.int64)
+    got = _take(kernel_inputs(cells_frame(batch)), rows)
+    want = kernel_inputs(cells_frame([batch[i] for i in rows]))
+    assert got.keys() == want.keys()
+    for key, values in want.items():
+        np.testing.assert_array_equal(got[key], values, err_msg=key)
+
+
+@pytest.mark.parametrize(("column", "message"), [
+    ("lag", "lag: null schedule in row 0"), ("create_faults", "create_faults: null schedule"),
+    ("grace", "grace: null value in row 0"), ("trigger", "trigger: null value in row 0"),
+])
+def test_an_all_null_world_column_is_refused_by_name(column: str, message: str) -> None:
+    frame = cells_frame([Cell(G=20), Cell()]).with_columns(pl.lit(None).alias(column))
+    with pytest.raises(ValueError, match=re.escape(message)):
+        simulate(frame)
+
+
+def test_world_columns_at_their_defaults_are_skipped_only_where_all_rows_hold_them() -> None:
+    # Columns at their defaults in every row need no check; one row off makes it checked.
+    frame = cells_frame([Cell(G=20), Cell(G=30), Cell()])
+    assert simulate(frame).select(METRIC_NAMES).to_dicts() == [
+        run_reference(c) for c in (Cell(G=20), Cell(G=30), Cell())]
+    bad = frame.with_columns(lag=pl.Series([[], [{"from": 9, "to": 3, "extra": 1}], []],
+                                           dtype=frame.schema["lag"]))
+    with pytest.raises(ValueError, match=re.escape("lag window must have from < to")):
+        simulate(bad)

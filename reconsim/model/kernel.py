@@ -22,8 +22,23 @@ or ``L = G`` (created). So a cell's whole state is three cumulative counts
 
 Nothing changes between the seconds where a round runs, a cohort becomes
 ready or a death is scheduled, so the kernel jumps from one such second to
-the next and adds up the per-second metrics over the gaps. Its cost per cell
-is O(rounds + deaths + restarts), not O(duration x copies).
+the next and adds up the per-second metrics over the gaps.
+
+Settled cells skip their idle rounds. A round at s that corrects nothing (diff = 0)
+while every cohort is listed (``C(s-L) = C``) and every death is on the ledger
+(``D(s-G) = D``) leaves a state that only a scripted death can change: the next
+rounds read the same ``seen = C - D`` (no copy is created, none dies before the next
+death event), ``intent`` counts no pending copy (``C - max(D, C(t-L), ...) = 0``),
+``expectations`` are all observed (they wait for at most ``s' + L`` or a death + G,
+both behind), so their diff is 0 again, by induction, and a restart meanwhile changes
+nothing they use (the kernel applies it at the next round it steps, as before). So the
+``k`` rounds before the next death (or the end) each add one round and
+``seen + ledger_base`` reads, in closed form: ``k`` of them at once. Cohorts still
+becoming ready (observe="created") change only the live count, which the gaps count
+as before. A cell's cost follows its transients (rounds until it settles after the
+start and after each death), not its duration: O(transient rounds + deaths + restarts).
+No seed-001 cell is known that never settles (G 0-90, U 5-90, B 1-10, desired 3-12,
+every controller: all settle within 720 s, even over 50,000 s).
 
 The public entry point takes and returns plain NumPy arrays; polars stays in
 :mod:`reconsim.model.simulate`.
@@ -58,6 +73,10 @@ _N_OUT = len(OUT_COLUMNS)
 _BLOCK = 2048
 
 Int64Array = NDArray[np.int64]
+Int64Array2D = NDArray[np.int64]
+#: Rows of a cell's history scratch: the cohorts (a round that created, the created count
+#: after it) and the dead history (a second the dead count changed, the count after it).
+_HIST_T, _HIST_C, _DH_T, _DH_D = range(4)
 
 
 #: Controller codes, in :data:`reconsim.model.params.CONTROLLERS` order.
@@ -93,16 +112,21 @@ def _sorted_into(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
 def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is what makes it fast
     controller: int, created_listed: bool, cap: int, ttl: int, gain_pm: int,
     desired: int, U: int, G: int, B: int, duration: int, ledger_base: int,
-    ev_at: Int64Array, ev_count: Int64Array, n_ev: int, restarts: Int64Array, n_rs: int,
-    hist_t: Int64Array, hist_c: Int64Array, dh_t: Int64Array, dh_d: Int64Array,
-    out: Int64Array,
+    ev: Int64Array2D, n_ev: int, restarts: Int64Array, n_rs: int, hs: Int64Array2D,
+    out: Int64Array2D, row: int,
 ) -> None:
+    """Run cell ``row`` into column ``row`` of ``out`` (a metric a row). Its death events
+    are the first ``n_ev`` columns of ``ev`` (rows at, count), sorted; ``hs`` is scratch
+    for its histories (rows _HIST_T, _HIST_C, _DH_T, _DH_D). Few array arguments: numba
+    passes each one as a struct and counts its references, which costs more than a
+    settled cell's rounds."""
     deaths_total = 0
     for j in range(n_ev):
-        deaths_total += ev_count[j]
+        deaths_total += ev[1, j]
     L = G if created_listed else G + B  # seconds from creation to listed
-    # Cohorts: hist_t[j] is a round that created, hist_c[j] the created count after it.
-    # Dead history: dh_d[j] is the dead count after a change at second dh_t[j].
+    # Cohorts: hs[_HIST_T, j] is a round that created, hs[_HIST_C, j] the created count
+    # after it.
+    # Dead history: hs[_DH_D, j] is the dead count after a change at second hs[_DH_T, j].
     n_hist = 0
     n_dh = 0
     C = 0  # created so far
@@ -128,10 +152,10 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     big = duration + 1
     while True:
         s = next_round if next_round <= duration else big
-        if p_ready < n_hist and hist_t[p_ready] + B < s:
-            s = hist_t[p_ready] + B
-        if i_ev < n_ev and ev_at[i_ev] < s:
-            s = ev_at[i_ev]
+        if p_ready < n_hist and hs[_HIST_T, p_ready] + B < s:
+            s = hs[_HIST_T, p_ready] + B
+        if i_ev < n_ev and ev[0, i_ev] < s:
+            s = ev[0, i_ev]
         if s > duration:
             break
         if s > prev:  # seconds prev .. s-1 all had `live` copies
@@ -143,18 +167,18 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                 missing -= gap * (s - prev)
             if gap != 0:
                 last_drift = s - 1
-        while p_ready < n_hist and hist_t[p_ready] + B <= s:
-            R = hist_c[p_ready]
+        while p_ready < n_hist and hs[_HIST_T, p_ready] + B <= s:
+            R = hs[_HIST_C, p_ready]
             p_ready += 1
         kill = 0
-        while i_ev < n_ev and ev_at[i_ev] == s:
-            kill += ev_count[i_ev]
+        while i_ev < n_ev and ev[0, i_ev] == s:
+            kill += ev[1, i_ev]
             i_ev += 1
         kill = min(kill, max(0, R - D))
         if kill > 0:
             D += kill
-            dh_t[n_dh] = s
-            dh_d[n_dh] = D
+            hs[_DH_T, n_dh] = s
+            hs[_DH_D, n_dh] = D
             n_dh += 1
         if s == next_round:
             rounds += 1
@@ -163,11 +187,11 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                 C_restart = C
                 exp_active = False
                 p_rs += 1
-            while p_seen < n_hist and hist_t[p_seen] <= s - L:
-                C_lag = hist_c[p_seen]
+            while p_seen < n_hist and hs[_HIST_T, p_seen] <= s - L:
+                C_lag = hs[_HIST_C, p_seen]
                 p_seen += 1
-            while p_dead < n_dh and dh_t[p_dead] <= s - G:
-                D_lag = dh_d[p_dead]
+            while p_dead < n_dh and hs[_DH_T, p_dead] <= s - G:
+                D_lag = hs[_DH_D, p_dead]
                 p_dead += 1
             seen = C_lag - D_lag
             reads += seen + ledger_base
@@ -183,8 +207,8 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
             if diff > 0:
                 C += diff
                 created += diff
-                hist_t[n_hist] = s
-                hist_c[n_hist] = C
+                hs[_HIST_T, n_hist] = s
+                hs[_HIST_C, n_hist] = C
                 n_hist += 1
                 if B == 0:
                     R = C
@@ -197,15 +221,24 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                 if top > D:  # some targets were alive: they die now
                     deleted += top - D
                     D = top
-                    dh_t[n_dh] = s
-                    dh_d[n_dh] = D
+                    hs[_DH_T, n_dh] = s
+                    hs[_DH_D, n_dh] = D
                     n_dh += 1
                     last_death = s
                 elif hit > 0:  # all were dead already: when did the last of them die?
-                    last_death = dh_t[np.searchsorted(dh_d[:n_dh], top - 1, side="right")]
+                    last_death = hs[_DH_T, np.searchsorted(hs[_DH_D, :n_dh], top - 1, side="right")]
                 else:
                     last_death = s - G
                 exp_active, exp_set, exp_seen = True, s, last_death + G
+            elif p_seen == n_hist and p_dead == n_dh:
+                # Settled: see the module's docstring. The rounds before the next death
+                # (or the end) read `seen` copies each and do nothing.
+                end = min(ev[0, i_ev], big) if i_ev < n_ev else big
+                idle = (end - 1 - s) // U
+                if idle > 0:
+                    rounds += idle
+                    reads += idle * (seen + ledger_base)
+                    next_round += idle * U
         live = max(0, R - D)
         prev = s
     # seconds prev .. duration
@@ -218,16 +251,16 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
         missing -= gap * span
     if gap != 0:
         last_drift = duration
-    out[0] = rounds
-    out[1] = created
-    out[2] = commands
-    out[3] = deleted
-    out[4] = overshoot
-    out[5] = -1 if last_drift == duration else last_drift + 1
-    out[6] = reads
-    out[7] = excess
-    out[8] = missing
-    out[9] = deaths_total
+    out[0, row] = rounds
+    out[1, row] = created
+    out[2, row] = commands
+    out[3, row] = deleted
+    out[4, row] = overshoot
+    out[5, row] = -1 if last_drift == duration else last_drift + 1
+    out[6, row] = reads
+    out[7, row] = excess
+    out[8, row] = missing
+    out[9, row] = deaths_total
 
 
 def _simulate(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
@@ -238,7 +271,7 @@ def _simulate(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
     restart_offsets: Int64Array, restart_at: Int64Array,
 ) -> Int64Array:
     n = controller.shape[0]
-    out = np.empty((n, _N_OUT), np.int64)
+    out = np.empty((_N_OUT, n), np.int64)  # a metric a row: columns for polars
     n_blocks = (n + _BLOCK - 1) // _BLOCK
     for b in numba.prange(n_blocks):
         lo = b * _BLOCK
@@ -250,25 +283,21 @@ def _simulate(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
             max_rounds = max(max_rounds, duration[i] // U[i] + 1)
             max_ev = max(max_ev, death_offsets[i + 1] - death_offsets[i])
             max_rs = max(max_rs, restart_offsets[i + 1] - restart_offsets[i])
-        hist_t = np.empty(max_rounds, np.int64)
-        hist_c = np.empty(max_rounds, np.int64)
-        dh_t = np.empty(max_rounds + max_ev, np.int64)
-        dh_d = np.empty(max_rounds + max_ev, np.int64)
-        ev_at = np.empty(max_ev, np.int64)
-        ev_count = np.empty(max_ev, np.int64)
+        hs = np.empty((4, max_rounds + max_ev), np.int64)
+        ev = np.empty((2, max_ev), np.int64)
         rs_at = np.empty(max_rs, np.int64)
         rs_dummy = np.empty(max_rs, np.int64)
         for i in range(lo, hi):
             # Events in one second commute — together they kill min(total, live) — so only
             # their order in time matters.
             n_ev = _sorted_into(death_at, death_count, death_offsets[i], death_offsets[i + 1],
-                                ev_at, ev_count)
+                                ev[0], ev[1])
             n_rs = _sorted_into(restart_at, restart_at, restart_offsets[i],
                                 restart_offsets[i + 1], rs_at, rs_dummy)
             _run_cell(
                 controller[i], observe[i] == CREATED, max_per_round[i], ttl[i], gain[i],
-                desired[i], U[i], G[i], B[i], duration[i], ledger_base[i], ev_at, ev_count,
-                n_ev, rs_at, n_rs, hist_t, hist_c, dh_t, dh_d, out[i],
+                desired[i], U[i], G[i], B[i], duration[i], ledger_base[i], ev, n_ev, rs_at,
+                n_rs, hs, out, i,
             )
     return out
 
@@ -405,7 +434,7 @@ def simulate_arrays(  # noqa: PLR0913
     run = _simulate_parallel if parallel else _simulate_serial
     return run(*(i64(a) for a in (
         controller, observe, max_per_round, ttl, gain, desired, U, G, B, duration, ledger_base,
-        deaths_offsets, deaths_at, deaths_count, restart_at_offsets, restart_at)))
+        deaths_offsets, deaths_at, deaths_count, restart_at_offsets, restart_at))).T
 
 
 #: The keyword arrays :func:`simulate_arrays` takes: those of seed 001's world.

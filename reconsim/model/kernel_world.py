@@ -33,8 +33,29 @@ closes, the two reads are compared copy by copy. Delete targets, ``intent``'s pe
 count and scripted deaths walk the copies held, in creation order. Copies that can
 matter no more (dead, and off every read the remaining rounds can make, lag included)
 are dropped once the copies held have doubled, so the arrays hold roughly the copies
-alive or listed. Cost per cell: O(rounds x copies held + copies made x log) plus, for
-cells with watch triggers or lag windows, O(duration).
+alive or listed. Cost per cell: O(transient rounds x copies held + copies made x log),
+plus O(seconds scanned) for cells with watch triggers or lag windows.
+
+Settled cells skip their idle rounds. ``quiet_from`` is the latest second at which any
+copy's read membership changes — its ``birth + 1`` and ``listed`` from its creation,
+``removed + max(g, 1)`` from its removal — so a read of the ledger as of any second
+``r >= quiet_from`` (stale or not) holds exactly the copies listed and never removed, the
+same set every time, and no remembered copy is pending there (all are listed) and no
+expectation waits (each waits for a listing or a removal + g, all behind). When a round at
+s corrects nothing (diff = 0) and every read from s on looks at ``r >= quiet_from`` (the
+read at s, and for each lag window reaching past s, ``max(s + 1, from) - extra``), the
+rounds up to the next scripted death (or the end) read that same set and decide 0 again,
+by induction: no copy is created (so no fault or rate draw happens), none is removed,
+a restart changes nothing they use, and a watch trigger cannot fire (its two reads are
+the same set). So they add one round and ``seen + ledger_base`` reads each, counted in
+closed form (with ``U_jitter``, only the interval draws are stepped: they decide how
+many rounds fall before the next death), and the per-second scan for watch triggers
+jumps over them. The live count keeps changing on its own heap and is added up as
+before. The watch scan also starts at the unlagged read's next pending change, never
+earlier. The per-second rows are cleared by each cell up to its ``quiet_from`` (every
+entry it wrote lies there), not over its whole duration, and the lag per second is
+filled only as far as it is looked at: a settled cell's cost does not grow with its
+duration.
 
 Random numbers come from :mod:`reconsim.model.rng`'s counter-based streams, so each draw
 is a pure function of (seed, stream, counter): no state crosses cells or blocks.
@@ -78,6 +99,16 @@ _COMPACT_FROM = 32
 #: Rows of the per-second scratch: the unlagged read's change counts; the ledger's size
 #: changes, change counts and running size at the end of each second; the lag per second.
 _CM, _DE, _CE, _PRE, _XS = 0, 1, 2, 3, 4
+#: Rows of a copy's record (a column of the copy scratch): the times of
+#: :class:`reconsim.model.reference.Copy`, and two flags (removed by a delete command;
+#: remembered by the controller).
+_BIRTH, _READY, _G, _LISTED, _REMOVED, _DEATH, _BY_COMMAND, _REMEMBERED = range(8)
+_N_COPY_ROWS = 8
+#: Rows of the heap scratch: pending live-count changes (times, deltas), then pending
+#: changes of the unlagged read's size.
+_LIVE, _M = 0, 2
+#: Rows of the lag windows.
+_FROM, _TO, _EXTRA = 0, 1, 2
 #: Room for pending changes per copy held, in each heap (a copy has at most four).
 _HEAP_PER_COPY = 4
 #: Copies a block's scratch holds at first; a cell that needs more is rerun with double.
@@ -98,14 +129,11 @@ def uniform_u64(seed: int, stream: int, k: int, n: int) -> np.int64:
 
 
 @numba.njit(cache=True, nogil=True)
-def _extra(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
-    t: int, lag_from: Int64Array, lag_to: Int64Array, lag_extra: Int64Array, w_lo: int,
-    w_hi: int,
-) -> int:
+def _extra(t: int, lag: Int64Array2D, w_lo: int, w_hi: int) -> int:
     """The extra staleness of a read at t: the first listed window holding t, else 0."""
     for w in range(w_lo, w_hi):
-        if lag_from[w] <= t < lag_to[w]:
-            return int(lag_extra[w])
+        if lag[_FROM, w] <= t < lag[_TO, w]:
+            return int(lag[_EXTRA, w])
     return 0
 
 
@@ -125,6 +153,17 @@ def _in_read(  # noqa: PLR0913, PLR0917 — numba takes scalars positionally
     return t < end
 
 
+@numba.njit(cache=True, nogil=True)
+def _fill_lag(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
+    ps: Int64Array2D, filled: int, t: int, lag: Int64Array2D, w_lo: int, w_hi: int,
+) -> int:
+    """Fill the lag row of the per-second scratch up to second t; return how far it is."""
+    while filled < t:
+        filled += 1
+        ps[_XS, filled] = _extra(filled, lag, w_lo, w_hi)
+    return filled
+
+
 @numba.njit(cache=True, nogil=True, inline="always")
 def _add(ps: Int64Array2D, row: int, t: int, v: int) -> None:
     """Add v at second t of a per-second row (seconds past its end never matter)."""
@@ -135,19 +174,18 @@ def _add(ps: Int64Array2D, row: int, t: int, v: int) -> None:
 @numba.njit(cache=True, nogil=True, inline="always")
 def _mark_removal(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
     s: int, birth: int, listed: int, g: int, by_command: bool,
-    m_t: Int64Array, m_v: Int64Array, n_m: int,
-    ps: Int64Array2D, lagged: bool, watch: bool,
+    hp: Int64Array2D, n_m: int, ps: Int64Array2D, lagged: bool, watch: bool,
 ) -> int:
     """A copy is removed at s: close its read intervals (or cancel them if never opened).
     Returns the new size of the heap of the unlagged read's changes."""
     m0 = max(birth + 1, listed)
     m1 = s + 1 if (g == 0 and by_command) else s + g
     if m1 > m0:
-        n_m = _push(m_t, m_v, n_m, m1, -1)
+        n_m = _push(hp, _M, n_m, m1, -1)
         if watch:
             _add(ps, _CM, m1, 1)
     else:
-        n_m = _push(m_t, m_v, n_m, m0, -1)
+        n_m = _push(hp, _M, n_m, m0, -1)
         if watch:
             _add(ps, _CM, m0, -1)
     if lagged:
@@ -161,60 +199,62 @@ def _mark_removal(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
 
 
 @numba.njit(cache=True, nogil=True)
-def _push(times: Int64Array, deltas: Int64Array, size: int, t: int, v: int) -> int:
-    """Push (t, v) onto a binary min-heap of times; return its new size. A full heap
-    counts the event without storing it (size > capacity): the caller reruns wider."""
-    if size >= times.shape[0]:
+def _push(hp: Int64Array2D, h: int, size: int, t: int, v: int) -> int:
+    """Push (t, v) onto the binary min-heap of times in rows h (times), h + 1 (values) of
+    ``hp``; return its new size. A full heap counts the event without storing it
+    (size > capacity): the caller reruns wider."""
+    if size >= hp.shape[1]:
         return size + 1
     i = size
     while i > 0:
         parent = (i - 1) // 2
-        if times[parent] <= t:
+        if hp[h, parent] <= t:
             break
-        times[i] = times[parent]
-        deltas[i] = deltas[parent]
+        hp[h, i] = hp[h, parent]
+        hp[h + 1, i] = hp[h + 1, parent]
         i = parent
-    times[i] = t
-    deltas[i] = v
+    hp[h, i] = t
+    hp[h + 1, i] = v
     return size + 1
 
 
 @numba.njit(cache=True, nogil=True)
-def _pop(times: Int64Array, deltas: Int64Array, size: int) -> int:
-    """Remove the earliest event of a heap of ``size``; return the new size."""
+def _pop(hp: Int64Array2D, h: int, size: int) -> int:
+    """Remove the earliest event of the heap in rows h, h + 1 of ``hp``, of ``size``;
+    return the new size."""
     size -= 1
-    t = times[size]
-    v = deltas[size]
+    t = hp[h, size]
+    v = hp[h + 1, size]
     i = 0
     while True:
         child = 2 * i + 1
         if child >= size:
             break
-        if child + 1 < size and times[child + 1] < times[child]:
+        if child + 1 < size and hp[h, child + 1] < hp[h, child]:
             child += 1
-        if times[child] >= t:
+        if hp[h, child] >= t:
             break
-        times[i] = times[child]
-        deltas[i] = deltas[child]
+        hp[h, i] = hp[h, child]
+        hp[h + 1, i] = hp[h + 1, child]
         i = child
-    times[i] = t
-    deltas[i] = v
+    hp[h, i] = t
+    hp[h + 1, i] = v
     return size
 
 
 @numba.njit(cache=True, nogil=True)
 def _sample(  # noqa: PLR0913, PLR0917 — numba takes scalars positionally
-    live_t: Int64Array, live_v: Int64Array, n_live: int, lo: int, hi: int, live: int,
+    hp: Int64Array2D, n_live: int, lo: int, hi: int, live: int,
     desired: int, excess: int, missing: int, overshoot: int, last_drift: int,
 ) -> tuple[int, int, int, int, int, int]:
     """Add up the per-second metrics over seconds lo .. hi-1, one run of equal live counts
     at a time, consuming the live count's pending changes (a heap of (second, delta))."""
     t = lo
     while t < hi:
-        while n_live > 0 and live_t[0] == t:
-            live += live_v[0]
-            n_live = _pop(live_t, live_v, n_live)
-        u = live_t[0] if n_live > 0 and live_t[0] < hi else hi
+        while n_live > 0 and hp[_LIVE, 0] == t:
+            live += hp[_LIVE + 1, 0]
+            n_live = _pop(hp, _LIVE, n_live)
+        u = hp[_LIVE, 0] if n_live > 0 and hp[_LIVE, 0] < hi else hi
         gap = live - desired
         excess += max(gap, 0) * (u - t)
         missing += max(-gap, 0) * (u - t)
@@ -231,46 +271,40 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     desired: int, U: int, G: int, B: int, duration: int, ledger_base: int,
     B_spread: int, G_spread: int, U_jitter: int, seed: int, grace: int,
     delete_newest: bool, watch: bool, slow_start: bool, fail_pm: int, lost_pm: int,
-    ev_at: Int64Array, ev_count: Int64Array, n_ev: int, restarts: Int64Array, n_rs: int,
-    lag_from: Int64Array, lag_to: Int64Array, lag_extra: Int64Array, w_lo: int, w_hi: int,
-    fault_at: Int64Array, fault_lost: BoolArray, fault_left: Int64Array, f_lo: int, f_hi: int,
-    c_birth: Int64Array, c_ready: Int64Array, c_g: Int64Array, c_listed: Int64Array,
-    c_removed: Int64Array, c_death: Int64Array, c_by_command: BoolArray,
-    c_remembered: BoolArray, ps: Int64Array2D, live_t: Int64Array, live_v: Int64Array,
-    m_t: Int64Array, m_v: Int64Array, out: Int64Array, row: int,
+    ev: Int64Array2D, n_ev: int, restarts: Int64Array, n_rs: int,
+    lag: Int64Array2D, w_lo: int, w_hi: int,
+    faults: Int64Array2D, fault_left: Int64Array, f_lo: int, f_hi: int,
+    cp: Int64Array2D, ps: Int64Array2D, hp: Int64Array2D, out: Int64Array2D, row: int,
 ) -> bool:
     """Run cell ``row``; False if it needs more copies than the scratch arrays hold.
 
-    Its lag windows are ``[w_lo, w_hi)`` of the lag arrays, its fault events
-    ``[f_lo, f_hi)`` of the fault arrays (``fault_left`` from index 0: their counts left).
+    Its death events are ``ev`` (rows at, count: the first ``n_ev``), its lag windows
+    columns ``[w_lo, w_hi)`` of ``lag`` (rows from, to, extra), its fault events columns
+    ``[f_lo, f_hi)`` of ``faults`` (rows at, lost; ``fault_left`` from index 0: their
+    counts left). Each column of ``cp`` is a copy held, ``hp`` holds the two heaps.
+    (Few array arguments: numba passes each one as a struct and counts its references.)
     """
-    capacity = c_birth.shape[0]
+    capacity = cp.shape[1]
     n_lag = w_hi - w_lo
     n_faults = f_hi - f_lo
     max_extra = 0
     for w in range(w_lo, w_hi):
-        max_extra = max(max_extra, lag_extra[w])
+        max_extra = max(max_extra, lag[_EXTRA, w])
     deaths_total = 0
     for j in range(n_ev):
-        deaths_total += ev_count[j]
+        deaths_total += ev[1, j]
     # Per-second arrays over 0 .. duration, as differences (d_) or change counts (c_):
     # live copies; the unlagged read (M: membership at a round's read point); the ledger
     # at the end of a second (E, what stale reads see); E's running total; the lag per
-    # second (watch cells with lag windows only).
-    T = duration + 1
+    # second (watch cells with lag windows only, filled as far as looked at). The rows of
+    # differences and change counts come in zeroed and are left zeroed: every entry a cell
+    # writes lies at or before its `quiet_from`, which it clears at the end.
     lagged = n_lag > 0
-    for t in range(T if lagged else 0):
-        ps[_DE, t] = 0
-    for t in range(T if watch else 0):
-        ps[_CM, t] = 0
-        ps[_CE, t] = 0
-    n_live_ev = 0  # pending changes of the live count: a heap (live_t, live_v)
-    n_m = 0  # pending changes of the unlagged read's size: a heap (m_t, m_v)
-    heap_room = live_t.shape[0]
+    n_live_ev = 0  # pending changes of the live count: the heap in rows _LIVE of hp
+    n_m = 0  # pending changes of the unlagged read's size: the heap in rows _M of hp
+    heap_room = hp.shape[1]
     lag_per_second = watch and lagged
-    if lag_per_second:
-        for t in range(T):
-            ps[_XS, t] = _extra(t, lag_from, lag_to, lag_extra, w_lo, w_hi)
+    xs_filled = -1  # ps[_XS] holds the lag of seconds 0 .. xs_filled
     n = 0  # copies held (in creation order)
     compact_at = _COMPACT_FROM
     k_made = 0  # copies ever created: the counter of streams STARTUP and LEDGER_DELAY
@@ -288,29 +322,32 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     swept = -1  # seconds 0 .. swept are sampled
     m_run = 0  # the unlagged read's size at the last read
     e_filled = -1  # pre_E holds E's size for seconds 0 .. e_filled
+    quiet_from = 0  # no copy's read membership changes from this second on (see top)
+    quiet_until = 0  # no round is triggered before this second (settled up to it)
     s = 0
     while s <= duration:
         # Sample seconds before s: nothing can change them any more.
         n_live_ev, live, excess, missing, overshoot, last_drift = _sample(
-            live_t, live_v, n_live_ev, swept + 1, s, live, desired, excess, missing,
+            hp, n_live_ev, swept + 1, s, live, desired, excess, missing,
             overshoot, last_drift)
         swept = s - 1
         # 1. Scripted deaths: the oldest live copies die (terminating ones included).
         kill = 0
-        while i_ev < n_ev and ev_at[i_ev] == s:
-            kill += ev_count[i_ev]
+        while i_ev < n_ev and ev[0, i_ev] == s:
+            kill += ev[1, i_ev]
             i_ev += 1
         i = 0
         while kill > 0 and i < n:
-            if c_ready[i] <= s < c_death[i]:
-                if c_death[i] != _NEVER:  # a terminating copy: its later death is undone
-                    n_live_ev = _push(live_t, live_v, n_live_ev, c_death[i], 1)
-                n_live_ev = _push(live_t, live_v, n_live_ev, s, -1)
-                c_death[i] = s
-                if c_removed[i] == _NEVER:
-                    c_removed[i] = s
-                    c_by_command[i] = False
-                    n_m = _mark_removal(s, c_birth[i], c_listed[i], c_g[i], False, m_t, m_v,
+            if cp[_READY, i] <= s < cp[_DEATH, i]:
+                if cp[_DEATH, i] != _NEVER:  # a terminating copy: its later death is undone
+                    n_live_ev = _push(hp, _LIVE, n_live_ev, cp[_DEATH, i], 1)
+                n_live_ev = _push(hp, _LIVE, n_live_ev, s, -1)
+                cp[_DEATH, i] = s
+                if cp[_REMOVED, i] == _NEVER:
+                    cp[_REMOVED, i] = s
+                    cp[_BY_COMMAND, i] = 0
+                    quiet_from = max(quiet_from, s + max(cp[_G, i], 1))
+                    n_m = _mark_removal(s, cp[_BIRTH, i], cp[_LISTED, i], cp[_G, i], False, hp,
                                         n_m, ps, lagged, watch)
                 kill -= 1
             i += 1
@@ -319,11 +356,15 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
         # 2. Restarts wipe the controller's memory.
         while p_rs < n_rs and restarts[p_rs] <= s:
             for i in range(n):
-                c_remembered[i] = False
+                cp[_REMEMBERED, i] = 0
             exp_active = False
             p_rs += 1
         # 3. A round: a periodic round time, or (watch) a read that differs from t - 1's.
-        x = ps[_XS, s] if lag_per_second else _extra(s, lag_from, lag_to, lag_extra, w_lo, w_hi)
+        if lag_per_second:
+            xs_filled = _fill_lag(ps, xs_filled, s, lag, w_lo, w_hi)
+            x = ps[_XS, s]
+        else:
+            x = _extra(s, lag, w_lo, w_hi)
         run = s == next_periodic
         if run:
             step = U
@@ -336,10 +377,11 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
             x_before = ps[_XS, s - 1] if lag_per_second else 0
             if x != x_before:  # a lag window opens or closes: compare copy by copy
                 for i in range(n):
-                    if _in_read(s, x, c_birth[i], c_listed[i], c_removed[i], c_g[i],
-                                c_by_command[i]) != _in_read(
-                            s - 1, x_before, c_birth[i], c_listed[i], c_removed[i], c_g[i],
-                            c_by_command[i]):
+                    birth, listed, removed, g = (cp[_BIRTH, i], cp[_LISTED, i],
+                                                 cp[_REMOVED, i], cp[_G, i])
+                    by_command = cp[_BY_COMMAND, i] != 0
+                    if _in_read(s, x, birth, listed, removed, g, by_command) != _in_read(
+                            s - 1, x_before, birth, listed, removed, g, by_command):
                         run = True
                         break
             elif x == 0:
@@ -351,9 +393,9 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
             # 4. The read, as of second r.
             r = s - x
             if x == 0:
-                while n_m > 0 and m_t[0] <= s:
-                    m_run += m_v[0]
-                    n_m = _pop(m_t, m_v, n_m)
+                while n_m > 0 and hp[_M, 0] <= s:
+                    m_run += hp[_M + 1, 0]
+                    n_m = _pop(hp, _M, n_m)
                 seen = m_run
             elif r < 0:
                 seen = 0
@@ -368,7 +410,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
             diff = desired - seen
             if controller == INTENT:
                 for i in range(n):
-                    if c_remembered[i] and c_removed[i] > r and c_listed[i] > r:
+                    if cp[_REMEMBERED, i] and cp[_REMOVED, i] > r and cp[_LISTED, i] > r:
                         diff -= 1
             elif controller == EXPECTATIONS and exp_active and r < exp_seen \
                     and s - exp_set < ttl:
@@ -388,9 +430,9 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                         kind = 0  # 0 ok, 1 fail, 2 lost
                         scripted = False
                         for f in range(n_faults):
-                            if fault_at[f_lo + f] <= s and fault_left[f] > 0:
+                            if faults[0, f_lo + f] <= s and fault_left[f] > 0:
                                 fault_left[f] -= 1
-                                kind = 2 if fault_lost[f_lo + f] else 1
+                                kind = 2 if faults[1, f_lo + f] else 1
                                 scripted = True
                                 break
                         if not scripted:
@@ -414,18 +456,19 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                         if G_spread > 0:
                             g += int(uniform_u64(seed, rng.LEDGER_DELAY, k_made, G_spread + 1))
                         listed = (s if created_listed else ready) + g
-                        c_birth[n] = s
-                        c_ready[n] = ready
-                        c_g[n] = g
-                        c_listed[n] = listed
-                        c_removed[n] = _NEVER
-                        c_death[n] = _NEVER
-                        c_by_command[n] = False
-                        c_remembered[n] = kind == 0
+                        cp[_BIRTH, n] = s
+                        cp[_READY, n] = ready
+                        cp[_G, n] = g
+                        cp[_LISTED, n] = listed
+                        quiet_from = max(quiet_from, s + 1, listed)
+                        cp[_REMOVED, n] = _NEVER
+                        cp[_DEATH, n] = _NEVER
+                        cp[_BY_COMMAND, n] = 0
+                        cp[_REMEMBERED, n] = 1 if kind == 0 else 0
                         if ready <= duration:
-                            n_live_ev = _push(live_t, live_v, n_live_ev, ready, 1)
+                            n_live_ev = _push(hp, _LIVE, n_live_ev, ready, 1)
                         if max(s + 1, listed) <= duration:
-                            n_m = _push(m_t, m_v, n_m, max(s + 1, listed), 1)
+                            n_m = _push(hp, _M, n_m, max(s + 1, listed), 1)
                         if watch:
                             _add(ps, _CM, max(s + 1, listed), 1)
                         if lagged:
@@ -451,21 +494,45 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                     if hit == 0:
                         break
                     i = n - 1 - h if delete_newest else h
-                    if not (c_listed[i] <= r and not (c_removed[i] <= r - c_g[i])):
+                    if not (cp[_LISTED, i] <= r and not (cp[_REMOVED, i] <= r - cp[_G, i])):
                         continue
                     hit -= 1
-                    if c_removed[i] == _NEVER:
-                        c_removed[i] = s
-                        c_death[i] = s + grace
-                        c_by_command[i] = True
-                        if c_ready[i] <= duration:
-                            n_live_ev = _push(live_t, live_v, n_live_ev,
-                                              max(c_ready[i], s + grace), -1)
-                        n_m = _mark_removal(s, c_birth[i], c_listed[i], c_g[i], True, m_t, m_v,
+                    if cp[_REMOVED, i] == _NEVER:
+                        cp[_REMOVED, i] = s
+                        cp[_DEATH, i] = s + grace
+                        cp[_BY_COMMAND, i] = 1
+                        quiet_from = max(quiet_from, s + max(cp[_G, i], 1))
+                        if cp[_READY, i] <= duration:
+                            n_live_ev = _push(hp, _LIVE, n_live_ev,
+                                              max(cp[_READY, i], s + grace), -1)
+                        n_m = _mark_removal(s, cp[_BIRTH, i], cp[_LISTED, i], cp[_G, i], True, hp,
                                             n_m, ps, lagged, watch)
                         deleted += 1
-                    exp_seen = max(exp_seen, c_removed[i] + c_g[i])
+                    exp_seen = max(exp_seen, cp[_REMOVED, i] + cp[_G, i])
                 exp_active, exp_set = True, s
+            else:  # settled? then skip the idle rounds up to the next death (see top)
+                oldest = r  # the oldest second a read at s or later can look at
+                for w in range(w_lo, w_hi):
+                    if lag[_TO, w] > s + 1:
+                        oldest = min(oldest, max(s + 1, lag[_FROM, w]) - lag[_EXTRA, w])
+                if oldest >= quiet_from:
+                    end = min(ev[0, i_ev], duration + 1) if i_ev < n_ev else duration + 1
+                    idle = 0
+                    if U_jitter == 0:
+                        if next_periodic < end:
+                            idle = (end - 1 - next_periodic) // U + 1
+                            next_periodic += idle * U
+                            periodic_i += idle
+                    else:
+                        while next_periodic < end:
+                            step = U - U_jitter + int(uniform_u64(
+                                seed, rng.INTERVAL, periodic_i, 2 * U_jitter + 1))
+                            next_periodic += max(1, step)
+                            periodic_i += 1
+                            idle += 1
+                    rounds += idle
+                    reads += idle * (seen + ledger_base)
+                    quiet_until = end
             if n_live_ev > heap_room or n_m > heap_room:
                 return False
         if n >= compact_at:
@@ -473,16 +540,16 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
             # (amortised: only once the copies held have doubled since the last time).
             kept = 0
             for i in range(n):
-                if not (c_death[i] <= s and c_removed[i] + c_g[i] + max_extra + 1 <= s):
+                if not (cp[_DEATH, i] <= s and cp[_REMOVED, i] + cp[_G, i] + max_extra + 1 <= s):
                     if kept != i:
-                        c_birth[kept] = c_birth[i]
-                        c_ready[kept] = c_ready[i]
-                        c_g[kept] = c_g[i]
-                        c_listed[kept] = c_listed[i]
-                        c_removed[kept] = c_removed[i]
-                        c_death[kept] = c_death[i]
-                        c_by_command[kept] = c_by_command[i]
-                        c_remembered[kept] = c_remembered[i]
+                        cp[_BIRTH, kept] = cp[_BIRTH, i]
+                        cp[_READY, kept] = cp[_READY, i]
+                        cp[_G, kept] = cp[_G, i]
+                        cp[_LISTED, kept] = cp[_LISTED, i]
+                        cp[_REMOVED, kept] = cp[_REMOVED, i]
+                        cp[_DEATH, kept] = cp[_DEATH, i]
+                        cp[_BY_COMMAND, kept] = cp[_BY_COMMAND, i]
+                        cp[_REMEMBERED, kept] = cp[_REMEMBERED, i]
                     kept += 1
             n = kept
             compact_at = max(_COMPACT_FROM, 2 * n)
@@ -490,9 +557,17 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
         # next second at which a round can run or a copy can die.
         nxt = min(next_periodic, duration + 1)
         if i_ev < n_ev:
-            nxt = min(nxt, ev_at[i_ev])
-        if watch:  # the first second whose read may differ from the one before
-            for t in range(s + 1, nxt):
+            nxt = min(nxt, ev[0, i_ev])
+        if watch and quiet_until < nxt:  # the first second whose read may differ
+            start = s + 1
+            if not lag_per_second:  # no change before the unlagged read's next one
+                while n_m > 0 and hp[_M, 0] <= s:
+                    m_run += hp[_M + 1, 0]
+                    n_m = _pop(hp, _M, n_m)
+                start = max(start, hp[_M, 0]) if n_m > 0 else nxt
+            else:
+                xs_filled = _fill_lag(ps, xs_filled, nxt - 1, lag, w_lo, w_hi)
+            for t in range(start, nxt):
                 if not lag_per_second:
                     changed = ps[_CM, t] != 0
                 elif ps[_XS, t] != ps[_XS, t - 1]:
@@ -506,35 +581,33 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                     break
         s = nxt
     n_live_ev, live, excess, missing, overshoot, last_drift = _sample(
-        live_t, live_v, n_live_ev, swept + 1, duration + 1, live, desired, excess, missing,
+        hp, n_live_ev, swept + 1, duration + 1, live, desired, excess, missing,
         overshoot, last_drift)
-    out[row, 0] = rounds
-    out[row, 1] = created
-    out[row, 2] = commands
-    out[row, 3] = deleted
-    out[row, 4] = overshoot
-    out[row, 5] = -1 if last_drift == duration else last_drift + 1
-    out[row, 6] = reads
-    out[row, 7] = excess
-    out[row, 8] = missing
-    out[row, 9] = deaths_total
-    out[row, 10] = create_commands
-    out[row, 11] = failed
+    for t in range(min(quiet_from + 1, ps.shape[1]) if lagged or watch else 0):
+        ps[_CM, t] = 0
+        ps[_DE, t] = 0
+        ps[_CE, t] = 0
+    out[0, row] = rounds
+    out[1, row] = created
+    out[2, row] = commands
+    out[3, row] = deleted
+    out[4, row] = overshoot
+    out[5, row] = -1 if last_drift == duration else last_drift + 1
+    out[6, row] = reads
+    out[7, row] = excess
+    out[8, row] = missing
+    out[9, row] = deaths_total
+    out[10, row] = create_commands
+    out[11, row] = failed
     return True
 
 
 @numba.njit(cache=True, nogil=True)
-def _copy_scratch(capacity: int) -> tuple[
-        Int64Array, Int64Array, Int64Array, Int64Array, Int64Array, Int64Array, BoolArray,
-        BoolArray, Int64Array, Int64Array, Int64Array, Int64Array]:
-    """Scratch for ``capacity`` copies: their times and flags, and the two heaps."""
-    heap = _HEAP_PER_COPY * capacity
-    return (np.empty(capacity, np.int64), np.empty(capacity, np.int64),
-            np.empty(capacity, np.int64), np.empty(capacity, np.int64),
-            np.empty(capacity, np.int64), np.empty(capacity, np.int64),
-            np.empty(capacity, np.bool_), np.empty(capacity, np.bool_),
-            np.empty(heap, np.int64), np.empty(heap, np.int64), np.empty(heap, np.int64),
-            np.empty(heap, np.int64))
+def _copy_scratch(capacity: int) -> tuple[Int64Array2D, Int64Array2D]:
+    """Scratch for ``capacity`` copies: their times and flags (a column each), and the
+    two heaps."""
+    return (np.empty((_N_COPY_ROWS, capacity), np.int64),
+            np.empty((4, _HEAP_PER_COPY * capacity), np.int64))
 
 
 def _simulate_world(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
@@ -551,7 +624,11 @@ def _simulate_world(  # noqa: PLR0913, PLR0917 — numba takes arrays positional
     fault_lost: BoolArray,
 ) -> Int64Array:
     n = controller.shape[0]
-    out = np.empty((n, _N_OUT), np.int64)
+    out = np.empty((_N_OUT, n), np.int64)  # a metric a row: columns for polars
+    lag = np.empty((3, lag_from.shape[0]), np.int64)
+    lag[_FROM], lag[_TO], lag[_EXTRA] = lag_from, lag_to, lag_extra
+    faults = np.empty((2, fault_at.shape[0]), np.int64)
+    faults[0], faults[1] = fault_at, fault_lost
     n_blocks = (n + _BLOCK - 1) // _BLOCK
     for b in numba.prange(n_blocks):
         lo = b * _BLOCK
@@ -565,20 +642,18 @@ def _simulate_world(  # noqa: PLR0913, PLR0917 — numba takes arrays positional
             max_ev = max(max_ev, death_offsets[i + 1] - death_offsets[i])
             max_rs = max(max_rs, restart_offsets[i + 1] - restart_offsets[i])
             max_faults = max(max_faults, fault_offsets[i + 1] - fault_offsets[i])
-        ev_at = np.empty(max_ev, np.int64)
-        ev_count = np.empty(max_ev, np.int64)
+        ev = np.empty((2, max_ev), np.int64)
         rs_at = np.empty(max_rs, np.int64)
         rs_dummy = np.empty(max_rs, np.int64)
         fault_left = np.empty(max_faults, np.int64)
         capacity = _FIRST_CAPACITY
-        (c_birth, c_ready, c_g, c_listed, c_removed, c_death, c_by_command, c_remembered,
-         live_t, live_v, m_t, m_v) = _copy_scratch(capacity)
-        per_second = np.empty((5, max_seconds), np.int64)
+        cp, hp = _copy_scratch(capacity)
+        per_second = np.zeros((5, max_seconds), np.int64)
         for i in range(lo, hi):
             # Deaths in one second commute (together they kill min(total, live) of the
             # oldest live copies), so only their order in time matters.
             n_ev = _sorted_into(death_at, death_count, death_offsets[i], death_offsets[i + 1],
-                                ev_at, ev_count)
+                                ev[0], ev[1])
             n_rs = _sorted_into(restart_at, restart_at, restart_offsets[i],
                                 restart_offsets[i + 1], rs_at, rs_dummy)
             w_lo, w_hi = lag_offsets[i], lag_offsets[i + 1]
@@ -590,16 +665,14 @@ def _simulate_world(  # noqa: PLR0913, PLR0917 — numba takes arrays positional
                     controller[i], created_listed[i], cap[i], ttl[i], gain_pm[i], desired[i],
                     U[i], G[i], B[i], duration[i], ledger_base[i], B_spread[i], G_spread[i],
                     U_jitter[i], seed[i], grace[i], delete_newest[i], watch[i], slow_start[i],
-                    fail_pm[i], lost_pm[i], ev_at, ev_count, n_ev, rs_at, n_rs,
-                    lag_from, lag_to, lag_extra, w_lo, w_hi, fault_at, fault_lost, fault_left,
-                    f_lo, f_hi, c_birth, c_ready, c_g, c_listed, c_removed, c_death,
-                    c_by_command, c_remembered, per_second, live_t, live_v, m_t, m_v, out, i,
+                    fail_pm[i], lost_pm[i], ev, n_ev, rs_at, n_rs, lag, w_lo, w_hi, faults,
+                    fault_left, f_lo, f_hi, cp, per_second, hp, out, i,
                 )
                 if done:
                     break
                 capacity *= 2  # the cell holds more copies at once: run it again, wider
-                (c_birth, c_ready, c_g, c_listed, c_removed, c_death, c_by_command,
-                 c_remembered, live_t, live_v, m_t, m_v) = _copy_scratch(capacity)
+                per_second[:] = 0  # as it stopped midway, it did not clear its entries
+                cp, hp = _copy_scratch(capacity)
     return out
 
 
@@ -630,7 +703,7 @@ _FLAGS: Final = {
 
 
 #: Bytes of scratch a copy takes: its six times and two flags, and its heap entries.
-_BYTES_PER_COPY: Final = 6 * 8 + 2 + 4 * 8 * _HEAP_PER_COPY
+_BYTES_PER_COPY: Final = 8 * _N_COPY_ROWS + 4 * 8 * _HEAP_PER_COPY
 
 
 def _refuse_copies(a: dict[str, NDArray[np.generic]]) -> None:
@@ -695,4 +768,4 @@ def simulate_world_arrays(
     if parallel is None:
         parallel = n >= PARALLEL_MIN_CELLS
     run = _simulate_world_parallel if parallel else _simulate_world_serial
-    return run(*args)  # type: ignore[arg-type]
+    return run(*args).T  # type: ignore[arg-type]

@@ -82,31 +82,39 @@ def simulate(cells: pl.DataFrame, *, checked: bool = False) -> pl.DataFrame:
     """
     from reconsim.model.kernel import OUT_COLUMNS, simulate_arrays
 
-    if not checked:
-        _check_frame(cells)
-    world = world_rows(cells)
+    world = world_rows(cells, None if checked else _check_frame(cells))
     if world is None:  # seed 001's world throughout: the count kernel alone
         counts = simulate_arrays(**kernel_inputs(cells, count=True))  # type: ignore[arg-type]
         raw = dict(zip(OUT_COLUMNS, counts.T, strict=True))
         raw["create_commands"] = raw["created"]
         raw["failed_creates"] = np.zeros(cells.height, np.int64)
-    else:  # each row to the kernel that is exact for it
-        from reconsim.model.kernel_world import WORLD_OUT_COLUMNS, simulate_world_arrays
+        return _with_metrics(cells, raw)
+    from reconsim.model.kernel import COUNT_INPUTS
+    from reconsim.model.kernel_world import WORLD_OUT_COLUMNS, simulate_world_arrays
 
-        out = np.empty((cells.height, len(WORLD_OUT_COLUMNS)), np.int64)
-        rows = np.flatnonzero(~world)
-        if rows.size:
-            with _cells_numbered(rows):
-                out[rows, :len(OUT_COLUMNS)] = simulate_arrays(
-                    **kernel_inputs(cells[rows], count=True))  # type: ignore[arg-type]
-            out[rows, WORLD_OUT_COLUMNS.index("create_commands")] = out[
-                rows, OUT_COLUMNS.index("created")]
-            out[rows, WORLD_OUT_COLUMNS.index("failed_creates")] = 0
-        rows = np.flatnonzero(world)
-        with _cells_numbered(rows):
-            out[rows] = simulate_world_arrays(
-                **kernel_inputs(cells[rows]))  # type: ignore[arg-type]
-        raw = dict(zip(WORLD_OUT_COLUMNS, out.T, strict=True))
+    arrays = kernel_inputs(cells)
+    if world.all():  # every row off seed 001's world: no split, no renumbering
+        out = simulate_world_arrays(**arrays)  # type: ignore[arg-type]
+        return _with_metrics(cells, dict(zip(WORLD_OUT_COLUMNS, out.T, strict=True)))
+    # Each row to the kernel that is exact for it: the arrays are split, not the frame
+    # (gathering a frame's list columns costs several times more).
+    out = np.empty((len(WORLD_OUT_COLUMNS), cells.height), np.int64)  # a metric a row
+    rows = np.flatnonzero(~world)
+    with _cells_numbered(rows):
+        count = _take(arrays, rows, COUNT_INPUTS)
+        out[:len(OUT_COLUMNS), rows] = simulate_arrays(**count).T  # type: ignore[arg-type]
+    out[WORLD_OUT_COLUMNS.index("create_commands"), rows] = out[
+        OUT_COLUMNS.index("created"), rows]
+    out[WORLD_OUT_COLUMNS.index("failed_creates"), rows] = 0
+    rows = np.flatnonzero(world)
+    with _cells_numbered(rows):
+        out[:, rows] = simulate_world_arrays(**_take(arrays, rows)).T  # type: ignore[arg-type]
+    raw = dict(zip(WORLD_OUT_COLUMNS, out, strict=True))
+    return _with_metrics(cells, raw)
+
+
+def _with_metrics(cells: pl.DataFrame, raw: dict[str, np.ndarray]) -> pl.DataFrame:
+    """``cells`` with one column per metric, from a kernel's raw columns."""
     rounds = raw["rounds"]
     work = raw["create_commands"] + raw["delete_commands"]
     metrics = {
@@ -141,15 +149,39 @@ def _cells_numbered(rows: np.ndarray) -> Iterator[None]:
         raise ValueError(message) from None
 
 
-def world_rows(cells: pl.DataFrame) -> np.ndarray | None:
+def world_rows(cells: pl.DataFrame, off: list[str] | None = None) -> np.ndarray | None:
     """Which rows leave seed 001's world (a world switch off its default), or None when
-    none does. Those rows need the world kernel; the others the count kernel."""
-    differs = [BY_NAME[name].off_default() for name in WORLD_SWITCHES
-               if name in cells.columns]
-    if not differs or not cells.height:
+    none does. Those rows need the world kernel; the others the count kernel. ``off``:
+    the switches off their default somewhere, if known already."""
+    # First which columns leave it anywhere: a frame that carries them all at their
+    # defaults costs no row mask.
+    off = _switches_off(cells) if off is None else off
+    differs = [_off_default(BY_NAME[name], cells.schema[name]) for name in off]
+    if not differs:
         return None
-    mask = cells.select(pl.any_horizontal(differs)).to_series().to_numpy()
-    return mask if mask.any() else None
+    return cells.select(pl.any_horizontal(differs)).to_series().to_numpy()
+
+
+def _switches_off(cells: pl.DataFrame) -> list[str]:
+    """The world switches among ``cells``' columns that are off their default (or null) in
+    some row: one pass of reductions, side by side."""
+    names = [name for name in WORLD_SWITCHES if name in cells.columns]
+    if not names or not cells.height:
+        return []
+    off = cells.select(_off_default(BY_NAME[n], cells.schema[n]).any().alias(n)
+                       for n in names).row(0)
+    return [n for n, o in zip(names, off, strict=True) if o]
+
+
+def _off_default(p: Parameter, dtype: pl.DataType) -> pl.Expr:
+    """:meth:`Parameter.off_default` for a column of ``dtype``, with an empty schedule's
+    test as a length: comparing lists of structs element-wise costs ~1 us a row, a length
+    nothing."""
+    if dtype == pl.Null:  # all null: off in every row
+        return pl.lit(value=True)
+    if isinstance(p.kind.dtype, pl.List) and not p.default:
+        return pl.col(p.name).list.len().ne_missing(0)  # a null list is off the default too
+    return p.off_default()
 
 
 def kernel_inputs(cells: pl.DataFrame, *, count: bool = False) -> dict[str, np.ndarray]:
@@ -157,24 +189,50 @@ def kernel_inputs(cells: pl.DataFrame, *, count: bool = False) -> dict[str, np.n
     its default) as its kind encodes it. :func:`reconsim.model.kernel_world.simulate_world_arrays`
     takes them all; with ``count``, only those :func:`reconsim.model.kernel.simulate_arrays`
     takes (seed 001's world)."""
-    if count:
-        from reconsim.model.kernel import COUNT_INPUTS
-
-        arrays = kernel_inputs(cells)
-        return {name: arrays[name] for name in COUNT_INPUTS}
-    arrays = {}
+    arrays: dict[str, np.ndarray] = {}
     for p in PARAMS:
+        if count and p.world:
+            continue
         if p.name in cells.columns:
-            column = cells[p.name]
+            arrays.update(p.kind.arrays(p.name, cells[p.name]))
         else:
-            column = pl.Series(p.name, [p.kind.to_column(p.default)],
-                               dtype=PARAM_DTYPES[p.name]).new_from_index(0, cells.height)
-        arrays.update(p.kind.arrays(p.name, column))
+            arrays.update(_default_arrays(p, cells.height))
     return arrays
 
 
-def _check_frame(cells: pl.DataFrame) -> None:
-    """Raise ``ValueError`` naming the column and a value when ``cells`` is not simulable.
+def _take(arrays: dict[str, np.ndarray], rows: np.ndarray,
+          names: tuple[str, ...] | None = None) -> dict[str, np.ndarray]:
+    """The kernel arrays of ``rows`` only (all of them, or those ``names``): one value per
+    row, or for a list parameter its offsets renumbered and the values of those rows."""
+    names = tuple(arrays) if names is None else names
+    taken: dict[str, np.ndarray] = {}
+    for key in names:  # list parameters first: their value arrays are not one per row
+        if not key.endswith("_offsets"):
+            continue
+        list_name, offsets = key.removesuffix("_offsets"), arrays[key]
+        lengths = offsets[rows + 1] - offsets[rows]
+        taken[key] = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+        # each row's run of values, from its old offset
+        where = np.repeat(offsets[rows] - taken[key][:-1], lengths) + np.arange(
+            taken[key][-1], dtype=np.int64)
+        for values in names:
+            if values == list_name or (values.startswith(list_name + "_") and values != key):
+                taken[values] = arrays[values][where]
+    return {key: taken[key] if key in taken else arrays[key][rows] for key in names}
+
+
+def _default_arrays(p: Parameter, n: int) -> dict[str, np.ndarray]:
+    """The arrays of ``n`` rows that all hold ``p``'s default: one row's, repeated (an
+    offsets array steps by the row's length)."""
+    one = p.kind.arrays(p.name, pl.Series(p.name, [p.kind.to_column(p.default)],
+                                          dtype=PARAM_DTYPES[p.name]))
+    return {key: np.arange(n + 1, dtype=np.int64) * int(a[-1]) if key.endswith("_offsets")
+            else np.tile(a, n) for key, a in one.items()}
+
+
+def _check_frame(cells: pl.DataFrame) -> list[str]:
+    """Raise ``ValueError`` naming the column and a value when ``cells`` is not simulable;
+    return the world switches off their default somewhere (:func:`_switches_off`).
 
     Dtypes are checked from the schema; values in one pass that computes, per column,
     the statistics its kind judges (the first forbidden null, the extremes, ...). Only a
@@ -191,7 +249,11 @@ def _check_frame(cells: pl.DataFrame) -> None:
         if cells.schema[p.name] != pl.Null:  # all null: the null check says if that is allowed
             p.kind.check_dtype(p.name, cells.schema[p.name])
     if not cells.height:
-        return
+        return []
+    # A world switch at its default in every row (no null either) holds a valid value:
+    # a frame may carry them all without paying for their checks.
+    off = _switches_off(cells)
+    present = [p for p in present if p.name not in WORLD_SWITCHES or p.name in off]
     exprs = [_first_bad_null(p) for p in present]
     exprs += [e for p in present if cells.schema[p.name] != pl.Null for e in p.kind.stats(p.name)]
     row = cells.select(exprs).row(0, named=True)
@@ -201,6 +263,7 @@ def _check_frame(cells: pl.DataFrame) -> None:
                              f"{row[f'{p.name}:bad_null']}{p.kind.null_hint}")
         if cells.schema[p.name] != pl.Null:
             p.kind.check_stats(p.name, row, cells[p.name])
+    return off
 
 
 def _first_bad_null(p: Parameter) -> pl.Expr:
