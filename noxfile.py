@@ -40,11 +40,14 @@ def report(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def bench(session: nox.Session) -> None:
-    """Run the benchmarks; JSON lands under results/bench/. ``-- ARGS`` go to pytest:
+    """Run the benchmarks (all of bench/, or the files named: ``-- bench/bench_node.py``);
+    JSON lands under results/bench/. ``-- ARGS`` go to pytest:
     ``-- --benchmark-compare`` compares with the last saved run (quality figures must match),
     ``-- --quality-save`` rewrites bench/quality-baseline.json after an intended change."""
     session.install("-e", ".[test]")
-    session.run("pytest", "bench", "-p", "no:cacheprovider",
+    # Files or nodes under bench/ among the arguments run alone; otherwise all of bench/.
+    chosen = any(a.split("::")[0].startswith("bench/") for a in session.posargs)
+    session.run("pytest", *([] if chosen else ["bench"]), "-p", "no:cacheprovider",
                 "--benchmark-storage=results/bench", "--benchmark-autosave",
                 "--benchmark-columns=min,median,max,rounds", *session.posargs)
 
