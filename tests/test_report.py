@@ -22,7 +22,8 @@ from reconsim.model.laws import law_columns
 from reconsim.model.simulate import DEATHS_DTYPE, simulate
 from reconsim.report import ReportError, build_report, publish
 from reconsim.report.build import summarize
-from reconsim.report.data import bin_columns, bins, load_sweep, representative
+from reconsim.report.charts import Figure
+from reconsim.report.data import Sweep, bin_columns, bins, load_sweep, representative
 from reconsim.report.sections.law import MAX_G_BINS, law_facets, law_figure, law_verdict
 
 SCHEDULES: dict[str, list[dict[str, int]]] = {
@@ -402,7 +403,7 @@ def test_ledger_cells_without_a_law_value_are_not_counted_as_holding() -> None:
     table = hand_table(HAND_ROWS).with_columns(
         law_holds=pl.when(pl.col("G") == 40).then(None).otherwise(pl.col("law_holds")))
     law = law_verdict(table, ("controller", "G", "U", "B", "desired", "schedule"), {})
-    assert (law["cells"], law["not_applicable"], law["holds"], law["mismatches"]) == (6, 1, 4, 2)
+    assert (law.cells, law.not_applicable, law.holds, law.mismatches) == (6, 1, 4, 2)
 
 
 def test_missing_schedule_column_is_named_from_the_deaths(tmp_path: Path) -> None:
@@ -452,6 +453,13 @@ def test_bins_keep_every_value_and_stay_within_the_limit() -> None:
     assert all(lo <= v <= hi for v, (lo, hi) in mapping.items())
 
 
+def law_chart(sweep: Sweep) -> Figure:
+    """The law's heatmaps of a sweep, drawn from its section's summary."""
+    grid = law_verdict(sweep.table, sweep.axes, sweep.schedules).chart
+    assert grid is not None
+    return law_figure(grid)
+
+
 def law_chart_data(spec: dict[str, Any]) -> pl.DataFrame:
     """The rows a chart's spec carries inline (CSV)."""
     assert spec["data"]["format"]["type"] == "csv"
@@ -462,7 +470,7 @@ def test_binned_law_chart_accounts_for_every_cell(tmp_path: Path) -> None:
     frame = model_frame(controller=["ledger"], G=list(range(0, 200, 2)), U=[1, 3, 5, 15],
                         B=[5], desired=[6])
     sweep = load_sweep(write_table(tmp_path / "wide", frame))
-    figure = law_figure(sweep.table, sweep.axes)
+    figure = law_chart(sweep)
     data = law_chart_data(figure.spec)
     assert data["G_label"].n_unique() == MAX_G_BINS
     assert figure.meta["binned"] == ["G"]
@@ -476,7 +484,7 @@ def test_law_chart_gives_desired_and_schedule_panels_while_the_budget_allows(
     frame = model_frame(controller=["ledger"], G=[0, 10, 20], U=[1, 5, 15, 35], B=[0, 5],
                         desired=[1, 6], schedules=SCHEDULES)
     sweep = load_sweep(write_table(tmp_path / "p", frame))
-    figure = law_figure(sweep.table, sweep.axes)
+    figure = law_chart(sweep)
     # 12 cells per panel, 2 B x 2 desired x 3 schedules: one mark per cell.
     assert (figure.meta["facets"], figure.meta["shared"]) == (["B", "desired", "schedule"], [])
     data = law_chart_data(figure.spec)
