@@ -345,14 +345,14 @@ class KeyCode:
 
     @classmethod
     def of(cls, table: Table, columns: Sequence[str]) -> KeyCode:
-        """The code of ``columns`` over ``table``: two small queries (the distinct
-        combinations, and each hash's first combination), equal in number when no two
+        """The code of ``columns`` over ``table``: one query (the distinct combinations),
+        then in memory each hash's first combination, equal in number when no two
         combinations share a hash; else another seed is tried."""
-        distinct = height(lazy(table).group_by(columns).agg(pl.len()))
+        combos = collect(lazy(table).group_by(columns).agg(pl.len()).drop("len"))
         for seed in range(8):
             hashed = pl.struct(list(columns)).hash(seed).alias("__key")
-            keys = collect(lazy(table).group_by(hashed).agg(pl.col(c).first() for c in columns))
-            if keys.height == distinct:
+            keys = combos.group_by(hashed).agg(pl.col(c).first() for c in columns)
+            if keys.height == combos.height:
                 return cls(tuple(columns), seed, keys)
         raise ReportError(f"{', '.join(columns)}: no collision-free hash found")
 

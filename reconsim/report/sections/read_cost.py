@@ -178,11 +178,15 @@ def reads_per_second() -> pl.Expr:
     return (pl.col("reads") / (pl.col("duration") + 1)).alias("reads_per_second")
 
 
-def read_cost_verdict(table: Table, axes: Sequence[str],
-                      schedules: Mapping[str, Deaths]) -> ReadCostSummary:
-    """Reads per round and per second against U, on every cell; see the module's docstring."""
+def read_cost_verdict(table: Table, axes: Sequence[str], schedules: Mapping[str, Deaths],
+                      cells: int | None = None) -> ReadCostSummary:
+    """Reads per round and per second against U, on every cell (``cells`` of them, counted
+    when not given); see the module's docstring."""
     t = lazy(table).with_columns(reads_per_second())
     series = [a for a in axes if a != "U"]
+    # The series' code, for the inflation's levels and the per-second trend alike.
+    code = KeyCode.of(t, series)
+    cells = height(t) if cells is None else cells
     return ReadCostSummary(
         definitions={
             "reads_per_round": "reads / rounds",
@@ -192,8 +196,8 @@ def read_cost_verdict(table: Table, axes: Sequence[str],
                                     "with overshoot 0",
         },
         flat=flat_verdict(t, series),
-        inflation=inflation_verdict(t, series),
-        per_second=per_second_verdict(t, series),
+        inflation=inflation_verdict(t, series, code, cells),
+        per_second=per_second_verdict(t, series, code, cells),
         by_GB=by_gb_verdict(t, axes, schedules),
         chart=chart_slice(t, axes, schedules),
     )
@@ -243,17 +247,17 @@ def flat_verdict(t: pl.LazyFrame, series: Sequence[str]) -> Flat:
 PART_CELLS: Final = 4_000_000
 
 
-def _parts(t: pl.LazyFrame, code: KeyCode) -> list[pl.LazyFrame]:
+def _parts(t: pl.LazyFrame, code: KeyCode, cells: int) -> list[pl.LazyFrame]:
     """``t`` with its series code as ``__series``, split into parts of whole series, each of
     at most about :data:`PART_CELLS` cells."""
     coded = t.with_columns(code.encode("__series"))
-    n = -(-height(t) // PART_CELLS)
+    n = -(-cells // PART_CELLS)
     if n <= 1:
         return [coded]
     return [coded.filter(pl.col("__series") % n == i) for i in range(n)]
 
 
-def no_oscillation_level(t: pl.LazyFrame, code: KeyCode) -> pl.DataFrame:
+def no_oscillation_level(t: pl.LazyFrame, code: KeyCode, cells: int) -> pl.DataFrame:
     """Per series (by its code): the median reads per round over its cells with overshoot 0.
 
     Collected as (code, reads per round), 16 bytes a cell, part by part, and aggregated in
@@ -261,14 +265,14 @@ def no_oscillation_level(t: pl.LazyFrame, code: KeyCode) -> pl.DataFrame:
     return pl.concat([
         collect(part.filter(pl.col("overshoot") == 0).select("__series", "reads_per_round"))
         .group_by("__series").agg(pl.col("reads_per_round").median().alias("level"))
-        for part in _parts(t, code)])
+        for part in _parts(t, code, cells)])
 
 
-def inflation_verdict(t: pl.LazyFrame, series: Sequence[str]) -> Inflation:
+def inflation_verdict(t: pl.LazyFrame, series: Sequence[str], code: KeyCode,
+                      cells: int) -> Inflation:
     """Each oscillating cell's reads per round divided by its series' no-oscillation level;
     the ratio's distribution over all of them and per controller, and the largest."""
-    code = KeyCode.of(t, series)
-    level = no_oscillation_level(t, code)
+    level = no_oscillation_level(t, code, cells)
     osc = t.filter(pl.col("overshoot") > 0).with_columns(code.encode("__series")).join(
         level.lazy(), on="__series", how="left")
     osc = osc.with_columns(pl.when(pl.col("level") > 0)
@@ -299,14 +303,14 @@ def inflation_verdict(t: pl.LazyFrame, series: Sequence[str]) -> Inflation:
     )
 
 
-def per_second_verdict(t: pl.LazyFrame, series: Sequence[str]) -> PerSecond:
+def per_second_verdict(t: pl.LazyFrame, series: Sequence[str], code: KeyCode,
+                       cells: int) -> PerSecond:
     """Series by series (two or more cells): whether reads per second ever rise from one U
     to the next larger one, by how much at most (relative to the smaller U's), and the
     ratio of reads per second at the largest U to those at the smallest.
 
     Collected as (series code, U, reads per second), 24 bytes a cell, and aggregated in
     memory."""
-    code = KeyCode.of(t, series)
     rps = pl.col("reads_per_second")
     # Sorted by series and U, a cell's predecessor is the row above it in the same series.
     previous = pl.when(pl.col("__series") == pl.col("__series").shift(1)).then(rps.shift(1))
@@ -319,7 +323,7 @@ def per_second_verdict(t: pl.LazyFrame, series: Sequence[str]) -> PerSecond:
             pl.when(rps.first() > 0).then(rps.last() / rps.first()).alias("last_over_first"),
             pl.col("U").min().alias("U_min"), pl.col("U").max().alias("U_max"))
         .filter(pl.col("n") >= 2)
-        for part in _parts(t, code)])
+        for part in _parts(t, code, cells)])
     runs = code.decode(runs, "__series")
     rising = runs.filter(pl.col("rise") > 0)
     top = rising.sort(["rise", *series], descending=[True, *[False] * len(series)],
@@ -733,7 +737,7 @@ def read_cost_figure(points: Sequence[Mapping[str, Any]], fixed: Mapping[str, An
 
 def summarize(sweep: Sweep) -> ReadCostSummary:
     """Every read-cost figure (``summary.json``'s ``read_cost``)."""
-    return read_cost_verdict(sweep.table, sweep.axes, sweep.schedules)
+    return read_cost_verdict(sweep.table, sweep.axes, sweep.schedules, sweep.cells)
 
 
 def charts(rc: ReadCostSummary, context: Context) -> list[Figure]:
