@@ -36,6 +36,7 @@ from reconsim.report.data import (
     controllers,
     describe,
     height,
+    in_order,
     lazy,
     representative,
     select,
@@ -186,7 +187,7 @@ def read_cost_verdict(table: Table, axes: Sequence[str], schedules: Mapping[str,
     series = [a for a in axes if a != "U"]
     # The series' code, for the inflation's levels and the per-second trend alike.
     code = KeyCode.of(t, series)
-    cells = height(t) if cells is None else cells
+    figures = series_figures(t, code, height(t) if cells is None else cells)
     return ReadCostSummary(
         definitions={
             "reads_per_round": "reads / rounds",
@@ -196,8 +197,8 @@ def read_cost_verdict(table: Table, axes: Sequence[str], schedules: Mapping[str,
                                     "with overshoot 0",
         },
         flat=flat_verdict(t, series),
-        inflation=inflation_verdict(t, series, code, cells),
-        per_second=per_second_verdict(t, series, code, cells),
+        inflation=inflation_verdict(figures, series, code),
+        per_second=per_second_verdict(figures, series, code),
         by_GB=by_gb_verdict(t, axes, schedules),
         chart=chart_slice(t, axes, schedules),
     )
@@ -241,10 +242,10 @@ def flat_verdict(t: pl.LazyFrame, series: Sequence[str]) -> Flat:
     )
 
 
-#: Most cells whose (series, U, figure) rows one query of :func:`no_oscillation_level` or
-#: :func:`per_second_verdict` collects (about 24 bytes each); more cells are split into
-#: parts by their series' code, each part one query.
-PART_CELLS: Final = 4_000_000
+#: Most cells whose (series, U, figures) rows one query of :func:`series_figures` collects
+#: (40 bytes each); more cells are split into parts by their series' code, each part one
+#: read of the table.
+PART_CELLS: Final = 8_000_000
 
 
 def _parts(t: pl.LazyFrame, code: KeyCode, cells: int) -> list[pl.LazyFrame]:
@@ -257,37 +258,81 @@ def _parts(t: pl.LazyFrame, code: KeyCode, cells: int) -> list[pl.LazyFrame]:
     return [coded.filter(pl.col("__series") % n == i) for i in range(n)]
 
 
-def no_oscillation_level(t: pl.LazyFrame, code: KeyCode, cells: int) -> pl.DataFrame:
-    """Per series (by its code): the median reads per round over its cells with overshoot 0.
+@dataclass(frozen=True, slots=True)
+class SeriesFigures:
+    """What :func:`inflation_verdict` and :func:`per_second_verdict` read, series by series
+    (by their code, ``__series``), from one pass over the table's parts.
 
-    Collected as (code, reads per round), 16 bytes a cell, part by part, and aggregated in
-    memory: a streaming median per many-column group held far more."""
-    return pl.concat([
-        collect(part.filter(pl.col("overshoot") == 0).select("__series", "reads_per_round"))
-        .group_by("__series").agg(pl.col("reads_per_round").median().alias("level"))
-        for part in _parts(t, code, cells)])
+    ``runs``: per series of two or more cells, the largest rise of reads per second from
+    one U to the next larger one, the last over the first, and U's range; ``ratios``: per
+    oscillating cell, its controller's index in ``controllers`` and its reads per round
+    over its series' no-oscillation level (null without a level); ``top``: the oscillating
+    cells with the largest ratio of their part."""
+
+    controllers: tuple[str, ...]
+    runs: pl.DataFrame
+    ratios: pl.DataFrame
+    top: pl.DataFrame
 
 
-def inflation_verdict(t: pl.LazyFrame, series: Sequence[str], code: KeyCode,
-                      cells: int) -> Inflation:
+def series_figures(t: pl.LazyFrame, code: KeyCode, cells: int) -> SeriesFigures:
+    """Each series' no-oscillation level (the median reads per round over its cells with
+    overshoot 0), each oscillating cell's ratio to it, and each series' reads per second
+    along U.
+
+    Collected as (code, U, overshoot, reads per round, reads per second), 40 bytes a cell,
+    part by part (:func:`_parts`), and aggregated in memory: a streaming median or ordered
+    aggregate per many-column group held far more. One read of the table per part serves
+    the level, the ratios and the trend alike."""
+    names = tuple(in_order(code.keys["controller"].unique().to_list()))
+    controller_of = code.keys.select(pl.col("__key").alias("__series"), pl.col("controller")
+                                     .replace_strict({c: i for i, c in enumerate(names)},
+                                                     return_dtype=pl.UInt8)
+                                     .alias("__controller"))
+    rps, ratio = pl.col("reads_per_second"), pl.col("ratio")
+    # Sorted by series and U, a cell's predecessor is the row above it in the same series.
+    previous = pl.when(pl.col("__series") == pl.col("__series").shift(1)).then(rps.shift(1))
+    runs, ratios, tops = [], [], []
+    for part in _parts(t, code, cells):
+        rows = collect(part.select("__series", "U", "overshoot", "reads_per_round",
+                                   "reads_per_second"))
+        level = rows.filter(pl.col("overshoot") == 0).group_by("__series").agg(
+            pl.col("reads_per_round").median().alias("level"))
+        osc = rows.filter(pl.col("overshoot") > 0).join(level, on="__series", how="left")
+        osc = osc.with_columns(pl.when(pl.col("level") > 0)
+                               .then(pl.col("reads_per_round") / pl.col("level")).alias("ratio"))
+        ratios.append(osc.join(controller_of, on="__series", how="left")
+                      .select("__controller", "ratio"))
+        best = osc["ratio"].max()
+        if best is not None:
+            tops.append(osc.filter(ratio >= best).select(
+                "__series", "U", "overshoot", "reads_per_round", "level", "ratio"))
+        runs.append(rows.select("__series", "U", "reads_per_second").sort("__series", "U")
+                    .with_columns(pl.when(previous > 0).then(rps / previous - 1).alias("__rise"))
+                    .group_by("__series").agg(
+                        pl.len().alias("n"),
+                        pl.col("__rise").max().alias("rise"),
+                        pl.when(rps.first() > 0).then(rps.last() / rps.first())
+                        .alias("last_over_first"),
+                        pl.col("U").min().alias("U_min"), pl.col("U").max().alias("U_max"))
+                    .filter(pl.col("n") >= 2))
+    return SeriesFigures(names, pl.concat(runs), pl.concat(ratios),
+                         pl.concat(tops) if tops else pl.DataFrame())
+
+
+def inflation_verdict(figures: SeriesFigures, series: Sequence[str],
+                      code: KeyCode) -> Inflation:
     """Each oscillating cell's reads per round divided by its series' no-oscillation level;
     the ratio's distribution over all of them and per controller, and the largest."""
-    level = no_oscillation_level(t, code, cells)
-    osc = t.filter(pl.col("overshoot") > 0).with_columns(code.encode("__series")).join(
-        level.lazy(), on="__series", how="left")
-    osc = osc.with_columns(pl.when(pl.col("level") > 0)
-                           .then(pl.col("reads_per_round") / pl.col("level")).alias("ratio"))
-    names = controllers(t)
-    ratios = collect(osc.select(pl.col("controller").replace_strict(
-        {c: i for i, c in enumerate(names)}, return_dtype=pl.UInt8).alias("__controller"),
-        "ratio"))
+    ratios = figures.ratios
     rated = ratios.filter(pl.col("ratio").is_not_null())
     largest = [*series, "U", "overshoot", "reads_per_round", "level", "ratio"]
-    top = (collect(osc.filter(pl.col("ratio") >= rated["ratio"].max()).select(largest))
+    top = (code.decode(figures.top.filter(pl.col("ratio") >= rated["ratio"].max()), "__series")
+           .select(largest)
            .sort(["ratio", *series, "U"], descending=[True, *[False] * (len(series) + 1)],
                  nulls_last=True) if rated.height else pl.DataFrame())
     per = []
-    for i, name in enumerate(names):
+    for i, name in enumerate(figures.controllers):
         part = ratios.filter(pl.col("__controller") == i)
         if part.height:
             per.append(ControllerRatio(name, part.height, Stats.of(part["ratio"])))
@@ -303,28 +348,12 @@ def inflation_verdict(t: pl.LazyFrame, series: Sequence[str], code: KeyCode,
     )
 
 
-def per_second_verdict(t: pl.LazyFrame, series: Sequence[str], code: KeyCode,
-                       cells: int) -> PerSecond:
+def per_second_verdict(figures: SeriesFigures, series: Sequence[str],
+                       code: KeyCode) -> PerSecond:
     """Series by series (two or more cells): whether reads per second ever rise from one U
     to the next larger one, by how much at most (relative to the smaller U's), and the
-    ratio of reads per second at the largest U to those at the smallest.
-
-    Collected as (series code, U, reads per second), 24 bytes a cell, and aggregated in
-    memory."""
-    rps = pl.col("reads_per_second")
-    # Sorted by series and U, a cell's predecessor is the row above it in the same series.
-    previous = pl.when(pl.col("__series") == pl.col("__series").shift(1)).then(rps.shift(1))
-    runs = pl.concat([
-        collect(part.select("__series", "U", "reads_per_second")).sort("__series", "U")
-        .with_columns(pl.when(previous > 0).then(rps / previous - 1).alias("__rise"))
-        .group_by("__series").agg(
-            pl.len().alias("n"),
-            pl.col("__rise").max().alias("rise"),
-            pl.when(rps.first() > 0).then(rps.last() / rps.first()).alias("last_over_first"),
-            pl.col("U").min().alias("U_min"), pl.col("U").max().alias("U_max"))
-        .filter(pl.col("n") >= 2)
-        for part in _parts(t, code, cells)])
-    runs = code.decode(runs, "__series")
+    ratio of reads per second at the largest U to those at the smallest."""
+    runs = code.decode(figures.runs, "__series")
     rising = runs.filter(pl.col("rise") > 0)
     top = rising.sort(["rise", *series], descending=[True, *[False] * len(series)],
                       nulls_last=True)
