@@ -218,7 +218,8 @@ def boundary_counts(ledger: pl.LazyFrame, params: Sequence[str]) -> pl.DataFrame
     ))
 
 
-def boundary_verdict(table: Table, axes: Sequence[str]) -> BoundarySummary:
+def boundary_verdict(table: Table, axes: Sequence[str],
+                     sizes: Mapping[str, int] | None = None) -> BoundarySummary:
     """Overshoot on each side of the boundary ``U >= G + B``, on every ledger row.
 
     The four counts answer both directions of seed 001's claim: does U >= G + B imply
@@ -226,7 +227,8 @@ def boundary_verdict(table: Table, axes: Sequence[str]) -> BoundarySummary:
     (``below_zero`` = 0; cells with desired = 0 cannot overshoot and are counted apart)?
     ``by_variant`` repeats the counts per ledger variant when the sweep varies observe
     or max_per_round (the boundary is seed 001's for observe = ready without a cap).
-    The counts and the chart's data come from one aggregate (:func:`boundary_counts`).
+    The counts and the chart's data come from one aggregate (:func:`boundary_counts`);
+    ``sizes``: each axis's number of values, for :func:`~reconsim.report.data.where`.
     """
     rest = [a for a in axes if a != "controller"]
     ledger = lazy(table).filter(pl.col("controller") == "ledger")
@@ -263,12 +265,14 @@ def boundary_verdict(table: Table, axes: Sequence[str]) -> BoundarySummary:
         above_implies_zero=four["above_positive"] == 0 if cells else None,
         below_implies_positive=four["below_zero"] == 0 if cells else None,
         below_implies_positive_for_desired_positive=total["exceptions"] == 0 if cells else None,
-        where_above_positive=(tuple(where(ledger.filter(above), pl.col("overshoot") > 0, rest))
+        where_above_positive=(tuple(where(ledger.filter(above), pl.col("overshoot") > 0, rest,
+                                                    sizes=sizes))
                               if four["above_positive"] else ()),
         examples_above_positive=(tuple(examples(above_positive, rest, figures,
                                                 pl.col("overshoot")))
                                  if four["above_positive"] else ()),
-        where_below_zero=(tuple(where(below.filter(pl.col("desired") > 0), zero, rest))
+        where_below_zero=(tuple(where(below.filter(pl.col("desired") > 0), zero, rest,
+                                      sizes=sizes))
                           if total["exceptions"] else ()),
         examples_below_zero=(tuple(examples(exceptions, rest, figures, pl.col("law_overshoot")))
                              if total["exceptions"] else ()),
@@ -358,7 +362,7 @@ def _gap(values: pl.Series) -> float:
 def summarize(sweep: Sweep) -> BoundarySummary:
     """The four counts and where the exceptions lie (``summary.json``'s ``boundary``), and
     the chart's data."""
-    return boundary_verdict(sweep.table, sweep.axes)
+    return boundary_verdict(sweep.table, sweep.axes, sweep.sizes)
 
 
 def charts(b: BoundarySummary, context: Context) -> list[Figure]:

@@ -199,8 +199,8 @@ _NO_LEDGER: Final[Mapping[str, Any]] = dict.fromkeys(
     ("difference_min", "difference_max", "elsewhere_min", "elsewhere_max"))
 
 
-def law_verdict(table: Table, axes: Sequence[str],
-                schedules: Mapping[str, Deaths], chart: bool = True) -> LawSummary:
+def law_verdict(table: Table, axes: Sequence[str], schedules: Mapping[str, Deaths],
+                chart: bool = True, sizes: Mapping[str, int] | None = None) -> LawSummary:
     """The ledger controller's measured overshoot against the law, on every ledger row it covers.
 
     ``cells`` are the ledger rows whose ``law_holds`` is not null (``not_applicable``
@@ -209,7 +209,8 @@ def law_verdict(table: Table, axes: Sequence[str],
     its value negative), U < B (a new copy is not ready before the next round), and the
     rest; ``where`` and ``by_schedule`` say which parameter values the mismatches have,
     each with the count of all checked cells having that value. ``chart``: whether to
-    aggregate the heatmaps' data too (:func:`law_grid`).
+    aggregate the heatmaps' data too (:func:`law_grid`); ``sizes``: each axis's number of
+    values, for :func:`~reconsim.report.data.where`.
     """
     counts = _counts(table)
     c = counts.get("ledger") or _NO_LEDGER
@@ -243,14 +244,16 @@ def law_verdict(table: Table, axes: Sequence[str],
                 of=c["elsewhere_of"],
                 difference_min=c["elsewhere_min"],
                 difference_max=c["elsewhere_max"],
-                where=(tuple(where(checked.filter(elsewhere), ~pl.col("law_holds"), rest))
+                where=(tuple(where(checked.filter(elsewhere), ~pl.col("law_holds"), rest,
+                                       sizes=sizes))
                        if c["elsewhere"] else ()),
                 examples=(tuple(examples(other, rest, figures, diff.abs()))
                           if c["elsewhere"] else ()),
             ),
         ),
-        where=tuple(where(checked, ~pl.col("law_holds"), rest)) if c["mismatches"] else (),
-        by_schedule=(tuple(groups(mismatched, checked, ["schedule"], rest))
+        where=(tuple(where(checked, ~pl.col("law_holds"), rest, sizes=sizes))
+               if c["mismatches"] else ()),
+        by_schedule=(tuple(groups(mismatched, checked, ["schedule"], rest, sizes))
                      if c["mismatches"] else ()),
         examples=(tuple(examples(mismatched, rest, figures, diff.abs()))
                   if c["mismatches"] else ()),
@@ -427,17 +430,18 @@ def law_grid(rows: pl.LazyFrame, axes: Sequence[str]) -> LawGrid:
     U bin), one panel per B and, where the mark budget allows, per desired, schedule and
     other varying axes (see :func:`law_facets`).
 
-    Three reads of the rows, and one more per axis sharing the panels: the distinct panel
+    Four reads of the rows, and one more per axis sharing the panels: the distinct panel
     keys (B and every candidate axis: a count per combination, a small group table where
-    ``n_unique`` over many rows held them all), G's and U's values, and the aggregate by
-    the raw values of the panel keys, G and U, binned afterwards in memory."""
+    ``n_unique`` over many rows held them all), G's values, U's values, and the aggregate
+    by the raw values of the panel keys, G and U, binned afterwards in memory."""
     first = [a for a in ("observe", "desired", "schedule") if a in axes]
     others = [a for a in axes if a not in (*first, "controller", "G", "U", "B")]
     keys_q = rows.group_by("B", *first, *others).agg(pl.len().alias("__n"))
-    values_q = rows.select(pl.col("G").unique().implode(), pl.col("U").unique().implode())
-    panel_keys, values = collect_all([keys_q, values_q])
+    # One query per axis: unique().implode() of two at once held every row (1.3 GB at 10^8).
+    panel_keys, g_values, u_values = collect_all(
+        [keys_q, rows.select(pl.col("G").unique()), rows.select(pl.col("U").unique())])
     limits = {"G": MAX_G_BINS, "U": MAX_U_BINS, "B": MAX_B_PANELS}
-    present = {"G": values["G"][0].to_list(), "U": values["U"][0].to_list(),
+    present = {"G": g_values["G"].to_list(), "U": u_values["U"].to_list(),
                "B": panel_keys["B"].unique().to_list()}
     columns: dict[str, list[pl.Expr]] = {}
     binned = []
@@ -589,7 +593,7 @@ def _shared_note(shared: Sequence[str]) -> str:
 
 def summarize(sweep: Sweep) -> LawSummary:
     """The law's verdict over every cell (``summary.json``'s ``law``) and its heatmaps' data."""
-    return law_verdict(sweep.table, sweep.axes, sweep.schedules)
+    return law_verdict(sweep.table, sweep.axes, sweep.schedules, sizes=sweep.sizes)
 
 
 def charts(law: LawSummary, context: Context) -> list[Figure]:
