@@ -289,35 +289,45 @@ def series_figures(t: pl.LazyFrame, code: KeyCode, cells: int) -> SeriesFigures:
                                      .replace_strict({c: i for i, c in enumerate(names)},
                                                      return_dtype=pl.UInt8)
                                      .alias("__controller"))
+    runs, ratios, tops = [], [], []
+    for part in _parts(t, code, cells):
+        # The part's rows live inside _part_figures only: held across the next part's
+        # query, they doubled the peak.
+        part_runs, part_ratios, part_top = _part_figures(
+            collect(part.select("__series", "U", "overshoot", "reads_per_round",
+                                "reads_per_second")), controller_of)
+        runs.append(part_runs)
+        ratios.append(part_ratios)
+        if part_top is not None:
+            tops.append(part_top)
+    return SeriesFigures(names, pl.concat(runs), pl.concat(ratios),
+                         pl.concat(tops) if tops else pl.DataFrame())
+
+
+def _part_figures(rows: pl.DataFrame, controller_of: pl.DataFrame
+                  ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame | None]:
+    """:class:`SeriesFigures`' runs, ratios and top cells of one part's rows."""
     rps, ratio = pl.col("reads_per_second"), pl.col("ratio")
     # Sorted by series and U, a cell's predecessor is the row above it in the same series.
     previous = pl.when(pl.col("__series") == pl.col("__series").shift(1)).then(rps.shift(1))
-    runs, ratios, tops = [], [], []
-    for part in _parts(t, code, cells):
-        rows = collect(part.select("__series", "U", "overshoot", "reads_per_round",
-                                   "reads_per_second"))
-        level = rows.filter(pl.col("overshoot") == 0).group_by("__series").agg(
-            pl.col("reads_per_round").median().alias("level"))
-        osc = rows.filter(pl.col("overshoot") > 0).join(level, on="__series", how="left")
-        osc = osc.with_columns(pl.when(pl.col("level") > 0)
-                               .then(pl.col("reads_per_round") / pl.col("level")).alias("ratio"))
-        ratios.append(osc.join(controller_of, on="__series", how="left")
-                      .select("__controller", "ratio"))
-        best = osc["ratio"].max()
-        if best is not None:
-            tops.append(osc.filter(ratio >= best).select(
-                "__series", "U", "overshoot", "reads_per_round", "level", "ratio"))
-        runs.append(rows.select("__series", "U", "reads_per_second").sort("__series", "U")
-                    .with_columns(pl.when(previous > 0).then(rps / previous - 1).alias("__rise"))
-                    .group_by("__series").agg(
-                        pl.len().alias("n"),
-                        pl.col("__rise").max().alias("rise"),
-                        pl.when(rps.first() > 0).then(rps.last() / rps.first())
-                        .alias("last_over_first"),
-                        pl.col("U").min().alias("U_min"), pl.col("U").max().alias("U_max"))
-                    .filter(pl.col("n") >= 2))
-    return SeriesFigures(names, pl.concat(runs), pl.concat(ratios),
-                         pl.concat(tops) if tops else pl.DataFrame())
+    level = rows.filter(pl.col("overshoot") == 0).group_by("__series").agg(
+        pl.col("reads_per_round").median().alias("level"))
+    osc = rows.filter(pl.col("overshoot") > 0).join(level, on="__series", how="left")
+    osc = osc.with_columns(pl.when(pl.col("level") > 0)
+                           .then(pl.col("reads_per_round") / pl.col("level")).alias("ratio"))
+    ratios = osc.join(controller_of, on="__series", how="left").select("__controller", "ratio")
+    best = osc["ratio"].max()
+    top = None if best is None else osc.filter(ratio >= best).select(
+        "__series", "U", "overshoot", "reads_per_round", "level", "ratio")
+    runs = (rows.select("__series", "U", "reads_per_second").sort("__series", "U")
+            .with_columns(pl.when(previous > 0).then(rps / previous - 1).alias("__rise"))
+            .group_by("__series").agg(
+                pl.len().alias("n"),
+                pl.col("__rise").max().alias("rise"),
+                pl.when(rps.first() > 0).then(rps.last() / rps.first()).alias("last_over_first"),
+                pl.col("U").min().alias("U_min"), pl.col("U").max().alias("U_max"))
+            .filter(pl.col("n") >= 2))
+    return runs, ratios, top
 
 
 def inflation_verdict(figures: SeriesFigures, series: Sequence[str],

@@ -162,13 +162,12 @@ def seed_verdict(table: Table) -> SeedSummary:
     published = published_rows()
     gs, us = sorted({p["G"] for p in published}), sorted({p["U"] for p in published})
     names_q = seedlike.select(pl.col("schedule").unique())
-    rows_q = (query.with_row_index("__row").filter(
-        pl.any_horizontal(in_seed_setting(c, columns) for c in G_SCAN_PUBLISHED),
-        pl.col("G").is_in(gs), pl.col("U").is_in(us)))
+    # A filter keeps the table's order (a row index, to sort by, cost 20 times the query).
+    rows_q = seedlike.filter(pl.col("G").is_in(gs), pl.col("U").is_in(us))
     names_frame, rows = collect_all([names_q, rows_q])
     names = sorted(names_frame["schedule"].to_list())
     by_key: dict[tuple[str, int, int], list[dict[str, Any]]] = {}
-    for row in rows.sort("__row").iter_rows(named=True):
+    for row in rows.iter_rows(named=True):
         by_key.setdefault((row["controller"], row["G"], row["U"]), []).append(row)
     found = compared = agree = 0
     disagreements: list[Disagreement] = []
