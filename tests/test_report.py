@@ -23,7 +23,16 @@ from reconsim.model.simulate import DEATHS_DTYPE, simulate
 from reconsim.report import ReportError, build_report, publish
 from reconsim.report.build import summarize
 from reconsim.report.charts import Figure
-from reconsim.report.data import Sweep, bin_columns, bins, load_sweep, representative
+from reconsim.report.data import (
+    Sweep,
+    bin_columns,
+    bins,
+    groups,
+    key_groups,
+    load_sweep,
+    representative,
+    where,
+)
 from reconsim.report.sections.law import MAX_G_BINS, law_facets, law_figure, law_verdict
 
 SCHEDULES: dict[str, list[dict[str, int]]] = {
@@ -552,3 +561,28 @@ def test_fixtures_hold_the_cell_defaults() -> None:
     frame = model_frame()
     assert frame.select(pl.col("duration", "ledger_base").unique()).rows() == [(
         c.duration, c.ledger_base)]
+
+
+def test_where_and_groups_by_groups_of_axes_count_as_one_axis_at_a_time(
+        tmp_path: Path) -> None:
+    frame = model_frame(G=[0, 10, 20, 30], U=[1, 5, 15, 35], B=[0, 5], desired=[0, 1, 6],
+                        schedules=SCHEDULES)
+    sweep = load_sweep(write_table(tmp_path / "w", frame))
+    rest = [a for a in sweep.axes if a != "controller"]
+    checked = sweep.table.filter(pl.col("controller") == "ledger",
+                                 pl.col("law_holds").is_not_null())
+    # The sizes only decide which axes share a group_by: all in one (the table's own),
+    # two by two (400 values each), or each alone; the counts must not change.
+    pairs = dict.fromkeys(rest, 400)
+    assert len(key_groups(rest, sweep.sizes)) == 1
+    assert [len(g) for g in key_groups(rest, pairs)] == [2] * (len(rest) // 2) + [1] * (
+        len(rest) % 2)
+    fails = ~pl.col("law_holds")
+    one_by_one = where(checked, fails, rest)
+    assert any(entry["values"] for entry in one_by_one)
+    mismatched = checked.filter(fails)
+    per_schedule = groups(mismatched, checked, ["schedule"], rest)
+    assert per_schedule
+    for sizes in (sweep.sizes, pairs):
+        assert where(checked, fails, rest, sizes=sizes) == one_by_one
+        assert groups(mismatched, checked, ["schedule"], rest, sizes=sizes) == per_schedule
