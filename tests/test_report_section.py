@@ -15,6 +15,7 @@ from reconsim.report.build import build_figures, summarize, summarize_sections
 from reconsim.report.data import load_sweep
 from reconsim.report.page import SECTIONS
 from reconsim.report.section import NOT_IN_JSON, Context, to_json
+from reconsim.report.sections import timelines
 from tests.test_report import HAND_ROWS, hand_table, model_frame, write_table
 
 
@@ -55,18 +56,34 @@ def test_every_section_summary_is_a_frozen_slotted_dataclass(tmp_path: Path) -> 
 
 def test_charts_draw_from_the_summaries_without_reading_the_table(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    frame = model_frame(controller=["ledger", "intent"], G=[0, 10, 20], U=[1, 5, 15, 35])
+    # Delays that vary and a switch off its default: every section has its charts.
+    frame = model_frame(controller=["ledger", "intent"], G=[0, 10, 20], U=[1, 5, 15, 35],
+                        G_spread=[0, 9], slow_start=[False, True])
     sweep = load_sweep(write_table(tmp_path / "m", frame))
     summaries = summarize_sections(sweep)
 
     def no_query(*args: object, **kwargs: object) -> pl.DataFrame:
         raise AssertionError("a chart read the table")
 
+    def no_trace(*args: object, **kwargs: object) -> pl.DataFrame:
+        raise AssertionError("a chart traced a cell again")
+
     monkeypatch.setattr(pl.LazyFrame, "collect", no_query)
+    monkeypatch.setattr(timelines, "trace_cell", no_trace)
     figures = build_figures(summaries)
-    assert [f.name for f in figures] == ["law", "boundary", "read_cost", "controllers"]
+    assert [f.name for f in figures] == [
+        "law", "boundary", "read_cost", "controllers", "delays", "faults",
+        "timeline_law_mismatch", "timeline_below_boundary", "timeline_above_boundary",
+        "timeline_slowest_settling"]
+    data = summaries.to_json()
     law = next(f for f in figures if f.name == "law")
-    assert law.meta["cells"] == summaries.to_json()["law"]["cells"]
+    assert law.meta["cells"] == data["law"]["cells"]
+    delays = next(f for f in figures if f.name == "delays")
+    # One panel per (G, G_spread, B, B_spread, U_jitter) with a spread: G x B here.
+    assert delays.meta["settings"] == delays.meta["panels"] == 3 * 2
+    faults = next(f for f in figures if f.name == "faults")
+    assert faults.meta["marks"] == sum(len(c["changes"]) for v in data["faults"]["values"]
+                                       for c in v["controllers"] if c["twinned"])
 
 
 def test_boundary_chart_counts_are_the_verdict_s(tmp_path: Path) -> None:
