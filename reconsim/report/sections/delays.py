@@ -287,10 +287,10 @@ def _replicate_key(axes: Sequence[str]) -> list[str]:
 
 
 def _rows(cells: pl.LazyFrame,
-          axes: Sequence[str]) -> tuple[int, int, list[DelayRow], DelaysGrid | None]:
+          axes: Sequence[str]) -> tuple[int, int, int, list[DelayRow], DelaysGrid | None]:
     """Per replicate group first (median, p95, max over its seeds), then per :data:`KEY`:
-    the number of groups, the rows (at most :data:`MAX_ROWS`, in key order), their total
-    and the chart's data (from the same aggregate: no other read of the table)."""
+    the number of cells and of groups, the rows (at most :data:`MAX_ROWS`, in key order),
+    their total and the chart's data (from the same aggregate: no other read of the table)."""
     group = list(dict.fromkeys([*KEY, *_replicate_key(axes)]))
     o = pl.col("overshoot")
     per_group = cells.group_by(group).agg(
@@ -312,7 +312,9 @@ def _rows(cells: pl.LazyFrame,
         *(pl.col(f"above_{r}").sum() for r in READINGS),
     )
     rows = collect(per_key)
-    groups, total = int(rows["groups"].sum()), rows.height
+    if rows.height == 0:
+        return 0, 0, 0, [], None
+    n, groups, total = int(rows["cells"].sum()), int(rows["groups"].sum()), rows.height
     chart = delays_grid(rows)
     order = {c: i for i, c in enumerate(in_order(rows["controller"].unique()))}
     rows = rows.with_columns(pl.col("controller").replace_strict(
@@ -321,7 +323,7 @@ def _rows(cells: pl.LazyFrame,
     fields = DelayRow.__dataclass_fields__
     out = [DelayRow(**{k: v for k, v in r.items() if k in fields})
            for r in rows.iter_rows(named=True)]
-    return groups, total, out, chart
+    return n, groups, total, out, chart
 
 
 #: The delay settings: a row of the chart's panels.
@@ -348,26 +350,38 @@ def delays_grid(per_key: pl.DataFrame) -> DelaysGrid | None:
     return DelaysGrid(grid, settings.height)
 
 
-def _reading(cells: pl.LazyFrame, name: str, rest: Sequence[str]) -> Reading:
-    """One reading's counts over the cells it covers, where it is exceeded and the cells
-    exceeding it most."""
-    law, o = pl.col(f"law_{name}"), pl.col("overshoot")
-    covered = cells.filter(law.is_not_null())
-    row = collect(covered.select(
-        pl.len().alias("cells"), (o > law).sum().alias("exceeded"),
-        (o == law).sum().alias("equal"), (o < law).sum().alias("below"),
-        (o - law).filter(o > law).max().alias("excess_max"))).row(0, named=True)
-    exceeded = int(row["exceeded"])
+def _readings(cells: pl.LazyFrame, rest: Sequence[str],
+              sizes: Mapping[str, int] | None = None) -> tuple[Reading, ...]:
+    """Each reading's counts over the cells it covers (one query for the three), where it
+    is exceeded and the cells exceeding it most."""
+    o = pl.col("overshoot")
+    counts = []
+    for name in READINGS:
+        law = pl.col(f"law_{name}")  # null outside the scope: compared, null; not counted
+        counts += [law.is_not_null().sum().alias(f"{name}__cells"),
+                   (o > law).sum().alias(f"{name}__exceeded"),
+                   (o == law).sum().alias(f"{name}__equal"),
+                   (o < law).sum().alias(f"{name}__below"),
+                   (o - law).filter(o > law).max().alias(f"{name}__excess_max")]
+    row = collect(cells.select(counts)).row(0, named=True)
     figures = ["overshoot", "law_lowest", "law_mean", "law_worst", "unneeded"]
-    return Reading(
-        name=name, formula=READINGS[name], cells=int(row["cells"]), exceeded=exceeded,
-        equal=int(row["equal"]), below=int(row["below"]), excess_max=row["excess_max"],
-        where=tuple(where(covered, o > law, rest)) if exceeded else (),
-        examples=tuple(examples(covered.filter(o > law), rest, figures, o - law))
-        if exceeded else ())
+    out = []
+    for name in READINGS:
+        law = pl.col(f"law_{name}")
+        covered = cells.filter(law.is_not_null())
+        exceeded = int(row[f"{name}__exceeded"] or 0)
+        out.append(Reading(
+            name=name, formula=READINGS[name], cells=int(row[f"{name}__cells"] or 0),
+            exceeded=exceeded, equal=int(row[f"{name}__equal"] or 0),
+            below=int(row[f"{name}__below"] or 0), excess_max=row[f"{name}__excess_max"],
+            where=tuple(where(covered, o > law, rest, sizes=sizes)) if exceeded else (),
+            examples=tuple(examples(covered.filter(o > law), rest, figures, o - law))
+            if exceeded else ()))
+    return tuple(out)
 
 
-def _boundary(cells: pl.LazyFrame, rest: Sequence[str]) -> Boundary:
+def _boundary(cells: pl.LazyFrame, rest: Sequence[str],
+              sizes: Mapping[str, int] | None = None) -> Boundary:
     """The worst-case boundary's counts per controller; the ledger's failures located."""
     above, o = pl.col("above_boundary_worst"), pl.col("overshoot")
     by = collect(cells.group_by("controller").agg(
@@ -395,7 +409,8 @@ def _boundary(cells: pl.LazyFrame, rest: Sequence[str]) -> Boundary:
         below_max=ledger["below_max"] if ledger else None,
         above_cells_in_scope=int(scoped["cells"]),
         above_positive_in_scope=int(scoped["positive"] or 0),
-        where_above_positive=tuple(where(led.filter(above), o > 0, rest)) if failing else (),
+        where_above_positive=tuple(where(led.filter(above), o > 0, rest, sizes=sizes))
+        if failing else (),
         examples_above_positive=tuple(examples(led.filter(above & (o > 0)), rest, figures, o))
         if failing else (),
         by_controller=per)
@@ -434,16 +449,13 @@ def _claim(cells: pl.LazyFrame, axes: Sequence[str]) -> Claim:
 def delays_summary(sweep: Sweep) -> Delays:
     """The section's figures and the chart's data: every row whose delays vary, aggregated."""
     cells = with_readings(sweep.table.filter(varying()))
-    n = int(collect(cells.select(pl.len())).item())
     rest = [a for a in sweep.axes if a != "controller"]
-    groups, total, rows, chart = _rows(cells, sweep.axes) if n else (0, 0, [], None)
+    n, groups, total, rows, chart = _rows(cells, sweep.axes)
     return Delays(
         population="rows with G_spread, B_spread or U_jitter above 0",
         cells=n, of=sweep.cells, groups=groups, rows_total=total, rows=tuple(rows),
-        readings=tuple(_reading(cells, r, rest) if n else
-                       Reading(r, READINGS[r], 0, 0, 0, 0, None, (), ())
-                       for r in READINGS),
-        boundary=_boundary(cells, rest),
+        readings=_readings(cells, rest, sweep.sizes),
+        boundary=_boundary(cells, rest, sweep.sizes),
         claim=_claim(cells, sweep.axes),
         chart=chart,
     )
