@@ -85,10 +85,24 @@ def test_report_million_cells(benchmark, million_cell_sweep: Path) -> None:  # t
 SCALES = {"1e5": 1} if QUICK else {"1e6": 7, "1e7": 63, "1e8": 630}
 
 #: Run a report in this process and print its wall time and peak RSS (VmHWM) as JSON.
+#: With RECONSIM_BENCH_REPORT_PROFILE=1, first one line per query of the table: its
+#: seconds, the rows it returned and the report functions that ran it.
 _REPORT_RUNNER = """
-import json, sys, time
+import json, os, sys, time, traceback
 from pathlib import Path
+import polars as pl
 from reconsim.report import build_report
+if os.environ.get("RECONSIM_BENCH_REPORT_PROFILE"):
+    collect = pl.LazyFrame.collect
+    def timed(self, *args, **kwargs):
+        begun = time.perf_counter()
+        frame = collect(self, *args, **kwargs)
+        callers = [f"{Path(f.filename).stem}.{f.name}" for f in traceback.extract_stack()[:-1]
+                   if "reconsim/report" in f.filename and f.name not in ("collect", "collect_all")]
+        print(f"query {time.perf_counter() - begun:8.2f} s {frame.height:>10,} rows  "
+              + " < ".join(reversed(callers[-3:])))
+        return frame
+    pl.LazyFrame.collect = timed
 started = time.perf_counter()
 report = build_report(sys.argv[1])
 seconds = time.perf_counter() - started
@@ -109,7 +123,10 @@ def _report_in_fresh_process(sweep_dir: Path, pythonpath: str | None = None) -> 
     done = subprocess.run([sys.executable, "-c", _REPORT_RUNNER, str(sweep_dir)], env=env,
                           capture_output=True, text=True, check=False, cwd=sweep_dir.parent)
     assert done.returncode == 0, done.stderr
-    figures: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    *queries, last = done.stdout.strip().splitlines()
+    if queries:
+        print("\n" + "\n".join(queries))
+    figures: dict[str, float] = json.loads(last)
     return figures
 
 
@@ -122,7 +139,7 @@ def test_report_at_scale(benchmark, tmp_path: Path, size: str) -> None:  # type:
 
     ``RECONSIM_BENCH_REPORT_BEFORE=PATH`` also times the report of the checkout at PATH on
     the same table (a before/after comparison; skipped at 10^8, where an in-memory report
-    cannot run)."""
+    cannot run). ``RECONSIM_BENCH_REPORT_PROFILE=1`` prints each query's time (``-s``)."""
     spec_path = _spec_with_desired(tmp_path, SCALES[size])
     out = tmp_path / "sweep"
     sweep_seconds, sweep_peak_kib = _run_sweep(spec_path, out)

@@ -22,7 +22,17 @@ from reconsim.model.laws import law_columns
 from reconsim.model.simulate import DEATHS_DTYPE, simulate
 from reconsim.report import ReportError, build_report, publish
 from reconsim.report.build import summarize
-from reconsim.report.data import bin_columns, bins, load_sweep, representative
+from reconsim.report.charts import Figure
+from reconsim.report.data import (
+    Sweep,
+    bin_columns,
+    bins,
+    groups,
+    key_groups,
+    load_sweep,
+    representative,
+    where,
+)
 from reconsim.report.sections.law import MAX_G_BINS, law_facets, law_figure, law_verdict
 
 SCHEDULES: dict[str, list[dict[str, int]]] = {
@@ -402,7 +412,7 @@ def test_ledger_cells_without_a_law_value_are_not_counted_as_holding() -> None:
     table = hand_table(HAND_ROWS).with_columns(
         law_holds=pl.when(pl.col("G") == 40).then(None).otherwise(pl.col("law_holds")))
     law = law_verdict(table, ("controller", "G", "U", "B", "desired", "schedule"), {})
-    assert (law["cells"], law["not_applicable"], law["holds"], law["mismatches"]) == (6, 1, 4, 2)
+    assert (law.cells, law.not_applicable, law.holds, law.mismatches) == (6, 1, 4, 2)
 
 
 def test_missing_schedule_column_is_named_from_the_deaths(tmp_path: Path) -> None:
@@ -452,6 +462,13 @@ def test_bins_keep_every_value_and_stay_within_the_limit() -> None:
     assert all(lo <= v <= hi for v, (lo, hi) in mapping.items())
 
 
+def law_chart(sweep: Sweep) -> Figure:
+    """The law's heatmaps of a sweep, drawn from its section's summary."""
+    grid = law_verdict(sweep.table, sweep.axes, sweep.schedules).chart
+    assert grid is not None
+    return law_figure(grid)
+
+
 def law_chart_data(spec: dict[str, Any]) -> pl.DataFrame:
     """The rows a chart's spec carries inline (CSV)."""
     assert spec["data"]["format"]["type"] == "csv"
@@ -462,7 +479,7 @@ def test_binned_law_chart_accounts_for_every_cell(tmp_path: Path) -> None:
     frame = model_frame(controller=["ledger"], G=list(range(0, 200, 2)), U=[1, 3, 5, 15],
                         B=[5], desired=[6])
     sweep = load_sweep(write_table(tmp_path / "wide", frame))
-    figure = law_figure(sweep.table, sweep.axes)
+    figure = law_chart(sweep)
     data = law_chart_data(figure.spec)
     assert data["G_label"].n_unique() == MAX_G_BINS
     assert figure.meta["binned"] == ["G"]
@@ -476,7 +493,7 @@ def test_law_chart_gives_desired_and_schedule_panels_while_the_budget_allows(
     frame = model_frame(controller=["ledger"], G=[0, 10, 20], U=[1, 5, 15, 35], B=[0, 5],
                         desired=[1, 6], schedules=SCHEDULES)
     sweep = load_sweep(write_table(tmp_path / "p", frame))
-    figure = law_figure(sweep.table, sweep.axes)
+    figure = law_chart(sweep)
     # 12 cells per panel, 2 B x 2 desired x 3 schedules: one mark per cell.
     assert (figure.meta["facets"], figure.meta["shared"]) == (["B", "desired", "schedule"], [])
     data = law_chart_data(figure.spec)
@@ -544,3 +561,28 @@ def test_fixtures_hold_the_cell_defaults() -> None:
     frame = model_frame()
     assert frame.select(pl.col("duration", "ledger_base").unique()).rows() == [(
         c.duration, c.ledger_base)]
+
+
+def test_where_and_groups_by_groups_of_axes_count_as_one_axis_at_a_time(
+        tmp_path: Path) -> None:
+    frame = model_frame(G=[0, 10, 20, 30], U=[1, 5, 15, 35], B=[0, 5], desired=[0, 1, 6],
+                        schedules=SCHEDULES)
+    sweep = load_sweep(write_table(tmp_path / "w", frame))
+    rest = [a for a in sweep.axes if a != "controller"]
+    checked = sweep.table.filter(pl.col("controller") == "ledger",
+                                 pl.col("law_holds").is_not_null())
+    # The sizes only decide which axes share a group_by: all in one (the table's own),
+    # two by two (400 values each), or each alone; the counts must not change.
+    pairs = dict.fromkeys(rest, 400)
+    assert len(key_groups(rest, sweep.sizes)) == 1
+    assert [len(g) for g in key_groups(rest, pairs)] == [2] * (len(rest) // 2) + [1] * (
+        len(rest) % 2)
+    fails = ~pl.col("law_holds")
+    one_by_one = where(checked, fails, rest)
+    assert any(entry["values"] for entry in one_by_one)
+    mismatched = checked.filter(fails)
+    per_schedule = groups(mismatched, checked, ["schedule"], rest)
+    assert per_schedule
+    for sizes in (sweep.sizes, pairs):
+        assert where(checked, fails, rest, sizes=sizes) == one_by_one
+        assert groups(mismatched, checked, ["schedule"], rest, sizes=sizes) == per_schedule

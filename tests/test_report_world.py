@@ -20,6 +20,8 @@ from reconsim.model.simulate import DEATHS_DTYPE
 from reconsim.report import build_report
 from reconsim.report.build import summarize
 from reconsim.report.data import load_sweep
+from reconsim.report.section import Context, to_json
+from reconsim.report.sections import delays
 
 #: The world sweep's axes (and the fixed values below): spreads, jitter and a stale
 #: window, two controllers, 20 seeds.
@@ -189,6 +191,30 @@ def test_rows_are_the_replicate_groups_figures(world: tuple[Path, dict[str, Any]
             assert g[f"law_{name}_lo"] == (min(values) if values else None), key
             assert g[f"law_{name}_hi"] == (max(values) if values else None), key
             assert g[f"above_{name}"] == w["above"][i], key
+
+
+def test_delays_chart_draws_the_rows_of_the_summary(
+        world: tuple[Path, dict[str, Any]]) -> None:
+    # The chart's marks come from the aggregate the summary's rows are read from (checked
+    # against the cells above): per row, the medians' range, the largest, each reading's
+    # largest; every delay setting (G_spread = 12, B_spread 0 or 2, U_jitter 0 or 4).
+    summary = delays.summarize(load_sweep(world[0]))
+    assert to_json(summary) == world[1]["delays"]
+    assert summary.chart is not None
+    assert summary.chart.settings == 4
+    grid = summary.chart.grid
+    rows = {tuple(getattr(r, k) for k in delays.KEY): r for r in summary.rows}
+    assert sorted(tuple(g[k] for k in delays.KEY) for g in grid.iter_rows(named=True)) == \
+        sorted(rows)
+    for g in grid.iter_rows(named=True):
+        r = rows[tuple(g[k] for k in delays.KEY)]
+        assert (g["median_lo"], g["median_hi"], g["max"]) == (r.median_lo, r.median_hi, r.max)
+        assert (g["law_lowest"], g["law_mean"], g["law_worst"]) == (
+            r.law_lowest_hi, r.law_mean_hi, r.law_worst_hi)
+        assert g["setting"] == (f"G = {r.G} + 0…{r.G_spread}, B = {r.B} + 0…{r.B_spread}, "
+                                f"U_jitter = {r.U_jitter}")
+    fig = delays.charts(summary, Context.of(load_sweep(world[0])))[0]
+    assert fig.meta == {"marks": grid.height * 6, "panels": 4, "settings": 4}
 
 
 def test_readings_count_every_cell_they_cover(world: tuple[Path, dict[str, Any]],

@@ -31,7 +31,6 @@ from reconsim.model.params import (
     applies,
 )
 from reconsim.model.seed001 import BASE, U_SCAN_G
-from reconsim.model.simulate import DEATHS_DTYPE
 from reconsim.report.source import ReportError, SweepSource
 
 #: The columns :func:`~reconsim.model.laws.law_columns` derives from a cell's parameters
@@ -114,6 +113,11 @@ class Sweep:
     axis_facts: dict[str, AxisFacts]
 
     @property
+    def sizes(self) -> dict[str, int]:
+        """Each axis's number of distinct values (null counting as one)."""
+        return {a: len(f.values) for a, f in self.axis_facts.items()}
+
+    @property
     def controllers(self) -> list[str]:
         """The controllers present, in :func:`in_order`."""
         return in_order(self.axis_facts["controller"].values)
@@ -124,8 +128,9 @@ def load_sweep(sweep_dir: Any) -> Sweep:
 
     ``sweep_dir`` is a local path, a ``file://`` URL or an object-store URL (see
     :mod:`.source`). Raises :class:`ReportError` naming the path when a file is missing or
-    unreadable, or when a column the report needs is absent. Reads the table once, for
-    its size, each axis's values, the death schedules and the stale law cells.
+    unreadable, or when a column the report needs is absent. Reads the table for its
+    size, the stale law cells and each axis's nulls (one query), each axis's values (one
+    small query each) and the death schedules.
     """
     source = sweep_dir if isinstance(sweep_dir, SweepSource) else SweepSource.parse(sweep_dir)
     meta = source.read_meta()
@@ -145,60 +150,85 @@ def load_sweep(sweep_dir: Any) -> Sweep:
     # Parameters the file lacks (a sweep written before they existed) took the model's
     # defaults; hidden columns carry those for reconsim.model.laws, and they are no axes.
     # So are issue 8's parameters where every cell holds the default: seed 001's world.
-    constant = [p for p in WORLD_PARAMS if p in schema]
-    if constant:
-        try:
-            off = collect(scan.select(BY_NAME[p].off_default().any() for p in constant)).row(0)
-        except (OSError, pl.exceptions.PolarsError) as exc:
-            raise ReportError(f"{where_data}: unreadable: {_first_line(exc)}") from None
-        constant = [p for p, differs in zip(constant, off, strict=True) if not differs]
-    axes = tuple(a for a in axis_names(schema.names()) if a not in constant)
+    candidates = axis_names(schema.names())
+    world = [p for p in WORLD_PARAMS if p in schema]
     hidden = [p for p in PARAM_NAMES if p not in schema and p != "deaths"]
     scan = scan.with_columns(_default_column(p) for p in hidden)
-    hidden += constant
     # The laws read the parameters as stored (lists as lists), before they are flattened.
     scan = scan.with_columns(e.name.prefix(_FRESH) for e in law_columns())
     schema = scan.collect_schema()
-    # Only the columns flat() changes: re-selecting a plain column would stop polars from
-    # pushing a filter on it down to the Parquet scan.
-    scan = scan.with_columns(
-        *(flat(a, schema[a]) for a in (*axes, *hidden) if _needs_flat(schema[a])),
-        pl.col("deaths").eq_missing(pl.lit(pl.Series([list_of_events(BASE.deaths)],
-                                                     dtype=DEATHS_DTYPE)).first())
-        .alias(SEED_DEATHS),
-    )
     stored = [c for c in LAW_COLUMNS if c in schema]
-    base = scan.select(*axes, *METRIC_NAMES, *stored, *hidden, SEED_DEATHS,
-                       *(_FRESH + c for c in LAW_COLUMNS))
-    table = base.drop(*stored).rename({_FRESH + c: c for c in LAW_COLUMNS})
-    # A schedule's events can depend on the duration; show those of its longest run.
-    schedules_q = scan.group_by("schedule", "duration").agg(pl.col("deaths").first())
-    facts_q = base.select(
+    # One read for the size, the stale law cells, each candidate axis's nulls (flattening
+    # keeps a null a null) and which world parameters ever leave their default.
+    facts_q = scan.select(
         pl.len().alias("__cells"),
         _stale_law_cells(stored).alias("__stale"),
-        *(pl.col(a).null_count().alias(f"{a}__nulls") for a in axes),
+        *(pl.col(a).null_count().alias(f"{a}__nulls") for a in candidates),
+        *(_off_default(p).any().alias(f"{p}__off") for p in world),
     )
-    values_q = [base.select(pl.col(a).unique()) for a in axes]
     try:
-        facts, schedules, *values = collect_all([facts_q, schedules_q, *values_q])
+        facts = collect(facts_q)
     except (OSError, pl.exceptions.PolarsError) as exc:
         raise ReportError(f"{where_data}: unreadable: {_first_line(exc)}") from None
     cells = int(facts["__cells"].item())
     if cells == 0:
         raise ReportError(f"{where_data}: the table has no rows")
+    constant = [p for p in world if not facts[f"{p}__off"].item()]
+    axes = tuple(a for a in candidates if a not in constant)
+    hidden += constant
+    # Only the columns flat() changes: re-selecting a plain column would stop polars from
+    # pushing a filter on it down to the Parquet scan.
+    scan = scan.with_columns(
+        *(flat(a, schema[a]) for a in (*axes, *hidden) if _needs_flat(schema[a])),
+        has_deaths(BASE.deaths).alias(SEED_DEATHS),
+    )
+    base = scan.select(*axes, *METRIC_NAMES, *stored, *hidden, SEED_DEATHS,
+                       *(_FRESH + c for c in LAW_COLUMNS))
+    table = base.drop(*stored).rename({_FRESH + c: c for c in LAW_COLUMNS})
+    try:
+        schedules = _schedules(scan)
+        values = collect_all([base.select(pl.col(a).unique()) for a in axes])
+    except (OSError, pl.exceptions.PolarsError) as exc:
+        raise ReportError(f"{where_data}: unreadable: {_first_line(exc)}") from None
     return Sweep(
         meta=meta,
         table=table,
         axes=axes,
-        schedules={s: tuple((e["at"], e["count"]) for e in d) for s, _, d in schedules.sort(
-            "schedule", "duration", descending=[False, True]).unique(
-            "schedule", keep="first", maintain_order=True).iter_rows()},
+        schedules=schedules,
         stale_law_cells=int(facts["__stale"].item() or 0),
         cells=cells,
         axis_facts={a: AxisFacts(values=tuple(v[a].sort(nulls_last=False).to_list()),
                                  nulls=int(facts[f"{a}__nulls"].item()))
                     for a, v in zip(axes, values, strict=True)},
     )
+
+
+def _off_default(name: str) -> pl.Expr:
+    """Which rows hold another value of parameter ``name`` than its default (a null
+    counts), as :meth:`~reconsim.model.params.Parameter.off_default` says, cheaper where the
+    default is an empty list: comparing lists of structs row by row cost a second per
+    million rows, their lengths next to nothing."""
+    if DEFAULTS[name] == ():
+        column = pl.col(name)
+        return column.is_null() | (column.list.len() > 0)
+    return BY_NAME[name].off_default()
+
+
+def _schedules(scan: pl.LazyFrame) -> dict[str, Deaths]:
+    """Each schedule's death events, those of its longest run (a schedule's events can
+    depend on the duration): the (schedule, duration) pairs, then one row's deaths per
+    schedule, read until the first row of it (reading every row's list of structs to pick
+    one per group took ten times longer)."""
+    pairs = collect(scan.group_by("schedule", "duration").agg(pl.len())).sort(
+        "schedule", "duration", descending=[False, True]).unique(
+        "schedule", keep="first", maintain_order=True)
+    out = {}
+    for name, duration, _ in pairs.iter_rows():
+        first = collect(scan.filter(pl.col("schedule").eq_missing(name),
+                                    pl.col("duration").eq_missing(duration))
+                        .select("deaths").head(1))
+        out[name] = tuple((e["at"], e["count"]) for e in first["deaths"].to_list()[0])
+    return out
 
 
 def _first_line(exc: BaseException) -> str:
@@ -210,6 +240,17 @@ def _first_line(exc: BaseException) -> str:
 def list_of_events(deaths: Deaths) -> list[dict[str, int]]:
     """A death schedule as the rows of a ``deaths`` cell."""
     return [{"at": at, "count": count} for at, count in deaths]
+
+
+def has_deaths(deaths: Deaths) -> pl.Expr:
+    """Whether a row's ``deaths`` are exactly ``deaths`` (a null row's are not), event by
+    event: comparing the lists of structs whole cost a second per million rows."""
+    column = pl.col("deaths")
+    same = column.list.len() == len(deaths)
+    for i, (at, count) in enumerate(deaths):
+        event = column.list.get(i, null_on_oob=True).struct
+        same = same & (event.field("at") == at) & (event.field("count") == count)
+    return same.fill_null(value=False)
 
 
 def _default_column(name: str) -> pl.Expr:
@@ -334,14 +375,14 @@ class KeyCode:
 
     @classmethod
     def of(cls, table: Table, columns: Sequence[str]) -> KeyCode:
-        """The code of ``columns`` over ``table``: two small queries (the distinct
-        combinations, and each hash's first combination), equal in number when no two
+        """The code of ``columns`` over ``table``: one query (the distinct combinations),
+        then in memory each hash's first combination, equal in number when no two
         combinations share a hash; else another seed is tried."""
-        distinct = height(lazy(table).group_by(columns).agg(pl.len()))
+        combos = collect(lazy(table).group_by(columns).agg(pl.len()).drop("len"))
         for seed in range(8):
             hashed = pl.struct(list(columns)).hash(seed).alias("__key")
-            keys = collect(lazy(table).group_by(hashed).agg(pl.col(c).first() for c in columns))
-            if keys.height == distinct:
+            keys = combos.group_by(hashed).agg(pl.col(c).first() for c in columns)
+            if keys.height == combos.height:
                 return cls(tuple(columns), seed, keys)
         raise ReportError(f"{', '.join(columns)}: no collision-free hash found")
 
@@ -464,28 +505,53 @@ def _text(value: Any) -> str:
     return "null" if value is None else str(value)
 
 
-#: How many axes one :func:`where` query counts at once: each reads the table once; more
-#: at once hold more group tables (at 10^7 cells, 11 at once held 0.5 GB, 1 held 25 MB).
-WHERE_BATCH: Final = 4
+#: Most groups one :func:`where` query counts: axes whose numbers of values multiply to at
+#: most this share one ``group_by``, each axis's counts summed from it in memory.
+WHERE_GROUPS: Final = 200_000
+
+
+def key_groups(axes: Sequence[str], sizes: Mapping[str, int],
+               limit: int = WHERE_GROUPS) -> list[list[str]]:
+    """``axes`` in groups whose numbers of values (``sizes``) multiply to at most ``limit``
+    (an axis larger than that alone), smallest axes first.
+
+    >>> key_groups(["G", "U", "B", "desired"], {"G": 19, "U": 120, "B": 7, "desired": 630},
+    ...            limit=100_000)
+    [['B', 'G', 'U'], ['desired']]
+    """
+    out: list[list[str]] = []
+    product = limit + 1
+    for axis in sorted(axes, key=lambda a: (sizes[a], list(axes).index(a))):
+        size = max(1, sizes[axis])
+        if product * size > limit:
+            out.append([axis])
+            product = size
+        else:
+            out[-1].append(axis)
+            product *= size
+    return out
 
 
 def where(population: Table, condition: pl.Expr, axes: Sequence[str],
-          max_values: int = 60) -> list[dict[str, Any]]:
+          max_values: int = 60, sizes: Mapping[str, int] | None = None
+          ) -> list[dict[str, Any]]:
     """Where the cells of ``population`` meeting ``condition`` lie: per axis, each value with
     its count among those cells and in the whole population.
 
     An axis with more than ``max_values`` distinct values among the cells lists its range
-    only (``truncated`` is then true). Counts only, a few axes per query.
+    only (``truncated`` is then true). Counts only: one ``group_by`` per group of axes
+    (:func:`key_groups`, by their numbers of values in ``sizes``, at most the table's;
+    without ``sizes``, one per axis), each axis's counts summed from its group's. Each
+    query reads the population once and holds its groups only (several ``group_by`` of one
+    query, concatenated, made polars cache the rows they share: at 10^8 cells, 2.5 GB).
     """
+    groups = [[a] for a in axes] if sizes is None else key_groups(axes, sizes)
     counted: dict[str, pl.DataFrame] = {}
-    for start in range(0, len(axes), WHERE_BATCH):
-        batch = axes[start:start + WHERE_BATCH]
-        rows = collect(pl.concat([
-            lazy(population).group_by(axis).agg(pl.len().alias("of"),
-                                                condition.sum().alias("cells"))
-            .with_columns(pl.lit(axis).alias("__axis")) for axis in batch], how="diagonal"))
-        for axis in batch:
-            counted[axis] = rows.filter(pl.col("__axis") == axis).select(axis, "cells", "of")
+    for keys in groups:
+        rows = collect(lazy(population).group_by(keys).agg(
+            pl.len().alias("of"), condition.sum().alias("cells")))
+        for axis in keys:
+            counted[axis] = rows.group_by(axis).agg(pl.col("cells").sum(), pl.col("of").sum())
     out = []
     for axis in axes:
         pop = counted[axis]
@@ -506,21 +572,42 @@ def where(population: Table, condition: pl.Expr, axes: Sequence[str],
     return out
 
 
-def groups(cells: Table, population: Table, key: Sequence[str],
-           axes: Sequence[str]) -> list[dict[str, Any]]:
+def groups(cells: Table, population: Table, key: Sequence[str], axes: Sequence[str],
+           sizes: Mapping[str, int] | None = None) -> list[dict[str, Any]]:
     """Per value of ``key``: how many ``cells`` of how many in ``population``, and each axis's
-    range (min, max and the count of distinct values) among those cells."""
+    range (min, max and the count of distinct values) among those cells.
+
+    With ``sizes`` (each axis's number of values), the ranges come from the distinct
+    combinations of ``key`` and a group of axes (:func:`key_groups`), one ``group_by`` per
+    group, summarised in memory: ``n_unique`` per group of a many-row query held the
+    values themselves (1.2 GB at 10^8 cells)."""
     key = list(key)
     rest = [a for a in axes if a not in key]
-    agg = lazy(cells).group_by(key).agg(
-        pl.len().alias("cells"),
-        *(pl.col(a).min().alias(f"{a}__min") for a in rest),
-        *(pl.col(a).max().alias(f"{a}__max") for a in rest),
-        *(pl.col(a).n_unique().alias(f"{a}__n") for a in rest),
-    )
-    of = lazy(population).group_by(key).agg(pl.len().alias("of"))
-    agg_rows, of_rows = collect_all([agg, of])
-    joined = agg_rows.join(of_rows, on=key, how="left", nulls_equal=True).sort(
+    of = collect(lazy(population).group_by(key).agg(pl.len().alias("of")))
+    if sizes is None:
+        agg_rows = collect(lazy(cells).group_by(key).agg(
+            pl.len().alias("cells"),
+            *(pl.col(a).min().alias(f"{a}__min") for a in rest),
+            *(pl.col(a).max().alias(f"{a}__max") for a in rest),
+            *(pl.col(a).n_unique().alias(f"{a}__n") for a in rest),
+        ))
+    else:
+        per_key = 1
+        for k in key:
+            per_key *= max(1, sizes[k])
+        parts = key_groups(rest, sizes, max(1, WHERE_GROUPS // per_key)) if rest else [[]]
+        aggs = []
+        for part in parts:
+            combos = collect(lazy(cells).group_by([*key, *part]).agg(pl.len().alias("__n")))
+            aggs.append(combos.group_by(key).agg(
+                pl.col("__n").sum().alias("cells"),
+                *(pl.col(a).min().alias(f"{a}__min") for a in part),
+                *(pl.col(a).max().alias(f"{a}__max") for a in part),
+                *(pl.col(a).n_unique().alias(f"{a}__n") for a in part)))
+        agg_rows = aggs[0]
+        for agg in aggs[1:]:
+            agg_rows = agg_rows.join(agg.drop("cells"), on=key, how="left", nulls_equal=True)
+    joined = agg_rows.join(of, on=key, how="left", nulls_equal=True).sort(
         key, nulls_last=False)
     return [
         {"key": {k: r[k] for k in key}, "cells": r["cells"], "of": r["of"],
@@ -676,3 +763,19 @@ def stats(values: pl.Series, digits: int = 3) -> dict[str, Any]:
 
     return {"count": v.len(), "min": r(v.min()), "median": r(v.median()),
             "p90": r(v.quantile(0.9, interpolation="nearest")), "max": r(v.max())}
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    """:func:`stats` as a summary's field: count, min, median, 90th percentile and max."""
+
+    count: int
+    min: float | None
+    median: float | None
+    p90: float | None
+    max: float | None
+
+    @classmethod
+    def of(cls, values: pl.Series, digits: int = 3) -> Stats:
+        """The statistics of a numeric series (see :func:`stats`)."""
+        return cls(**stats(values, digits))

@@ -9,7 +9,8 @@ that is also written as ``summary.json``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
+from dataclasses import dataclass
+from typing import Any, Final
 
 from markupsafe import Markup
 
@@ -17,7 +18,7 @@ from reconsim.model.laws import BOUNDARY, LAW_FORMULA, LAW_SCOPE
 from reconsim.model.params import CONTROLLERS, METRICS
 from reconsim.report.charts import Figure
 from reconsim.report.html import render
-from reconsim.report.section import Section, Summary
+from reconsim.report.section import Context, Section
 from reconsim.report.sections import (
     boundary,
     controllers,
@@ -31,10 +32,10 @@ from reconsim.report.sections import (
 )
 
 
-def controller_rows(summary: Summary) -> list[tuple[str, str]]:
+def controller_rows(context: Context) -> list[tuple[str, str]]:
     """The controllers in the sweep, each with what it does (for the page's introduction)."""
     return [(c, CONTROLLERS.get(c, "(no description in this version of reconsim)"))
-            for c in summary["sweep"]["controllers"]]
+            for c in context.sweep.controllers]
 
 
 def definition_rows() -> list[tuple[str, str]]:
@@ -52,7 +53,7 @@ def definition_rows() -> list[tuple[str, str]]:
 
 
 #: The report's sections, in page order.
-SECTIONS: Final[tuple[Section, ...]] = (
+SECTIONS: Final[tuple[Section[Any], ...]] = (
     law.SECTION,
     boundary.SECTION,
     read_cost.SECTION,
@@ -65,12 +66,30 @@ SECTIONS: Final[tuple[Section, ...]] = (
 )
 
 
-def render_page(summary: Summary, figures: Sequence[Figure], bundle: str) -> str:
+@dataclass(frozen=True, slots=True)
+class Summaries:
+    """The page's figures: each section's summary (in :data:`SECTIONS`' order) and the
+    sweep's :class:`~reconsim.report.section.Context`."""
+
+    context: Context
+    sections: tuple[Any, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """Each section's entries of ``summary.json``, in page order."""
+        out: dict[str, Any] = {}
+        for section, summary in zip(SECTIONS, self.sections, strict=True):
+            out |= section.entries(summary)
+        return out
+
+
+def render_page(summaries: Summaries, figures: Sequence[Figure], bundle: str) -> str:
     """The whole report page (``templates/page.html``), self-contained: ``bundle`` is the
     Vega/vega-embed JavaScript, which must not contain ``</script``."""
     by_name = {f.name: f for f in figures}
+    context = summaries.context
+    pairs = list(zip(SECTIONS, summaries.sections, strict=True))
     return render(
-        "page.html", sweep=summary["sweep"], bundle=Markup(bundle),
-        controllers=controller_rows(summary), definitions=definition_rows(),
-        glance=[line for s in SECTIONS if (line := s.glance(summary)) is not None],
-        sections=[s.render(summary, by_name) for s in SECTIONS])
+        "page.html", sweep=context.sweep, bundle=Markup(bundle),
+        controllers=controller_rows(context), definitions=definition_rows(),
+        glance=[line for s, x in pairs if (line := s.glance(x)) is not None],
+        sections=[s.render(x, context, by_name) for s, x in pairs])

@@ -4,6 +4,7 @@ ledger row, with the line U = G + B drawn over the overshoot map."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 import altair as alt
@@ -36,7 +37,6 @@ from reconsim.report.data import (
 )
 from reconsim.report.html import (
     TableCell,
-    constant_axes,
     examples_table,
     figure_html,
     table,
@@ -44,16 +44,64 @@ from reconsim.report.html import (
     where_sentence,
     where_table,
 )
-from reconsim.report.section import Section, Summary
+from reconsim.report.section import NOT_IN_JSON, Context, Section
 
 
-def boundary_paragraphs(b: Mapping[str, Any]) -> tuple[str, list[Markup]]:
+@dataclass(frozen=True, slots=True)
+class VariantCounts:
+    """The four boundary counts of one ledger variant."""
+
+    variant: str
+    cells: int
+    above_zero: int
+    above_positive: int
+    below_zero: int
+    below_positive: int
+
+
+@dataclass(frozen=True, slots=True)
+class BoundaryGrid:
+    """The boundary chart's data: one row per (variant, U bin, G + B bin); ``binned`` names
+    the binned axes."""
+
+    grid: pl.DataFrame
+    binned: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class BoundarySummary:
+    """Overshoot on each side of U >= G + B (``summary.json``'s ``boundary``); ``chart`` is
+    the chart's data (None without ledger cells)."""
+
+    population: str
+    cells: int
+    above_zero: int
+    above_positive: int
+    below_zero: int
+    below_positive: int
+    above_cells: int
+    below_cells: int
+    below_zero_desired_0: int
+    below_zero_desired_positive: int
+    below_zero_desired_positive_U_below_B: int  # noqa: N815 (summary.json's key)
+    above_implies_zero: bool | None
+    below_implies_positive: bool | None
+    below_implies_positive_for_desired_positive: bool | None
+    where_above_positive: tuple[dict[str, Any], ...]
+    examples_above_positive: tuple[dict[str, Any], ...]
+    where_below_zero: tuple[dict[str, Any], ...]
+    examples_below_zero: tuple[dict[str, Any], ...]
+    by_variant: tuple[VariantCounts, ...]
+    chart: BoundaryGrid | None = field(default=None, metadata=NOT_IN_JSON)
+
+
+def boundary_paragraphs(b: BoundarySummary) -> tuple[str, list[Markup]]:
     """Both directions of the boundary claim, answered from the four counts."""
-    if b["cells"] == 0:
+    if b.cells == 0:
         return "none", [Markup("This sweep has no ledger cells, so the boundary is not "
                                "checked.")]
     out = []
-    above, ap = b["above_cells"], b["above_positive"]
+    above, ap = b.above_cells, b.above_positive
     if above == 0:
         out.append(Markup("<strong>Does U ≥ G + B imply zero overshoot here?</strong> Not "
                           "tested: no ledger cell has U ≥ G + B."))
@@ -63,9 +111,9 @@ def boundary_paragraphs(b: Mapping[str, Any]) -> tuple[str, list[Markup]]:
     else:
         out.append(Markup("<strong>Does U ≥ G + B imply zero overshoot here? No</strong>: "
                           "{:,} of the {:,} ledger cells with U ≥ G + B overshoot, at {}.")
-                   .format(ap, above, where_sentence(b["where_above_positive"])))
-    below, bz = b["below_cells"], b["below_zero"]
-    d0, dpos = b["below_zero_desired_0"], b["below_zero_desired_positive"]
+                   .format(ap, above, where_sentence(b.where_above_positive)))
+    below, bz = b.below_cells, b.below_zero
+    d0, dpos = b.below_zero_desired_0, b.below_zero_desired_positive
     if below == 0:
         out.append(Markup("<strong>Does U &lt; G + B imply overshoot?</strong> Not tested: no "
                           "ledger cell has U &lt; G + B."))
@@ -75,7 +123,7 @@ def boundary_paragraphs(b: Mapping[str, Any]) -> tuple[str, list[Markup]]:
     else:
         text = Markup("<strong>Does U &lt; G + B imply overshoot? Not always</strong>: "
                       "{:,} of the {:,} ledger cells with U &lt; G + B overshoot; {:,} do not"
-                      ).format(b["below_positive"], below, bz)
+                      ).format(b.below_positive, below, bz)
         if d0 and dpos:
             text += Markup(": {:,} of them with desired = 0 (nothing to overshoot) and {:,} "
                            "with desired &gt; 0").format(d0, dpos)
@@ -84,9 +132,9 @@ def boundary_paragraphs(b: Mapping[str, Any]) -> tuple[str, list[Markup]]:
         else:
             text += Markup(" although desired &gt; 0")
         if dpos:
-            early = b["below_zero_desired_positive_U_below_B"]
+            early = b.below_zero_desired_positive_U_below_B
             text += Markup(". Those {:,} lie at {}").format(dpos,
-                                                          where_sentence(b["where_below_zero"]))
+                                                          where_sentence(b.where_below_zero))
             if early:
                 text += Markup("; {:,} of them have U &lt; B, a loop faster than a copy "
                                "starts").format(early)
@@ -95,17 +143,16 @@ def boundary_paragraphs(b: Mapping[str, Any]) -> tuple[str, list[Markup]]:
     return kind, out
 
 
-def render(summary: Summary, figures: Mapping[str, Figure]) -> Markup:
+def render(b: BoundarySummary, context: Context, figures: Mapping[str, Figure]) -> Markup:
     """Section b: the four counts, the chart with the line U = G + B, and both answers."""
-    b = summary["boundary"]
-    hide = constant_axes(summary)
+    hide = context.constant
     kind, paragraphs = boundary_paragraphs(b)
     counts = table(["ledger cells", "overshoot = 0", "overshoot > 0", "all"], [
-        ["U ≥ G + B (on or above the boundary)", b["above_zero"],
-         TableCell(b["above_positive"], "bad" if b["above_positive"] else ""), b["above_cells"]],
+        ["U ≥ G + B (on or above the boundary)", b.above_zero,
+         TableCell(b.above_positive, "bad" if b.above_positive else ""), b.above_cells],
         ["U < G + B (below it)",
-         TableCell(b["below_zero"], "bad" if b["below_zero_desired_positive"] else ""),
-         b["below_positive"], b["below_cells"]],
+         TableCell(b.below_zero, "bad" if b.below_zero_desired_positive else ""),
+         b.below_positive, b.below_cells],
     ])
     parts = [
         Markup('<section id="boundary"><h2>b. The boundary U ≥ G + B</h2>'
@@ -113,126 +160,50 @@ def render(summary: Summary, figures: Mapping[str, Figure]) -> Markup:
                "is at least G + B: a copy is then on the ledger before the next round looks. "
                "Seed 001 claims both directions: U ≥ G + B gives zero overshoot, and U &lt; "
                "G + B gives overshoot. The four counts are over {:,} ledger cells: every "
-               "ledger row of the sweep, whatever its other parameters.</p>").format(b["cells"]),
+               "ledger row of the sweep, whatever its other parameters.</p>").format(b.cells),
         counts,
         verdict(kind, paragraphs),
     ]
     if "boundary" in figures:
         parts.append(figure_html(figures["boundary"]))
-    if b["by_variant"]:
+    if b.by_variant:
         parts += [Markup("<p>The same counts per ledger variant (the boundary is seed 001's "
                          "for observe = ready without a cap; with observe = created a copy is "
                          "listed G s after creation, so its law's boundary is U ≥ G):</p>"),
                   table(["variant", "cells", "U ≥ G + B, overshoot 0", "U ≥ G + B, overshoot > 0",
                          "U < G + B, overshoot 0", "U < G + B, overshoot > 0"],
-                        [[v["variant"], v["cells"], v["above_zero"], v["above_positive"],
-                          v["below_zero"], v["below_positive"]] for v in b["by_variant"]])]
-    if b["where_above_positive"]:
+                        [[v.variant, v.cells, v.above_zero, v.above_positive,
+                          v.below_zero, v.below_positive] for v in b.by_variant])]
+    if b.where_above_positive:
         parts += [Markup("<h3>Overshoot although U ≥ G + B</h3>"),
-                  where_table(b["where_above_positive"], "such cells",
+                  where_table(b.where_above_positive, "such cells",
                               among="cells with U ≥ G + B"),
-                  examples_table(b["examples_above_positive"], hide)]
-    if b["where_below_zero"]:
+                  examples_table(b.examples_above_positive, hide)]
+    if b.where_below_zero:
         parts += [Markup("<h3>No overshoot although U &lt; G + B (desired &gt; 0)</h3>"),
-                  where_table(b["where_below_zero"], "such cells",
+                  where_table(b.where_below_zero, "such cells",
                               among="cells with U < G + B and desired > 0"),
-                  examples_table(b["examples_below_zero"], hide)]
+                  examples_table(b.examples_below_zero, hide)]
     parts.append(Markup("</section>"))
     return Markup("").join(parts)
 
 
-def _four() -> list[pl.Expr]:
-    """The four boundary counts: above or below U >= G + B x overshoot 0 or > 0."""
-    above, positive = pl.col("above_boundary"), pl.col("overshoot") > 0
-    return [
-        (above & ~positive).sum().alias("above_zero"),
-        (above & positive).sum().alias("above_positive"),
-        (~above & ~positive).sum().alias("below_zero"),
-        (~above & positive).sum().alias("below_positive"),
-    ]
-
-
+#: The four boundary counts: above or below U >= G + B x overshoot 0 or > 0.
 FOUR: Final = ("above_zero", "above_positive", "below_zero", "below_positive")
+#: The counts the verdict adds to the four: below the boundary with overshoot 0, and the
+#: exceptions (those with desired > 0), of them with U < B.
+EXCEPTIONS: Final = ("below_at_zero", "exceptions", "exceptions_U_below_B")
 
 
-def boundary_verdict(table: Table, axes: Sequence[str]) -> dict[str, Any]:
-    """Overshoot on each side of the boundary ``U >= G + B``, on every ledger row.
-
-    The four counts answer both directions of seed 001's claim: does U >= G + B imply
-    zero overshoot (``above_positive`` = 0)? Does U < G + B imply overshoot
-    (``below_zero`` = 0; cells with desired = 0 cannot overshoot and are counted apart)?
-    ``by_variant`` repeats the counts per ledger variant when the sweep varies observe
-    or max_per_round (the boundary is seed 001's for observe = ready without a cap).
-    """
-    rest = [a for a in axes if a != "controller"]
-    ledger = lazy(table).filter(pl.col("controller") == "ledger")
-    params = variant_params(ledger)
+def boundary_counts(ledger: pl.LazyFrame, params: Sequence[str]) -> pl.DataFrame:
+    """Every count of the verdict and of the chart, per ledger variant (``controller`` and
+    ``params``), U and G + B (``GB``): one read of the ledger rows, a group table of at
+    most (variants x U x G + B) rows. The verdict sums it, the chart bins it."""
     above, zero = pl.col("above_boundary"), pl.col("overshoot") == 0
+    positive = pl.col("overshoot") > 0
     exception = ~above & zero & (pl.col("desired") > 0)
-    # One query: the four counts per variant (one variant when nothing varies).
-    by = collect(ledger.with_columns(variant_label(params)).group_by("variant").agg(
-        pl.len().alias("cells"), *_four(),
-        (~above & zero).sum().alias("below_at_zero"),
-        exception.sum().alias("exceptions"),
-        (exception & (pl.col("U") < pl.col("B"))).sum().alias("exceptions_U_below_B"),
-    ))
-    total = {k: int(by[k].sum()) for k in ("cells", *FOUR, "below_at_zero", "exceptions",
-                                           "exceptions_U_below_B")}
-    four = {k: total[k] for k in FOUR}
-    cells = total["cells"]
-    by_variant = []
-    if params:
-        rows = {r["variant"]: r for r in by.iter_rows(named=True)}
-        for label in variant_order(ledger, params):
-            r = rows[label]
-            by_variant.append({"variant": label, "cells": r["cells"],
-                               **{k: r[k] for k in FOUR}})
-    above_positive = ledger.filter(above & (pl.col("overshoot") > 0))
-    below = ledger.filter(~above)
-    exceptions = below.filter(zero & (pl.col("desired") > 0))
-    figures = ["overshoot", "law_overshoot", "unneeded", "deleted"]
-    return {
-        "population": "every ledger row (all values of the other parameters)",
-        "cells": cells,
-        **four,
-        "above_cells": four["above_zero"] + four["above_positive"],
-        "below_cells": four["below_zero"] + four["below_positive"],
-        "below_zero_desired_0": total["below_at_zero"] - total["exceptions"],
-        "below_zero_desired_positive": total["exceptions"],
-        "below_zero_desired_positive_U_below_B": total["exceptions_U_below_B"],
-        "above_implies_zero": four["above_positive"] == 0 if cells else None,
-        "below_implies_positive": four["below_zero"] == 0 if cells else None,
-        "below_implies_positive_for_desired_positive":
-            total["exceptions"] == 0 if cells else None,
-        "where_above_positive": (where(ledger.filter(above), pl.col("overshoot") > 0, rest)
-                                 if four["above_positive"] else []),
-        "examples_above_positive": (examples(above_positive, rest, figures, pl.col("overshoot"))
-                                    if four["above_positive"] else []),
-        "where_below_zero": (where(below.filter(pl.col("desired") > 0), zero, rest)
-                             if total["exceptions"] else []),
-        "examples_below_zero": (examples(exceptions, rest, figures, pl.col("law_overshoot"))
-                                if total["exceptions"] else []),
-        "by_variant": by_variant,
-    }
-
-
-#: Most U and G + B bins of the boundary chart.
-MAX_BOUNDARY_BINS: Final = 60
-
-
-def boundary_figure(table: Table) -> Figure:
-    """Ledger cells per (U, G + B): the share that overshoots, the line U = G + B, and a red
-    outline where a cell contradicts the boundary (overshoot above it, none below it with
-    desired > 0); one panel per ledger variant."""
-    ledger = lazy(table).filter(pl.col("controller") == "ledger")
-    params = variant_params(ledger)
-    above, positive = pl.col("above_boundary"), pl.col("overshoot") > 0
-    counts = ("overshooting", "above_zero", "above_positive", "below_zero", "below_positive",
-              "below_zero_desired")
-    # Aggregated by the raw values first (few groups, little memory), then by bin; the
-    # variant and the labels are put on the aggregates.
-    raw = collect(ledger.with_columns((pl.col("G") + pl.col("B")).alias("GB"))
-                  .group_by("controller", *params, "U", "GB").agg(
+    return collect(ledger.with_columns((pl.col("G") + pl.col("B")).alias("GB"))
+                   .group_by("controller", *params, "U", "GB").agg(
         pl.len().alias("cells"),
         positive.sum().alias("overshooting"),
         pl.col("overshoot").max().alias("max_overshoot"),
@@ -241,14 +212,91 @@ def boundary_figure(table: Table) -> Figure:
         (~above & ~positive).sum().alias("below_zero"),
         (~above & positive).sum().alias("below_positive"),
         (~above & ~positive & (pl.col("desired") > 0)).sum().alias("below_zero_desired"),
+        (~above & zero).sum().alias("below_at_zero"),
+        exception.sum().alias("exceptions"),
+        (exception & (pl.col("U") < pl.col("B"))).sum().alias("exceptions_U_below_B"),
     ))
-    t, binned = add_bins(raw, {"U": MAX_BOUNDARY_BINS, "GB": MAX_BOUNDARY_BINS})
+
+
+def boundary_verdict(table: Table, axes: Sequence[str],
+                     sizes: Mapping[str, int] | None = None) -> BoundarySummary:
+    """Overshoot on each side of the boundary ``U >= G + B``, on every ledger row.
+
+    The four counts answer both directions of seed 001's claim: does U >= G + B imply
+    zero overshoot (``above_positive`` = 0)? Does U < G + B imply overshoot
+    (``below_zero`` = 0; cells with desired = 0 cannot overshoot and are counted apart)?
+    ``by_variant`` repeats the counts per ledger variant when the sweep varies observe
+    or max_per_round (the boundary is seed 001's for observe = ready without a cap).
+    The counts and the chart's data come from one aggregate (:func:`boundary_counts`);
+    ``sizes``: each axis's number of values, for :func:`~reconsim.report.data.where`.
+    """
+    rest = [a for a in axes if a != "controller"]
+    ledger = lazy(table).filter(pl.col("controller") == "ledger")
+    params = variant_params(ledger)
+    above, zero = pl.col("above_boundary"), pl.col("overshoot") == 0
+    counts = boundary_counts(ledger, params)
+    total = {k: int(counts[k].sum()) for k in ("cells", *FOUR, *EXCEPTIONS)}
+    four = {k: total[k] for k in FOUR}
+    cells = total["cells"]
+    by_variant = []
+    if params:
+        by = counts.with_columns(variant_label(params)).group_by("variant").agg(
+            pl.col("cells", *FOUR).sum())
+        rows = {r["variant"]: r for r in by.iter_rows(named=True)}
+        for label in variant_order(counts, params):
+            r = rows[label]
+            by_variant.append(VariantCounts(label, r["cells"], *(r[k] for k in FOUR)))
+    above_positive = ledger.filter(above & (pl.col("overshoot") > 0))
+    below = ledger.filter(~above)
+    exceptions = below.filter(zero & (pl.col("desired") > 0))
+    figures = ["overshoot", "law_overshoot", "unneeded", "deleted"]
+    return BoundarySummary(
+        population="every ledger row (all values of the other parameters)",
+        cells=cells,
+        above_zero=four["above_zero"],
+        above_positive=four["above_positive"],
+        below_zero=four["below_zero"],
+        below_positive=four["below_positive"],
+        above_cells=four["above_zero"] + four["above_positive"],
+        below_cells=four["below_zero"] + four["below_positive"],
+        below_zero_desired_0=total["below_at_zero"] - total["exceptions"],
+        below_zero_desired_positive=total["exceptions"],
+        below_zero_desired_positive_U_below_B=total["exceptions_U_below_B"],
+        above_implies_zero=four["above_positive"] == 0 if cells else None,
+        below_implies_positive=four["below_zero"] == 0 if cells else None,
+        below_implies_positive_for_desired_positive=total["exceptions"] == 0 if cells else None,
+        where_above_positive=(tuple(where(ledger.filter(above), pl.col("overshoot") > 0, rest,
+                                                    sizes=sizes))
+                              if four["above_positive"] else ()),
+        examples_above_positive=(tuple(examples(above_positive, rest, figures,
+                                                pl.col("overshoot")))
+                                 if four["above_positive"] else ()),
+        where_below_zero=(tuple(where(below.filter(pl.col("desired") > 0), zero, rest,
+                                      sizes=sizes))
+                          if total["exceptions"] else ()),
+        examples_below_zero=(tuple(examples(exceptions, rest, figures, pl.col("law_overshoot")))
+                             if total["exceptions"] else ()),
+        by_variant=tuple(by_variant),
+        chart=boundary_grid(counts, params) if cells else None,
+    )
+
+
+#: Most U and G + B bins of the boundary chart.
+MAX_BOUNDARY_BINS: Final = 60
+
+
+def boundary_grid(counts: pl.DataFrame, params: Sequence[str]) -> BoundaryGrid:
+    """The chart's marks from :func:`boundary_counts`' aggregate: U and G + B binned to at
+    most :data:`MAX_BOUNDARY_BINS` each, per variant; no read of the table."""
+    chart = ("overshooting", "above_zero", "above_positive", "below_zero", "below_positive",
+             "below_zero_desired")
+    t, binned = add_bins(counts, {"U": MAX_BOUNDARY_BINS, "GB": MAX_BOUNDARY_BINS})
     keys = ("controller", *params, "U_lo", "U_hi", "GB_lo", "GB_hi")
     grid = collect(t.group_by(*keys).agg(
         pl.col("cells").sum(),
         pl.col("overshooting").sum(),
         pl.col("max_overshoot").max(),
-        *(pl.col(c).sum() for c in counts[1:]),
+        *(pl.col(c).sum() for c in chart[1:]),
     )).with_columns(variant_label(params), bin_label("U"), bin_label("GB")).select(
         "variant", "U_lo", "U_hi", "U_label", "GB_lo", "GB_hi", "GB_label", pl.exclude(
             "controller", *params, "variant", "U_lo", "U_hi", "U_label", "GB_lo", "GB_hi",
@@ -259,6 +307,14 @@ def boundary_figure(table: Table) -> Figure:
         ((pl.col("GB_lo") + pl.col("GB_hi")) / 2).alias("GB"),
         (pl.col("above_positive") + pl.col("below_zero_desired")).alias("exceptions"),
     ).drop("U_lo", "U_hi", "GB_lo", "GB_hi").sort("variant", "U", "GB")
+    return BoundaryGrid(grid, tuple(binned))
+
+
+def boundary_figure(data: BoundaryGrid) -> Figure:
+    """Ledger cells per (U, G + B): the share that overshoots, the line U = G + B, and a red
+    outline where a cell contradicts the boundary (overshoot above it, none below it with
+    desired > 0); one panel per ledger variant."""
+    grid, binned = data.grid, data.binned
     top = max(1.0, float(grid["GB"].max() or 0), float(grid["U"].max() or 0))  # type: ignore[arg-type]
     panel = 480 if grid["variant"].n_unique() <= 1 else 320
     # A square about as wide as columns and rows of marks are apart (the median gap).
@@ -303,25 +359,24 @@ def _gap(values: pl.Series) -> float:
     return float(gaps.median()) if gaps.len() else max(1.0, float(distinct.max() or 1))  # type: ignore[arg-type]
 
 
-def summarize(sweep: Sweep) -> dict[str, Any]:
-    """The four counts and where the exceptions lie (``summary.json``'s ``boundary``)."""
-    return {"boundary": boundary_verdict(sweep.table, sweep.axes)}
+def summarize(sweep: Sweep) -> BoundarySummary:
+    """The four counts and where the exceptions lie (``summary.json``'s ``boundary``), and
+    the chart's data."""
+    return boundary_verdict(sweep.table, sweep.axes, sweep.sizes)
 
 
-def charts(sweep: Sweep, summary: Summary) -> list[Figure]:
+def charts(b: BoundarySummary, context: Context) -> list[Figure]:
     """The overshoot map with the boundary line, when the sweep has ledger cells."""
-    return [boundary_figure(sweep.table)] if summary["boundary"]["cells"] else []
+    return [boundary_figure(b.chart)] if b.chart is not None else []
 
 
-def glance(summary: Summary) -> Markup | None:
+def glance(b: BoundarySummary) -> Markup | None:
     """Both directions of the boundary claim in one sentence."""
-    b = summary["boundary"]
-    if not b["cells"]:
+    if not b.cells:
         return None
     return Markup('<a href="#boundary">Boundary</a> (ledger): with {}, overshoot 0 in {:,} of '
                   "{:,} cells; with U &lt; G + B, overshoot in {:,} of {:,}.").format(
-                      BOUNDARY, b["above_zero"], b["above_cells"], b["below_positive"],
-                      b["below_cells"])
+                      BOUNDARY, b.above_zero, b.above_cells, b.below_positive, b.below_cells)
 
 
 SECTION = Section("boundary", summarize, render, charts, glance)

@@ -10,7 +10,8 @@ service it delivers (excess and missing copy-seconds) and when it settles
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 import altair as alt
@@ -30,22 +31,132 @@ from reconsim.report.data import (
 )
 from reconsim.report.html import (
     cells_text,
-    constant_axes,
     figure_html,
     key_text,
     num,
     table,
     verdict,
 )
-from reconsim.report.section import Section, Summary
+from reconsim.report.section import Context, Section
 
 
-def _range(lo: Mapping[str, Any], hi: Mapping[str, Any]) -> str:
+@dataclass(frozen=True, slots=True)
+class SideCount:
+    """A variant's cells on one side of the boundary U >= G + B, and those overshooting."""
+
+    cells: int
+    positive: int
+
+
+@dataclass(frozen=True, slots=True)
+class Overshoot:
+    """A variant's overshoot over all its cells (``largest``: the cell with the most)."""
+
+    cells_positive: int
+    mean: float | None
+    max: int | None
+    above_boundary: SideCount
+    below_boundary: SideCount
+    largest: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Unneeded:
+    """A variant's unneeded copies over all its cells."""
+
+    cells_positive: int
+    mean: float | None
+    max: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Wasted:
+    """A variant's delete commands that killed nothing, of all its delete commands."""
+
+    cells_positive: int
+    total: int | None
+    max: int | None
+    of_delete_commands: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class MeanMax:
+    """A figure's mean and largest value over a variant's cells."""
+
+    mean: float | None
+    max: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Settling:
+    """When a variant's cells settle (over those that do; ``latest``: the latest one)."""
+
+    mean: float | None
+    max: int | None
+    unsettled: int
+    latest: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    """One controller variant's figures over all its cells."""
+
+    variant: str
+    controller: str
+    params: dict[str, Any]
+    cells: int
+    overshoot: Overshoot
+    unneeded: Unneeded
+    wasted_delete_commands: Wasted
+    excess_copy_seconds: MeanMax
+    missing_copy_seconds: MeanMax
+    stable_at: Settling
+
+
+@dataclass(frozen=True, slots=True)
+class Extreme:
+    """The variant with the most or least of a figure, and its value."""
+
+    variant: str
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """Which variants never do a thing, and which does the most or least of another."""
+
+    no_unneeded: tuple[str, ...]
+    never_overshoot: tuple[str, ...]
+    no_wasted_deletes: tuple[str, ...]
+    always_settle: tuple[str, ...]
+    least_missing_mean: Extreme | None
+    most_missing_mean: Extreme | None
+    least_excess_mean: Extreme | None
+    most_excess_mean: Extreme | None
+    latest_stable: Extreme | None
+    most_unsettled: Extreme | None
+
+
+@dataclass(frozen=True, slots=True)
+class ControllersSummary:
+    """Every variant's figures, over all its cells and per G (``summary.json``'s
+    ``controllers``; ``by_G``: one row per variant and G, ``{figure}__mean`` and
+    ``{figure}__max`` for each compared figure)."""
+
+    population: str
+    compared: bool
+    varying: tuple[str, ...]
+    figures: dict[str, str]
+    variants: tuple[Variant, ...]
+    by_G: tuple[dict[str, Any], ...]  # noqa: N815 (summary.json's key)
+    facts: Facts
+
+
+def _range(lo: Extreme, hi: Extreme) -> str:
     """``from X (variant) to Y (variant)``, or ``the same for every variant`` when equal."""
-    if lo["value"] == hi["value"]:
-        return f"{num(lo['value'])} for every variant"
-    return (f"from {num(lo['value'])} ({lo['variant']}) to {num(hi['value'])} "
-            f"({hi['variant']})")
+    if lo.value == hi.value:
+        return f"{num(lo.value)} for every variant"
+    return f"from {num(lo.value)} ({lo.variant}) to {num(hi.value)} ({hi.variant})"
 
 
 CELL_FIGURES: Final = ("overshoot", "unneeded", "wasted_delete_commands", "stable_at")
@@ -72,102 +183,104 @@ def _who(names: Sequence[str], total: int, column: str) -> Markup:
                   "column)").format(len(names), total, column)
 
 
-def _the_rest(others: Sequence[Mapping[str, Any]], key: str, say: Any) -> str:
-    """Each other variant in words, or, when they are many, the range and the worst one."""
+def _the_rest(others: Sequence[Variant], positive: Callable[[Variant], int],
+              say: Callable[[Variant], str]) -> str:
+    """Each other variant in words, or, when they are many, the range and the worst one
+    (by ``positive``, its count of cells with the figure above 0)."""
     if len(others) <= LISTED_VARIANTS:
         return "".join(f" {say(v)}." for v in others)
-    worst = max(others, key=lambda v: v[key]["cells_positive"])
-    least = min(v[key]["cells_positive"] for v in others)
-    return (f" The other {len(others)} do, in {least:,} to {worst[key]['cells_positive']:,} "
+    worst = max(others, key=positive)
+    least = min(positive(v) for v in others)
+    return (f" The other {len(others)} do, in {least:,} to {positive(worst):,} "
             f"of their cells; the most: {say(worst)}.")
 
 
-def controllers_paragraphs(c: Mapping[str, Any], hide: Iterable[str] = ()) -> list[Markup]:
+def controllers_paragraphs(c: ControllersSummary, hide: Iterable[str] = ()) -> list[Markup]:
     """Which variant creates no unneeded copies, never overshoots, wastes no deletes, and
     how they compare in missing and excess copy-seconds and in settling."""
-    facts, variants = c["facts"], c["variants"]
+    facts, variants = c.facts, c.variants
     n = len(variants)
 
-    def unneeded(v: Mapping[str, Any]) -> str:
+    def unneeded(v: Variant) -> str:
         """A variant's unneeded copies in words."""
-        u = v["unneeded"]
-        return (f"{v['variant']} creates unneeded copies in {u['cells_positive']:,} of "
-                f"{cells_text(v['cells'])} (up to {num(u['max'])} in one)")
+        u = v.unneeded
+        return (f"{v.variant} creates unneeded copies in {u.cells_positive:,} of "
+                f"{cells_text(v.cells)} (up to {num(u.max)} in one)")
 
-    def overshoot(v: Mapping[str, Any]) -> str:
+    def overshoot(v: Variant) -> str:
         """A variant's overshoot in words."""
-        o = v["overshoot"]
-        return (f"{v['variant']} overshoots in {o['cells_positive']:,} of "
-                f"{cells_text(v['cells'])} (up to {num(o['max'])} copies)")
+        o = v.overshoot
+        return (f"{v.variant} overshoots in {o.cells_positive:,} of "
+                f"{cells_text(v.cells)} (up to {num(o.max)} copies)")
 
-    def wasted(v: Mapping[str, Any]) -> str:
+    def wasted(v: Variant) -> str:
         """A variant's wasted delete commands in words."""
-        w = v["wasted_delete_commands"]
-        return (f"{v['variant']}: {num(w['total'])} of its {num(w['of_delete_commands'])} "
-                f"delete commands, in {cells_text(w['cells_positive'])} (up to {num(w['max'])} "
+        w = v.wasted_delete_commands
+        return (f"{v.variant}: {num(w.total)} of its {num(w.of_delete_commands)} "
+                f"delete commands, in {cells_text(w.cells_positive)} (up to {num(w.max)} "
                 "in one)")
 
-    others = [v for v in variants if v["variant"] not in facts["no_unneeded"]]
+    others = [v for v in variants if v.variant not in facts.no_unneeded]
     out = [Markup("<strong>No unneeded copy in any cell</strong>: {}.").format(
-               _who(facts["no_unneeded"], n, "cells with unneeded copies"))
-           + _the_rest(others, "unneeded", unneeded)]
-    others = [v for v in variants if v["variant"] not in facts["never_overshoot"]]
+               _who(facts.no_unneeded, n, "cells with unneeded copies"))
+           + _the_rest(others, lambda v: v.unneeded.cells_positive, unneeded)]
+    others = [v for v in variants if v.variant not in facts.never_overshoot]
     out.append(Markup("<strong>Never overshoots</strong>: {}.").format(
-                   _who(facts["never_overshoot"], n, "cells overshooting"))
-               + _the_rest(others, "overshoot", overshoot))
-    others = [v for v in variants if v["variant"] not in facts["no_wasted_deletes"]]
+                   _who(facts.never_overshoot, n, "cells overshooting"))
+               + _the_rest(others, lambda v: v.overshoot.cells_positive, overshoot))
+    others = [v for v in variants if v.variant not in facts.no_wasted_deletes]
     out.append(Markup("<strong>No wasted delete command</strong> (one that killed nothing): "
-                      "{}.").format(_who(facts["no_wasted_deletes"], n, "wasted delete commands"))
-               + _the_rest(others, "wasted_delete_commands", wasted))
-    lo, hi = facts["least_missing_mean"], facts["most_missing_mean"]
-    elo, ehi = facts["least_excess_mean"], facts["most_excess_mean"]
+                      "{}.").format(_who(facts.no_wasted_deletes, n, "wasted delete commands"))
+               + _the_rest(others, lambda v: v.wasted_delete_commands.cells_positive, wasted))
+    lo, hi = facts.least_missing_mean, facts.most_missing_mean
+    elo, ehi = facts.least_excess_mean, facts.most_excess_mean
     if lo and hi and elo and ehi:
         out.append(Markup("<strong>Service</strong>, per cell on average: missing copy-seconds "
                           "{}; excess copy-seconds {}.").format(_range(lo, hi),
                                                                 _range(elo, ehi)))
-    latest = facts["latest_stable"]
+    latest = facts.latest_stable
     text = Markup("<strong>Settling</strong>: ")
     if latest:
-        worst = next(v for v in variants if v["variant"] == latest["variant"])
-        cell = worst["stable_at"]["latest"]
-        text += (f"the latest stable_at is second {num(latest['value'])} "
-                 f"({latest['variant']}"
+        worst = next(v for v in variants if v.variant == latest.variant)
+        cell = worst.stable_at.latest
+        text += (f"the latest stable_at is second {num(latest.value)} "
+                 f"({latest.variant}"
                  + (f", at {key_text(cell, CELL_FIGURES, hide)}" if cell else "") + "). ")
     text += "Cells that never settle (the run ends with live ≠ desired): "
     if n <= LISTED_VARIANTS:
-        text += ", ".join(f"{v['variant']} {v['stable_at']['unsettled']:,} of "
-                          f"{v['cells']:,}" for v in variants) + "."
+        text += ", ".join(f"{v.variant} {v.stable_at.unsettled:,} of "
+                          f"{v.cells:,}" for v in variants) + "."
     else:
-        fewest = min(variants, key=lambda v: v["stable_at"]["unsettled"])
-        most = facts["most_unsettled"]
-        text += (f"from {fewest['stable_at']['unsettled']:,} ({fewest['variant']}) to "
-                 f"{most['value']:,} ({most['variant']}).")
+        fewest = min(variants, key=lambda v: v.stable_at.unsettled)
+        most = facts.most_unsettled
+        assert most is not None  # every variant has an unsettled count
+        text += (f"from {fewest.stable_at.unsettled:,} ({fewest.variant}) to "
+                 f"{most.value:,} ({most.variant}).")
     out.append(text)
     return out
 
 
-def controllers_table(c: Mapping[str, Any]) -> Markup:
+def controllers_table(c: ControllersSummary) -> Markup:
     """Each variant's figures over all its cells."""
     rows = []
-    for v in c["variants"]:
-        o, u, w = v["overshoot"], v["unneeded"], v["wasted_delete_commands"]
-        rows.append([v["variant"], v["cells"], o["cells_positive"], o["max"], u["cells_positive"],
-                     u["max"], w["total"], w["cells_positive"],
-                     v["excess_copy_seconds"]["mean"], v["missing_copy_seconds"]["mean"],
-                     v["stable_at"]["mean"], v["stable_at"]["max"], v["stable_at"]["unsettled"]])
+    for v in c.variants:
+        o, u, w = v.overshoot, v.unneeded, v.wasted_delete_commands
+        rows.append([v.variant, v.cells, o.cells_positive, o.max, u.cells_positive,
+                     u.max, w.total, w.cells_positive,
+                     v.excess_copy_seconds.mean, v.missing_copy_seconds.mean,
+                     v.stable_at.mean, v.stable_at.max, v.stable_at.unsettled])
     return table(["controller / variant", "cells", "cells overshooting", "largest overshoot",
                   "cells with unneeded copies", "most unneeded", "wasted delete commands",
                   "cells with wasted deletes", "excess copy-s (mean)", "missing copy-s (mean)",
                   "stable_at (mean, settled)", "latest stable_at", "cells never settled"], rows)
 
 
-def render(summary: Summary, figures: Mapping[str, Figure]) -> Markup:
+def render(c: ControllersSummary, context: Context, figures: Mapping[str, Figure]) -> Markup:
     """Section d: every controller and variant side by side, against G."""
-    c = summary["controllers"]
-    varying = ", ".join(c["varying"])
+    varying = ", ".join(c.varying)
     parts = [Markup('<section id="controllers"><h2>d. Controllers compared</h2>')]
-    if not c["compared"]:
-        only = c["variants"][0]["variant"] if c["variants"] else "none"
+    if not c.compared:
+        only = c.variants[0].variant if c.variants else "none"
         parts += [Markup("<p>This sweep holds one controller only ({}), so there is nothing "
                          "to compare. Its figures over all its cells:</p>").format(only),
                   controllers_table(c), Markup("</section>")]
@@ -182,7 +295,7 @@ def render(summary: Summary, figures: Mapping[str, Figure]) -> Markup:
             "sweep. " if varying else ""))
     if "controllers" in figures:
         parts.append(figure_html(figures["controllers"]))
-    parts += [verdict("none", controllers_paragraphs(c, constant_axes(summary))),
+    parts += [verdict("none", controllers_paragraphs(c, context.constant)),
               controllers_table(c), Markup("</section>")]
     return Markup("").join(parts)
 
@@ -283,7 +396,7 @@ def _mean(column: str) -> pl.Expr:
     return pl.col(column).mean().round(3)
 
 
-def controllers_verdict(table: Table, axes: Sequence[str]) -> dict[str, Any]:
+def controllers_verdict(table: Table, axes: Sequence[str]) -> ControllersSummary:
     """Each variant's figures over all its cells, per G, and which variant does best or worst.
 
     ``compared`` is true when the sweep holds more than one variant. Means and maxima
@@ -313,15 +426,15 @@ def controllers_verdict(table: Table, axes: Sequence[str]) -> dict[str, Any]:
     by_g = by_g.with_columns(pl.col("variant").replace_strict(
         {v: i for i, v in enumerate(order)}, return_dtype=pl.Int64).alias("__rank"))
     by_g = by_g.sort("__rank", "G").drop("__rank")
-    return {
-        "population": "every cell of each variant; means and maxima over all its cells",
-        "compared": len(order) > 1,
-        "varying": params,
-        "figures": dict(COMPARED),
-        "variants": variants,
-        "by_G": by_g.to_dicts(),
-        "facts": _facts(variants),
-    }
+    return ControllersSummary(
+        population="every cell of each variant; means and maxima over all its cells",
+        compared=len(order) > 1,
+        varying=tuple(params),
+        figures=dict(COMPARED),
+        variants=tuple(variants),
+        by_G=tuple(by_g.to_dicts()),
+        facts=_facts(variants),
+    )
 
 
 def _variant_figures() -> list[pl.Expr]:
@@ -351,7 +464,7 @@ def _variant_figures() -> list[pl.Expr]:
 
 
 def _variant(part: pl.LazyFrame, row: Mapping[str, Any], params: Sequence[str],
-             rest: Sequence[str]) -> dict[str, Any]:
+             rest: Sequence[str]) -> Variant:
     """One variant's figures over all its cells, from its row of aggregates (the example
     cells from ``part``, its cells)."""
     figures = ["overshoot", "unneeded", "wasted_delete_commands", "stable_at"]
@@ -359,80 +472,75 @@ def _variant(part: pl.LazyFrame, row: Mapping[str, Any], params: Sequence[str],
                         pl.col("overshoot"), limit=1) if row["overshoot_cells"] else [])
     latest = (examples(part.filter(pl.col("stable_at").is_not_null()), rest, figures,
                        pl.col("stable_at"), limit=1) if row["unsettled"] < row["cells"] else [])
-    return {
-        "variant": row["variant"],
-        "controller": row["controller"],
-        "params": {p: row[p] for p in params},
-        "cells": row["cells"],
-        "overshoot": {"cells_positive": row["overshoot_cells"], "mean": row["overshoot_mean"],
-                      "max": row["overshoot_max"],
-                      "above_boundary": {"cells": row["above_cells"],
-                                         "positive": row["above_overshoot"]},
-                      "below_boundary": {"cells": row["below_cells"],
-                                         "positive": row["below_overshoot"]},
-                      "largest": largest[0] if largest else None},
-        "unneeded": {"cells_positive": row["unneeded_cells"], "mean": row["unneeded_mean"],
-                     "max": row["unneeded_max"]},
-        "wasted_delete_commands": {"cells_positive": row["wasted_cells"],
-                                   "total": row["wasted_total"], "max": row["wasted_max"],
-                                   "of_delete_commands": row["delete_commands_total"]},
-        "excess_copy_seconds": {"mean": row["excess_mean"], "max": row["excess_max"]},
-        "missing_copy_seconds": {"mean": row["missing_mean"], "max": row["missing_max"]},
-        "stable_at": {"mean": row["stable_mean"], "max": row["stable_max"],
-                      "unsettled": row["unsettled"], "latest": latest[0] if latest else None},
-    }
+    return Variant(
+        variant=row["variant"],
+        controller=row["controller"],
+        params={p: row[p] for p in params},
+        cells=row["cells"],
+        overshoot=Overshoot(
+            cells_positive=row["overshoot_cells"], mean=row["overshoot_mean"],
+            max=row["overshoot_max"],
+            above_boundary=SideCount(row["above_cells"], row["above_overshoot"]),
+            below_boundary=SideCount(row["below_cells"], row["below_overshoot"]),
+            largest=largest[0] if largest else None),
+        unneeded=Unneeded(row["unneeded_cells"], row["unneeded_mean"], row["unneeded_max"]),
+        wasted_delete_commands=Wasted(row["wasted_cells"], row["wasted_total"],
+                                      row["wasted_max"], row["delete_commands_total"]),
+        excess_copy_seconds=MeanMax(row["excess_mean"], row["excess_max"]),
+        missing_copy_seconds=MeanMax(row["missing_mean"], row["missing_max"]),
+        stable_at=Settling(row["stable_mean"], row["stable_max"], row["unsettled"],
+                           latest[0] if latest else None),
+    )
 
 
-def _facts(variants: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def _facts(variants: Sequence[Variant]) -> Facts:
     """Which variants never do a thing, and which does the most or least of another."""
-    def labels(test: Any) -> list[str]:
+    def labels(test: Callable[[Variant], bool]) -> tuple[str, ...]:
         """The variants for which ``test`` holds, in order."""
-        return [v["variant"] for v in variants if test(v)]
+        return tuple(v.variant for v in variants if test(v))
 
-    def extreme(path: tuple[str, str], pick: Any) -> dict[str, Any] | None:
+    def extreme(figure: Callable[[Variant], Any], pick: Any) -> Extreme | None:
         """The variant ``pick`` (min or max) chooses by a figure; ties: the first listed."""
-        known = [v for v in variants if v[path[0]][path[1]] is not None]
+        known = [v for v in variants if figure(v) is not None]
         if not known:
             return None
-        best = pick(known, key=lambda v: v[path[0]][path[1]])
-        return {"variant": best["variant"], "value": best[path[0]][path[1]]}
+        best = pick(known, key=figure)
+        return Extreme(best.variant, figure(best))
 
-    return {
-        "no_unneeded": labels(lambda v: v["unneeded"]["cells_positive"] == 0),
-        "never_overshoot": labels(lambda v: v["overshoot"]["cells_positive"] == 0),
-        "no_wasted_deletes": labels(lambda v: v["wasted_delete_commands"]["total"] == 0),
-        "always_settle": labels(lambda v: v["stable_at"]["unsettled"] == 0),
-        "least_missing_mean": extreme(("missing_copy_seconds", "mean"), min),
-        "most_missing_mean": extreme(("missing_copy_seconds", "mean"), max),
-        "least_excess_mean": extreme(("excess_copy_seconds", "mean"), min),
-        "most_excess_mean": extreme(("excess_copy_seconds", "mean"), max),
-        "latest_stable": extreme(("stable_at", "max"), max),
-        "most_unsettled": extreme(("stable_at", "unsettled"), max),
-    }
+    return Facts(
+        no_unneeded=labels(lambda v: v.unneeded.cells_positive == 0),
+        never_overshoot=labels(lambda v: v.overshoot.cells_positive == 0),
+        no_wasted_deletes=labels(lambda v: v.wasted_delete_commands.total == 0),
+        always_settle=labels(lambda v: v.stable_at.unsettled == 0),
+        least_missing_mean=extreme(lambda v: v.missing_copy_seconds.mean, min),
+        most_missing_mean=extreme(lambda v: v.missing_copy_seconds.mean, max),
+        least_excess_mean=extreme(lambda v: v.excess_copy_seconds.mean, min),
+        most_excess_mean=extreme(lambda v: v.excess_copy_seconds.mean, max),
+        latest_stable=extreme(lambda v: v.stable_at.max, max),
+        most_unsettled=extreme(lambda v: v.stable_at.unsettled, max),
+    )
 
 
-def summarize(sweep: Sweep) -> dict[str, Any]:
+def summarize(sweep: Sweep) -> ControllersSummary:
     """Every variant's figures (``summary.json``'s ``controllers``)."""
-    return {"controllers": controllers_verdict(sweep.table, sweep.axes)}
+    return controllers_verdict(sweep.table, sweep.axes)
 
 
-def charts(sweep: Sweep, summary: Summary) -> list[Figure]:
+def charts(c: ControllersSummary, context: Context) -> list[Figure]:
     """Each figure against G per variant, when the sweep compares two or more."""
-    c = summary["controllers"]
-    if not c["compared"]:
+    if not c.compared:
         return []
-    return [controllers_figure(c["by_G"], c["figures"], [v["variant"] for v in c["variants"]])]
+    return [controllers_figure(c.by_G, c.figures, [v.variant for v in c.variants])]
 
 
-def glance(summary: Summary) -> Markup | None:
+def glance(c: ControllersSummary) -> Markup | None:
     """Which variants avoid the damage, in one sentence."""
-    c = summary["controllers"]
-    if not c["compared"]:
+    if not c.compared:
         return None
-    f = c["facts"]
+    f = c.facts
     return Markup('<a href="#controllers">Controllers</a>: no unneeded copies: {}; never '
-                  "overshoots: {}.").format(", ".join(f["no_unneeded"]) or "none",
-                                            ", ".join(f["never_overshoot"]) or "none")
+                  "overshoots: {}.").format(", ".join(f.no_unneeded) or "none",
+                                            ", ".join(f.never_overshoot) or "none")
 
 
 SECTION = Section("controllers", summarize, render, charts, glance)

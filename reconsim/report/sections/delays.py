@@ -26,7 +26,7 @@ that other axes (desired, schedule, …) are never pooled into one median.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 import altair as alt
@@ -46,7 +46,6 @@ from reconsim.report.data import (
 )
 from reconsim.report.html import (
     TableCell,
-    constant_axes,
     examples_table,
     figure_html,
     folded,
@@ -57,7 +56,7 @@ from reconsim.report.html import (
     where_sentence,
     where_table,
 )
-from reconsim.report.section import Section, Summary
+from reconsim.report.section import NOT_IN_JSON, Context, Section
 
 #: The parameters of a row of the section's table: the delays, the period and the controller.
 KEY: Final = ("G", "G_spread", "B", "B_spread", "U", "U_jitter", "controller")
@@ -255,8 +254,20 @@ class Claim:
 
 
 @dataclass(frozen=True, slots=True)
+class DelaysGrid:
+    """The chart's data: one row per :data:`KEY` of the first :data:`MAX_PANELS` delay
+    settings (G, G_spread, B, B_spread, U_jitter), with the range of its replicate groups'
+    medians, the largest overshoot and each reading's largest value; ``settings``: how many
+    delay settings the sweep holds."""
+
+    grid: pl.DataFrame
+    settings: int
+
+
+@dataclass(frozen=True, slots=True)
 class Delays:
-    """The section's summary (``summary.json``'s ``delays``)."""
+    """The section's summary (``summary.json``'s ``delays``); ``chart`` is the chart's data
+    (None when no delay varies)."""
 
     population: str
     cells: int
@@ -267,6 +278,7 @@ class Delays:
     readings: tuple[Reading, ...]
     boundary: Boundary
     claim: Claim
+    chart: DelaysGrid | None = field(default=None, metadata=NOT_IN_JSON)
 
 
 def _replicate_key(axes: Sequence[str]) -> list[str]:
@@ -274,9 +286,11 @@ def _replicate_key(axes: Sequence[str]) -> list[str]:
     return [a for a in axes if a != "seed"]
 
 
-def _rows(cells: pl.LazyFrame, axes: Sequence[str]) -> tuple[int, int, list[DelayRow]]:
+def _rows(cells: pl.LazyFrame,
+          axes: Sequence[str]) -> tuple[int, int, int, list[DelayRow], DelaysGrid | None]:
     """Per replicate group first (median, p95, max over its seeds), then per :data:`KEY`:
-    the number of groups, the rows (at most :data:`MAX_ROWS`, in key order) and their total."""
+    the number of cells and of groups, the rows (at most :data:`MAX_ROWS`, in key order),
+    their total and the chart's data (from the same aggregate: no other read of the table)."""
     group = list(dict.fromkeys([*KEY, *_replicate_key(axes)]))
     o = pl.col("overshoot")
     per_group = cells.group_by(group).agg(
@@ -298,7 +312,10 @@ def _rows(cells: pl.LazyFrame, axes: Sequence[str]) -> tuple[int, int, list[Dela
         *(pl.col(f"above_{r}").sum() for r in READINGS),
     )
     rows = collect(per_key)
-    groups, total = int(rows["groups"].sum()), rows.height
+    if rows.height == 0:
+        return 0, 0, 0, [], None
+    n, groups, total = int(rows["cells"].sum()), int(rows["groups"].sum()), rows.height
+    chart = delays_grid(rows)
     order = {c: i for i, c in enumerate(in_order(rows["controller"].unique()))}
     rows = rows.with_columns(pl.col("controller").replace_strict(
         order, return_dtype=pl.Int64).alias("__rank")).sort(
@@ -306,29 +323,65 @@ def _rows(cells: pl.LazyFrame, axes: Sequence[str]) -> tuple[int, int, list[Dela
     fields = DelayRow.__dataclass_fields__
     out = [DelayRow(**{k: v for k, v in r.items() if k in fields})
            for r in rows.iter_rows(named=True)]
-    return groups, total, out
+    return n, groups, total, out, chart
 
 
-def _reading(cells: pl.LazyFrame, name: str, rest: Sequence[str]) -> Reading:
-    """One reading's counts over the cells it covers, where it is exceeded and the cells
-    exceeding it most."""
-    law, o = pl.col(f"law_{name}"), pl.col("overshoot")
-    covered = cells.filter(law.is_not_null())
-    row = collect(covered.select(
-        pl.len().alias("cells"), (o > law).sum().alias("exceeded"),
-        (o == law).sum().alias("equal"), (o < law).sum().alias("below"),
-        (o - law).filter(o > law).max().alias("excess_max"))).row(0, named=True)
-    exceeded = int(row["exceeded"])
+#: The delay settings: a row of the chart's panels.
+PANEL: Final = ("G", "G_spread", "B", "B_spread", "U_jitter")
+
+
+def delays_grid(per_key: pl.DataFrame) -> DelaysGrid | None:
+    """The chart's rows from the aggregate per :data:`KEY` (every row, before the summary's
+    :data:`MAX_ROWS`): those of the first :data:`MAX_PANELS` delay settings, each reading
+    at its largest over the groups; no read of the table. None without rows."""
+    panel = list(PANEL)
+    settings = per_key.select(panel).unique().sort(panel)
+    shown = settings.head(MAX_PANELS)
+    if shown.height == 0:
+        return None
+    grid = per_key.join(shown, on=panel, how="semi").select(
+        *KEY, "median_lo", "median_hi", "max",
+        *(pl.col(f"law_{r}_hi").alias(f"law_{r}") for r in READINGS)).with_columns(
+        pl.concat_str([pl.lit("G = "), pl.col("G").cast(pl.String), pl.lit(" + 0…"),
+                       pl.col("G_spread").cast(pl.String), pl.lit(", B = "),
+                       pl.col("B").cast(pl.String), pl.lit(" + 0…"),
+                       pl.col("B_spread").cast(pl.String), pl.lit(", U_jitter = "),
+                       pl.col("U_jitter").cast(pl.String)]).alias("setting")).sort(KEY)
+    return DelaysGrid(grid, settings.height)
+
+
+def _readings(cells: pl.LazyFrame, rest: Sequence[str],
+              sizes: Mapping[str, int] | None = None) -> tuple[Reading, ...]:
+    """Each reading's counts over the cells it covers (one query for the three), where it
+    is exceeded and the cells exceeding it most."""
+    o = pl.col("overshoot")
+    counts = []
+    for name in READINGS:
+        law = pl.col(f"law_{name}")  # null outside the scope: compared, null; not counted
+        counts += [law.is_not_null().sum().alias(f"{name}__cells"),
+                   (o > law).sum().alias(f"{name}__exceeded"),
+                   (o == law).sum().alias(f"{name}__equal"),
+                   (o < law).sum().alias(f"{name}__below"),
+                   (o - law).filter(o > law).max().alias(f"{name}__excess_max")]
+    row = collect(cells.select(counts)).row(0, named=True)
     figures = ["overshoot", "law_lowest", "law_mean", "law_worst", "unneeded"]
-    return Reading(
-        name=name, formula=READINGS[name], cells=int(row["cells"]), exceeded=exceeded,
-        equal=int(row["equal"]), below=int(row["below"]), excess_max=row["excess_max"],
-        where=tuple(where(covered, o > law, rest)) if exceeded else (),
-        examples=tuple(examples(covered.filter(o > law), rest, figures, o - law))
-        if exceeded else ())
+    out = []
+    for name in READINGS:
+        law = pl.col(f"law_{name}")
+        covered = cells.filter(law.is_not_null())
+        exceeded = int(row[f"{name}__exceeded"] or 0)
+        out.append(Reading(
+            name=name, formula=READINGS[name], cells=int(row[f"{name}__cells"] or 0),
+            exceeded=exceeded, equal=int(row[f"{name}__equal"] or 0),
+            below=int(row[f"{name}__below"] or 0), excess_max=row[f"{name}__excess_max"],
+            where=tuple(where(covered, o > law, rest, sizes=sizes)) if exceeded else (),
+            examples=tuple(examples(covered.filter(o > law), rest, figures, o - law))
+            if exceeded else ()))
+    return tuple(out)
 
 
-def _boundary(cells: pl.LazyFrame, rest: Sequence[str]) -> Boundary:
+def _boundary(cells: pl.LazyFrame, rest: Sequence[str],
+              sizes: Mapping[str, int] | None = None) -> Boundary:
     """The worst-case boundary's counts per controller; the ledger's failures located."""
     above, o = pl.col("above_boundary_worst"), pl.col("overshoot")
     by = collect(cells.group_by("controller").agg(
@@ -356,7 +409,8 @@ def _boundary(cells: pl.LazyFrame, rest: Sequence[str]) -> Boundary:
         below_max=ledger["below_max"] if ledger else None,
         above_cells_in_scope=int(scoped["cells"]),
         above_positive_in_scope=int(scoped["positive"] or 0),
-        where_above_positive=tuple(where(led.filter(above), o > 0, rest)) if failing else (),
+        where_above_positive=tuple(where(led.filter(above), o > 0, rest, sizes=sizes))
+        if failing else (),
         examples_above_positive=tuple(examples(led.filter(above & (o > 0)), rest, figures, o))
         if failing else (),
         by_controller=per)
@@ -393,25 +447,23 @@ def _claim(cells: pl.LazyFrame, axes: Sequence[str]) -> Claim:
 
 
 def delays_summary(sweep: Sweep) -> Delays:
-    """The section's figures: every row whose delays vary, aggregated."""
+    """The section's figures and the chart's data: every row whose delays vary, aggregated."""
     cells = with_readings(sweep.table.filter(varying()))
-    n = int(collect(cells.select(pl.len())).item())
     rest = [a for a in sweep.axes if a != "controller"]
-    groups, total, rows = _rows(cells, sweep.axes) if n else (0, 0, [])
+    n, groups, total, rows, chart = _rows(cells, sweep.axes)
     return Delays(
         population="rows with G_spread, B_spread or U_jitter above 0",
         cells=n, of=sweep.cells, groups=groups, rows_total=total, rows=tuple(rows),
-        readings=tuple(_reading(cells, r, rest) if n else
-                       Reading(r, READINGS[r], 0, 0, 0, 0, None, (), ())
-                       for r in READINGS),
-        boundary=_boundary(cells, rest),
+        readings=_readings(cells, rest, sweep.sizes),
+        boundary=_boundary(cells, rest, sweep.sizes),
         claim=_claim(cells, sweep.axes),
+        chart=chart,
     )
 
 
-def summarize(sweep: Sweep) -> dict[str, Any]:
-    """``summary.json``'s ``delays``."""
-    return {"delays": asdict(delays_summary(sweep))}
+def summarize(sweep: Sweep) -> Delays:
+    """``summary.json``'s ``delays``, and the chart's data."""
+    return delays_summary(sweep)
 
 
 # ---------------------------------------------------------------- words
@@ -421,38 +473,38 @@ def _range(lo: Any, hi: Any) -> str:
     return "—" if lo is None else num(lo) if lo == hi else f"{num(lo)} to {num(hi)}"
 
 
-def reading_sentence(r: Mapping[str, Any]) -> Markup:
+def reading_sentence(r: Reading) -> Markup:
     """One reading's verdict: exceeded on how many cells it covers."""
-    if r["exceeded"] == 0:
+    if r.exceeded == 0:
         return Markup("<strong>At the {} delays the law is never exceeded</strong>: on all {:,} "
                       "cells its overshoot is at least the measured one ({:,} equal, {:,} "
-                      "below the law).").format(r["name"], r["cells"], r["equal"], r["below"])
+                      "below the law).").format(r.name, r.cells, r.equal, r.below)
     return Markup("<strong>At the {} delays the law is exceeded on {:,} of {:,} cells "
                   "({})</strong>, by up to {} copies ({:,} equal, {:,} below).").format(
-        r["name"], r["exceeded"], r["cells"], share(r["exceeded"], r["cells"]),
-        num(r["excess_max"]), r["equal"], r["below"])
+        r.name, r.exceeded, r.cells, share(r.exceeded, r.cells),
+        num(r.excess_max), r.equal, r.below)
 
 
-def boundary_sentence(b: Mapping[str, Any]) -> tuple[str, Markup]:
+def boundary_sentence(b: Boundary) -> tuple[str, Markup]:
     """The worst-case boundary's verdict over the ledger rows: its kind and its words."""
-    if b["cells"] == 0:
+    if b.cells == 0:
         return "none", Markup("No ledger cell has delays that vary, so the worst-case boundary "
                               "is not checked.")
-    above = b["above_cells"]
+    above = b.above_cells
     if above == 0:
         head = Markup("<strong>Does U ≥ worst G + worst B give zero overshoot?</strong> Not "
                       "tested: no ledger cell with varying delays lies above it.")
         kind = "none"
-    elif b["above_positive"] == 0:
+    elif b.above_positive == 0:
         head = Markup("<strong>Does U ≥ worst G + worst B give zero overshoot? Yes</strong>: "
                       "none of the {:,} ledger cells above it overshoots.").format(above)
         kind = "holds"
     else:
         head = Markup("<strong>Does U ≥ worst G + worst B give zero overshoot? No</strong>: "
                       "{:,} of the {:,} ledger cells above it overshoot (by up to {}), at {}."
-                      ).format(b["above_positive"], above, num(b["above_max"]),
-                               where_sentence(b["where_above_positive"]))
-        scoped, of = b["above_positive_in_scope"], b["above_cells_in_scope"]
+                      ).format(b.above_positive, above, num(b.above_max),
+                               where_sentence(b.where_above_positive))
+        scoped, of = b.above_positive_in_scope, b.above_cells_in_scope
         if of:
             head += Markup(" In seed 001's world but for the delays (uncapped, undamped, "
                            "periodic, no faults or stale reads, oldest first, no grace) {:,} "
@@ -463,40 +515,39 @@ def boundary_sentence(b: Mapping[str, Any]) -> tuple[str, Markup]:
                            "(faults, stale reads, newest first, grace, watch, slow start), "
                            "of which the boundary does not speak.")
         kind = "fails"
-    below = b["below_cells"]
+    below = b.below_cells
     tail = (Markup(" Below it {:,} of {:,} ledger cells overshoot ({}), by up to {}.").format(
-        b["below_positive"], below, share(b["below_positive"], below), num(b["below_max"]))
+        b.below_positive, below, share(b.below_positive, below), num(b.below_max))
         if below else Markup(" No ledger cell lies below it."))
     return kind, head + tail
 
 
-def claim_sentence(c: Mapping[str, Any]) -> tuple[str, Markup]:
+def claim_sentence(c: Claim) -> tuple[str, Markup]:
     """Seed 001's claim at its measured delays, answered."""
-    s = c["setting"]
+    s = c.setting
     setting = (f"G = {s['G']}, G_spread = {s['G_spread']} (a ledger delay uniform in "
                f"{s['G']} … {s['G'] + s['G_spread']} s), B = {s['B']}, U = {s['U']}")
-    if c["cells"] == 0:
+    if c.cells == 0:
         return "none", Markup("<strong>Seed 001's claim</strong> (its measured delays, 13.53 s "
                               "mean and 26.36 s worst, with B = 5 s and U = 15 s sit in the "
                               "oscillation zone) is not tested: the sweep has no ledger cell "
                               "the law covers at {}.").format(setting)
-    n, k = c["cells"], c["oscillating"]
+    n, k = c.cells, c.oscillating
     verb = "oscillates (overshoot > 0)" if k else "never oscillates"
     text = Markup("<strong>Seed 001's claim</strong>, at its measured delays ({}): <strong>the "
                   "ledger loop {} in {:,} of {:,} seeds ({})</strong>: overshoot median {}, p95 "
                   "{}, largest {}; up to {} unneeded copies. The law says {} at the mean delay "
                   "and {} at the worst.").format(
         setting, verb, k, n, share(k, n),
-        num(c["median"]), num(c["p95"]), num(c["max"]), num(c["unneeded_max"]),
-        _range(c["law_mean_lo"], c["law_mean_hi"]), _range(c["law_worst_lo"], c["law_worst_hi"]))
+        num(c.median), num(c.p95), num(c.max), num(c.unneeded_max),
+        _range(c.law_mean_lo, c.law_mean_hi), _range(c.law_worst_lo, c.law_worst_hi))
     return ("holds" if k else "fails"), text
 
 
-def render(summary: Summary, figures: Mapping[str, Figure]) -> Markup:
+def render(d: Delays, context: Context, figures: Mapping[str, Figure]) -> Markup:
     """Section f: the readings of the law, the worst-case boundary, the seed's claim, the
     chart and the table per (G, G_spread, B, B_spread, U, U_jitter, controller)."""
-    d = summary["delays"]
-    hide = constant_axes(summary)
+    hide = context.constant
     head = Markup(
         '<section id="delays"><h2>f. Delays that vary</h2>'
         "<p>Seed 001 measured its report chain's delay at 13.53 s on average and 26.36 s at "
@@ -508,115 +559,96 @@ def render(summary: Summary, figures: Mapping[str, Figure]) -> Markup:
         "<em>worst</em> delays, <code>{}</code> — and the measured overshoot of each cell "
         "(one seed) is set against each.</p>").format(
         READINGS["lowest"], READINGS["mean"], READINGS["worst"])
-    if d["cells"] == 0:
+    if d.cells == 0:
         return head + Markup("<p>This sweep has no cells whose delays vary (every G_spread, "
                              "B_spread and U_jitter is 0), so this section has nothing to "
                              "check.</p></section>")
     parts = [head, Markup("<p>{:,} of the sweep's {:,} cells have delays that vary, in {:,} "
                           "replicate groups (cells equal in every parameter but the seed)."
-                          "</p>").format(d["cells"], d["of"], d["groups"])]
-    covered = d["readings"][0]["cells"]
+                          "</p>").format(d.cells, d.of, d.groups)]
+    covered = d.readings[0].cells
     if covered:
-        worst_fails = any(r["exceeded"] for r in d["readings"] if r["name"] == "worst")
+        worst_fails = any(r.exceeded for r in d.readings if r.name == "worst")
         parts.append(verdict("fails" if worst_fails else "holds",
-                             [reading_sentence(r) for r in d["readings"]]))
+                             [reading_sentence(r) for r in d.readings]))
     else:
         parts.append(verdict("none", [Markup(
             "No cell with varying delays is one the law covers (an uncapped, undamped ledger "
             "controller in seed 001's world but for spreads and jitter), so its readings are "
             "not checked; the table below gives every controller's overshoot over seeds.")]))
-    kind, text = boundary_sentence(d["boundary"])
+    kind, text = boundary_sentence(d.boundary)
     parts.append(verdict(kind, [text]))
-    kind, text = claim_sentence(d["claim"])
+    kind, text = claim_sentence(d.claim)
     parts.append(verdict(kind, [text]))
     if "delays" in figures:
         parts.append(figure_html(figures["delays"]))
-    b = d["boundary"]
+    b = d.boundary
     parts += [Markup("<h3>The worst-case boundary, per controller</h3><p><code>{}</code>; "
-                     "every cell whose delays vary.</p>").format(b["formula"]),
+                     "every cell whose delays vary.</p>").format(b.formula),
               table(["controller", "above: cells", "above: overshoot > 0", "above: largest",
                      "below: cells", "below: overshoot > 0", "below: largest"],
-                    [[r["controller"], r["above_cells"],
-                      TableCell(r["above_positive"], "bad" if r["above_positive"]
-                                and r["controller"] == "ledger" else ""),
-                      r["above_max"], r["below_cells"], r["below_positive"], r["below_max"]]
-                     for r in b["by_controller"]], missing="\u2014")]
-    if b["above_positive"]:
+                    [[r.controller, r.above_cells,
+                      TableCell(r.above_positive, "bad" if r.above_positive
+                                and r.controller == "ledger" else ""),
+                      r.above_max, r.below_cells, r.below_positive, r.below_max]
+                     for r in b.by_controller], missing="\u2014")]
+    if b.above_positive:
         parts += [Markup("<h3>Ledger overshoot although U ≥ worst G + worst B</h3>"),
-                  where_table(b["where_above_positive"], "such cells",
+                  where_table(b.where_above_positive, "such cells",
                               among="ledger cells above the worst-case boundary"),
-                  examples_table(b["examples_above_positive"], hide)]
-    for r in d["readings"]:
-        if r["exceeded"]:
-            parts += [Markup("<h3>Cells above the law at the {} delays</h3>").format(r["name"]),
-                      where_table(r["where"], "such cells", among="cells the law covers"),
-                      examples_table(r["examples"], hide)]
-    c = d["claim"]
-    if c["groups_total"] > 1:
+                  examples_table(b.examples_above_positive, hide)]
+    for r in d.readings:
+        if r.exceeded:
+            parts += [Markup("<h3>Cells above the law at the {} delays</h3>").format(r.name),
+                      where_table(r.where, "such cells", among="cells the law covers"),
+                      examples_table(r.examples, hide)]
+    c = d.claim
+    if c.groups_total > 1:
         parts += [Markup("<h3>Seed 001's claim, per replicate group</h3>"),
                   table(["group", "seeds", "oscillating", "median", "largest", "unneeded (max)",
                          "law (mean)", "law (worst)"],
-                        [[", ".join(f"{k} = {num(v)}" for k, v in g["key"].items()), g["cells"],
-                          g["oscillating"], g["median"], g["max"], g["unneeded_max"],
-                          g["law_mean"], g["law_worst"]] for g in c["groups"]])]
-        if c["groups_total"] > len(c["groups"]):
+                        [[", ".join(f"{k} = {num(v)}" for k, v in g.key.items()), g.cells,
+                          g.oscillating, g.median, g.max, g.unneeded_max,
+                          g.law_mean, g.law_worst] for g in c.groups])]
+        if c.groups_total > len(c.groups):
             parts.append(Markup("<p>… and {:,} more groups.</p>").format(
-                c["groups_total"] - len(c["groups"])))
+                c.groups_total - len(c.groups)))
     parts += [Markup("<h3>Overshoot over seeds, per delay setting and controller</h3>"
                      "<p>Median: the range of the replicate groups' medians; p95 and largest: "
                      "the largest over the groups. Law columns: the readings' range over the "
                      "groups (— where no law applies); exceeded: cells above that reading."
-                     "</p>"), folded(rows_table(d["rows"]), len(d["rows"]), "rows")]
-    if d["rows_total"] > len(d["rows"]):
+                     "</p>"), folded(rows_table(d.rows), len(d.rows), "rows")]
+    if d.rows_total > len(d.rows):
         parts.append(Markup("<p>The first {:,} of {:,} rows (by G, G_spread, B, B_spread, "
                             "U_jitter, controller, U); summary.json lists the same.</p>")
-                     .format(len(d["rows"]), d["rows_total"]))
+                     .format(len(d.rows), d.rows_total))
     parts.append(Markup("</section>"))
     return Markup("").join(parts)
 
 
-def rows_table(rows: Sequence[Mapping[str, Any]]) -> Markup:
+def rows_table(rows: Sequence[DelayRow]) -> Markup:
     """The rows of the section's table."""
     return table(["G", "G_spread", "B", "B_spread", "U", "U_jitter", "controller", "cells",
                   "groups", "median", "p95", "largest", "law lowest", "law mean", "law worst",
                   "exceed lowest", "exceed mean", "exceed worst"],
-                 [[r["G"], r["G_spread"], r["B"], r["B_spread"], r["U"], r["U_jitter"],
-                   r["controller"], r["cells"], r["groups"],
-                   _range(r["median_lo"], r["median_hi"]), r["p95"], r["max"],
-                   _range(r["law_lowest_lo"], r["law_lowest_hi"]),
-                   _range(r["law_mean_lo"], r["law_mean_hi"]),
-                   _range(r["law_worst_lo"], r["law_worst_hi"]),
-                   *(TableCell(r[f"above_{x}"], "bad" if r[f"above_{x}"] else "")
-                     if r["law_cells"] else "—" for x in READINGS)]
+                 [[r.G, r.G_spread, r.B, r.B_spread, r.U, r.U_jitter,
+                   r.controller, r.cells, r.groups,
+                   _range(r.median_lo, r.median_hi), r.p95, r.max,
+                   _range(r.law_lowest_lo, r.law_lowest_hi),
+                   _range(r.law_mean_lo, r.law_mean_hi),
+                   _range(r.law_worst_lo, r.law_worst_hi),
+                   *(TableCell(above, "bad" if above else "") if r.law_cells else "—"
+                     for above in (r.above_lowest, r.above_mean, r.above_worst))]
                   for r in rows])
 
 
 # ---------------------------------------------------------------- chart
 
 
-def delays_figure(sweep: Sweep) -> Figure | None:
+def delays_figure(data: DelaysGrid) -> Figure:
     """Overshoot against U per delay setting (rows) and controller (columns): the groups'
     median range as a band, the largest as points, the law's three readings as lines."""
-    cells = with_readings(sweep.table.filter(varying()))
-    panel = ["G", "G_spread", "B", "B_spread", "U_jitter"]
-    settings = collect(cells.group_by(panel).agg(pl.len().alias("n"))).sort(panel)
-    shown = settings.head(MAX_PANELS)
-    if shown.height == 0:
-        return None
-    chosen = cells.join(shown.lazy().drop("n"), on=panel, how="semi")
-    group = list(dict.fromkeys([*KEY, *_replicate_key(sweep.axes)]))
-    o = pl.col("overshoot")
-    per_group = chosen.group_by(group).agg(
-        o.median().alias("median"), o.max().alias("max"),
-        *(pl.col(f"law_{r}").max() for r in READINGS))
-    grid = collect(per_group.group_by(KEY).agg(
-        pl.col("median").min().alias("median_lo"), pl.col("median").max().alias("median_hi"),
-        pl.col("max").max(), *(pl.col(f"law_{r}").max() for r in READINGS))).with_columns(
-        pl.concat_str([pl.lit("G = "), pl.col("G").cast(pl.String), pl.lit(" + 0…"),
-                       pl.col("G_spread").cast(pl.String), pl.lit(", B = "),
-                       pl.col("B").cast(pl.String), pl.lit(" + 0…"),
-                       pl.col("B_spread").cast(pl.String), pl.lit(", U_jitter = "),
-                       pl.col("U_jitter").cast(pl.String)]).alias("setting")).sort(KEY)
+    grid = data.grid
     has_law = grid["law_worst"].is_not_null().any()
     controllers = in_order(grid["controller"].unique())
     x = alt.X("U:Q", title="U: loop period (s)")
@@ -648,54 +680,50 @@ def delays_figure(sweep: Sweep) -> Figure | None:
         column=alt.Column("controller:N", title=None, sort=controllers),
     ).resolve_scale(y="independent")
     title = "Overshoot over seeds where delays vary, against the law's three readings"
-    more = (f" The first {MAX_PANELS} of {settings.height} delay settings are drawn."
-            if settings.height > MAX_PANELS else "")
+    panels = min(data.settings, MAX_PANELS)
+    more = (f" The first {MAX_PANELS} of {data.settings} delay settings are drawn."
+            if data.settings > MAX_PANELS else "")
     sub = ("Per delay setting (rows) and controller (columns), against U: the band spans the "
            "replicate groups' medians over seeds, red points the largest overshoot; dashed "
            "steps: the law read at the lowest, mean and worst delays (ledger only)." + more)
     return Figure("delays", title, finish(chart, title, sub),
-                  {"marks": grid.height * 6, "panels": shown.height,
-                   "settings": settings.height})
+                  {"marks": grid.height * 6, "panels": panels, "settings": data.settings})
 
 
-def charts(sweep: Sweep, summary: Summary) -> list[Figure]:
-    """The chart, when the sweep has cells whose delays vary."""
-    if not summary["delays"]["cells"]:
-        return []
-    fig = delays_figure(sweep)
-    return [fig] if fig is not None else []
+def charts(d: Delays, context: Context) -> list[Figure]:
+    """The chart, when the sweep has cells whose delays vary (from the summary's data)."""
+    return [delays_figure(d.chart)] if d.chart is not None else []
 
 
-def glance(summary: Summary) -> Markup | None:
+def glance(d: Delays) -> Markup | None:
     """The section's verdicts in one sentence (None when no delay varies)."""
-    d = summary["delays"]
-    if not d["cells"]:
+    if not d.cells:
         return None
     link = Markup('<a href="#delays">Delays that vary</a>')
     parts = []
-    worst = next(r for r in d["readings"] if r["name"] == "worst")
-    mean = next(r for r in d["readings"] if r["name"] == "mean")
-    if worst["cells"]:
+    worst = next(r for r in d.readings if r.name == "worst")
+    mean = next(r for r in d.readings if r.name == "mean")
+    if worst.cells:
         parts.append(Markup("the law at the worst delays is exceeded on {:,} of {:,} cells, at "
-                            "the mean delays on {:,}").format(worst["exceeded"], worst["cells"],
-                                                              mean["exceeded"]))
-    b = d["boundary"]
-    if b["above_cells"]:
+                            "the mean delays on {:,}").format(worst.exceeded, worst.cells,
+                                                              mean.exceeded))
+    b = d.boundary
+    if b.above_cells:
         text = Markup("{:,} of {:,} ledger cells at or above U = worst G + worst B "
-                      "overshoot").format(b["above_positive"], b["above_cells"])
-        if b["above_positive"] and b["above_cells_in_scope"]:
+                      "overshoot").format(b.above_positive, b.above_cells)
+        if b.above_positive and b.above_cells_in_scope:
             text += Markup(" ({:,} of the {:,} in seed 001's world but for the delays)").format(
-                b["above_positive_in_scope"], b["above_cells_in_scope"])
-        elif b["above_positive"]:
+                b.above_positive_in_scope, b.above_cells_in_scope)
+        elif b.above_positive:
             text += Markup(" (none of them in seed 001's world but for the delays)")
         parts.append(text)
-    c = d["claim"]
-    if c["cells"]:
+    c = d.claim
+    if c.cells:
         parts.append(Markup("at the seed's measured delays and U = 15 the ledger loop "
                             "oscillates in {:,} of {:,} seeds (median {}, max {})").format(
-            c["oscillating"], c["cells"], num(c["median"]), num(c["max"])))
+            c.oscillating, c.cells, num(c.median), num(c.max)))
     if not parts:
-        parts.append(Markup("{:,} cells, no law to check").format(d["cells"]))
+        parts.append(Markup("{:,} cells, no law to check").format(d.cells))
     return link + Markup(": ") + Markup("; ").join(parts) + "."
 
 

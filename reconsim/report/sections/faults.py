@@ -15,7 +15,7 @@ once is counted too.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Final
 
 import altair as alt
@@ -27,7 +27,6 @@ from reconsim.report.charts import Figure, finish, inline
 from reconsim.report.data import Sweep, collect, first_rows, flat_value, in_order, lazy
 from reconsim.report.html import (
     TableCell,
-    constant_axes,
     examples_table,
     figure_html,
     folded,
@@ -37,7 +36,7 @@ from reconsim.report.html import (
     table,
     verdict,
 )
-from reconsim.report.section import Section, Summary
+from reconsim.report.section import Context, Section
 
 #: The fault families and semantic switches, each with what it models.
 SWITCHES: Final[Mapping[str, str]] = {
@@ -249,9 +248,9 @@ def faults_summary(sweep: Sweep) -> Faults:
                   resync=resync)
 
 
-def summarize(sweep: Sweep) -> dict[str, Any]:
-    """``summary.json``'s ``faults``."""
-    return {"faults": asdict(faults_summary(sweep))}
+def summarize(sweep: Sweep) -> Faults:
+    """``summary.json``'s ``faults`` (the chart draws the summary's own numbers)."""
+    return faults_summary(sweep)
 
 
 # ---------------------------------------------------------------- words
@@ -263,65 +262,67 @@ def _signed(x: Any) -> str:
     return ("+" if x > 0 else "") + num(x)
 
 
-def value_sentence(v: Mapping[str, Any]) -> Markup:
+def _change(c: ControllerChange, figure: str) -> Change:
+    """A controller's change of one figure over its twins."""
+    return next(x for x in c.changes if x.figure == figure)
+
+
+def value_sentence(v: SwitchValue) -> Markup:
     """One switch value in words: each controller's overshoot and unneeded copies against
     its twins, and the cells without a twin."""
-    head = Markup("<strong>{} = {}</strong> ({:,} cells): ").format(
-        v["switch"], v["value"], v["cells"])
-    if v["twinned"] == 0:
+    head = Markup("<strong>{} = {}</strong> ({:,} cells): ").format(v.switch, v.value, v.cells)
+    if v.twinned == 0:
         return head + Markup("no cell has a twin with {} = {} in this sweep, so none is "
-                             "compared.").format(v["switch"], plain(default_value(v["switch"])))
+                             "compared.").format(v.switch, plain(default_value(v.switch)))
     parts = []
-    for c in v["controllers"]:
-        if not c["twinned"]:
-            parts.append(Markup("{}: no twin").format(c["controller"]))
+    for c in v.controllers:
+        if not c.twinned:
+            parts.append(Markup("{}: no twin").format(c.controller))
             continue
-        o = next(x for x in c["changes"] if x["figure"] == "overshoot")
-        u = next(x for x in c["changes"] if x["figure"] == "unneeded")
-        m = next(x for x in c["changes"] if x["figure"] == "missing_copy_seconds")
+        o, u = _change(c, "overshoot"), _change(c, "unneeded")
+        m = _change(c, "missing_copy_seconds")
         parts.append(Markup(
             "{} overshoots more than its twin in {:,} of {:,} cells, less in {:,} (mean "
             "{} → {}), unneeded copies {} on average, missing copy-seconds {}").format(
-            c["controller"], o["worse"], c["twinned"], o["better"], num(o["twin_mean"]),
-            num(o["mean"]), _signed(u["change_mean"]), _signed(m["change_mean"])))
+            c.controller, o.worse, c.twinned, o.better, num(o.twin_mean),
+            num(o.mean), _signed(u.change_mean), _signed(m.change_mean)))
     text = head + Markup("; ").join(parts) + "."
-    if v["untwinned"]:
-        text += Markup(" {:,} cells have no twin and are not compared.").format(v["untwinned"])
-    if v["matched_twice"]:
+    if v.untwinned:
+        text += Markup(" {:,} cells have no twin and are not compared.").format(v.untwinned)
+    if v.matched_twice:
         text += Markup(" {:,} twin matches are repeated (the sweep holds a cell more than "
-                       "once).").format(v["matched_twice"])
+                       "once).").format(v.matched_twice)
     return text
 
 
-def resync_sentences(f: Mapping[str, Any]) -> list[Markup]:
+def resync_sentences(f: Faults) -> list[Markup]:
     """Per controller, how overshoot moves with the resync period under the watch trigger."""
     out = []
-    by: dict[str, list[Mapping[str, Any]]] = {}
-    for r in f["resync"]:
-        by.setdefault(r["controller"], []).append(r)
+    by: dict[str, list[ResyncRow]] = {}
+    for r in f.resync:
+        by.setdefault(r.controller, []).append(r)
     for c, rows in by.items():
         first, last = rows[0], rows[-1]
-        peak = max(rows, key=lambda r: (r["max"], -r["U"]))
+        peak = max(rows, key=lambda r: (r.max, -r.U))
         if len(rows) == 1:
             out.append(Markup("{}: one resync period (U = {}), mean overshoot {}, largest {}."
-                              ).format(c, first["U"], num(first["mean"]), num(first["max"])))
+                              ).format(c, first.U, num(first.mean), num(first.max)))
             continue
-        trend = ("rises" if last["mean"] > first["mean"] else
-                 "falls" if last["mean"] < first["mean"] else "stays")
+        trend = ("rises" if last.mean > first.mean else
+                 "falls" if last.mean < first.mean else "stays")
         out.append(Markup(
             "<strong>{}</strong>: mean overshoot {} from {} at U = {} to {} at U = {}; "
             "cells overshooting {:,} of {:,} at U = {} and {:,} of {:,} at U = {}; the "
             "largest, {}, at U = {}.").format(
-            c, trend, num(first["mean"]), first["U"], num(last["mean"]), last["U"],
-            first["overshooting"], first["cells"], first["U"], last["overshooting"],
-            last["cells"], last["U"], num(peak["max"]), peak["U"]))
+            c, trend, num(first.mean), first.U, num(last.mean), last.U,
+            first.overshooting, first.cells, first.U, last.overshooting,
+            last.cells, last.U, num(peak.max), peak.U))
     return out
 
 
-def render(summary: Summary, figures: Mapping[str, Figure]) -> Markup:
+def render(f: Faults, context: Context, figures: Mapping[str, Figure]) -> Markup:
     """Section g: each switch value against its twins, the chart, and the resync table."""
-    f = summary["faults"]
-    hide = constant_axes(summary)
+    hide = context.constant
     head = Markup(
         '<section id="faults"><h2>g. Faults and real control planes</h2>'
         "<p>Issue 8's world adds what real control planes do: create commands that fail or "
@@ -331,14 +332,14 @@ def render(summary: Summary, figures: Mapping[str, Figure]) -> Markup:
         "fail_rate 0, lost_rate 0, lag none, delete_order oldest, grace 0, trigger periodic, "
         "slow_start false), on overshoot, unneeded copies, wasted delete commands and missing "
         "copy-seconds.</p>")
-    if not f["switches_present"]:
+    if not f.switches_present:
         return head + Markup("<p>This sweep has no fault or semantic switch off its default, "
                              "so this section has nothing to compare.</p></section>")
-    twinned = [v for v in f["values"] if v["twinned"]]
-    alone = [v for v in f["values"] if not v["twinned"]]
+    twinned = [v for v in f.values if v.twinned]
+    alone = [v for v in f.values if not v.twinned]
     parts = [head, Markup("<p>{:,} of the sweep's {:,} cells have at least one switch off its "
-                          "default: {}.</p>").format(f["cells"], f["of"],
-                                                   ", ".join(f["switches_present"]))]
+                          "default: {}.</p>").format(f.cells, f.of,
+                                                   ", ".join(f.switches_present))]
     if twinned:
         parts.append(verdict("none", [value_sentence(v) for v in twinned]))
     if alone:
@@ -346,45 +347,45 @@ def render(summary: Summary, figures: Mapping[str, Figure]) -> Markup:
             "<strong>Not compared</strong>: {} — the sweep holds no twin with the switch at "
             "its default, so their effect cannot be separated from the rest of the world "
             "here.").format(Markup("; ").join(
-                Markup("{} = {} ({:,} cells)").format(v["switch"], v["value"], v["cells"])
+                Markup("{} = {} ({:,} cells)").format(v.switch, v.value, v.cells)
                 for v in alone))]))
-    if f["values_not_compared"]:
+    if f.values_not_compared:
         parts.append(Markup("<p>{:,} further switch values (past {} per switch) are not "
-                            "compared.</p>").format(f["values_not_compared"], MAX_VALUES))
+                            "compared.</p>").format(f.values_not_compared, MAX_VALUES))
     if "faults" in figures:
         parts.append(figure_html(figures["faults"]))
     if twinned:
-        rows = []
+        rows: list[list[Any]] = []
         for v in twinned:
-            for c in v["controllers"]:
-                for x in c["changes"]:
-                    rows.append([f"{v['switch']} = {v['value']}", c["controller"], c["twinned"],
-                                 c["untwinned"], x["figure"], x["twin_mean"], x["mean"],
-                                 TableCell(x["change_mean"], "bad" if (x["change_mean"] or 0) > 0
-                                           else "", _signed(x["change_mean"])),
-                                 x["worse"], x["better"], x["same"],
-                                 f"{_signed(x['change_min'])} … {_signed(x['change_max'])}"])
+            for c in v.controllers:
+                for x in c.changes:
+                    rows.append([f"{v.switch} = {v.value}", c.controller, c.twinned,
+                                 c.untwinned, x.figure, x.twin_mean, x.mean,
+                                 TableCell(x.change_mean, "bad" if (x.change_mean or 0) > 0
+                                           else "", _signed(x.change_mean)),
+                                 x.worse, x.better, x.same,
+                                 f"{_signed(x.change_min)} … {_signed(x.change_max)}"])
         parts += [Markup("<h3>Every controller against its twins</h3>"),
                   folded(table(["switch", "controller", "twinned cells", "no twin", "figure",
                                 "twin mean", "mean", "change (mean)", "worse", "better", "same",
                                 "change range"], rows), len(rows), "rows")]
         for v in twinned:
-            if v["worst"]:
+            if v.worst:
                 parts += [Markup("<h3>{} = {}: the largest rises of overshoot over the twin"
-                                 "</h3>").format(v["switch"], v["value"]),
-                          examples_table(v["worst"], hide)]
-    if f["watch_cells"]:
+                                 "</h3>").format(v.switch, v.value),
+                          examples_table(v.worst, hide)]
+    if f.watch_cells:
         parts += [Markup("<h3>Watch trigger: overshoot against the resync period</h3>"
                          "<p>With trigger = watch a round also runs whenever the ledger it "
                          "reads changes; U is then the periodic resync. Over all {:,} watch "
-                         "cells, whatever their other parameters:</p>").format(f["watch_cells"]),
+                         "cells, whatever their other parameters:</p>").format(f.watch_cells),
                   verdict("none", resync_sentences(f)),
                   table(["controller", "U (resync)", "cells", "overshooting", "mean", "median",
                          "p95", "largest", "rounds (median)"],
-                        [[r["controller"], r["U"], r["cells"],
-                          f"{r['overshooting']:,} ({share(r['overshooting'], r['cells'])})",
-                          r["mean"], r["median"], r["p95"], r["max"], r["rounds_median"]]
-                         for r in f["resync"]])]
+                        [[r.controller, r.U, r.cells,
+                          f"{r.overshooting:,} ({share(r.overshooting, r.cells)})",
+                          r.mean, r.median, r.p95, r.max, r.rounds_median]
+                         for r in f.resync])]
     parts.append(Markup("</section>"))
     return Markup("").join(parts)
 
@@ -392,14 +393,13 @@ def render(summary: Summary, figures: Mapping[str, Figure]) -> Markup:
 # ---------------------------------------------------------------- chart
 
 
-def faults_figure(summary: Summary) -> Figure | None:
+def faults_figure(f: Faults) -> Figure | None:
     """Mean change against the twin, per switch value (rows), figure (columns) and controller
     (colour); the summary's own numbers."""
-    rows = [{"switch": f"{v['switch']} = {v['value']}", "controller": c["controller"],
-             "figure": x["figure"], "change": x["change_mean"], "worse": x["worse"],
-             "better": x["better"], "cells": c["twinned"]}
-            for v in summary["faults"]["values"] for c in v["controllers"]
-            for x in c["changes"] if c["twinned"]]
+    rows = [{"switch": f"{v.switch} = {v.value}", "controller": c.controller,
+             "figure": x.figure, "change": x.change_mean, "worse": x.worse,
+             "better": x.better, "cells": c.twinned}
+            for v in f.values for c in v.controllers for x in c.changes if c.twinned]
     if not rows:
         return None
     frame = pl.DataFrame(rows)
@@ -420,27 +420,26 @@ def faults_figure(summary: Summary) -> Figure | None:
     return Figure("faults", title, finish(chart, title, sub), {"marks": frame.height})
 
 
-def charts(sweep: Sweep, summary: Summary) -> list[Figure]:
+def charts(f: Faults, context: Context) -> list[Figure]:
     """The chart, when some switch value has twins."""
-    fig = faults_figure(summary)
+    fig = faults_figure(f)
     return [fig] if fig is not None else []
 
 
-def glance(summary: Summary) -> Markup | None:
+def glance(f: Faults) -> Markup | None:
     """The section's one sentence (None when no switch is off its default)."""
-    f = summary["faults"]
-    if not f["switches_present"]:
+    if not f.switches_present:
         return None
     link = Markup('<a href="#faults">Faults and real control planes</a>')
-    compared = [v for v in f["values"] if v["twinned"]]
+    compared = [v for v in f.values if v.twinned]
     worst = []
     for v in compared:
-        for c in v["controllers"]:
-            o = next(x for x in c["changes"] if x["figure"] == "overshoot")
-            if o["change_mean"] is not None:
-                worst.append((o["change_mean"], v["switch"], v["value"], c["controller"]))
+        for c in v.controllers:
+            o = _change(c, "overshoot")
+            if o.change_mean is not None:
+                worst.append((o.change_mean, v.switch, v.value, c.controller))
     text = Markup("{}: {:,} switch values compared with their twins, {:,} without twins"
-                  ).format(link, len(compared), len(f["values"]) - len(compared))
+                  ).format(link, len(compared), len(f.values) - len(compared))
     if worst:
         top = max(worst)
         text += Markup("; the largest mean rise of overshoot is {} ({} under {} = {})").format(

@@ -5,6 +5,7 @@ fails, parameter by parameter; G x U heatmaps with every mismatched cell outline
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 import altair as alt
@@ -17,7 +18,6 @@ from reconsim.report.charts import (
     QUIET,
     WIDTH,
     Figure,
-    add_bins,
     bin_label,
     bin_order,
     binning_note,
@@ -31,7 +31,9 @@ from reconsim.report.data import (
     Deaths,
     Sweep,
     Table,
+    bin_columns,
     collect,
+    collect_all,
     examples,
     groups,
     height,
@@ -41,7 +43,6 @@ from reconsim.report.data import (
     where,
 )
 from reconsim.report.html import (
-    constant_axes,
     examples_table,
     figure_html,
     folded,
@@ -53,7 +54,7 @@ from reconsim.report.html import (
     where_sentence,
     where_table,
 )
-from reconsim.report.section import Section, Summary
+from reconsim.report.section import NOT_IN_JSON, Context, Section
 
 
 def _counts(table: Table) -> dict[str, dict[str, Any]]:
@@ -90,7 +91,83 @@ def _counts(table: Table) -> dict[str, dict[str, Any]]:
     return {r["controller"]: r for r in rows.iter_rows(named=True)}
 
 
-def law_scopes(counts: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+@dataclass(frozen=True, slots=True)
+class LawScope:
+    """Which law applies to some rows: how many, and (where checked) how many mismatch."""
+
+    rows: str
+    law: str | None
+    cells: int
+    mismatches: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Cause:
+    """Mismatched cells of one cause, of all checked cells it covers."""
+
+    cells: int
+    of: int
+
+
+@dataclass(frozen=True, slots=True)
+class Elsewhere:
+    """Mismatches with U >= B and a positive delay: how many, by how much, and where."""
+
+    cells: int
+    of: int
+    difference_min: int | None
+    difference_max: int | None
+    where: tuple[dict[str, Any], ...]
+    examples: tuple[dict[str, Any], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Causes:
+    """The mismatches split three ways (see :func:`law_verdict`)."""
+
+    zero_delay: Cause
+    U_below_B: Cause
+    elsewhere: Elsewhere
+
+
+@dataclass(frozen=True, slots=True)
+class LawGrid:
+    """The law's heatmaps as data: one row per mark (``grid``), the panels' labels, the
+    G and U bins in order, and which axes got panels, shared them or were binned."""
+
+    grid: pl.DataFrame
+    labels: tuple[str, ...]
+    g_order: tuple[str, ...]
+    u_order: tuple[str, ...]
+    facets: tuple[str, ...]
+    shared: tuple[str, ...]
+    binned: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LawSummary:
+    """The law against the measured overshoot (``summary.json``'s ``law``); ``chart`` is the
+    heatmaps' data (None without ledger cells the law covers)."""
+
+    population: str
+    cells: int
+    mismatches: int
+    holds: int
+    not_applicable: int
+    scopes: tuple[LawScope, ...]
+    measured_above_law: int
+    measured_below_law: int
+    difference_min: int | None
+    difference_max: int | None
+    law_negative: int
+    causes: Causes
+    where: tuple[dict[str, Any], ...]
+    by_schedule: tuple[dict[str, Any], ...]
+    examples: tuple[dict[str, Any], ...]
+    chart: LawGrid | None = field(default=None, metadata=NOT_IN_JSON)
+
+
+def law_scopes(counts: Mapping[str, Mapping[str, Any]]) -> tuple[LawScope, ...]:
     """Which law applies to which rows, with how many rows and (where checked) mismatches,
     from :func:`_counts`.
 
@@ -102,19 +179,17 @@ def law_scopes(counts: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
     if ledger is not None:
         for observe in ("ready", "created"):
             if ledger[observe]:
-                out.append({"rows": f"ledger, observe = {observe}, no cap, undamped",
-                            "law": LAW_FORMULA[observe], "cells": ledger[observe],
-                            "mismatches": ledger[f"{observe}_mismatches"]})
+                out.append(LawScope(f"ledger, observe = {observe}, no cap, undamped",
+                                    LAW_FORMULA[observe], ledger[observe],
+                                    ledger[f"{observe}_mismatches"]))
         unchecked = ledger["rows"] - ledger["checked"]
         if unchecked:
-            out.append({"rows": "ledger with a cap on corrections per round (max_per_round) "
-                                "or damping (gain < 1)",
-                        "law": None, "cells": unchecked, "mismatches": None})
+            out.append(LawScope("ledger with a cap on corrections per round (max_per_round) "
+                                "or damping (gain < 1)", None, unchecked, None))
     for name in in_order(counts):
         if name != "ledger":
-            out.append({"rows": name, "law": None, "cells": counts[name]["rows"],
-                        "mismatches": None})
-    return out
+            out.append(LawScope(name, None, counts[name]["rows"], None))
+    return tuple(out)
 
 
 #: :func:`_counts`'s row for a sweep without ledger cells.
@@ -124,8 +199,8 @@ _NO_LEDGER: Final[Mapping[str, Any]] = dict.fromkeys(
     ("difference_min", "difference_max", "elsewhere_min", "elsewhere_max"))
 
 
-def law_verdict(table: Table, axes: Sequence[str],
-                schedules: Mapping[str, Deaths]) -> dict[str, Any]:
+def law_verdict(table: Table, axes: Sequence[str], schedules: Mapping[str, Deaths],
+                chart: bool = True, sizes: Mapping[str, int] | None = None) -> LawSummary:
     """The ledger controller's measured overshoot against the law, on every ledger row it covers.
 
     ``cells`` are the ledger rows whose ``law_holds`` is not null (``not_applicable``
@@ -133,7 +208,9 @@ def law_verdict(table: Table, axes: Sequence[str],
     ``causes`` splits the mismatches three ways: a zero delay (the law's ceiling is 0 and
     its value negative), U < B (a new copy is not ready before the next round), and the
     rest; ``where`` and ``by_schedule`` say which parameter values the mismatches have,
-    each with the count of all checked cells having that value.
+    each with the count of all checked cells having that value. ``chart``: whether to
+    aggregate the heatmaps' data too (:func:`law_grid`); ``sizes``: each axis's number of
+    values, for :func:`~reconsim.report.data.where`.
     """
     counts = _counts(table)
     c = counts.get("ledger") or _NO_LEDGER
@@ -145,46 +222,51 @@ def law_verdict(table: Table, axes: Sequence[str],
     zero_delay = listing_delay() == 0
     elsewhere = ~zero_delay & ~(pl.col("U") < pl.col("B"))
     other = mismatched.filter(elsewhere)
-    return {
-        "population": f"ledger rows where law_holds is not null: {LAW_SCOPE}, every observe "
-                      "(created: the ⌈G / U⌉ analogue)",
-        "cells": c["checked"],
-        "mismatches": c["mismatches"],
-        "holds": c["checked"] - c["mismatches"],
-        "not_applicable": c["rows"] - c["checked"],
-        "scopes": law_scopes(counts),
-        "measured_above_law": c["above"],
-        "measured_below_law": c["below"],
-        "difference_min": c["difference_min"],
-        "difference_max": c["difference_max"],
-        "law_negative": c["law_negative"],
-        "causes": {
-            "zero_delay": {"cells": c["zero_delay"], "of": c["zero_delay_of"]},
-            "U_below_B": {"cells": c["early"], "of": c["early_of"]},
-            "elsewhere": {
-                "cells": c["elsewhere"],
-                "of": c["elsewhere_of"],
-                "difference_min": c["elsewhere_min"],
-                "difference_max": c["elsewhere_max"],
-                "where": (where(checked.filter(elsewhere), ~pl.col("law_holds"), rest)
-                          if c["elsewhere"] else []),
-                "examples": (examples(other, rest, ["overshoot", "law_overshoot"], diff.abs())
-                             if c["elsewhere"] else []),
-            },
-        },
-        "where": where(checked, ~pl.col("law_holds"), rest) if c["mismatches"] else [],
-        "by_schedule": groups(mismatched, checked, ["schedule"], rest) if c["mismatches"] else [],
-        "examples": (examples(mismatched, rest, ["overshoot", "law_overshoot"], diff.abs())
-                     if c["mismatches"] else []),
-    }
+    figures = ["overshoot", "law_overshoot"]
+    return LawSummary(
+        population=f"ledger rows where law_holds is not null: {LAW_SCOPE}, every observe "
+                   "(created: the ⌈G / U⌉ analogue)",
+        cells=c["checked"],
+        mismatches=c["mismatches"],
+        holds=c["checked"] - c["mismatches"],
+        not_applicable=c["rows"] - c["checked"],
+        scopes=law_scopes(counts),
+        measured_above_law=c["above"],
+        measured_below_law=c["below"],
+        difference_min=c["difference_min"],
+        difference_max=c["difference_max"],
+        law_negative=c["law_negative"],
+        causes=Causes(
+            zero_delay=Cause(c["zero_delay"], c["zero_delay_of"]),
+            U_below_B=Cause(c["early"], c["early_of"]),
+            elsewhere=Elsewhere(
+                cells=c["elsewhere"],
+                of=c["elsewhere_of"],
+                difference_min=c["elsewhere_min"],
+                difference_max=c["elsewhere_max"],
+                where=(tuple(where(checked.filter(elsewhere), ~pl.col("law_holds"), rest,
+                                       sizes=sizes))
+                       if c["elsewhere"] else ()),
+                examples=(tuple(examples(other, rest, figures, diff.abs()))
+                          if c["elsewhere"] else ()),
+            ),
+        ),
+        where=(tuple(where(checked, ~pl.col("law_holds"), rest, sizes=sizes))
+               if c["mismatches"] else ()),
+        by_schedule=(tuple(groups(mismatched, checked, ["schedule"], rest, sizes))
+                     if c["mismatches"] else ()),
+        examples=(tuple(examples(mismatched, rest, figures, diff.abs()))
+                  if c["mismatches"] else ()),
+        chart=law_grid(checked, axes) if chart and c["checked"] else None,
+    )
 
 
-def law_paragraphs(law: Mapping[str, Any]) -> tuple[str, list[Markup]]:
+def law_paragraphs(law: LawSummary) -> tuple[str, list[Markup]]:
     """The law's verdict in words: its kind and its paragraphs."""
-    n, m = law["cells"], law["mismatches"]
-    skipped = (f" {law['not_applicable']:,} further ledger cells have a cap on corrections "
+    n, m = law.cells, law.mismatches
+    skipped = (f" {law.not_applicable:,} further ledger cells have a cap on corrections "
                "per round; the law says nothing about them and they are not checked."
-               if law["not_applicable"] else "")
+               if law.not_applicable else "")
     if n == 0:
         return "none", [Markup("This sweep has no ledger-controller cells the law applies to, "
                                "so the law is not checked.") + skipped]
@@ -194,55 +276,56 @@ def law_paragraphs(law: Mapping[str, Any]) -> tuple[str, list[Markup]]:
                                 "law's.").format(n) + skipped]
     out = [Markup("<strong>The law fails on {m:,} of {n:,} ledger cells ({share})</strong>; "
                   "it holds on the other {holds:,}.{skipped}").format(
-                      m=m, n=n, share=share(m, n), holds=law["holds"], skipped=skipped),
-           Markup("The mismatched cells lie at {}.").format(where_sentence(law["where"]))]
-    causes = law["causes"]
-    zero, early, other = causes["zero_delay"], causes["U_below_B"], causes["elsewhere"]
+                      m=m, n=n, share=share(m, n), holds=law.holds, skipped=skipped),
+           Markup("The mismatched cells lie at {}.").format(where_sentence(law.where))]
+    causes = law.causes
+    zero, early, other = causes.zero_delay, causes.U_below_B, causes.elsewhere
     parts = []
-    if zero["cells"]:
+    if zero.cells:
         parts.append(Markup(
             "{cells:,} of them have no delay at all (G + B = 0; G = 0 where copies are listed "
             "at creation): there the law's ceiling is 0 and it predicts &minus;desired, which "
-            "no run can match ({cells:,} of the {of:,} such cells fail)").format(**zero))
-    if early["cells"]:
+            "no run can match ({cells:,} of the {of:,} such cells fail)").format(
+                cells=zero.cells, of=zero.of))
+    if early.cells:
         parts.append(Markup("{cells:,} have U &lt; B, a loop faster than a copy starts "
-                            "({cells:,} of the {of:,} such cells fail)").format(**early))
-    if other["cells"] == 0:
+                            "({cells:,} of the {of:,} such cells fail)").format(
+                                cells=early.cells, of=early.of))
+    if other.cells == 0:
         parts.append(Markup("none lies elsewhere: <strong>on all {:,} cells with U ≥ B and a "
-                            "positive delay the law holds</strong>").format(other["of"]))
+                            "positive delay the law holds</strong>").format(other.of))
         out.append(Markup("By cause: {}.").format(Markup("; ").join(parts)))
     else:
         parts.append(Markup("<strong>{:,} of the {:,} cells with U ≥ B and a positive delay "
-                            "fail too</strong>").format(other["cells"], other["of"]))
+                            "fail too</strong>").format(other.cells, other.of))
         out.append(Markup("By cause: {}.").format(Markup("; ").join(parts)))
-        lo, hi = num(other["difference_min"]), num(other["difference_max"])
+        lo, hi = num(other.difference_min), num(other.difference_max)
         out.append(Markup("So U &lt; B and a zero delay do <strong>not</strong> explain every "
                           "mismatch. The other {:,} lie at {}; there, measured minus law {}")
-                   .format(other["cells"], where_sentence(other["where"]),
+                   .format(other.cells, where_sentence(other.where),
                            f"is {lo} on every one."
-                           if other["difference_min"] == other["difference_max"] else
+                           if other.difference_min == other.difference_max else
                            f"ranges from {lo} to {hi}."))
     out.append(Markup("Over all mismatched cells the measured overshoot is above the law's on "
                       "{:,} and below it on {:,}; measured minus law ranges from {} to {}.")
-               .format(law["measured_above_law"], law["measured_below_law"],
-                       num(law["difference_min"]), num(law["difference_max"])))
+               .format(law.measured_above_law, law.measured_below_law,
+                       num(law.difference_min), num(law.difference_max)))
     return "fails", out
 
 
-def scope_table(scopes: Sequence[Mapping[str, Any]]) -> Markup:
+def scope_table(scopes: Sequence[LawScope]) -> Markup:
     """Which law applies to which rows, with the rows' counts."""
     rows = []
     for s in scopes:
-        law = s["law"] if s["law"] is not None else "none: not checked"
-        mism: Any = s["mismatches"] if s["mismatches"] is not None else "—"
-        rows.append([s["rows"], law, s["cells"], mism])
+        law = s.law if s.law is not None else "none: not checked"
+        mism: Any = s.mismatches if s.mismatches is not None else "—"
+        rows.append([s.rows, law, s.cells, mism])
     return table(["rows", "law", "cells", "mismatches"], rows)
 
 
-def render(summary: Summary, figures: Mapping[str, Figure]) -> Markup:
+def render(law: LawSummary, context: Context, figures: Mapping[str, Figure]) -> Markup:
     """Section a: the law, where it applies, its verdict, its heatmaps and where it fails."""
-    law = summary["law"]
-    hide = constant_axes(summary)
+    hide = context.constant
     kind, paragraphs = law_paragraphs(law)
     parts = [
         Markup('<section id="law"><h2>a. The overshoot law</h2>'
@@ -256,28 +339,28 @@ def render(summary: Summary, figures: Mapping[str, Figure]) -> Markup:
                "ledger G s after creation (observe = created) instead of G s after they are "
                "ready, the law reads <code>{created}</code>. Nothing else has a law.</p>").format(
                    ready=LAW_FORMULA["ready"], scope=LAW_SCOPE, created=LAW_FORMULA["created"]),
-        scope_table(law["scopes"]),
+        scope_table(law.scopes),
         verdict(kind, paragraphs),
     ]
     if "law" in figures:
         parts.append(figure_html(figures["law"]))
-    if law["mismatches"]:
+    if law.mismatches:
         parts += [
             Markup("<h3>Where the law fails, parameter by parameter</h3>"),
-            where_table(law["where"], "mismatched cells"),
+            where_table(law.where, "mismatched cells"),
             Markup("<h3>Mismatched cells by death schedule</h3>"
                    "<p>Per schedule: mismatched cells of all checked cells with that schedule, "
                    "and the range of each parameter among the mismatched ones (lowest &ndash; "
                    "highest, distinct values).</p>"),
-            folded(by_group_table(law["by_schedule"]), len(law["by_schedule"]), "schedules"),
-            Markup("<h3>The largest differences</h3>"), examples_table(law["examples"], hide),
+            folded(by_group_table(law.by_schedule), len(law.by_schedule), "schedules"),
+            Markup("<h3>The largest differences</h3>"), examples_table(law.examples, hide),
         ]
-        other = law["causes"]["elsewhere"]
-        if other["cells"]:
+        other = law.causes.elsewhere
+        if other.cells:
             parts += [Markup("<h3>Mismatches with U ≥ B and a positive delay</h3>"),
-                      where_table(other["where"], "such mismatches",
+                      where_table(other.where, "such mismatches",
                                   among="cells with U ≥ B and a positive delay"),
-                      examples_table(other["examples"], hide)]
+                      examples_table(other.examples, hide)]
     parts.append(Markup("</section>"))
     return Markup("").join(parts)
 
@@ -342,19 +425,38 @@ def law_facets(t: Table, axes: Sequence[str], per_panel: int,
     return facets, [a for a in candidates if a not in facets]
 
 
-def law_figure(table: Table, axes: Sequence[str]) -> Figure:
-    """G x U heatmaps of the ledger cells the law covers: colour the measured overshoot,
-    a red outline where the law fails on any cell of the mark; one panel per B and, where
-    the mark budget allows, per desired, schedule and other varying axes."""
-    rows = lazy(table).filter(pl.col("controller") == "ledger",
-                              pl.col("law_holds").is_not_null())
-    t, binned = add_bins(rows, {"G": MAX_G_BINS, "U": MAX_U_BINS, "B": MAX_B_PANELS})
-    g_order, u_order = bin_order(t, "G"), bin_order(t, "U")
+def law_grid(rows: pl.LazyFrame, axes: Sequence[str]) -> LawGrid:
+    """The heatmaps' data from the ledger rows the law covers: one mark per (panel, G bin,
+    U bin), one panel per B and, where the mark budget allows, per desired, schedule and
+    other varying axes (see :func:`law_facets`).
+
+    Four reads of the rows, and one more per axis sharing the panels: the distinct panel
+    keys (B and every candidate axis: a count per combination, a small group table where
+    ``n_unique`` over many rows held them all), G's values, U's values, and the aggregate
+    by the raw values of the panel keys, G and U, binned afterwards in memory."""
+    first = [a for a in ("observe", "desired", "schedule") if a in axes]
+    others = [a for a in axes if a not in (*first, "controller", "G", "U", "B")]
+    keys_q = rows.group_by("B", *first, *others).agg(pl.len().alias("__n"))
+    # One query per axis: unique().implode() of two at once held every row (1.3 GB at 10^8).
+    panel_keys, g_values, u_values = collect_all(
+        [keys_q, rows.select(pl.col("G").unique()), rows.select(pl.col("U").unique())])
+    limits = {"G": MAX_G_BINS, "U": MAX_U_BINS, "B": MAX_B_PANELS}
+    present = {"G": g_values["G"].to_list(), "U": u_values["U"].to_list(),
+               "B": panel_keys["B"].unique().to_list()}
+    columns: dict[str, list[pl.Expr]] = {}
+    binned = []
+    for axis, limit in limits.items():
+        columns[axis], coarse = bin_columns(present[axis], axis, limit)
+        if coarse:
+            binned.append(axis)
+    g_order = bin_order(pl.DataFrame({"G": present["G"]}).with_columns(columns["G"]), "G")
+    u_order = bin_order(pl.DataFrame({"U": present["U"]}).with_columns(columns["U"]), "U")
     n_g, n_u = len(g_order), len(u_order)
+    t = panel_keys.with_columns(columns["B"])
     facets, shared = law_facets(t, axes, max(1, n_g * n_u))
-    panel_keys = ["B_lo", "B_label", *facets]
-    panels = (collect(t.select("B_lo", "B_hi", *facets).unique()).with_columns(bin_label("B"))
-              .drop("B_hi").sort(panel_keys, nulls_last=False))
+    panel_keys_sorted = ["B_lo", "B_label", *facets]
+    panels = (t.select("B_lo", "B_hi", *facets).unique().with_columns(bin_label("B"))
+              .drop("B_hi").sort(panel_keys_sorted, nulls_last=False))
     labels = [" \u00b7 ".join([f"B = {r['B_label']}",
                                *(f"{a} = {'null' if r[a] is None else r[a]}" for a in facets)])
               for r in panels.iter_rows(named=True)]
@@ -363,6 +465,7 @@ def law_figure(table: Table, axes: Sequence[str]) -> Figure:
     # aggregates afterwards.
     bounds = ["B_lo", *facets, "G_lo", "G_hi", "U_lo", "U_hi"]
     keys = ["panel", "G_lo", "G_label", "U_lo", "U_label"]
+    bin_bounds = [e for axis in limits for e in columns[axis][:2]]  # lo and hi
 
     def keyed(frame: pl.DataFrame) -> pl.DataFrame:
         """An aggregate by ``bounds`` with its panel and the G and U labels."""
@@ -372,7 +475,6 @@ def law_figure(table: Table, axes: Sequence[str]) -> Figure:
 
     # Aggregated by the raw values first (few groups, little memory), then by bin.
     mism = ~pl.col("law_holds")
-    limits = {"G": MAX_G_BINS, "U": MAX_U_BINS, "B": MAX_B_PANELS}
     ranged = ("overshoot", "law_overshoot", "unneeded", "stable_at")
     raw = collect(rows.group_by("B", *facets, "G", "U").agg(
         pl.len().alias("cells"),
@@ -381,17 +483,17 @@ def law_figure(table: Table, axes: Sequence[str]) -> Figure:
         *(pl.col(c).max().alias(f"{c}__hi") for c in ranged),
         pl.col("stable_at").null_count().alias("unsettled"),
     ))
-    grid = collect(add_bins(raw, limits)[0].group_by(bounds).agg(
+    grid = raw.with_columns(bin_bounds).group_by(bounds).agg(
         pl.col("cells").sum(),
         pl.col("mismatching").sum(),
         pl.col("overshoot__hi").max().alias("overshoot_max"),
         *(pl.col(f"{c}__lo").min() for c in ranged),
         *(pl.col(f"{c}__hi").max() for c in ranged),
         pl.col("unsettled").sum(),
-    ))
-    by_value = [collect(add_bins(collect(rows.filter(mism).group_by(
-        "B", *facets, "G", "U", axis).agg(pl.len().alias("n"))), limits)[0]
-        .group_by([*bounds, axis]).agg(pl.col("n").sum())) for axis in shared]
+    )
+    by_value = [collect(rows.filter(mism).group_by("B", *facets, "G", "U", axis).agg(
+        pl.len().alias("n"))).with_columns(bin_bounds).group_by([*bounds, axis]).agg(
+        pl.col("n").sum()) for axis in shared]
     grid = keyed(grid)
     for axis, counted in zip(shared, by_value, strict=True):
         counts = (keyed(counted).sort(["n", axis], descending=[True, False], nulls_last=True)
@@ -406,6 +508,19 @@ def law_figure(table: Table, axes: Sequence[str]) -> Figure:
         "unsettled",
         *(pl.col(f"by_{a}").fill_null("\u2014") for a in shared),
     )
+    return LawGrid(grid=grid, labels=tuple(labels), g_order=tuple(g_order),
+                   u_order=tuple(u_order), facets=tuple(facets), shared=tuple(shared),
+                   binned=tuple(binned))
+
+
+def law_figure(law: LawGrid) -> Figure:
+    """G x U heatmaps of the ledger cells the law covers, from :func:`law_grid`'s data:
+    colour the measured overshoot, a red outline where the law fails on any cell of the
+    mark; one panel per B and, where the mark budget allows, per desired, schedule and
+    other varying axes."""
+    grid, labels, shared, binned = law.grid, law.labels, law.shared, law.binned
+    g_order, u_order = list(law.g_order), list(law.u_order)
+    n_g, n_u = len(g_order), len(u_order)
     # One panel fills the width; several share it, two or more to a row.
     columns = 1 if len(labels) == 1 else max(2, min(len(labels), WIDTH // (n_u * 16 + 60)))
     step_u = clamp((WIDTH // columns - 60) // n_u, 4, 24)
@@ -464,7 +579,7 @@ def law_figure(table: Table, axes: Sequence[str]) -> Figure:
            + (", number: the same" if labelled else "")
            + f". Red outline: the law fails on a cell of that square.{binning_note(binned)}")
     return Figure("law", title, finish(chart, title, sub),
-                  {"facets": ["B", *facets], "shared": shared, "binned": binned,
+                  {"facets": ["B", *law.facets], "shared": list(shared), "binned": list(binned),
                    "marks": grid.height, "cells": int(grid["cells"].sum())})
 
 
@@ -476,32 +591,31 @@ def _shared_note(shared: Sequence[str]) -> str:
             + " shares the panel; the tooltip counts failures by value)")
 
 
-def summarize(sweep: Sweep) -> dict[str, Any]:
-    """The law's verdict over every cell (``summary.json``'s ``law``)."""
-    return {"law": law_verdict(sweep.table, sweep.axes, sweep.schedules)}
+def summarize(sweep: Sweep) -> LawSummary:
+    """The law's verdict over every cell (``summary.json``'s ``law``) and its heatmaps' data."""
+    return law_verdict(sweep.table, sweep.axes, sweep.schedules, sizes=sweep.sizes)
 
 
-def charts(sweep: Sweep, summary: Summary) -> list[Figure]:
+def charts(law: LawSummary, context: Context) -> list[Figure]:
     """The heatmaps, when the sweep has ledger cells the law covers."""
-    return [law_figure(sweep.table, sweep.axes)] if summary["law"]["cells"] else []
+    return [law_figure(law.chart)] if law.chart is not None else []
 
 
-def glance(summary: Summary) -> Markup:
+def glance(law: LawSummary) -> Markup:
     """The law's verdict in one sentence."""
-    law = summary["law"]
     link = Markup('<a href="#law">Overshoot law</a>')
-    if law["cells"] == 0:
+    if law.cells == 0:
         return link + ": not checked (no ledger cells it applies to)."
-    if law["mismatches"] == 0:
-        return link + f": holds on all {law['cells']:,} ledger cells it applies to."
-    c = law["causes"]
+    if law.mismatches == 0:
+        return link + f": holds on all {law.cells:,} ledger cells it applies to."
+    c = law.causes
     return Markup(
         "{link}: <strong>fails on {m:,} of {n:,} ledger cells ({share})</strong>: {zero:,} with "
         "a zero listing delay (G + B = 0, or G = 0 where observe = created), {early:,} with "
         "U &lt; B, {other:,} elsewhere (U ≥ B, positive delay).").format(
-            link=link, m=law["mismatches"], n=law["cells"],
-            share=share(law["mismatches"], law["cells"]), zero=c["zero_delay"]["cells"],
-            early=c["U_below_B"]["cells"], other=c["elsewhere"]["cells"])
+            link=link, m=law.mismatches, n=law.cells,
+            share=share(law.mismatches, law.cells), zero=c.zero_delay.cells,
+            early=c.U_below_B.cells, other=c.elsewhere.cells)
 
 
 SECTION = Section("law", summarize, render, charts, glance)

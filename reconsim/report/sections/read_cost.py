@@ -17,6 +17,7 @@ verdict measures both, on every cell:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 import altair as alt
@@ -27,6 +28,7 @@ from reconsim.report.charts import WIDTH, Figure, finish, inline
 from reconsim.report.data import (
     Deaths,
     KeyCode,
+    Stats,
     Sweep,
     Table,
     collect,
@@ -34,16 +36,15 @@ from reconsim.report.data import (
     controllers,
     describe,
     height,
+    in_order,
     lazy,
     representative,
     select,
-    stats,
     where,
 )
 from reconsim.report.html import (
     TableCell,
     cells_text,
-    constant_axes,
     figure_html,
     fixed_text,
     key_text,
@@ -54,7 +55,122 @@ from reconsim.report.html import (
     verdict,
     where_table,
 )
-from reconsim.report.section import Section, Summary
+from reconsim.report.section import Context, Section
+
+
+@dataclass(frozen=True, slots=True)
+class Flat:
+    """Reads per round against U where nothing oscillates (see :func:`flat_verdict`)."""
+
+    population: str
+    series: int
+    cells: int
+    spread: Stats
+    relative: Stats
+    series_within_one_entry: int
+    widest: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerRatio:
+    """One controller's inflation ratios."""
+
+    controller: str
+    cells: int
+    ratio: Stats
+
+
+@dataclass(frozen=True, slots=True)
+class Inflation:
+    """Oscillating cells' reads per round against their series' level (see
+    :func:`inflation_verdict`)."""
+
+    population: str
+    cells: int
+    with_level: int
+    without_level: int
+    ratio: Stats
+    below_level: int
+    largest: dict[str, Any] | None
+    by_controller: tuple[ControllerRatio, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PerSecond:
+    """Whether reads per second rise with U, series by series (see
+    :func:`per_second_verdict`)."""
+
+    series: int
+    rising: int
+    rise: Stats
+    largest_rise: dict[str, Any] | None
+    last_over_first: Stats
+    where_rising: tuple[dict[str, Any], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CellFigures:
+    """One cell's read-cost figures."""
+
+    reads_per_round: float
+    reads_per_second: float
+    missing_copy_seconds: int
+    unneeded: int
+    overshoot: int
+
+
+@dataclass(frozen=True, slots=True)
+class GBRow:
+    """One (G, B): the fastest loop without overshoot, and what it and the slowest read
+    (see :func:`by_gb_verdict`)."""
+
+    G: int
+    B: int
+    G_plus_B: int
+    series: int
+    zero_from: int | None
+    zero_from_min: int | None
+    same_for_all: bool
+    never_zero: int
+    boundary_U: int | None  # noqa: N815 (summary.json's key)
+    at_boundary: bool
+    zero_below: int
+    cheapest_U: int | None  # noqa: N815 (summary.json's key)
+    U_max: int
+    at_zero_from: CellFigures | None
+    at_U_max: CellFigures | None  # noqa: N815 (summary.json's key)
+
+
+@dataclass(frozen=True, slots=True)
+class ByGB:
+    """For each (G, B), the ledger controller's fastest loop with zero overshoot, on the
+    slice ``fixed``; the figures are those of the series ``shown``."""
+
+    controller: str
+    fixed: dict[str, Any]
+    shown: dict[str, Any]
+    rows: tuple[GBRow, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ChartSlice:
+    """The chart's cells: one slice, every axis but controller and U ``fixed``."""
+
+    fixed: dict[str, Any]
+    points: tuple[dict[str, Any], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ReadCostSummary:
+    """Every read-cost figure (``summary.json``'s ``read_cost``; see the module's
+    docstring)."""
+
+    definitions: dict[str, str]
+    flat: Flat
+    inflation: Inflation
+    per_second: PerSecond
+    by_GB: ByGB  # noqa: N815 (summary.json's key)
+    chart: ChartSlice
 
 
 def reads_per_second() -> pl.Expr:
@@ -63,25 +179,29 @@ def reads_per_second() -> pl.Expr:
     return (pl.col("reads") / (pl.col("duration") + 1)).alias("reads_per_second")
 
 
-def read_cost_verdict(table: Table, axes: Sequence[str],
-                      schedules: Mapping[str, Deaths]) -> dict[str, Any]:
-    """Reads per round and per second against U, on every cell; see the module's docstring."""
+def read_cost_verdict(table: Table, axes: Sequence[str], schedules: Mapping[str, Deaths],
+                      cells: int | None = None) -> ReadCostSummary:
+    """Reads per round and per second against U, on every cell (``cells`` of them, counted
+    when not given); see the module's docstring."""
     t = lazy(table).with_columns(reads_per_second())
     series = [a for a in axes if a != "U"]
-    return {
-        "definitions": {
+    # The series' code, for the inflation's levels and the per-second trend alike.
+    code = KeyCode.of(t, series)
+    figures = series_figures(t, code, height(t) if cells is None else cells)
+    return ReadCostSummary(
+        definitions={
             "reads_per_round": "reads / rounds",
             "reads_per_second": "reads / (duration + 1)",
             "series": "cells that differ only in U",
             "no_oscillation_level": "median reads_per_round over the cells of the same series "
                                     "with overshoot 0",
         },
-        "flat": flat_verdict(t, series),
-        "inflation": inflation_verdict(t, series),
-        "per_second": per_second_verdict(t, series),
-        "by_GB": by_gb_verdict(t, axes, schedules),
-        "chart": chart_slice(t, axes, schedules),
-    }
+        flat=flat_verdict(t, series),
+        inflation=inflation_verdict(figures, series, code),
+        per_second=per_second_verdict(figures, series, code),
+        by_GB=by_gb_verdict(t, axes, schedules),
+        chart=chart_slice(t, axes, schedules),
+    )
 
 
 def _row(frame: pl.DataFrame, columns: Sequence[str]) -> dict[str, Any] | None:
@@ -92,7 +212,7 @@ def _row(frame: pl.DataFrame, columns: Sequence[str]) -> dict[str, Any] | None:
     return {k: round(v, 4) if isinstance(v, float) else v for k, v in row.items()}
 
 
-def flat_verdict(t: pl.LazyFrame, series: Sequence[str]) -> dict[str, Any]:
+def flat_verdict(t: pl.LazyFrame, series: Sequence[str]) -> Flat:
     """Among cells with overshoot 0, per series of two or more: the spread of reads per
     round (highest minus lowest) in entries, and relative to the lowest."""
     runs = collect(t.filter(pl.col("overshoot") == 0).group_by(series).agg(
@@ -109,118 +229,157 @@ def flat_verdict(t: pl.LazyFrame, series: Sequence[str]) -> dict[str, Any]:
     ))
     worst = runs.sort(["spread", *series], descending=[True, *[False] * len(series)],
                       nulls_last=True)
-    return {
-        "population": "cells with overshoot 0, in series of two or more cells differing only "
-                      "in U",
-        "series": runs.height,
-        "cells": int(runs["cells"].sum()) if runs.height else 0,
-        "spread": stats(runs["spread"]),
-        "relative": stats(runs["relative"], digits=4),
-        "series_within_one_entry": int((runs["spread"] < 1).sum()),
-        "widest": _row(worst, [*series, "U_lowest", "lowest", "U_highest", "highest", "spread",
-                               "relative", "cells"]),
-    }
+    return Flat(
+        population="cells with overshoot 0, in series of two or more cells differing only "
+                   "in U",
+        series=runs.height,
+        cells=int(runs["cells"].sum()) if runs.height else 0,
+        spread=Stats.of(runs["spread"]),
+        relative=Stats.of(runs["relative"], digits=4),
+        series_within_one_entry=int((runs["spread"] < 1).sum()),
+        widest=_row(worst, [*series, "U_lowest", "lowest", "U_highest", "highest", "spread",
+                            "relative", "cells"]),
+    )
 
 
-#: Most cells whose (series, U, figure) rows one query of :func:`no_oscillation_level` or
-#: :func:`per_second_verdict` collects (about 24 bytes each); more cells are split into
-#: parts by their series' code, each part one query.
-PART_CELLS: Final = 4_000_000
+#: Most cells whose (series, U, figures) rows one query of :func:`series_figures` collects
+#: (40 bytes each); more cells are split into parts by their series' code, each part one
+#: read of the table.
+PART_CELLS: Final = 8_000_000
 
 
-def _parts(t: pl.LazyFrame, code: KeyCode) -> list[pl.LazyFrame]:
+def _parts(t: pl.LazyFrame, code: KeyCode, cells: int) -> list[pl.LazyFrame]:
     """``t`` with its series code as ``__series``, split into parts of whole series, each of
     at most about :data:`PART_CELLS` cells."""
     coded = t.with_columns(code.encode("__series"))
-    n = -(-height(t) // PART_CELLS)
+    n = -(-cells // PART_CELLS)
     if n <= 1:
         return [coded]
     return [coded.filter(pl.col("__series") % n == i) for i in range(n)]
 
 
-def no_oscillation_level(t: pl.LazyFrame, code: KeyCode) -> pl.DataFrame:
-    """Per series (by its code): the median reads per round over its cells with overshoot 0.
+@dataclass(frozen=True, slots=True)
+class SeriesFigures:
+    """What :func:`inflation_verdict` and :func:`per_second_verdict` read, series by series
+    (by their code, ``__series``), from one pass over the table's parts.
 
-    Collected as (code, reads per round), 16 bytes a cell, part by part, and aggregated in
-    memory: a streaming median per many-column group held far more."""
-    return pl.concat([
-        collect(part.filter(pl.col("overshoot") == 0).select("__series", "reads_per_round"))
-        .group_by("__series").agg(pl.col("reads_per_round").median().alias("level"))
-        for part in _parts(t, code)])
+    ``runs``: per series of two or more cells, the largest rise of reads per second from
+    one U to the next larger one, the last over the first, and U's range; ``ratios``: per
+    oscillating cell, its controller's index in ``controllers`` and its reads per round
+    over its series' no-oscillation level (null without a level); ``top``: the oscillating
+    cells with the largest ratio of their part."""
+
+    controllers: tuple[str, ...]
+    runs: pl.DataFrame
+    ratios: pl.DataFrame
+    top: pl.DataFrame
 
 
-def inflation_verdict(t: pl.LazyFrame, series: Sequence[str]) -> dict[str, Any]:
-    """Each oscillating cell's reads per round divided by its series' no-oscillation level;
-    the ratio's distribution over all of them and per controller, and the largest."""
-    code = KeyCode.of(t, series)
-    level = no_oscillation_level(t, code)
-    osc = t.filter(pl.col("overshoot") > 0).with_columns(code.encode("__series")).join(
-        level.lazy(), on="__series", how="left")
+def series_figures(t: pl.LazyFrame, code: KeyCode, cells: int) -> SeriesFigures:
+    """Each series' no-oscillation level (the median reads per round over its cells with
+    overshoot 0), each oscillating cell's ratio to it, and each series' reads per second
+    along U.
+
+    Collected as (code, U, overshoot, reads per round, reads per second), 40 bytes a cell,
+    part by part (:func:`_parts`), and aggregated in memory: a streaming median or ordered
+    aggregate per many-column group held far more. One read of the table per part serves
+    the level, the ratios and the trend alike."""
+    names = tuple(in_order(code.keys["controller"].unique().to_list()))
+    controller_of = code.keys.select(pl.col("__key").alias("__series"), pl.col("controller")
+                                     .replace_strict({c: i for i, c in enumerate(names)},
+                                                     return_dtype=pl.UInt8)
+                                     .alias("__controller"))
+    runs, ratios, tops = [], [], []
+    for part in _parts(t, code, cells):
+        # The part's rows live inside _part_figures only: held across the next part's
+        # query, they doubled the peak.
+        part_runs, part_ratios, part_top = _part_figures(
+            collect(part.select("__series", "U", "overshoot", "reads_per_round",
+                                "reads_per_second")), controller_of)
+        runs.append(part_runs)
+        ratios.append(part_ratios)
+        if part_top is not None:
+            tops.append(part_top)
+    return SeriesFigures(names, pl.concat(runs), pl.concat(ratios),
+                         pl.concat(tops) if tops else pl.DataFrame())
+
+
+def _part_figures(rows: pl.DataFrame, controller_of: pl.DataFrame
+                  ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame | None]:
+    """:class:`SeriesFigures`' runs, ratios and top cells of one part's rows."""
+    rps, ratio = pl.col("reads_per_second"), pl.col("ratio")
+    # Sorted by series and U, a cell's predecessor is the row above it in the same series.
+    previous = pl.when(pl.col("__series") == pl.col("__series").shift(1)).then(rps.shift(1))
+    level = rows.filter(pl.col("overshoot") == 0).group_by("__series").agg(
+        pl.col("reads_per_round").median().alias("level"))
+    osc = rows.filter(pl.col("overshoot") > 0).join(level, on="__series", how="left")
     osc = osc.with_columns(pl.when(pl.col("level") > 0)
                            .then(pl.col("reads_per_round") / pl.col("level")).alias("ratio"))
-    names = controllers(t)
-    ratios = collect(osc.select(pl.col("controller").replace_strict(
-        {c: i for i, c in enumerate(names)}, return_dtype=pl.UInt8).alias("__controller"),
-        "ratio"))
+    ratios = osc.join(controller_of, on="__series", how="left").select("__controller", "ratio")
+    best = osc["ratio"].max()
+    top = None if best is None else osc.filter(ratio >= best).select(
+        "__series", "U", "overshoot", "reads_per_round", "level", "ratio")
+    runs = (rows.select("__series", "U", "reads_per_second").sort("__series", "U")
+            .with_columns(pl.when(previous > 0).then(rps / previous - 1).alias("__rise"))
+            .group_by("__series").agg(
+                pl.len().alias("n"),
+                pl.col("__rise").max().alias("rise"),
+                pl.when(rps.first() > 0).then(rps.last() / rps.first()).alias("last_over_first"),
+                pl.col("U").min().alias("U_min"), pl.col("U").max().alias("U_max"))
+            .filter(pl.col("n") >= 2))
+    return runs, ratios, top
+
+
+def inflation_verdict(figures: SeriesFigures, series: Sequence[str],
+                      code: KeyCode) -> Inflation:
+    """Each oscillating cell's reads per round divided by its series' no-oscillation level;
+    the ratio's distribution over all of them and per controller, and the largest."""
+    ratios = figures.ratios
     rated = ratios.filter(pl.col("ratio").is_not_null())
     largest = [*series, "U", "overshoot", "reads_per_round", "level", "ratio"]
-    top = (collect(osc.filter(pl.col("ratio") >= rated["ratio"].max()).select(largest))
+    top = (code.decode(figures.top.filter(pl.col("ratio") >= rated["ratio"].max()), "__series")
+           .select(largest)
            .sort(["ratio", *series, "U"], descending=[True, *[False] * (len(series) + 1)],
                  nulls_last=True) if rated.height else pl.DataFrame())
     per = []
-    for i, name in enumerate(names):
+    for i, name in enumerate(figures.controllers):
         part = ratios.filter(pl.col("__controller") == i)
         if part.height:
-            per.append({"controller": name, "cells": part.height, "ratio": stats(part["ratio"])})
-    return {
-        "population": "cells with overshoot > 0; level: their series' no-oscillation level",
-        "cells": ratios.height,
-        "with_level": rated.height,
-        "without_level": ratios.height - rated.height,
-        "ratio": stats(rated["ratio"]),
-        "below_level": int((rated["ratio"] < 1).sum()),
-        "largest": _row(top, largest),
-        "by_controller": per,
-    }
+            per.append(ControllerRatio(name, part.height, Stats.of(part["ratio"])))
+    return Inflation(
+        population="cells with overshoot > 0; level: their series' no-oscillation level",
+        cells=ratios.height,
+        with_level=rated.height,
+        without_level=ratios.height - rated.height,
+        ratio=Stats.of(rated["ratio"]),
+        below_level=int((rated["ratio"] < 1).sum()),
+        largest=_row(top, largest),
+        by_controller=tuple(per),
+    )
 
 
-def per_second_verdict(t: pl.LazyFrame, series: Sequence[str]) -> dict[str, Any]:
+def per_second_verdict(figures: SeriesFigures, series: Sequence[str],
+                       code: KeyCode) -> PerSecond:
     """Series by series (two or more cells): whether reads per second ever rise from one U
     to the next larger one, by how much at most (relative to the smaller U's), and the
-    ratio of reads per second at the largest U to those at the smallest.
-
-    Collected as (series code, U, reads per second), 24 bytes a cell, and aggregated in
-    memory."""
-    code = KeyCode.of(t, series)
-    rps = pl.col("reads_per_second")
-    # Sorted by series and U, a cell's predecessor is the row above it in the same series.
-    previous = pl.when(pl.col("__series") == pl.col("__series").shift(1)).then(rps.shift(1))
-    runs = pl.concat([
-        collect(part.select("__series", "U", "reads_per_second")).sort("__series", "U")
-        .with_columns(pl.when(previous > 0).then(rps / previous - 1).alias("__rise"))
-        .group_by("__series").agg(
-            pl.len().alias("n"),
-            pl.col("__rise").max().alias("rise"),
-            pl.when(rps.first() > 0).then(rps.last() / rps.first()).alias("last_over_first"),
-            pl.col("U").min().alias("U_min"), pl.col("U").max().alias("U_max"))
-        .filter(pl.col("n") >= 2)
-        for part in _parts(t, code)])
-    runs = code.decode(runs, "__series")
+    ratio of reads per second at the largest U to those at the smallest."""
+    runs = code.decode(figures.runs, "__series")
     rising = runs.filter(pl.col("rise") > 0)
     top = rising.sort(["rise", *series], descending=[True, *[False] * len(series)],
                       nulls_last=True)
-    return {
-        "series": runs.height,
-        "rising": rising.height,
-        "rise": stats(rising["rise"], digits=4),
-        "largest_rise": _row(top, [*series, "rise"]),
-        "last_over_first": stats(runs["last_over_first"], digits=4),
-        "where_rising": where(runs, pl.col("rise") > 0, series) if rising.height else [],
-    }
+    return PerSecond(
+        series=runs.height,
+        rising=rising.height,
+        rise=Stats.of(rising["rise"], digits=4),
+        largest_rise=_row(top, [*series, "rise"]),
+        last_over_first=Stats.of(runs["last_over_first"], digits=4),
+        where_rising=(tuple(where(runs, pl.col("rise") > 0, series)) if rising.height
+                      else ()),
+    )
 
 
 def by_gb_verdict(t: pl.LazyFrame, axes: Sequence[str],
-                  schedules: Mapping[str, Deaths]) -> dict[str, Any]:
+                  schedules: Mapping[str, Deaths]) -> ByGB:
     """For each (G, B), the ledger controller's fastest loop with zero overshoot.
 
     The rows are the ledger cells with every axis but G, U, B, desired and schedule fixed
@@ -236,7 +395,7 @@ def by_gb_verdict(t: pl.LazyFrame, axes: Sequence[str],
     """
     ledger = t.filter(pl.col("controller") == "ledger")
     if height(ledger) == 0:
-        return {"controller": "ledger", "fixed": {}, "shown": {}, "rows": []}
+        return ByGB("ledger", {}, {}, ())
     fixed = representative(ledger, ("G", "U", "B", "desired", "schedule"), axes, schedules)
     pop = select(ledger, fixed)
     shown = representative(pop, ("G", "U", "B"), ["desired", "schedule"], schedules)
@@ -283,31 +442,33 @@ def by_gb_verdict(t: pl.LazyFrame, axes: Sequence[str],
             .sort("G", "B"))
     out = []
     for r in rows.iter_rows(named=True):
-        out.append({
-            "G": r["G"], "B": r["B"], "G_plus_B": r["G"] + r["B"], "series": r["series"],
-            "zero_from": r["zero_from"], "zero_from_min": r["zero_from_min"],
-            "same_for_all": r["zero_from"] is not None and r["zero_from"] == r["zero_from_min"],
-            "never_zero": r["never_zero"],
-            "boundary_U": r["boundary_U"],
-            "at_boundary": r["zero_from"] is not None and r["zero_from"] == r["boundary_U"],
-            "zero_below": r["zero_below"],
-            "cheapest_U": r["cheapest_U"], "U_max": r["U_max"],
-            "at_zero_from": _figures(r, "at_zero_from", figures),
-            "at_U_max": _figures(r, "at_U_max", figures),
-        })
-    return {"controller": "ledger", "fixed": fixed, "shown": shown, "rows": out}
+        out.append(GBRow(
+            G=r["G"], B=r["B"], G_plus_B=r["G"] + r["B"], series=r["series"],
+            zero_from=r["zero_from"], zero_from_min=r["zero_from_min"],
+            same_for_all=r["zero_from"] is not None and r["zero_from"] == r["zero_from_min"],
+            never_zero=r["never_zero"],
+            boundary_U=r["boundary_U"],
+            at_boundary=r["zero_from"] is not None and r["zero_from"] == r["boundary_U"],
+            zero_below=r["zero_below"],
+            cheapest_U=r["cheapest_U"], U_max=r["U_max"],
+            at_zero_from=_figures(r, "at_zero_from", figures),
+            at_U_max=_figures(r, "at_U_max", figures),
+        ))
+    return ByGB("ledger", fixed, shown, tuple(out))
 
 
-def _figures(row: Mapping[str, Any], prefix: str, figures: Sequence[str]) -> dict[str, Any] | None:
-    """The ``{prefix}__{figure}`` columns of ``row`` as a dict, or None if the cell is absent."""
+def _figures(row: Mapping[str, Any], prefix: str, figures: Sequence[str]) -> CellFigures | None:
+    """The ``{prefix}__{figure}`` columns of ``row``, or None if the cell is absent."""
     values = {f: row[f"{prefix}__{f}"] for f in figures}
     if all(v is None for v in values.values()):
         return None
-    return {f: round(v, 3) if isinstance(v, float) else v for f, v in values.items()}
+    shown: dict[str, Any] = {f: round(v, 3) if isinstance(v, float) else v
+                             for f, v in values.items()}
+    return CellFigures(**shown)
 
 
 def chart_slice(t: pl.LazyFrame, axes: Sequence[str],
-                schedules: Mapping[str, Deaths]) -> dict[str, Any]:
+                schedules: Mapping[str, Deaths]) -> ChartSlice:
     """The cells of one slice, every axis but controller and U fixed, for the chart."""
     fixed = representative(t, ("controller", "U"), axes, schedules)
     cut = collect(select(t, fixed).select(
@@ -317,22 +478,22 @@ def chart_slice(t: pl.LazyFrame, axes: Sequence[str],
     cut = cut.sort(pl.col("controller").replace_strict(rank, return_dtype=pl.Int64), "U")
     points = cut.select("controller", "U", "reads", "rounds", "reads_per_round",
                         "reads_per_second", "overshoot", "unneeded", "missing_copy_seconds")
-    return {"fixed": fixed, "points": points.with_columns(
-        pl.col("reads_per_round", "reads_per_second").round(4)).to_dicts()}
+    return ChartSlice(fixed, tuple(points.with_columns(
+        pl.col("reads_per_round", "reads_per_second").round(4)).to_dicts()))
 
 
 FLAT_FIGURES: Final = ("U_lowest", "lowest", "U_highest", "highest", "spread", "relative", "cells")
 
 
-def flat_paragraph(flat: Mapping[str, Any], hide: Iterable[str] = ()) -> str | Markup:
+def flat_paragraph(flat: Flat, hide: Iterable[str] = ()) -> str | Markup:
     """Is reads per round independent of U where nothing oscillates?"""
-    if flat["series"] == 0:
+    if flat.series == 0 or flat.widest is None:
         return ("No two cells with overshoot 0 differ only in U, so whether reads per round "
                 "depend on U without oscillation is not tested.")
-    spread, rel = flat["spread"], flat["relative"]
-    w = flat["widest"]
-    answer = ("Yes, exactly" if spread["max"] == 0 else
-              f"To within {pct(rel['max'])}" if rel["max"] is not None else "Not measurable")
+    spread, rel = flat.spread, flat.relative
+    w = flat.widest
+    answer = ("Yes, exactly" if spread.max == 0 else
+              f"To within {pct(rel.max)}" if rel.max is not None else "Not measurable")
     return Markup(
         "<strong>Is reads per round independent of U where nothing oscillates? {answer}."
         "</strong> Among the {cells:,} cells with overshoot 0, in {series:,} series of cells "
@@ -342,79 +503,78 @@ def flat_paragraph(flat: Mapping[str, Any], hide: Iterable[str] = ()) -> str | M
         "ledger_base + desired entries per round; what moves is the share of rounds that fall "
         "while copies are starting or being replaced. The widest series: {key}, from {lowest} "
         "at U = {U_lowest} to {highest} at U = {U_highest}.").format(
-            answer=answer, cells=flat["cells"], series=flat["series"], max=num(spread["max"]),
-            rel_max=pct(rel["max"]), median=num(spread["median"]),
-            rel_median=pct(rel["median"]), p90=num(spread["p90"]),
-            within=flat["series_within_one_entry"], key=key_text(w, FLAT_FIGURES, hide),
+            answer=answer, cells=flat.cells, series=flat.series, max=num(spread.max),
+            rel_max=pct(rel.max), median=num(spread.median),
+            rel_median=pct(rel.median), p90=num(spread.p90),
+            within=flat.series_within_one_entry, key=key_text(w, FLAT_FIGURES, hide),
             lowest=num(w["lowest"]), U_lowest=w["U_lowest"], highest=num(w["highest"]),
             U_highest=w["U_highest"])
 
 
-def inflation_paragraph(inf: Mapping[str, Any], hide: Iterable[str] = ()) -> str | Markup:
+def inflation_paragraph(inf: Inflation, hide: Iterable[str] = ()) -> str | Markup:
     """By how much does oscillation inflate reads per round?"""
-    if inf["cells"] == 0:
+    if inf.cells == 0:
         return "No cell overshoots, so no oscillation inflates reads per round here."
-    r = inf["ratio"]
-    grows = r["max"] is not None and r["max"] > 1
+    r = inf.ratio
+    grows = r.max is not None and r.max > 1
     text = Markup("<strong>Oscillation {}</strong>: on the {:,} cells with overshoot &gt; 0, "
                   "reads per round are ").format(
-                      "inflates it" if grows else "does not inflate it", inf["cells"])
-    if inf["with_level"] == 0:
+                      "inflates it" if grows else "does not inflate it", inf.cells)
+    top = inf.largest
+    if inf.with_level == 0 or top is None:
         return text + ("never comparable: no cell of their series has overshoot 0, so there is "
                        "no no-oscillation level to compare with.")
-    top = inf["largest"]
     text += Markup(
         "up to {max} times their series' no-oscillation level (the median over the cells of "
         "the same series with overshoot 0), typically {median} times (median; 90th percentile "
         "{p90}). The largest: {key}, U = {U}, overshoot {overshoot}: {reads} entries per round "
         "against {level}.").format(
-            max=num(r["max"], 2), median=num(r["median"]), p90=num(r["p90"]),
+            max=num(r.max, 2), median=num(r.median), p90=num(r.p90),
             key=key_text(top, ("U", "overshoot", "reads_per_round", "level", "ratio"), hide),
             U=top["U"], overshoot=num(top["overshoot"]), reads=num(top["reads_per_round"], 1),
             level=num(top["level"], 2))
-    if inf["below_level"]:
-        text += (f" {inf['below_level']:,} oscillating cells read slightly fewer entries per "
-                 f"round than the level (down to {num(r['min'])} times).")
-    if inf["without_level"]:
-        text += (f" {inf['without_level']:,} oscillating cells have no such level (their "
+    if inf.below_level:
+        text += (f" {inf.below_level:,} oscillating cells read slightly fewer entries per "
+                 f"round than the level (down to {num(r.min)} times).")
+    if inf.without_level:
+        text += (f" {inf.without_level:,} oscillating cells have no such level (their "
                  "whole series overshoots) and are not in these figures.")
     return text
 
 
-def per_second_paragraph(ps: Mapping[str, Any]) -> str | Markup:
+def per_second_paragraph(ps: PerSecond) -> str | Markup:
     """Do reads per second fall as U grows?"""
-    if ps["series"] == 0:
+    if ps.series == 0:
         return "No two cells differ only in U, so no trend in U is measured."
-    lf = ps["last_over_first"]
-    falls = lf["max"] is not None and lf["max"] < 1
+    lf = ps.last_over_first
+    falls = lf.max is not None and lf.max < 1
     text = (Markup("<strong>Reads per second fall as the loop slows</strong> (fewer rounds)")
             if falls else
             Markup("<strong>Reads per second do not always fall as the loop slows</strong>"))
     text += (": from the smallest to the largest U of a series they end at "
-             f"{num(lf['median'], 4)} times their first value (median over {ps['series']:,} "
-             f"series; from {num(lf['min'], 4)} to {num(lf['max'], 4)}).")
-    if ps["rising"] == 0:
+             f"{num(lf.median, 4)} times their first value (median over {ps.series:,} "
+             f"series; from {num(lf.min, 4)} to {num(lf.max, 4)}).")
+    if ps.rising == 0:
         return text + " They never rise from one U to the next larger one."
-    rise = ps["rise"]
+    rise = ps.rise
     return text + Markup(" Not strictly: in {:,} of the {:,} series they rise somewhere from "
                          "one U to the next, by at most {} (median {}), where the slower "
                          "loop's rounds fall at seconds when the ledger holds more entries."
-                         ).format(ps["rising"], ps["series"], pct(rise["max"]),
-                                  pct(rise["median"]))
+                         ).format(ps.rising, ps.series, pct(rise.max), pct(rise.median))
 
 
-def by_gb_paragraphs(by: Mapping[str, Any], fixed: Mapping[str, Any]) -> list[str | Markup]:
+def by_gb_paragraphs(by: ByGB, fixed: Mapping[str, Any]) -> list[str | Markup]:
     """For each (G, B): the fastest loop without overshoot, the cheapest one, and the price."""
-    rows = by["rows"]
+    rows = by.rows
     if not rows:
         return ["The sweep has no ledger cells, so no (G, B) is answered."]
     n = len(rows)
-    shown = ", ".join(f"{k} = {plain(v)}" for k, v in by["shown"].items())
-    at_boundary = [r for r in rows if r["at_boundary"]]
-    never = [r for r in rows if r["zero_from"] is None]
-    same = all(r["same_for_all"] for r in rows if r["zero_from"] is not None)
+    shown = ", ".join(f"{k} = {plain(v)}" for k, v in by.shown.items())
+    at_boundary = [r for r in rows if r.at_boundary]
+    never = [r for r in rows if r.zero_from is None]
+    same = all(r.same_for_all for r in rows if r.zero_from is not None)
     out: list[str | Markup] = []
-    off = [r for r in rows if not r["at_boundary"] and r["zero_from"] is not None]
+    off = [r for r in rows if not r.at_boundary and r.zero_from is not None]
     if len(at_boundary) == n:
         text = Markup("<strong>Which U gives zero overshoot?</strong> For every one of the {} "
                       "(G, B) pairs, the fastest loop whose overshoot is 0 under every desired "
@@ -427,27 +587,26 @@ def by_gb_paragraphs(by: Mapping[str, Any], fixed: Mapping[str, Any]) -> list[st
                       "U ≥ G + B the sweep ran)").format(len(at_boundary), n)
         if off:
             text += "; it is " + ", ".join(
-                f"U = {r['zero_from']} at G = {r['G']}, B = {r['B']}" for r in off)
+                f"U = {r.zero_from} at G = {r.G}, B = {r.B}" for r in off)
     if never:
         text += (f"; {len(never)} pair(s) overshoot for some desired count or schedule even at "
-                 "the largest U: " + ", ".join(f"G = {r['G']}, B = {r['B']}" for r in never))
-    if any(r["series"] > 1 for r in rows):
+                 "the largest U: " + ", ".join(f"G = {r.G}, B = {r.B}" for r in never))
+    if any(r.series > 1 for r in rows):
         text += (". The same U for every desired count and schedule." if same
                  else ". Per series (desired, schedule) it can be smaller; the table gives the "
                  "range.")
     else:
         text += "."
-    below = sum(r["zero_below"] for r in rows)
+    below = sum(r.zero_below for r in rows)
     if below:
         text += (f" Below it, {cells_text(below)} {'has' if below == 1 else 'have'} overshoot 0 "
                  "all the same, under some desired counts and schedules only: nothing to rely "
                  "on.")
     out.append(text)
-    cheapest = sorted({r["cheapest_U"] for r in rows if r["cheapest_U"] is not None})
-    u_max = sorted({r["U_max"] for r in rows})
-    both = [r for r in rows if r["at_zero_from"] and r["at_U_max"]]
-    dearer = sum(r["at_zero_from"]["reads_per_second"] > r["at_U_max"]["reads_per_second"]
-                 for r in both)
+    cheapest = sorted({r.cheapest_U for r in rows if r.cheapest_U is not None})
+    u_max = sorted({r.U_max for r in rows})
+    both = [(r.at_zero_from, r.at_U_max) for r in rows if r.at_zero_from and r.at_U_max]
+    dearer = sum(fast.reads_per_second > slow.reads_per_second for fast, slow in both)
     if cheapest:
         where = (f"U = {cheapest[0]}" if len(cheapest) == 1
                  else f"U from {cheapest[0]} to {cheapest[-1]}, depending on (G, B)")
@@ -458,24 +617,22 @@ def by_gb_paragraphs(by: Mapping[str, Any], fixed: Mapping[str, Any]) -> list[st
             "the slowest loop: that is the trade-off, reacting soonest without oscillating "
             "against reading least.").format(where, shown, ", ".join(map(str, u_max)), dearer,
                                              len(both)))
-    example = next((r for r in rows if r["G"] == fixed.get("G") and r["B"] == fixed.get("B")),
+    example = next((r for r in rows if fixed.get("G") == r.G and fixed.get("B") == r.B),
                    rows[len(rows) // 2])
-    fast, slow = example["at_zero_from"], example["at_U_max"]
+    fast, slow = example.at_zero_from, example.at_U_max
     if fast and slow:
         out.append(Markup(
             "<strong>The price</strong>, at G = {G} s, B = {B} s ({shown}): the fastest loop "
             "without overshoot, U = {fast_U}, reads {fast_rps} entries per second and leaves "
             "{fast_missing} copy-seconds missing; the slowest, U = {slow_U}, reads {slow_rps} "
             "per second and leaves {slow_missing} copy-seconds missing.").format(
-                G=example["G"], B=example["B"], shown=shown, fast_U=example["zero_from"],
-                fast_rps=num(fast["reads_per_second"]),
-                fast_missing=num(fast["missing_copy_seconds"]), slow_U=example["U_max"],
-                slow_rps=num(slow["reads_per_second"]),
-                slow_missing=num(slow["missing_copy_seconds"])))
-    more = sum(r["at_U_max"]["missing_copy_seconds"] > r["at_zero_from"]["missing_copy_seconds"]
-               for r in both)
-    fewer = sum(r["at_U_max"]["missing_copy_seconds"] < r["at_zero_from"]["missing_copy_seconds"]
-                for r in both)
+                G=example.G, B=example.B, shown=shown, fast_U=example.zero_from,
+                fast_rps=num(fast.reads_per_second),
+                fast_missing=num(fast.missing_copy_seconds), slow_U=example.U_max,
+                slow_rps=num(slow.reads_per_second),
+                slow_missing=num(slow.missing_copy_seconds)))
+    more = sum(slow.missing_copy_seconds > fast.missing_copy_seconds for fast, slow in both)
+    fewer = sum(slow.missing_copy_seconds < fast.missing_copy_seconds for fast, slow in both)
     if both:
         out.append(f"Waiting longer costs missing copy-seconds in {more} of the {len(both)} "
                    f"rows; in {fewer} the slowest loop misses fewer (which second a round "
@@ -490,21 +647,21 @@ def _slice(fixed: Mapping[str, Any], hide: Iterable[str]) -> str:
     return "" if text == "the whole sweep" else f", {text}"
 
 
-def by_gb_table(by: Mapping[str, Any]) -> Markup:
+def by_gb_table(by: ByGB) -> Markup:
     """One row per (G, B): the fastest and the slowest loop without overshoot, and their cost."""
     rows = []
-    for r in by["rows"]:
-        fast, slow = r["at_zero_from"] or {}, r["at_U_max"] or {}
-        zero: Any = r["zero_from"] if r["zero_from"] is not None else TableCell(
+    for r in by.rows:
+        fast, slow = r.at_zero_from, r.at_U_max
+        zero: Any = r.zero_from if r.zero_from is not None else TableCell(
             "none", "bad", "none (overshoot at the largest U)")
-        if r["zero_from"] is not None and not r["same_for_all"]:
-            zero = TableCell(r["zero_from"], "", f"{r['zero_from']} (by series: "
-                             f"{r['zero_from_min']}\u2013{r['zero_from']})")
-        rows.append([r["G"], r["B"], r["G_plus_B"], zero,
-                     fast.get("reads_per_round"), fast.get("reads_per_second"),
-                     fast.get("missing_copy_seconds"), fast.get("unneeded"),
-                     r["U_max"], slow.get("reads_per_second"), slow.get("missing_copy_seconds"),
-                     r["cheapest_U"], r["zero_below"]])
+        if r.zero_from is not None and not r.same_for_all:
+            zero = TableCell(r.zero_from, "", f"{r.zero_from} (by series: "
+                             f"{r.zero_from_min}\u2013{r.zero_from})")
+        rows.append([r.G, r.B, r.G_plus_B, zero,
+                     fast and fast.reads_per_round, fast and fast.reads_per_second,
+                     fast and fast.missing_copy_seconds, fast and fast.unneeded,
+                     r.U_max, slow and slow.reads_per_second, slow and slow.missing_copy_seconds,
+                     r.cheapest_U, r.zero_below])
     return table(["G", "B", "G + B", "fastest U with overshoot 0", "reads / round",
                   "reads / s", "missing copy-s", "unneeded copies", "slowest U", "reads / s",
                   "missing copy-s",
@@ -512,15 +669,14 @@ def by_gb_table(by: Mapping[str, Any]) -> Markup:
                  rows, missing="—")
 
 
-def render(summary: Summary, figures: Mapping[str, Figure]) -> Markup:
+def render(rc: ReadCostSummary, context: Context, figures: Mapping[str, Figure]) -> Markup:
     """Section c: reads per round and per second against U, oscillation's toll, and the
     fastest loop without overshoot for each (G, B)."""
-    rc = summary["read_cost"]
-    by = rc["by_GB"]
-    hide = constant_axes(summary)
-    paragraphs = [flat_paragraph(rc["flat"], hide), inflation_paragraph(rc["inflation"], hide),
-                  per_second_paragraph(rc["per_second"]),
-                  *by_gb_paragraphs(by, rc["chart"]["fixed"])]
+    by = rc.by_GB
+    hide = context.constant
+    paragraphs = [flat_paragraph(rc.flat, hide), inflation_paragraph(rc.inflation, hide),
+                  per_second_paragraph(rc.per_second),
+                  *by_gb_paragraphs(by, rc.chart.fixed)]
     parts = [
         Markup('<section id="reads"><h2>c. Read cost versus period</h2>'
                "<p>Every round, the loop reads the whole ledger: the service's own entries plus "
@@ -532,13 +688,13 @@ def render(summary: Summary, figures: Mapping[str, Figure]) -> Markup:
                "ledger. A <em>series</em> is a set of cells that differ only in U.</p>"
                "<p>The chart shows one slice of the sweep: {} (seed 001's values where the "
                "sweep has them, else each parameter's most common value).</p>").format(
-                   fixed_text(rc["chart"]["fixed"], hide)),
+                   fixed_text(rc.chart.fixed, hide)),
     ]
     if "read_cost" in figures:
         parts.append(figure_html(figures["read_cost"]))
     parts.append(verdict("none", paragraphs))
-    if by["rows"]:
-        shown = ", ".join(f"{k} = {plain(v)}" for k, v in by["shown"].items())
+    if by.rows:
+        shown = ", ".join(f"{k} = {plain(v)}" for k, v in by.shown.items())
         parts += [
             Markup("<h3>For each (G, B): the fastest loop without overshoot, and the slowest</h3>"
                    "<p>Ledger controller{}. <em>Fastest U with overshoot 0</em>: the smallest U "
@@ -548,16 +704,16 @@ def render(summary: Summary, figures: Mapping[str, Figure]) -> Markup:
                    "fastest, unneeded copies (zero overshoot does not mean no duplicates), at "
                    "that U and at the slowest loop the sweep ran. <em>Cheapest U</em>: the U "
                    "with the fewest reads per second among that series' cells with overshoot "
-                   "0.</p>").format(_slice(by["fixed"], hide), shown),
+                   "0.</p>").format(_slice(by.fixed, hide), shown),
             Markup('<div class="scroll">{}</div>').format(by_gb_table(by)),
         ]
-    ps = rc["per_second"]
-    if ps["where_rising"]:
+    ps = rc.per_second
+    if ps.where_rising:
         parts += [Markup("<details><summary>Where reads per second rise somewhere with U"
                          "</summary>"),
-                  where_table(ps["where_rising"], "series with a rise", among="series"),
+                  where_table(ps.where_rising, "series with a rise", among="series"),
                   Markup("</details>")]
-    points = rc["chart"]["points"]
+    points = rc.chart.points
     if points:
         head = list(points[0])
         parts += [Markup("<details><summary>The chart's cells</summary>"),
@@ -618,33 +774,31 @@ def read_cost_figure(points: Sequence[Mapping[str, Any]], fixed: Mapping[str, An
     return Figure("read_cost", title, finish(chart, title, sub))
 
 
-def summarize(sweep: Sweep) -> dict[str, Any]:
+def summarize(sweep: Sweep) -> ReadCostSummary:
     """Every read-cost figure (``summary.json``'s ``read_cost``)."""
-    return {"read_cost": read_cost_verdict(sweep.table, sweep.axes, sweep.schedules)}
+    return read_cost_verdict(sweep.table, sweep.axes, sweep.schedules, sweep.cells)
 
 
-def charts(sweep: Sweep, summary: Summary) -> list[Figure]:
+def charts(rc: ReadCostSummary, context: Context) -> list[Figure]:
     """Reads per round and per second against U at the chart's fixed slice."""
-    chart = summary["read_cost"]["chart"]
-    constant = [a for a, f in summary["axes"].items() if f["distinct"] <= 1]
-    return [read_cost_figure(chart["points"], chart["fixed"], sweep.controllers,
+    constant = [a for a, f in context.axes.items() if f.distinct <= 1]
+    return [read_cost_figure(rc.chart.points, rc.chart.fixed, context.sweep.controllers,
                              hide=constant)]
 
 
-def glance(summary: Summary) -> Markup:
+def glance(rc: ReadCostSummary) -> Markup:
     """What a faster loop costs in reads, in one sentence."""
-    rc = summary["read_cost"]
-    flat, inf = rc["flat"], rc["inflation"]
+    flat, inf = rc.flat, rc.inflation
     parts = []
-    if flat["series"]:
+    if flat.series:
         parts.append(f"without oscillation, reads per round move with U by at most "
-                     f"{pct(flat['relative']['max'])}")
-    if inf["with_level"]:
+                     f"{pct(flat.relative.max)}")
+    if inf.with_level:
         parts.append(Markup("oscillation inflates them up to {}&times; (median {}&times;)")
-                     .format(num(inf["ratio"]["max"], 2), num(inf["ratio"]["median"])))
-    rows = rc["by_GB"]["rows"]
+                     .format(num(inf.ratio.max, 2), num(inf.ratio.median)))
+    rows = rc.by_GB.rows
     if rows:
-        at = sum(r["at_boundary"] for r in rows)
+        at = sum(r.at_boundary for r in rows)
         parts.append(f"the fastest loop without overshoot is U = G + B for {at} of {len(rows)} "
                      "(G, B) pairs")
     link = Markup('<a href="#reads">Read cost</a>:')

@@ -7,7 +7,9 @@ boundary and the cell at it in the same panel (every parameter equal but U: the 
 below G + B, and U = G + B), and the slowest-settling cell (the longest wait from its
 last scripted death, or from the start when none, to ``stable_at``). Each is rebuilt as a
 :class:`~reconsim.model.params.Cell` from its parameter columns, traced by the reference
-model, and checked: the trace's sums and extremes must give the table's metrics.
+model, and checked: the trace's sums and extremes must give the table's metrics. The
+trace, as its chart draws it (:func:`downsample`: at most about :data:`MAX_POINTS` rows),
+is kept in the summary, so that the charts draw it without tracing the cell again.
 
 :func:`timeline_figure` draws one trace; ``reconsim run --plot`` uses it too.
 """
@@ -18,7 +20,7 @@ import dataclasses
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 import altair as alt
@@ -39,7 +41,7 @@ from reconsim.model.trace import metrics_of, trace_cell
 from reconsim.report.charts import ALARM, WIDTH, Figure, finish, inline
 from reconsim.report.data import SEED_SETTING, Sweep, collect, lazy, seed_schedules
 from reconsim.report.html import figure_html, num, verdict
-from reconsim.report.section import Section, Summary
+from reconsim.report.section import NOT_IN_JSON, Context, Section
 
 #: The reference model's work to trace one cell is about (seconds) x (copies created): a
 #: cell beyond this many copy-seconds is named, not traced (about 10 s of Python).
@@ -58,9 +60,20 @@ BOUNDARY_CANDIDATES: Final = 8
 
 
 @dataclass(frozen=True, slots=True)
+class Drawn:
+    """A trace as its chart draws it: :func:`downsample`'s rows, the seconds per row
+    (``bucket``), and the cell traced."""
+
+    frame: pl.DataFrame
+    bucket: int
+    cell: Cell
+
+
+@dataclass(frozen=True, slots=True)
 class Timeline:
     """One telling cell: which kind, why it was chosen (or why there is none), its
-    parameters and the table's metrics, and whether its trace gives those metrics."""
+    parameters and the table's metrics, and whether its trace gives those metrics;
+    ``drawn`` is the chart's data (None when the cell is not traced)."""
 
     kind: str
     title: str
@@ -71,6 +84,7 @@ class Timeline:
     traced: bool = False
     agrees: bool | None = None
     differing: tuple[str, ...] = ()
+    drawn: Drawn | None = field(default=None, metadata=NOT_IN_JSON)
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,17 +285,18 @@ def _timeline(sweep: Sweep, row: Mapping[str, Any], kind: str, title: str,
         return Timeline(kind, title, True, why + (
             f" Too large to trace here ({work:,} copy-seconds); "
             "`reconsim run ... --plot FILE` draws it."), _parameters(cell), metrics)
-    derived = metrics_of(trace_cell(cell), cell)
+    frame = trace_cell(cell)
+    derived = metrics_of(frame, cell)
     differing = tuple(m for m in METRIC_NAMES if derived[m] != metrics[m])
     return Timeline(kind, title, True, why, _parameters(cell), metrics, True,
-                    not differing, differing)
+                    not differing, differing, Drawn(*downsample(frame), cell))
 
 
-def summarize(sweep: Sweep) -> dict[str, Any]:
-    """The telling cells (``summary.json``'s ``timelines``)."""
+def summarize(sweep: Sweep) -> Timelines:
+    """The telling cells (``summary.json``'s ``timelines``), each traced once: its drawn
+    trace is the chart's data."""
     below, above = boundary_pair(sweep)
-    cells = (worst_law_mismatch(sweep), below, above, slowest_settling(sweep))
-    return {"timelines": dataclasses.asdict(Timelines(cells))}
+    return Timelines((worst_law_mismatch(sweep), below, above, slowest_settling(sweep)))
 
 
 # --- drawing ---
@@ -307,10 +322,16 @@ def downsample(frame: pl.DataFrame, max_points: int = MAX_POINTS) -> tuple[pl.Da
 
 def timeline_figure(frame: pl.DataFrame, cell: Cell, name: str, title: str,
                     subtitle: str = "") -> Figure:
-    """One cell second by second: desired (dashed), live, ledger, pending and (with grace)
-    terminating copies as steps; scripted deaths as red rules; below, each round's create
-    commands up and delete commands down, the wasted ones red, a tick for every round."""
-    drawn, k = downsample(frame)
+    """One cell second by second (``frame``: its trace, :func:`~reconsim.model.trace.
+    trace_cell`): desired (dashed), live, ledger, pending and (with grace) terminating
+    copies as steps; scripted deaths as red rules; below, each round's create commands up
+    and delete commands down, the wasted ones red, a tick for every round."""
+    return drawn_figure(Drawn(*downsample(frame), cell), name, title, subtitle)
+
+
+def drawn_figure(data: Drawn, name: str, title: str, subtitle: str = "") -> Figure:
+    """:func:`timeline_figure` of a trace already drawn (:func:`downsample`)."""
+    drawn, k, cell = data.frame, data.bucket, data.cell
     series: list[Any] = [s for s in SERIES if s != "terminating" or cell.grace > 0]
     columns = ["t", "desired", *series, "rounds", "round", "create_commands", "created",
                "failed_creates", "delete_commands", "deleted", "wasted_deletes", "deaths"]
@@ -411,28 +432,14 @@ def cell_text(cell: Cell) -> str:
     return " ".join(parts)
 
 
-def charts(sweep: Sweep, summary: Summary) -> list[Figure]:
-    """One timeline per traced cell (each re-traced from its parameters)."""
-    out = []
-    for entry in summary["timelines"]["cells"]:
-        if not entry["traced"]:
-            continue
-        cell = _cell_from_parameters(entry["parameters"])
-        out.append(timeline_figure(trace_cell(cell), cell, f"timeline_{entry['kind']}",
-                                   entry["title"], f"reconsim run {cell_text(cell)}"))
-    return out
+def charts(t: Timelines, context: Context) -> list[Figure]:
+    """One timeline per traced cell, from the trace its summary keeps (no query, no trace)."""
+    return [drawn_figure(e.drawn, f"timeline_{e.kind}", e.title,
+                         f"reconsim run {cell_text(e.drawn.cell)}")
+            for e in t.cells if e.drawn is not None]
 
 
-def _cell_from_parameters(parameters: Mapping[str, Any]) -> Cell:
-    """A :class:`Cell` from :func:`_parameters`' JSON (lists back to tuples)."""
-
-    def tupled(value: Any) -> Any:
-        return tuple(tupled(v) for v in value) if isinstance(value, list) else value
-
-    return Cell(**{k: tupled(v) for k, v in parameters.items()})
-
-
-def render(summary: Summary, figures: Mapping[str, Figure]) -> Markup:
+def render(t: Timelines, context: Context, figures: Mapping[str, Figure]) -> Markup:
     """Each telling cell: why it was chosen, its timeline, and whether it gives the table's
     figures."""
     parts = [Markup('<section id="timelines"><h2>Timelines of telling cells</h2>'
@@ -441,24 +448,24 @@ def render(summary: Summary, figures: Mapping[str, Figure]) -> Markup:
                     "listed) and terminating, each round's commands and the scripted deaths. "
                     "Each timeline's sums and extremes are checked against the table's "
                     "metrics for the cell.</p>")]
-    for entry in summary["timelines"]["cells"]:
-        parts.append(Markup("<h3>{}</h3>").format(entry["title"]))
-        if not entry["found"]:
-            parts.append(verdict("none", [entry["why"]]))
+    for entry in t.cells:
+        parts.append(Markup("<h3>{}</h3>").format(entry.title))
+        if not entry.found:
+            parts.append(verdict("none", [entry.why]))
             continue
-        checked = ("" if not entry["traced"] else
-                   " Its timeline gives the table's figures." if entry["agrees"] else
+        checked = ("" if not entry.traced else
+                   " Its timeline gives the table's figures." if entry.agrees else
                    f" Its timeline does not give the table's figures for "
-                   f"{', '.join(entry['differing'])}.")
-        m = entry["metrics"]
+                   f"{', '.join(entry.differing)}.")
+        m = entry.metrics
+        assert m is not None  # a found cell has its row's metrics
         facts = (f"overshoot {num(m['overshoot'])}, created {num(m['created'])}, "
                  f"delete commands {num(m['delete_commands'])} "
                  f"({num(m['delete_commands'] - m['deleted'])} wasted), stable_at "
                  f"{num(m['stable_at'])}.")
-        kind = {True: "holds", False: "fails", None: "none"}[entry["agrees"]]
-        parts.append(verdict(kind,
-                             [entry["why"] + checked, facts]))
-        name = f"timeline_{entry['kind']}"
+        kind = {True: "holds", False: "fails", None: "none"}[entry.agrees]
+        parts.append(verdict(kind, [entry.why + checked, facts]))
+        name = f"timeline_{entry.kind}"
         if name in figures:
             parts.append(figure_html(figures[name]))
     parts.append(Markup("</section>"))
