@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import sys
 import time
 from collections.abc import Iterator
@@ -317,7 +318,7 @@ def _backend(backend: str, jobs: int, scheduler: str | None) -> Iterator[tuple[i
         return
     if backend == "loky":
         n_jobs = joblib.cpu_count() if jobs == -1 else jobs
-        with joblib.parallel_config(backend="loky"):
+        with joblib.parallel_config(backend="loky"), _worker_polars_threads(n_jobs):
             # Several processes share the cores: one kernel thread each.
             yield n_jobs, (1 if n_jobs > 1 else None)
         return
@@ -338,6 +339,22 @@ def _backend(backend: str, jobs: int, scheduler: str | None) -> Iterator[tuple[i
         n_jobs = sum(client.nthreads().values()) if jobs == -1 else jobs
         stack.enter_context(joblib.parallel_config(backend="dask"))
         yield max(1, n_jobs), 1
+
+
+@contextlib.contextmanager
+def _worker_polars_threads(n_jobs: int) -> Iterator[None]:
+    """Give the local workers started meanwhile polars pools of cores // n_jobs threads,
+    as joblib gives their numba and OpenMP pools (unless POLARS_MAX_THREADS is set): n_jobs
+    processes already share the cores, and each worker's polars writes a chunk alongside
+    the others' kernels."""
+    if "POLARS_MAX_THREADS" in os.environ:
+        yield
+        return
+    os.environ["POLARS_MAX_THREADS"] = str(max(1, joblib.cpu_count() // n_jobs))
+    try:
+        yield
+    finally:
+        del os.environ["POLARS_MAX_THREADS"]
 
 
 def _require_dask() -> None:
