@@ -361,6 +361,16 @@ def test_a_chunk_of_another_model_is_refused_then_forced(tmp_path: Path, chunk: 
                          "--force to start over or --out for another directory")
 
 
+def test_chunks_of_another_size_are_refused_then_forced(tmp_path: Path) -> None:
+    spec_path, out = _half_done(tmp_path)  # as another reconsim's default chunk size made
+    manifest = json.loads((out / "sweep.json").read_text())
+    manifest["chunk_size"] = 400
+    (out / "sweep.json").write_text(json.dumps(manifest))
+    _refused_then_forced(spec_path, out, f"{out}: holds chunks of 400 cells; this reconsim "
+                         "makes chunks of 500; use --force to start over or --out for "
+                         "another directory")
+
+
 def test_a_worker_of_another_model_refuses_its_chunk(tmp_path: Path) -> None:
     spec = parse_spec(SMALL)
     other = store.Model(MODEL_VERSION + 1, runner.model().columns)

@@ -217,6 +217,13 @@ def _claim(out: Path, spec: Spec, force: bool) -> None:
             "start over or --out for another directory")
     if manifest is not None:
         store.check_model(out, manifest, model())
+        if manifest.get("chunk_size", spec.chunk_size) != spec.chunk_size:
+            # Same spec, another default chunk size (another reconsim): chunk i would
+            # name other cells.
+            raise store.StoreError(
+                f"{out}: holds chunks of {manifest['chunk_size']} cells; this reconsim "
+                f"makes chunks of {spec.chunk_size}; use --force to start over or --out "
+                "for another directory")
     store.remove_strays(out)
 
 
