@@ -3,11 +3,14 @@ beside ``simulate`` alone on the same cells: the harness's overhead, time and pe
 Then, in one run, the backends side by side on one large sweep (the fastest of three
 interleaved rounds each): the default (loky, each worker writing its own chunks), loky
 with the parent writing, ``--backend sequential``, and expand + ``simulate`` alone in
-this process, chunk by chunk (no laws, no files)."""
+this process, chunk by chunk (no laws, no files). Each round prints its load average and
+every mode's cells/s and CPU seconds (the process tree's): on a machine other jobs load,
+wall time follows the CPU share a mode gets, and CPU seconds say what it costs."""
 
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -61,9 +64,18 @@ def _tree_rss_kib(root: int) -> int:
     return total
 
 
-def _run_sweep(spec: Path, out: Path, *flags: str) -> tuple[float, int]:
-    """Run ``reconsim sweep`` (default: 2 jobs); return wall seconds and peak tree RSS (KiB)."""
+def _cpu_seconds(who: int) -> float:
+    """User + system CPU seconds of this process (RUSAGE_SELF) or of its waited-for
+    descendants (RUSAGE_CHILDREN)."""
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _run_sweep(spec: Path, out: Path, *flags: str) -> tuple[float, int, float]:
+    """Run ``reconsim sweep`` (default: 2 jobs); return wall seconds, peak tree RSS (KiB)
+    and the CPU seconds of the process tree."""
     peak = 0
+    cpu = _cpu_seconds(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "reconsim", "sweep", str(spec), "--out",
                              str(out), *(flags or ("--jobs", "2")), "--no-progress"],
@@ -81,7 +93,7 @@ def _run_sweep(spec: Path, out: Path, *flags: str) -> tuple[float, int]:
     seconds = time.perf_counter() - start
     sampler.join()
     assert proc.returncode == 0, err
-    return seconds, peak
+    return seconds, peak, _cpu_seconds(resource.RUSAGE_CHILDREN) - cpu
 
 
 @pytest.mark.benchmark(group="sweep: end to end, 2 jobs")
@@ -96,8 +108,8 @@ def test_sweep_end_to_end(benchmark, tmp_path: Path, size: str) -> None:  # type
     simulate_rate = spec.n_cells / (time.perf_counter() - t)
     del cells
 
-    seconds, peak_kib = benchmark.pedantic(_run_sweep, args=(spec_path, tmp_path / "out"),
-                                           rounds=1, iterations=1)
+    seconds, peak_kib, _ = benchmark.pedantic(_run_sweep, args=(spec_path, tmp_path / "out"),
+                                              rounds=1, iterations=1)
     rate = spec.n_cells / seconds
     benchmark.extra_info.update(
         cells=spec.n_cells, seconds=round(seconds, 2), cells_per_second=round(rate),
@@ -128,41 +140,57 @@ SWEEP_RUNS = {
 ALONE = "expand + simulate alone"
 
 
-def _expand_and_simulate(spec: Spec) -> float:
-    """Seconds to expand and simulate every chunk of ``spec`` in this process."""
+def _expand_and_simulate(spec: Spec) -> tuple[float, float]:
+    """Wall and CPU seconds to expand and simulate every chunk of ``spec`` in this process."""
     simulate(expand(spec, 0, 10))  # compiled before the clock starts
+    cpu = _cpu_seconds(resource.RUSAGE_SELF)
     start = time.perf_counter()
     for index in range(spec.n_chunks):
         lo = index * spec.chunk_size
         simulate(expand(spec, lo, min(spec.n_cells, lo + spec.chunk_size)))
-    return time.perf_counter() - start
+    return time.perf_counter() - start, _cpu_seconds(resource.RUSAGE_SELF) - cpu
 
 
-def _compare(spec_path: Path, spec: Spec, tmp_path: Path) -> dict[str, float]:
-    """Cells/s of each mode: its fastest of BACKENDS_ROUNDS rounds, the modes interleaved."""
-    best: dict[str, float] = {}
+#: One round: the 1-minute load average when it began, and per mode (cells/s, CPU seconds).
+Round = tuple[float, dict[str, tuple[float, float]]]
+
+
+def _compare(spec_path: Path, spec: Spec, tmp_path: Path) -> list[Round]:
+    """BACKENDS_ROUNDS rounds, each running every mode once in turn."""
+    rounds: list[Round] = []
     for _ in range(BACKENDS_ROUNDS):
-        seconds = {ALONE: _expand_and_simulate(spec)}
+        load = os.getloadavg()[0]
+        seconds, cpu = _expand_and_simulate(spec)
+        modes = {ALONE: (spec.n_cells / seconds, cpu)}
         for label, flags in SWEEP_RUNS.items():
             out = tmp_path / "out"
-            seconds[label], _ = _run_sweep(spec_path, out, *flags)
+            seconds, _, cpu = _run_sweep(spec_path, out, *flags)
+            modes[label] = (spec.n_cells / seconds, cpu)
             shutil.rmtree(out)
-        for label, s in seconds.items():
-            best[label] = max(best.get(label, 0.0), spec.n_cells / s)
-    return best
+        rounds.append((load, modes))
+        print(f"\nround {len(rounds)}, load average {load:.1f} at its start:", flush=True)
+        for label, (rate, cpu) in modes.items():
+            print(f"  {label:<32} {rate:>12,.0f} cells/s  {rate / modes[ALONE][0]:6.0%} of "
+                  f"alone  {cpu:6.1f} CPU-s", flush=True)
+    return rounds
 
 
 @pytest.mark.benchmark(group="sweep: backends compared")
 def test_backends_compared(benchmark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     spec_path = _spec_with_desired(tmp_path, BACKENDS_DESIRED)
     spec = load_spec(spec_path)
-    rates = benchmark.pedantic(_compare, args=(spec_path, spec, tmp_path), rounds=1,
-                               iterations=1)
+    rounds = benchmark.pedantic(_compare, args=(spec_path, spec, tmp_path), rounds=1,
+                                iterations=1)
+    rates = {label: max(modes[label][0] for _, modes in rounds) for label in rounds[0][1]}
     alone = rates[ALONE]
     benchmark.extra_info.update(
         cells=spec.n_cells, rounds=BACKENDS_ROUNDS,
+        load_average=[round(load, 1) for load, _ in rounds],
         cells_per_second={label: round(rate) for label, rate in rates.items()},
-        share_of_alone={label: round(rate / alone, 3) for label, rate in rates.items()})
+        share_of_alone={label: round(rate / alone, 3) for label, rate in rates.items()},
+        per_round={label: [{"cells_per_second": round(modes[label][0]),
+                            "cpu_seconds": round(modes[label][1], 1)} for _, modes in rounds]
+                   for label in rates})
     print(f"\n{spec.n_cells:,} cells, {os.cpu_count()} cores, fastest of {BACKENDS_ROUNDS} "
           "round(s):")
     for label, rate in rates.items():

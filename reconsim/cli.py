@@ -126,7 +126,7 @@ def _add_sweep(sub: Any) -> None:
                    "DIR) or parent (workers send rows back; for Dask workers without shared "
                    "storage). Default: parent with --backend dask, workers otherwise")
     p.add_argument("--force", action="store_true",
-                   help="start over when DIR holds another spec's results")
+                   help="start over when DIR holds another spec's or another model's results")
     p.add_argument("--max-cells", type=int, default=DEFAULT_MAX_CELLS, metavar="N",
                    help=f"refuse a grid of more than N cells (default {DEFAULT_MAX_CELLS:.0e})")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,

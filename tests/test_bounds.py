@@ -303,7 +303,8 @@ def test_ten_billion_cells_start_without_per_chunk_lists(
     assert (spec.n_cells, spec.n_chunks) == (10**10, 10**10)
     started = []
 
-    def first_chunk(spec: object, out: object, index: int, threads: object = None) -> None:
+    def first_chunk(spec: object, out: object, index: int, threads: object = None,
+                    expected: object = None) -> None:
         started.append(index)
         raise StopError
 

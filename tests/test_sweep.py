@@ -18,6 +18,7 @@ import pytest
 
 from reconsim import METRIC_NAMES, simulate
 from reconsim.model.laws import law_overshoot
+from reconsim.model.version import MODEL_VERSION
 from reconsim.sweep import runner, store
 from reconsim.sweep.grid import PARAM_COLUMNS, expand
 from reconsim.sweep.runner import run_sweep
@@ -252,6 +253,132 @@ def test_another_spec_is_refused_then_forced(tmp_path: Path) -> None:
     forced = cli("sweep", b, "--out", out, "--backend", "sequential", "--force")
     assert forced.returncode == 0, forced.stderr
     assert table(out).height == load_spec(b).n_cells
+
+
+def _half_done(tmp_path: Path) -> tuple[Path, Path]:
+    """A sweep of SMALL into tmp_path/out stopped after two chunks: (spec file, DIR)."""
+    spec_path = write_spec(tmp_path, SMALL)
+    out = tmp_path / "out"
+    assert cli("sweep", spec_path, "--out", out, "--backend", "sequential").returncode == 0
+    for p in sorted((out / "data").iterdir())[2:]:
+        p.unlink()
+    return spec_path, out
+
+
+def _refused_then_forced(spec_path: Path, out: Path, message: str) -> None:
+    """Resuming into ``out`` is refused with ``message`` (exit 2, nothing written); with
+    --force the sweep starts over and its table is this model's."""
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    refused = cli("sweep", spec_path, "--out", out, "--backend", "sequential")
+    assert refused.returncode == 2
+    assert refused.stderr == f"error: reconsim sweep: {message}\n"
+    assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    forced = cli("sweep", spec_path, "--out", out, "--backend", "sequential", "--force")
+    assert forced.returncode == 0, forced.stderr
+    spec = load_spec(spec_path)
+    assert table(out).equals(pl.concat(runner.run_chunk(spec, i)[1]
+                                       for i in range(spec.n_chunks)))
+    manifest = json.loads((out / "sweep.json").read_text())
+    assert manifest["model"] == runner.model().to_manifest()
+
+
+def test_table_schema_is_the_chunks_and_recorded(tmp_path: Path) -> None:
+    spec = parse_spec(SMALL)
+    _, frame = runner.run_chunk(spec, 0)
+    assert frame.schema == runner.table_schema()
+    run_sweep(spec, tmp_path / "out", backend="sequential", progress=False)
+    ours = runner.model()
+    assert ours.version == MODEL_VERSION
+    assert ours.columns == tuple((n, str(t)) for n, t in frame.schema.items())
+    manifest = json.loads((tmp_path / "out" / "sweep.json").read_text())
+    assert manifest["model"] == {"version": MODEL_VERSION, "schema": ours.fingerprint,
+                                 "columns": {n: str(t) for n, t in frame.schema.items()}}
+    for p in (tmp_path / "out" / "data").iterdir():
+        assert pl.read_parquet_metadata(p)[store.MODEL_KEY] == str(MODEL_VERSION)
+        assert store.chunk_model(p) == ours
+
+
+def _ours() -> str:
+    return f"model {MODEL_VERSION}, schema {runner.model().fingerprint}"
+
+
+def _without(column: str) -> store.Model:
+    columns = runner.model().columns
+    assert columns is not None
+    return store.Model(MODEL_VERSION, tuple(c for c in columns if c[0] != column))
+
+
+@pytest.mark.parametrize("edit", ["version", "columns", "dtype", "missing"])
+def test_a_manifest_of_another_model_is_refused_then_forced(tmp_path: Path,
+                                                            edit: str) -> None:
+    spec_path, out = _half_done(tmp_path)
+    manifest = json.loads((out / "sweep.json").read_text())
+    model = manifest["model"]
+    if edit == "version":
+        model["version"] = MODEL_VERSION + 1
+        theirs = store.Model(MODEL_VERSION + 1, runner.model().columns)
+        what = f"another model ({theirs}; "
+    elif edit == "columns":  # another set of columns: one gone, one new
+        del model["columns"]["failed_creates"]
+        model["columns"]["retries"] = "Int64"
+        columns = (*_without("failed_creates").columns, ("retries", "Int64"))  # type: ignore[misc]
+        theirs = store.Model(MODEL_VERSION, columns)
+        what = (f"another model ({theirs}; columns only there: retries; only here: "
+                "failed_creates; ")
+    elif edit == "dtype":
+        model["columns"]["overshoot"] = "Float64"
+        what = (f"another model (model {MODEL_VERSION}, schema "
+                f"{store.Model.from_manifest(manifest).fingerprint}; other dtypes: overshoot "
+                "(Float64 there, Int64 here); ")
+    else:  # written before sweeps recorded their model
+        del manifest["model"]
+        what = "an unrecorded model (its sweep.json predates model identities; "
+    (out / "sweep.json").write_text(json.dumps(manifest))
+    verb = "holds results of"
+    _refused_then_forced(spec_path, out, f"{out}: {verb} {what}this reconsim's is {_ours()}); "
+                         "use --force to start over or --out for another directory")
+
+
+@pytest.mark.parametrize("chunk", ["columns", "version", "unstamped"])
+def test_a_chunk_of_another_model_is_refused_then_forced(tmp_path: Path, chunk: str) -> None:
+    spec_path, out = _half_done(tmp_path)
+    path = out / "data" / "part-00001.parquet"
+    frame = pl.read_parquet(path)
+    if chunk == "columns":  # this model's version, another set of columns
+        frame.drop("failed_creates").write_parquet(
+            path, metadata={store.MODEL_KEY: str(MODEL_VERSION)})
+        what = (f"written by another model ({_without('failed_creates')}; columns only here: "
+                "failed_creates; ")
+    elif chunk == "version":
+        frame.write_parquet(path, metadata={store.MODEL_KEY: str(MODEL_VERSION + 1)})
+        what = f"written by another model (model {MODEL_VERSION + 1}, schema " \
+            f"{runner.model().fingerprint}; "
+    else:  # same columns, no version: written by a reconsim that did not stamp its chunks
+        frame.write_parquet(path)
+        what = (f"written by an unrecorded model (no {store.MODEL_KEY} in its metadata; "
+                f"schema {runner.model().fingerprint}; ")
+    _refused_then_forced(spec_path, out, f"{path}: {what}this reconsim's is {_ours()}); use "
+                         "--force to start over or --out for another directory")
+
+
+def test_chunks_of_another_size_are_refused_then_forced(tmp_path: Path) -> None:
+    spec_path, out = _half_done(tmp_path)  # as another reconsim's default chunk size made
+    manifest = json.loads((out / "sweep.json").read_text())
+    manifest["chunk_size"] = 400
+    (out / "sweep.json").write_text(json.dumps(manifest))
+    _refused_then_forced(spec_path, out, f"{out}: holds chunks of 400 cells; this reconsim "
+                         "makes chunks of 500; use --force to start over or --out for "
+                         "another directory")
+
+
+def test_a_worker_of_another_model_refuses_its_chunk(tmp_path: Path) -> None:
+    spec = parse_spec(SMALL)
+    other = store.Model(MODEL_VERSION + 1, runner.model().columns)
+    with pytest.raises(store.StoreError, match=(
+            rf"a worker runs another model \({_ours()}; the sweep's is {other}\): every "
+            "worker needs the same reconsim")):
+        runner.run_and_write_chunk(spec, tmp_path, 0, None, other)
+    assert not list(tmp_path.rglob("*.parquet"))
 
 
 def test_second_sweep_into_a_running_directory_is_refused(tmp_path: Path) -> None:

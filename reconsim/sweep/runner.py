@@ -14,6 +14,8 @@ backend, job count or writer.
 from __future__ import annotations
 
 import contextlib
+import functools
+import os
 import sys
 import time
 from collections.abc import Iterator
@@ -29,10 +31,11 @@ from tqdm import tqdm
 
 from reconsim.errors import ReconsimError
 from reconsim.model.laws import law_columns
-from reconsim.model.params import shown
+from reconsim.model.params import METRICS, PARAM_DTYPES, SCHEDULE_COLUMN, shown
 from reconsim.model.simulate import simulate
+from reconsim.model.version import MODEL_VERSION
 from reconsim.sweep import store
-from reconsim.sweep.grid import expand
+from reconsim.sweep.grid import PARAM_COLUMNS, expand
 from reconsim.sweep.spec import Spec
 
 BACKENDS: Final = ("loky", "dask", "sequential")
@@ -98,8 +101,31 @@ def plan(spec: Spec) -> str:
             f"to {spec.chunk_size:,}")
 
 
-def run_chunk(spec: Spec, index: int, threads: int | None = None) -> tuple[int, pl.DataFrame]:
-    """Simulate chunk ``index`` of the spec's grid: parameters, metrics and law columns."""
+def table_schema() -> pl.Schema:
+    """The columns of a sweep's table, in order, derived from the declarations: the
+    parameters (a schedule's name beside its events), the metrics, the law columns."""
+    params: dict[str, pl.DataType] = {
+        name: pl.String() if name == SCHEDULE_COLUMN else PARAM_DTYPES[name]
+        for name in PARAM_COLUMNS}
+    metrics: dict[str, pl.DataType] = {m.name: pl.Float64() if m.float else pl.Int64()
+                                       for m in METRICS}
+    return pl.LazyFrame(schema=params | metrics).with_columns(law_columns()).collect_schema()
+
+
+@functools.cache
+def model() -> store.Model:
+    """This reconsim's model: :data:`~reconsim.model.version.MODEL_VERSION` and its table's
+    columns. A sweep directory holds one model's chunks."""
+    return store.Model.of(MODEL_VERSION, table_schema())
+
+
+def run_chunk(spec: Spec, index: int, threads: int | None = None,
+              expected: store.Model | None = None) -> tuple[int, pl.DataFrame]:
+    """Simulate chunk ``index`` of the spec's grid: parameters, metrics and law columns.
+    A worker whose model is not ``expected`` (the sweep's) refuses."""
+    if expected is not None and expected != model():
+        raise store.StoreError(f"a worker runs another model ({model()}; the sweep's is "
+                               f"{expected}): every worker needs the same reconsim")
     if threads is not None:
         from reconsim.model import kernel
 
@@ -110,12 +136,12 @@ def run_chunk(spec: Spec, index: int, threads: int | None = None) -> tuple[int, 
     return index, simulate(expand(spec, start, stop), checked=True).with_columns(law_columns())
 
 
-def run_and_write_chunk(spec: Spec, out: Path, index: int,
-                        threads: int | None = None) -> tuple[int, int]:
+def run_and_write_chunk(spec: Spec, out: Path, index: int, threads: int | None = None,
+                        expected: store.Model | None = None) -> tuple[int, int]:
     """Simulate chunk ``index`` and write its file atomically here, in the worker;
     return (index, rows): only two integers travel back to the parent."""
-    index, frame = run_chunk(spec, index, threads)
-    store.write_chunk(out, index, frame)
+    index, frame = run_chunk(spec, index, threads, expected)
+    store.write_chunk(out, index, frame, model())
     return index, frame.height
 
 
@@ -143,8 +169,9 @@ def run_sweep(  # noqa: PLR0913
     default: ``"parent"`` for ``dask``, ``"workers"`` otherwise.
     ``progress=None`` shows a bar only on a terminal. Raises :class:`SweepError` before
     writing anything when the options are bad, and :class:`reconsim.sweep.store.StoreError`
-    when ``out`` holds another spec's results (unless ``force``) or another sweep is
-    running into it. A grid of more than ``max_cells`` cells is refused (:func:`check_size`).
+    when ``out`` holds another spec's or another model's results (unless ``force``) or
+    another sweep is running into it. A grid of more than ``max_cells`` cells is refused
+    (:func:`check_size`).
     """
     check_size(spec, max_cells)
     if backend not in BACKENDS:
@@ -188,6 +215,15 @@ def _claim(out: Path, spec: Spec, force: bool) -> None:
             f"{out}: holds results of another spec ({manifest.get('name')!r}, hash "
             f"{manifest.get('spec_hash')}; this one is {spec.hash}); use --force to "
             "start over or --out for another directory")
+    if manifest is not None:
+        store.check_model(out, manifest, model())
+        if manifest.get("chunk_size", spec.chunk_size) != spec.chunk_size:
+            # Same spec, another default chunk size (another reconsim): chunk i would
+            # name other cells.
+            raise store.StoreError(
+                f"{out}: holds chunks of {manifest['chunk_size']} cells; this reconsim "
+                f"makes chunks of {spec.chunk_size}; use --force to start over or --out "
+                "for another directory")
     store.remove_strays(out)
 
 
@@ -211,7 +247,8 @@ def _run_locked(  # noqa: PLR0913, PLR0917 — run_sweep's options, passed on on
     for key in ("error", "failed"):
         manifest.pop(key, None)
     manifest.update(
-        name=spec.name, spec=spec.source, spec_hash=spec.hash, version=version("reconsim"),
+        name=spec.name, spec=spec.source, spec_hash=spec.hash, model=model().to_manifest(),
+        version=version("reconsim"),
         cells=spec.n_cells, chunk_size=spec.chunk_size, chunks=spec.n_chunks,
         started=manifest.get("started") or _now(), status="running",
     )
@@ -231,14 +268,15 @@ def _run_locked(  # noqa: PLR0913, PLR0917 — run_sweep's options, passed on on
             if write_from == "workers":
                 # Workers on another machine need the path as this machine spells it.
                 where = out.resolve()
-                tasks = (joblib.delayed(run_and_write_chunk)(spec, where, i, threads)
+                tasks = (joblib.delayed(run_and_write_chunk)(spec, where, i, threads, model())
                          for i in todo)
                 for _, rows in parallel(tasks):
                     bar.update(rows)
             else:
-                for index, frame in parallel(joblib.delayed(run_chunk)(spec, i, threads)
+                for index, frame in parallel(joblib.delayed(run_chunk)(spec, i, threads,
+                                                                       model())
                                              for i in todo):
-                    store.write_chunk(out, index, frame)
+                    store.write_chunk(out, index, frame, model())
                     bar.update(frame.height)
     except BaseException as exc:
         # Record how it ended, so the next run can say; a SIGKILL leaves "running".
@@ -287,7 +325,7 @@ def _backend(backend: str, jobs: int, scheduler: str | None) -> Iterator[tuple[i
         return
     if backend == "loky":
         n_jobs = joblib.cpu_count() if jobs == -1 else jobs
-        with joblib.parallel_config(backend="loky"):
+        with joblib.parallel_config(backend="loky"), _worker_polars_threads(n_jobs):
             # Several processes share the cores: one kernel thread each.
             yield n_jobs, (1 if n_jobs > 1 else None)
         return
@@ -308,6 +346,22 @@ def _backend(backend: str, jobs: int, scheduler: str | None) -> Iterator[tuple[i
         n_jobs = sum(client.nthreads().values()) if jobs == -1 else jobs
         stack.enter_context(joblib.parallel_config(backend="dask"))
         yield max(1, n_jobs), 1
+
+
+@contextlib.contextmanager
+def _worker_polars_threads(n_jobs: int) -> Iterator[None]:
+    """Give the local workers started meanwhile polars pools of cores // n_jobs threads,
+    as joblib gives their numba and OpenMP pools (unless POLARS_MAX_THREADS is set): n_jobs
+    processes already share the cores, and each worker's polars writes a chunk alongside
+    the others' kernels."""
+    if "POLARS_MAX_THREADS" in os.environ:
+        yield
+        return
+    os.environ["POLARS_MAX_THREADS"] = str(max(1, joblib.cpu_count() // n_jobs))
+    try:
+        yield
+    finally:
+        del os.environ["POLARS_MAX_THREADS"]
 
 
 def _require_dask() -> None:

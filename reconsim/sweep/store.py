@@ -2,22 +2,28 @@
 
 ::
 
-    DIR/sweep.json            the manifest: spec, its hash, version, counts, times
+    DIR/sweep.json            the manifest: spec, its hash, model, version, counts, times
     DIR/data/part-00000.parquet  one file per chunk of cells, written atomically
     DIR/.lock                 held (flock) while a sweep writes into DIR
+
+A directory holds one model's results: the manifest records the :class:`Model` (its
+version and its table's columns), each chunk file its model version, and
+:func:`check_model` refuses a directory or a chunk another model wrote.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import polars as pl
 
@@ -28,10 +34,122 @@ DATA = "data"
 LOCK = ".lock"
 #: What a sweep owns in its DIR; ``--force`` removes these and nothing else.
 OWNED = (MANIFEST, DATA, "report.html", "summary.json", "figures")
+#: The key of a chunk file's Parquet metadata that holds the version of the model that
+#: wrote it.
+MODEL_KEY: Final = "reconsim.model_version"
+#: At most this many column names in a refusal, then a count.
+_NAMED: Final = 4
 
 
 class StoreError(ReconsimError):
-    """DIR cannot take this sweep (another spec's results, a running sweep, foreign files)."""
+    """DIR cannot take this sweep (another spec's or model's results, a running sweep,
+    foreign files)."""
+
+
+@dataclass(frozen=True)
+class Model:
+    """Which model wrote a table: its version and its columns' names and dtypes, in order.
+    None where that was not recorded (a manifest or a chunk older than model identities).
+    """
+
+    version: int | None
+    columns: tuple[tuple[str, str], ...] | None
+
+    @classmethod
+    def of(cls, version: int, schema: Mapping[str, pl.DataType]) -> Model:
+        """The model of ``version`` whose table has ``schema``."""
+        return cls(version, _columns(schema))
+
+    @classmethod
+    def from_manifest(cls, manifest: Mapping[str, Any]) -> Model:
+        """The model a manifest records (both fields None when it records none)."""
+        doc = manifest.get("model")
+        if not isinstance(doc, dict):
+            return cls(None, None)
+        version, columns = doc.get("version"), doc.get("columns")
+        return cls(version if isinstance(version, int) else None,
+                   tuple((str(k), str(v)) for k, v in columns.items())
+                   if isinstance(columns, dict) else None)
+
+    def to_manifest(self) -> dict[str, Any]:
+        """The manifest's ``model`` field."""
+        return {"version": self.version, "schema": self.fingerprint,
+                "columns": dict(self.columns or ())}
+
+    @property
+    def fingerprint(self) -> str | None:
+        """A short digest of the columns' names, dtypes and order."""
+        if self.columns is None:
+            return None
+        return hashlib.sha256(json.dumps(self.columns).encode()).hexdigest()[:8]
+
+    def __str__(self) -> str:
+        version = "unrecorded" if self.version is None else self.version
+        return f"model {version}, schema {self.fingerprint or 'unrecorded'}"
+
+    def differences(self, ours: Model) -> str:
+        """How this model's columns differ from ``ours``, in words ("" when they do not)."""
+        if self.columns is None or ours.columns is None or self.columns == ours.columns:
+            return ""
+        there, here = dict(self.columns), dict(ours.columns)
+        sides = [f"{side}: {_names(names)}" for side, names in (
+            ("only there", [n for n in there if n not in here]),
+            ("only here", [n for n in here if n not in there])) if names]
+        dtypes = [f"{n} ({there[n]} there, {here[n]} here)"
+                  for n in there if n in here and there[n] != here[n]]
+        parts = ["columns " + "; ".join(sides)] if sides else []
+        parts += [f"other dtypes: {_names(dtypes)}"] if dtypes else []
+        return "; ".join(parts) or "the same columns in another order"
+
+
+def _names(names: list[str]) -> str:
+    more = len(names) - _NAMED
+    return ", ".join(names[:_NAMED]) + (f" and {more} more" if more > 0 else "")
+
+
+def check_model(out: Path, manifest: Mapping[str, Any], ours: Model) -> None:
+    """Refuse (:class:`StoreError`, one line naming both models) a directory whose manifest
+    or any chunk file another model wrote: a table never mixes two models' chunks."""
+    theirs = Model.from_manifest(manifest)
+    if theirs.version is None and theirs.columns is None:
+        _refuse(out, "holds results of an unrecorded model",
+                "its sweep.json predates model identities", ours)
+    if theirs != ours:
+        _refuse(out, "holds results of another model", str(theirs), ours,
+                theirs.differences(ours))
+    for index in sorted(done_chunks(out)):
+        path = chunk_path(out, index)
+        theirs = chunk_model(path)
+        if theirs.version is None:
+            _refuse(path, "written by an unrecorded model",
+                    f"no {MODEL_KEY} in its metadata; schema {theirs.fingerprint}", ours,
+                    theirs.differences(ours))
+        if theirs != ours:
+            _refuse(path, "written by another model", str(theirs), ours,
+                    theirs.differences(ours))
+
+
+def _refuse(where: Path, what: str, theirs: str, ours: Model, columns: str = "") -> None:
+    details = "; ".join(d for d in (theirs, columns, f"this reconsim's is {ours}") if d)
+    raise StoreError(f"{where}: {what} ({details}); use --force to start over or --out for "
+                     "another directory")
+
+
+def chunk_model(path: Path) -> Model:
+    """The model that wrote a chunk file: the version its metadata records and the columns
+    it holds."""
+    try:
+        version = pl.read_parquet_metadata(path).get(MODEL_KEY)
+        schema = pl.read_parquet_schema(path)
+    except (OSError, pl.exceptions.PolarsError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise StoreError(f"{path}: unreadable ({first}); use --force to start over") from None
+    return Model(int(version) if version is not None and version.isdecimal() else None,
+                 _columns(schema))
+
+
+def _columns(schema: Mapping[str, pl.DataType]) -> tuple[tuple[str, str], ...]:
+    return tuple((name, str(dtype)) for name, dtype in schema.items())
 
 
 def chunk_path(out: Path, index: int) -> Path:
@@ -53,10 +171,13 @@ def done_chunks(out: Path) -> set[int]:
     return found
 
 
-def write_chunk(out: Path, index: int, frame: pl.DataFrame) -> None:
-    """Write one chunk atomically: a temporary file in the same folder, fsync, rename."""
+def write_chunk(out: Path, index: int, frame: pl.DataFrame, model: Model) -> None:
+    """Write one chunk atomically (a temporary file in the same folder, fsync, rename),
+    its metadata naming the version of the ``model`` that computed it."""
     target = chunk_path(out, index)
-    _atomic_write(target, lambda f: frame.write_parquet(f, compression="zstd"))
+    metadata = {MODEL_KEY: str(model.version)}
+    _atomic_write(target, lambda f: frame.write_parquet(f, compression="zstd",
+                                                        metadata=metadata))
 
 
 def write_json(path: Path, doc: dict[str, Any]) -> None:
