@@ -524,3 +524,16 @@ def test_report_commands_on_a_missing_directory_exit_2(tmp_path: Path, argv: lis
     assert len(proc.stderr.strip().splitlines()) == 1
     assert "nowhere" in proc.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077])
+def test_atomic_writes_get_the_mode_a_new_file_would(tmp_path: Path, umask: int) -> None:
+    """A report or chunk written atomically is readable as any file the user makes (the
+    temporary file's private 0600 must not leak into results/ served by a web server)."""
+    old = os.umask(umask)
+    try:
+        store.write_atomic(tmp_path / "report.html", b"<p>ok</p>")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "report.html").stat().st_mode & 0o777 == 0o666 & ~umask
+    assert (tmp_path / "report.html").read_bytes() == b"<p>ok</p>"

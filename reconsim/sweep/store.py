@@ -244,10 +244,28 @@ def locked(out: Path) -> Iterator[None]:
         os.close(fd)
 
 
+def _file_mode() -> int:
+    """The mode ``open()`` gives a new file: 0o666 less the process's umask (read without
+    changing it, where Linux tells; else set and restored)."""
+    try:
+        with Path("/proc/self/status").open() as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except OSError:
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def _atomic_write(target: Path, write: Any) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".tmp-{target.name}.", dir=target.parent)
     try:
+        # mkstemp makes the file private (0600); the finished file gets the mode any new
+        # file would, so a report served from results/ can be read by the web server.
+        os.fchmod(fd, _file_mode())
         with os.fdopen(fd, "wb") as f:
             write(f)
             f.flush()
