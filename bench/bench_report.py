@@ -142,7 +142,7 @@ def test_report_at_scale(benchmark, tmp_path: Path, size: str) -> None:  # type:
     cannot run). ``RECONSIM_BENCH_REPORT_PROFILE=1`` prints each query's time (``-s``)."""
     spec_path = _spec_with_desired(tmp_path, SCALES[size])
     out = tmp_path / "sweep"
-    sweep_seconds, sweep_peak_kib = _run_sweep(spec_path, out)
+    sweep_seconds, sweep_peak_kib, _ = _run_sweep(spec_path, out)
     cells = json.loads((out / "sweep.json").read_text(encoding="utf-8"))["cells"]
     parquet_bytes = sum(p.stat().st_size for p in (out / "data").glob("*.parquet"))
     report = benchmark.pedantic(_report_in_fresh_process, args=(out,), rounds=1, iterations=1)
