@@ -26,13 +26,10 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 from reconsim.errors import ReconsimError
-
-#: Quality and cost figures of the trade-off view: all four are better when lower.
-QUALITY_FIGURES: Final = ("excess_copy_seconds", "wasted_delete_commands")
-COST_FIGURES: Final = ("missing_copy_seconds", "reads")
+from reconsim.report.tradeoff import COST_FIGURES, QUALITY_FIGURES, Tradeoff, frontier
 
 _VARIANT = re.compile(r"^test_variant\[(?P<name>.+)\]$")
 
@@ -192,19 +189,6 @@ class VariantComparison:
 
 
 @dataclass(frozen=True)
-class Tradeoff:
-    """A head variant's quality and cost figures, and the variants that beat it on all of them."""
-
-    name: str
-    figures: Mapping[str, int | None]
-    beaten_by: tuple[str, ...]
-
-    @property
-    def on_frontier(self) -> bool:
-        return not self.beaten_by
-
-
-@dataclass(frozen=True)
 class Comparison:
     """Everything ``reconsim bench-compare`` reports."""
 
@@ -278,29 +262,6 @@ def compare_runs(base: Run, head: Run,
 def tradeoffs(run: Run) -> tuple[Tradeoff, ...]:
     """Each variant's quality and cost figures, with the variants that beat it."""
     return frontier({n: v.quality for n, v in run.variants.items()})
-
-
-def frontier(figures: Mapping[str, Mapping[str, int]]) -> tuple[Tradeoff, ...]:
-    """Variant -> its figures, as :class:`Tradeoff` rows: each variant's quality and cost
-    figures and the variants that beat it, no worse on every one and better on one
-    (a figure some variant lacks is left out).
-
-    >>> [t.beaten_by for t in frontier({"a": {"reads": 2}, "b": {"reads": 1}})]
-    [('b',), ()]
-    """
-    wanted = (*QUALITY_FIGURES, *COST_FIGURES)
-    rows = {n: {f: q.get(f) for f in wanted} for n, q in figures.items()}
-    present = [f for f in wanted if all(r[f] is not None for r in rows.values())]
-    if not present:
-        return tuple(Tradeoff(n, r, ()) for n, r in rows.items())
-
-    def beats(a: Mapping[str, int | None], b: Mapping[str, int | None]) -> bool:
-        pairs = [(a[f], b[f]) for f in present]
-        return (all(x <= y for x, y in pairs)  # type: ignore[operator]
-                and any(x < y for x, y in pairs))  # type: ignore[operator]
-
-    return tuple(Tradeoff(n, r, tuple(m for m, s in rows.items() if m != n and beats(s, r)))
-                 for n, r in rows.items())
 
 
 def _num(value: int | float | None) -> str:

@@ -320,7 +320,8 @@ def test_model_sweep_law_breaks_where_the_model_says(tmp_path: Path) -> None:
 def test_report_writes_every_figure_as_svg_and_png(hand_sweep: Path) -> None:
     report = build_report(hand_sweep)
     names = list(report.data["figures"])
-    assert names == ["law", "boundary", "read_cost", "controllers", "timeline_law_mismatch"]
+    assert names == ["law", "boundary", "read_cost", "controllers", "tradeoff",
+                     "timeline_law_mismatch"]
     for name in names:
         svg = hand_sweep / "figures" / f"{name}.svg"
         png = hand_sweep / "figures" / f"{name}.png"
@@ -428,7 +429,7 @@ def test_sweep_without_ledger_cells_says_the_law_is_unchecked(tmp_path: Path) ->
     report = build_report(write_table(tmp_path / "noledger", frame))
     assert report.data["law"]["cells"] == 0
     assert report.data["boundary"]["cells"] == 0
-    assert list(report.data["figures"]) == ["read_cost", "controllers"]
+    assert list(report.data["figures"]) == ["read_cost", "controllers", "tradeoff"]
     page = report.html.read_text(encoding="utf-8")
     assert "so the law is not checked" in page
     assert "so the boundary is not checked" in page

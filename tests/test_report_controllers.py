@@ -70,7 +70,7 @@ def test_each_variant_s_figures(compared: dict[str, Any]) -> None:
     assert ledger["unneeded"] == {"cells_positive": 1, "mean": 8.0, "max": 16}
     # wasted: (0 - 0) + (32 - 16)
     assert ledger["wasted_delete_commands"] == {"cells_positive": 1, "total": 16, "max": 16,
-                                                "of_delete_commands": 32}
+                                                "of_delete_commands": 32, "mean": 8.0}
     assert ledger["excess_copy_seconds"] == {"mean": 150.0, "max": 300}
     assert ledger["missing_copy_seconds"] == {"mean": 45.0, "max": 60}
     assert (ledger["stable_at"]["mean"], ledger["stable_at"]["max"],
@@ -80,7 +80,7 @@ def test_each_variant_s_figures(compared: dict[str, Any]) -> None:
     assert i340["stable_at"]["latest"]["G"] == 30
     assert (inone["overshoot"]["cells_positive"], inone["unneeded"]["cells_positive"]) == (0, 0)
     assert inone["wasted_delete_commands"] == {"cells_positive": 1, "total": 2, "max": 2,
-                                               "of_delete_commands": 2}
+                                               "of_delete_commands": 2, "mean": 1.0}
     # stable_at: the settled cell only (G = 0); the other never settles.
     assert (inone["stable_at"]["mean"], inone["stable_at"]["max"],
             inone["stable_at"]["unsettled"]) == (305.0, 305, 1)
@@ -140,3 +140,42 @@ def _spec(page: str, name: str) -> dict[str, Any]:
     start = page.index(f'<script type="application/json" id="spec-{name}">')
     body = page[page.index(">", start) + 1:page.index("</script>", start)]
     return json.loads(body)  # type: ignore[no-any-return]
+
+
+def _tradeoffs(tmp_path: Path, frame: pl.DataFrame) -> dict[str, dict[str, Any]]:
+    saved = summarize(load_sweep(write_table(tmp_path / "t", frame)))["controllers"]
+    return {t["variant"]: t for t in saved["tradeoffs"]}
+
+
+def test_quality_against_cost_per_variant(tmp_path: Path) -> None:
+    """Means per cell worked out by hand from ROWS (wasted = delete_commands - deleted);
+    every variant is on the frontier: the ledger has the least missing copy-seconds, the
+    two intent variants each win one quality figure over the other."""
+    frame = table().with_columns(reads=pl.Series([100, 200, 100, 100, 100, 100]))
+    by = _tradeoffs(tmp_path, frame)
+    figures = ("excess_copy_seconds", "wasted_delete_commands", "missing_copy_seconds",
+               "reads")
+    assert {v: tuple(t[f] for f in figures) for v, t in by.items()} == {
+        LEDGER: (150.0, 8.0, 45.0, 150.0), I340: (60.0, 0.0, 60.0, 100.0),
+        INONE: (0.0, 1.0, 60.0, 100.0)}
+    assert all(t["on_frontier"] and t["beaten_by"] == [] for t in by.values())
+
+
+def test_a_variant_no_better_on_any_figure_is_off_the_frontier(tmp_path: Path) -> None:
+    # I340's last cell now wastes 2 of its 6 delete commands: as many per cell as INONE,
+    # which has less excess and the same missing copy-seconds and reads.
+    frame = table().with_columns(reads=pl.lit(100), deleted=pl.Series([0, 16, 0, 0, 0, 4]))
+    by = _tradeoffs(tmp_path, frame)
+    assert by[I340]["beaten_by"] == [INONE]
+    assert not by[I340]["on_frontier"]
+    assert by[INONE]["on_frontier"]
+    assert by[LEDGER]["on_frontier"]
+
+
+def test_the_page_draws_quality_against_cost(tmp_path: Path) -> None:
+    sweep = write_table(tmp_path / "p", table())
+    report = build_report(sweep)
+    assert "tradeoff" in report.data["figures"]
+    page = (sweep / "report.html").read_text(encoding="utf-8")
+    assert "Quality against cost" in page
+    assert "On the frontier" in page

@@ -38,6 +38,13 @@ from reconsim.report.html import (
     verdict,
 )
 from reconsim.report.section import Context, Section
+from reconsim.report.tradeoff import (
+    COST_FIGURES,
+    QUALITY_FIGURES,
+    Tradeoff,
+    frontier,
+    tradeoff_chart,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +84,7 @@ class Wasted:
     total: int | None
     max: int | None
     of_delete_commands: int | None
+    mean: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +119,7 @@ class Variant:
     excess_copy_seconds: MeanMax
     missing_copy_seconds: MeanMax
     stable_at: Settling
+    reads: MeanMax
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +147,21 @@ class Facts:
 
 
 @dataclass(frozen=True, slots=True)
+class TradeoffRow:
+    """A variant's quality (excess copy-seconds, wasted delete commands) and cost (missing
+    copy-seconds, ledger reads), each a mean over its cells, and the variants that beat it
+    (:func:`reconsim.report.tradeoff.frontier`: no worse on all four, better on one)."""
+
+    variant: str
+    excess_copy_seconds: float | None
+    wasted_delete_commands: float | None
+    missing_copy_seconds: float | None
+    reads: float | None
+    beaten_by: tuple[str, ...]
+    on_frontier: bool
+
+
+@dataclass(frozen=True, slots=True)
 class ControllersSummary:
     """Every variant's figures, over all its cells and per G (``summary.json``'s
     ``controllers``; ``by_G``: one row per variant and G, ``{figure}__mean`` and
@@ -150,6 +174,7 @@ class ControllersSummary:
     variants: tuple[Variant, ...]
     by_G: tuple[dict[str, Any], ...]  # noqa: N815 (summary.json's key)
     facts: Facts
+    tradeoffs: tuple[TradeoffRow, ...] = ()
 
 
 def _range(lo: Extreme, hi: Extreme) -> str:
@@ -296,7 +321,28 @@ def render(c: ControllersSummary, context: Context, figures: Mapping[str, Figure
     if "controllers" in figures:
         parts.append(figure_html(figures["controllers"]))
     parts += [verdict("none", controllers_paragraphs(c, context.constant)),
-              controllers_table(c), Markup("</section>")]
+              controllers_table(c), tradeoff_html(c, figures), Markup("</section>")]
+    return Markup("").join(parts)
+
+
+def tradeoff_html(c: ControllersSummary, figures: Mapping[str, Figure]) -> Markup:
+    """Quality against cost: the frontier in words, the chart and each variant's figures."""
+    front = [t.variant for t in c.tradeoffs if t.on_frontier]
+    parts = [Markup('<h3 id="tradeoff">Quality against cost</h3><p>Each variant as a point of '
+                    "quality (excess copy-seconds, wasted delete commands) against cost "
+                    "(missing copy-seconds, ledger reads), each a mean per cell over all its "
+                    "cells; lower is better on all four. A variant is on the "
+                    "<strong>frontier</strong> when no other is as good on all four and "
+                    "better on one. On the frontier: {}.</p>").format(_labels(front))]
+    if "tradeoff" in figures:
+        parts.append(figure_html(figures["tradeoff"]))
+    rows = [[t.variant, t.excess_copy_seconds, t.wasted_delete_commands,
+             t.missing_copy_seconds, t.reads,
+             "yes" if t.on_frontier else "no: beaten by " + ", ".join(t.beaten_by)]
+            for t in c.tradeoffs]
+    parts.append(table(["controller / variant", "excess copy-s (mean)",
+                        "wasted delete commands (mean)", "missing copy-s (mean)",
+                        "reads (mean)", "on the frontier"], rows))
     return Markup("").join(parts)
 
 
@@ -434,7 +480,21 @@ def controllers_verdict(table: Table, axes: Sequence[str]) -> ControllersSummary
         variants=tuple(variants),
         by_G=tuple(by_g.to_dicts()),
         facts=_facts(variants),
+        tradeoffs=_tradeoffs(variants),
     )
+
+
+def _tradeoffs(variants: Sequence[Variant]) -> tuple[TradeoffRow, ...]:
+    """Each variant's quality against its cost (means over its cells), and who beats it."""
+    figures = {v.variant: {"excess_copy_seconds": v.excess_copy_seconds.mean,
+                           "wasted_delete_commands": v.wasted_delete_commands.mean,
+                           "missing_copy_seconds": v.missing_copy_seconds.mean,
+                           "reads": v.reads.mean} for v in variants}
+    return tuple(TradeoffRow(
+        variant=t.name, excess_copy_seconds=t.figures["excess_copy_seconds"],
+        wasted_delete_commands=t.figures["wasted_delete_commands"],
+        missing_copy_seconds=t.figures["missing_copy_seconds"], reads=t.figures["reads"],
+        beaten_by=t.beaten_by, on_frontier=t.on_frontier) for t in frontier(figures))
 
 
 def _variant_figures() -> list[pl.Expr]:
@@ -450,6 +510,8 @@ def _variant_figures() -> list[pl.Expr]:
         pl.col("wasted_delete_commands").sum().alias("wasted_total"),
         pl.col("delete_commands").sum().alias("delete_commands_total"),
         pl.col("wasted_delete_commands").max().alias("wasted_max"),
+        _mean("wasted_delete_commands").alias("wasted_mean"),
+        _mean("reads").alias("reads_mean"), pl.col("reads").max().alias("reads_max"),
         _mean("excess_copy_seconds").alias("excess_mean"),
         pl.col("excess_copy_seconds").max().alias("excess_max"),
         _mean("missing_copy_seconds").alias("missing_mean"),
@@ -485,11 +547,13 @@ def _variant(part: pl.LazyFrame, row: Mapping[str, Any], params: Sequence[str],
             largest=largest[0] if largest else None),
         unneeded=Unneeded(row["unneeded_cells"], row["unneeded_mean"], row["unneeded_max"]),
         wasted_delete_commands=Wasted(row["wasted_cells"], row["wasted_total"],
-                                      row["wasted_max"], row["delete_commands_total"]),
+                                      row["wasted_max"], row["delete_commands_total"],
+                                      row["wasted_mean"]),
         excess_copy_seconds=MeanMax(row["excess_mean"], row["excess_max"]),
         missing_copy_seconds=MeanMax(row["missing_mean"], row["missing_max"]),
         stable_at=Settling(row["stable_mean"], row["stable_max"], row["unsettled"],
                            latest[0] if latest else None),
+        reads=MeanMax(row["reads_mean"], row["reads_max"]),
     )
 
 
@@ -530,7 +594,15 @@ def charts(c: ControllersSummary, context: Context) -> list[Figure]:
     """Each figure against G per variant, when the sweep compares two or more."""
     if not c.compared:
         return []
-    return [controllers_figure(c.by_G, c.figures, [v.variant for v in c.variants])]
+    return [controllers_figure(c.by_G, c.figures, [v.variant for v in c.variants]),
+            Figure("tradeoff", "Quality against cost, per controller variant",
+                   tradeoff_chart([Tradeoff(t.variant, _figures_of(t), t.beaten_by)
+                                   for t in c.tradeoffs]))]
+
+
+def _figures_of(t: TradeoffRow) -> dict[str, float | None]:
+    """A trade-off row's four figures by name."""
+    return {f: getattr(t, f) for f in (*QUALITY_FIGURES, *COST_FIGURES)}
 
 
 def glance(c: ControllersSummary) -> Markup | None:
