@@ -12,6 +12,7 @@ are counted, never silently overwritten.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -28,6 +29,9 @@ from reconsim.model.params import (
     UNLIMITED,
     VARIANT_PARAMS,
     WORLD_PARAMS,
+    Kind,
+    Records,
+    Times,
     applies,
 )
 from reconsim.model.seed001 import BASE, U_SCAN_G
@@ -285,6 +289,20 @@ def flat(axis: str, dtype: pl.DataType) -> pl.Expr:
     if isinstance(dtype, (pl.Categorical, pl.Enum)):
         return col.cast(pl.String).alias(axis)
     return col
+
+
+def unflat(kind: Kind, value: Any) -> Any:
+    """The inverse of :func:`flat` for one parameter of ``kind``: ``a,b,c`` (or ``none``)
+    back to a tuple of ints, a record list's JSON back to tuples in the kind's field order;
+    other values as they are."""
+    if not isinstance(value, str):
+        return value
+    if isinstance(kind, Times):
+        return () if value == "none" else tuple(int(v) for v in value.split(","))
+    if isinstance(kind, Records):
+        return () if value == "none" else tuple(
+            tuple(r[f] for f in kind.names) for r in json.loads(f"[{value}]"))
+    return value
 
 
 def _stale_law_cells(stored: Sequence[str]) -> pl.Expr:

@@ -34,12 +34,10 @@ from reconsim.model.params import (
     UNLIMITED,
     Cap,
     Cell,
-    Records,
-    Times,
 )
 from reconsim.model.trace import metrics_of, trace_cell
 from reconsim.report.charts import ALARM, WIDTH, Figure, finish, inline
-from reconsim.report.data import SEED_SETTING, Sweep, collect, lazy, seed_schedules
+from reconsim.report.data import SEED_SETTING, Sweep, collect, lazy, seed_schedules, unflat
 from reconsim.report.html import figure_html, num, verdict
 from reconsim.report.section import NOT_IN_JSON, Context, Section
 
@@ -257,12 +255,7 @@ def cell_of(sweep: Sweep, row: Mapping[str, Any]) -> Cell:
             if isinstance(p.kind, Cap):
                 params[p.name] = None
             continue
-        if isinstance(p.kind, Times) and isinstance(value, str):
-            value = () if value == "none" else tuple(int(v) for v in value.split(","))
-        elif isinstance(p.kind, Records) and isinstance(value, str):
-            value = () if value == "none" else tuple(
-                tuple(r[f] for f in p.kind.names) for r in json.loads(f"[{value}]"))
-        params[p.name] = value
+        params[p.name] = unflat(p.kind, value)
     return Cell(**params)
 
 
