@@ -24,6 +24,7 @@ from reconsim.report import ReportError, build_report, publish
 from reconsim.report.build import summarize
 from reconsim.report.charts import Figure
 from reconsim.report.data import (
+    _FRESH,
     WHERE_KEYS,
     Sweep,
     bin_columns,
@@ -304,6 +305,23 @@ def test_stored_law_columns_are_checked_not_trusted(tmp_path: Path) -> None:
     sweep = load_sweep(write_table(tmp_path / "stale", frame))
     assert sweep.stale_law_cells == 1
     assert summarize(sweep)["law"]["mismatches"] == 3
+
+
+def test_stored_law_columns_proven_equal_are_read_not_derived(tmp_path: Path) -> None:
+    """Stored law columns equal to the law's on every row are what later queries read (the
+    law's expressions leave the plan); one stale row brings them back for every row."""
+    fresh = load_sweep(write_table(tmp_path / "fresh", hand_table(HAND_ROWS)))
+    assert fresh.stale_law_cells == 0
+    assert _FRESH not in fresh.table.explain()
+    stale = load_sweep(write_table(tmp_path / "stale", hand_table(HAND_ROWS).with_columns(
+        above_boundary=~pl.col("above_boundary"))))
+    assert stale.stale_law_cells == len(HAND_ROWS)
+    assert _FRESH in stale.table.explain()
+    # The same figures either way, but for the count of stale cells.
+    ours, theirs = summarize(fresh), summarize(stale)
+    assert theirs["sweep"].pop("stale_law_cells") == len(HAND_ROWS)
+    assert ours["sweep"].pop("stale_law_cells") == 0
+    assert ours == theirs
 
 
 def test_model_sweep_law_breaks_where_the_model_says(tmp_path: Path) -> None:

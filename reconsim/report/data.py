@@ -186,9 +186,17 @@ def load_sweep(sweep_dir: Any) -> Sweep:
         *(flat(a, schema[a]) for a in (*axes, *hidden) if _needs_flat(schema[a])),
         has_deaths(BASE.deaths).alias(SEED_DEATHS),
     )
-    base = scan.select(*axes, *METRIC_NAMES, *stored, *hidden, SEED_DEATHS,
-                       *(_FRESH + c for c in LAW_COLUMNS))
-    table = base.drop(*stored).rename({_FRESH + c: c for c in LAW_COLUMNS})
+    stale = int(facts["__stale"].item() or 0)
+    if stale == 0 and len(stored) == len(LAW_COLUMNS):
+        # The read above compared every row's stored law columns with the law's: equal on
+        # all of them, so the stored ones are the law's values, and each later query reads
+        # them instead of deriving them again (that cost more than reading the row).
+        base = scan.select(*axes, *METRIC_NAMES, *LAW_COLUMNS, *hidden, SEED_DEATHS)
+        table = base
+    else:
+        base = scan.select(*axes, *METRIC_NAMES, *stored, *hidden, SEED_DEATHS,
+                           *(_FRESH + c for c in LAW_COLUMNS))
+        table = base.drop(*stored).rename({_FRESH + c: c for c in LAW_COLUMNS})
     try:
         schedules = _schedules(scan)
         values = collect_all([base.select(pl.col(a).unique()) for a in axes])
@@ -199,7 +207,7 @@ def load_sweep(sweep_dir: Any) -> Sweep:
         table=table,
         axes=axes,
         schedules=schedules,
-        stale_law_cells=int(facts["__stale"].item() or 0),
+        stale_law_cells=stale,
         cells=cells,
         axis_facts={a: AxisFacts(values=tuple(v[a].sort(nulls_last=False).to_list()),
                                  nulls=int(facts[f"{a}__nulls"].item()))
