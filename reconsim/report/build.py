@@ -18,7 +18,7 @@ the page and :mod:`.index` the index, from the blocks in :mod:`.html`.
 from __future__ import annotations
 
 import json
-import os
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +31,7 @@ from reconsim.report.charts import Figure
 from reconsim.report.data import Sweep, load_sweep
 from reconsim.report.index import render_index
 from reconsim.report.page import SECTIONS, Summaries, render_page
-from reconsim.report.section import Context
+from reconsim.report.section import Context, Section
 from reconsim.report.source import ReportError, SweepSource
 from reconsim.sweep.store import write_atomic
 
@@ -70,17 +70,30 @@ def build_report(sweep_dir: str | Path, out: str | Path | None = None) -> Report
     sweep = load_sweep(source)
     sweep_dir = Path(out) if out is not None else source.local
     sweep_dir.mkdir(parents=True, exist_ok=True)
-    summaries = summarize_sections(sweep)
-    figures = build_figures(summaries)
+    # The queries run here, one section after the other; each section's charts are drawn
+    # (Altair, then vl-convert: GIL released) and the page's script bundled on two more
+    # threads meanwhile, while the main one waits on polars.
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        bundle = pool.submit(javascript_bundle)
+        context = Context.of(sweep)
+        sections, pending = [], []
+        for section in SECTIONS:
+            summary = section.summarize(sweep)
+            sections.append(summary)
+            pending.append(pool.submit(draw_section, section, summary, context))
+        drawn = [chart for p in pending for chart in p.result()]
+        script = bundle.result()
+    summaries = Summaries(context, tuple(sections))
+    figures = [fig for fig, _, _ in drawn]
     summary = {"format": SUMMARY_FORMAT} | summaries.to_json()
     summary["figures"] = {f.name: {"title": f.title, "svg": f"figures/{f.name}.svg",
                                    "png": f"figures/{f.name}.png"} for f in figures}
-    written = write_figures(figures, sweep_dir / "figures")
+    written = write_figures(drawn, sweep_dir / "figures")
     summary_path = sweep_dir / "summary.json"
     write_atomic(summary_path, (json.dumps(summary, indent=1, ensure_ascii=False, default=str)
                                 + "\n").encode())
     html_path = sweep_dir / "report.html"
-    write_atomic(html_path, render_page(summaries, figures, javascript_bundle()).encode())
+    write_atomic(html_path, render_page(summaries, figures, script).encode())
     return Report(html=html_path, summary=summary_path, figures=written, data=summary)
 
 
@@ -118,29 +131,33 @@ def javascript_bundle() -> str:
     return bundle.replace("</script", "<\\/script")
 
 
-def write_figures(figures: list[Figure], folder: Path) -> tuple[Path, ...]:
-    """Render each chart to ``folder/<name>.svg`` and ``.png``; return the paths written.
+#: A chart, drawn: its figure, its SVG and its PNG.
+Drawn = tuple[Figure, str, bytes]
+
+
+def draw_section(section: Section[Any], summary: Any, context: Context) -> list[Drawn]:
+    """A section's charts (from its summary alone), each drawn as SVG and PNG."""
+    version = vegalite_version()
+    out = []
+    for fig in section.charts(summary, context):
+        svg: str = vl_convert.vegalite_to_svg(fig.spec, vl_version=version)
+        out.append((fig, svg, vl_convert.svg_to_png(svg)))
+    return out
+
+
+def write_figures(drawn: Sequence[Drawn], folder: Path) -> tuple[Path, ...]:
+    """Write each drawn chart to ``folder/<name>.svg`` and ``.png``; return the paths written.
 
     SVG and PNG files in ``folder`` that this report does not write (a chart an earlier
     report drew and this sweep has none of) are removed; nothing else there is touched.
     """
     folder.mkdir(parents=True, exist_ok=True)
-    keep = {f"{fig.name}.{ext}" for fig in figures for ext in ("svg", "png")}
+    keep = {f"{fig.name}.{ext}" for fig, _, _ in drawn for ext in ("svg", "png")}
     for stale in sorted([*folder.glob("*.svg"), *folder.glob("*.png")]):
         if stale.name not in keep and stale.is_file():
             stale.unlink()
-    version = vegalite_version()
-
-    def draw(fig: Figure) -> tuple[str, bytes]:
-        """One chart as SVG and PNG."""
-        svg: str = vl_convert.vegalite_to_svg(fig.spec, vl_version=version)
-        return svg, vl_convert.svg_to_png(svg)
-
-    # vl-convert releases the GIL: charts drawn side by side took half the time on 2 cores.
-    with ThreadPoolExecutor(max_workers=max(1, min(len(figures), os.cpu_count() or 1))) as pool:
-        drawn = list(pool.map(draw, figures))
     written = []
-    for fig, (svg, png) in zip(figures, drawn, strict=True):
+    for fig, svg, png in drawn:
         svg_path, png_path = folder / f"{fig.name}.svg", folder / f"{fig.name}.png"
         write_atomic(svg_path, svg.encode())
         write_atomic(png_path, png)
