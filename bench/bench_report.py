@@ -86,12 +86,16 @@ SCALES = {"1e5": 1} if QUICK else {"1e6": 7, "1e7": 63, "1e8": 630}
 
 #: Run a report in this process and print its wall time and peak RSS (VmHWM) as JSON.
 #: With RECONSIM_BENCH_REPORT_PROFILE=1, first one line per query of the table: its
-#: seconds, the rows it returned and the report functions that ran it.
+#: seconds, the rows it returned, the process's peak RSS so far and the report functions
+#: that ran it.
 _REPORT_RUNNER = """
 import json, os, sys, time, traceback
 from pathlib import Path
 import polars as pl
 from reconsim.report import build_report
+def peak_kib():
+    return next(int(line.split()[1]) for line in Path("/proc/self/status").read_text()
+                .splitlines() if line.startswith("VmHWM:"))
 if os.environ.get("RECONSIM_BENCH_REPORT_PROFILE"):
     collect = pl.LazyFrame.collect
     def timed(self, *args, **kwargs):
@@ -99,16 +103,16 @@ if os.environ.get("RECONSIM_BENCH_REPORT_PROFILE"):
         frame = collect(self, *args, **kwargs)
         callers = [f"{Path(f.filename).stem}.{f.name}" for f in traceback.extract_stack()[:-1]
                    if "reconsim/report" in f.filename and f.name not in ("collect", "collect_all")]
-        print(f"query {time.perf_counter() - begun:8.2f} s {frame.height:>10,} rows  "
-              + " < ".join(reversed(callers[-3:])))
+        print(f"query {time.perf_counter() - begun:8.2f} s {frame.height:>10,} rows "
+              f"{peak_kib() // 1024:>6,} MiB peak  " + " < ".join(reversed(callers[-3:])),
+              flush=True)
         return frame
     pl.LazyFrame.collect = timed
 started = time.perf_counter()
 report = build_report(sys.argv[1])
 seconds = time.perf_counter() - started
-hwm = next(int(line.split()[1]) for line in Path("/proc/self/status").read_text().splitlines()
-           if line.startswith("VmHWM:"))
-print(json.dumps({"seconds": seconds, "peak_kib": hwm, "cells": report.data["sweep"]["cells"]}))
+print(json.dumps({"seconds": seconds, "peak_kib": peak_kib(),
+                  "cells": report.data["sweep"]["cells"]}))
 """
 
 
