@@ -10,6 +10,7 @@ import pytest
 from reconsim.report import build_report
 from reconsim.report.build import summarize
 from reconsim.report.data import load_sweep
+from reconsim.report.sections import read_cost as read_cost_section
 from tests.test_report import hand_table, model_frame, write_table
 
 
@@ -149,3 +150,27 @@ def test_glance_says_when_read_cost_is_not_measured(tmp_path: Path) -> None:
     page = (build_report(write_table(tmp_path / "s", frame)).html).read_text(encoding="utf-8")
     assert ('<a href="#reads">Read cost</a>: not measured: no cells that differ only in U '
             "without oscillating, and no ledger cells.") in page
+
+
+@pytest.mark.parametrize("part_cells", [50, 700])
+def test_parts_give_the_figures_of_one_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            part_cells: int) -> None:
+    """Split into parts (by a series axis's values where one has enough of them, else by the
+    series' code), the read-cost figures equal those of one read of the whole table."""
+    frame = model_frame(U=[5, 10, 15, 20, 35, 60], desired=[0, 1, 2, 3, 4, 6])
+    sweep = load_sweep(write_table(tmp_path / "parts", frame))
+    whole = summarize(sweep)["read_cost"]
+    calls: list[tuple[int, bool]] = []
+    split = read_cost_section._parts
+
+    def counted(*args: Any) -> list[Any]:
+        parts = split(*args)
+        calls.append((len(parts), "is_in" in parts[0].explain()))
+        return parts
+
+    monkeypatch.setattr(read_cost_section, "PART_CELLS", part_cells)
+    monkeypatch.setattr(read_cost_section, "_parts", counted)
+    assert summarize(sweep)["read_cost"] == whole
+    # 1,152 cells: 24 parts at 50 (more than any axis's values: by code), 2 at 700 (by
+    # desired's six values, 576 cells each).
+    assert calls == [(-(-frame.height // part_cells), part_cells == 700)]

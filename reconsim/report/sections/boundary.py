@@ -232,7 +232,7 @@ def boundary_verdict(table: Table, axes: Sequence[str],
     """
     rest = [a for a in axes if a != "controller"]
     ledger = lazy(table).filter(pl.col("controller") == "ledger")
-    params = variant_params(ledger)
+    params = variant_params(ledger, sizes)
     above, zero = pl.col("above_boundary"), pl.col("overshoot") == 0
     counts = boundary_counts(ledger, params)
     total = {k: int(counts[k].sum()) for k in ("cells", *FOUR, *EXCEPTIONS)}

@@ -442,15 +442,17 @@ def _mean(column: str) -> pl.Expr:
     return pl.col(column).mean().round(3)
 
 
-def controllers_verdict(table: Table, axes: Sequence[str]) -> ControllersSummary:
+def controllers_verdict(table: Table, axes: Sequence[str],
+                        sizes: Mapping[str, int] | None = None) -> ControllersSummary:
     """Each variant's figures over all its cells, per G, and which variant does best or worst.
 
     ``compared`` is true when the sweep holds more than one variant. Means and maxima
     are over every cell of the variant (at that G, for ``by_G``): every U, B, desired,
     schedule and other parameter the sweep ran. ``stable_at``'s mean and max are over
-    the cells that settle; ``unsettled`` counts the others.
+    the cells that settle; ``unsettled`` counts the others. ``sizes``: each axis's number
+    of values, where known.
     """
-    params = variant_params(table)
+    params = variant_params(table, sizes)
     t = lazy(table).with_columns(variant_label(params), wasted())
     order = variant_order(table, params)
     rest = [a for a in axes if a != "controller"]
@@ -587,7 +589,7 @@ def _facts(variants: Sequence[Variant]) -> Facts:
 
 def summarize(sweep: Sweep) -> ControllersSummary:
     """Every variant's figures (``summary.json``'s ``controllers``)."""
-    return controllers_verdict(sweep.table, sweep.axes)
+    return controllers_verdict(sweep.table, sweep.axes, sweep.sizes)
 
 
 def charts(c: ControllersSummary, context: Context) -> list[Figure]:

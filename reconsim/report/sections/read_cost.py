@@ -180,13 +180,15 @@ def reads_per_second() -> pl.Expr:
 
 
 def read_cost_verdict(table: Table, axes: Sequence[str], schedules: Mapping[str, Deaths],
-                      cells: int | None = None) -> ReadCostSummary:
+                      cells: int | None = None,
+                      sizes: Mapping[str, int] | None = None) -> ReadCostSummary:
     """Reads per round and per second against U, on every cell (``cells`` of them, counted
-    when not given); see the module's docstring."""
+    when not given); see the module's docstring. ``sizes``: each axis's number of values,
+    where known."""
     t = lazy(table).with_columns(reads_per_second())
     series = [a for a in axes if a != "U"]
     # The series' code, for the inflation's levels and the per-second trend alike.
-    code = KeyCode.of(t, series)
+    code = KeyCode.of(t, series, sizes)
     figures = series_figures(t, code, height(t) if cells is None else cells)
     return ReadCostSummary(
         definitions={
@@ -196,7 +198,7 @@ def read_cost_verdict(table: Table, axes: Sequence[str], schedules: Mapping[str,
             "no_oscillation_level": "median reads_per_round over the cells of the same series "
                                     "with overshoot 0",
         },
-        flat=flat_verdict(t, series),
+        flat=flat_verdict(figures, series, code),
         inflation=inflation_verdict(figures, series, code),
         per_second=per_second_verdict(figures, series, code),
         by_GB=by_gb_verdict(t, axes, schedules),
@@ -212,23 +214,18 @@ def _row(frame: pl.DataFrame, columns: Sequence[str]) -> dict[str, Any] | None:
     return {k: round(v, 4) if isinstance(v, float) else v for k, v in row.items()}
 
 
-def flat_verdict(t: pl.LazyFrame, series: Sequence[str]) -> Flat:
+def flat_verdict(figures: SeriesFigures, series: Sequence[str], code: KeyCode) -> Flat:
     """Among cells with overshoot 0, per series of two or more: the spread of reads per
     round (highest minus lowest) in entries, and relative to the lowest."""
-    runs = collect(t.filter(pl.col("overshoot") == 0).group_by(series).agg(
-        pl.len().alias("cells"),
-        pl.col("reads_per_round").min().alias("lowest"),
-        pl.col("reads_per_round").max().alias("highest"),
-        pl.col("U").sort_by("reads_per_round", "U").first().alias("U_lowest"),
-        pl.col("U").sort_by("reads_per_round", "U").last().alias("U_highest"),
-        pl.col("U").min().alias("U_min"), pl.col("U").max().alias("U_max"),
-    ).filter(pl.col("cells") >= 2).with_columns(
+    runs = figures.flat.filter(pl.col("cells") >= 2).with_columns(
         (pl.col("highest") - pl.col("lowest")).alias("spread"),
     ).with_columns(
         pl.when(pl.col("lowest") > 0).then(pl.col("spread") / pl.col("lowest")).alias("relative"),
-    ))
-    worst = runs.sort(["spread", *series], descending=[True, *[False] * len(series)],
-                      nulls_last=True)
+    )
+    # The widest series, ties by the series' columns: only the tied rows are decoded.
+    widest = runs.filter(pl.col("spread") == pl.col("spread").max()) if runs.height else runs
+    worst = code.decode(widest, "__series").sort(
+        ["spread", *series], descending=[True, *[False] * len(series)], nulls_last=True)
     return Flat(
         population="cells with overshoot 0, in series of two or more cells differing only "
                    "in U",
@@ -243,33 +240,63 @@ def flat_verdict(t: pl.LazyFrame, series: Sequence[str]) -> Flat:
 
 
 #: Most cells whose (series, U, figures) rows one query of :func:`series_figures` collects
-#: (40 bytes each); more cells are split into parts by their series' code, each part one
-#: read of the table.
+#: (40 bytes each); more cells are split into parts of whole series (:func:`_parts`).
 PART_CELLS: Final = 8_000_000
 
 
 def _parts(t: pl.LazyFrame, code: KeyCode, cells: int) -> list[pl.LazyFrame]:
     """``t`` with its series code as ``__series``, split into parts of whole series, each of
-    at most about :data:`PART_CELLS` cells."""
+    at most about :data:`PART_CELLS` cells.
+
+    A part is the rows whose value of one series axis (the one with the most values) lies
+    in a set of values, the sets balanced by their cells (largest first, each to the
+    lightest part). A filter on a stored column is applied by the Parquet reader before it
+    decodes the other columns, so a part costs about its own rows: at 10^8 cells, 13 parts
+    took 13 s where parts by code (every part reading and hashing every row) took 190 s.
+    Where no axis has as many values as there are parts, the parts are by code modulo
+    their number."""
     coded = t.with_columns(code.encode("__series"))
     n = -(-cells // PART_CELLS)
     if n <= 1:
         return [coded]
-    return [coded.filter(pl.col("__series") % n == i) for i in range(n)]
+    distinct = {c: code.keys[c].n_unique() for c in code.varying}
+    axis = max(code.varying, key=distinct.__getitem__)
+    if distinct[axis] < n:
+        return [coded.filter(pl.col("__series") % n == i) for i in range(n)]
+    sizes = collect(t.group_by(axis).agg(pl.len())).sort(["len", axis], descending=[True, False],
+                                                          nulls_last=True)
+    loads = [0] * n
+    values: list[list[Any]] = [[] for _ in range(n)]
+    for value, count in sizes.iter_rows():
+        lightest = loads.index(min(loads))
+        loads[lightest] += count
+        values[lightest].append(value)
+    return [coded.filter(_one_of(axis, part)) for part in values if part]
+
+
+def _one_of(axis: str, values: Sequence[Any]) -> pl.Expr:
+    """Whether a row's ``axis`` is one of ``values`` (a null matching a null)."""
+    present = [v for v in values if v is not None]
+    inside = pl.col(axis).is_in(present) if present else pl.lit(value=False)
+    return inside | pl.col(axis).is_null() if None in values else inside
 
 
 @dataclass(frozen=True, slots=True)
 class SeriesFigures:
-    """What :func:`inflation_verdict` and :func:`per_second_verdict` read, series by series
-    (by their code, ``__series``), from one pass over the table's parts.
+    """What :func:`flat_verdict`, :func:`inflation_verdict` and :func:`per_second_verdict`
+    read, series by series (by their code, ``__series``), from one pass over the table's
+    parts.
 
-    ``runs``: per series of two or more cells, the largest rise of reads per second from
-    one U to the next larger one, the last over the first, and U's range; ``ratios``: per
-    oscillating cell, its controller's index in ``controllers`` and its reads per round
+    ``flat``: per series with cells of overshoot 0, over those cells: their number, the
+    lowest and highest reads per round and the U of each (ties: the smallest U), and U's
+    range; ``runs``: per series of two or more cells, the largest rise of reads per second
+    from one U to the next larger one, the last over the first, and U's range; ``ratios``:
+    per oscillating cell, its controller's index in ``controllers`` and its reads per round
     over its series' no-oscillation level (null without a level); ``top``: the oscillating
     cells with the largest ratio of their part."""
 
     controllers: tuple[str, ...]
+    flat: pl.DataFrame
     runs: pl.DataFrame
     ratios: pl.DataFrame
     top: pl.DataFrame
@@ -284,50 +311,62 @@ def series_figures(t: pl.LazyFrame, code: KeyCode, cells: int) -> SeriesFigures:
     part by part (:func:`_parts`), and aggregated in memory: a streaming median or ordered
     aggregate per many-column group held far more. One read of the table per part serves
     the level, the ratios and the trend alike."""
-    names = tuple(in_order(code.keys["controller"].unique().to_list()))
-    controller_of = code.keys.select(pl.col("__key").alias("__series"), pl.col("controller")
-                                     .replace_strict({c: i for i, c in enumerate(names)},
-                                                     return_dtype=pl.UInt8)
-                                     .alias("__controller"))
-    runs, ratios, tops = [], [], []
+    names = tuple(in_order(code.values("controller").to_list()))
+    controller_of = code.decode(code.keys.select("__key"), "__key").select(
+        code.encode("__series"), pl.col("controller").replace_strict(
+            {c: i for i, c in enumerate(names)}, return_dtype=pl.UInt8).alias("__controller"))
+    flats, runs, ratios, tops = [], [], [], []
     for part in _parts(t, code, cells):
         # The part's rows live inside _part_figures only: held across the next part's
         # query, they doubled the peak.
-        part_runs, part_ratios, part_top = _part_figures(
+        part_flat, part_runs, part_ratios, part_top = _part_figures(
             collect(part.select("__series", "U", "overshoot", "reads_per_round",
                                 "reads_per_second")), controller_of)
+        flats.append(part_flat)
         runs.append(part_runs)
         ratios.append(part_ratios)
         if part_top is not None:
             tops.append(part_top)
-    return SeriesFigures(names, pl.concat(runs), pl.concat(ratios),
+    return SeriesFigures(names, pl.concat(flats), pl.concat(runs), pl.concat(ratios),
                          pl.concat(tops) if tops else pl.DataFrame())
 
 
 def _part_figures(rows: pl.DataFrame, controller_of: pl.DataFrame
-                  ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame | None]:
-    """:class:`SeriesFigures`' runs, ratios and top cells of one part's rows."""
-    rps, ratio = pl.col("reads_per_second"), pl.col("ratio")
-    # Sorted by series and U, a cell's predecessor is the row above it in the same series.
+                  ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.DataFrame | None]:
+    """:class:`SeriesFigures`' flat figures, runs, ratios and top cells of one part's rows."""
+    rps, ratio, rpr = pl.col("reads_per_second"), pl.col("ratio"), pl.col("reads_per_round")
+    # Sorted by series and U once: a cell's predecessor is the row above it in the same
+    # series, and each series' first and last rows are its smallest and largest U.
+    rows = rows.sort("__series", "U")
     previous = pl.when(pl.col("__series") == pl.col("__series").shift(1)).then(rps.shift(1))
-    level = rows.filter(pl.col("overshoot") == 0).group_by("__series").agg(
-        pl.col("reads_per_round").median().alias("level"))
+    still = rows.filter(pl.col("overshoot") == 0).group_by("__series").agg(
+        rpr.median().alias("level"),
+        pl.len().alias("cells"),
+        rpr.min().alias("lowest"),
+        rpr.max().alias("highest"),
+        # The U of the lowest and of the highest, ties by the smaller and the larger U.
+        pl.col("U").filter(rpr == rpr.min()).min().alias("U_lowest"),
+        pl.col("U").filter(rpr == rpr.max()).max().alias("U_highest"),
+        pl.col("U").min().alias("U_min"), pl.col("U").max().alias("U_max"),
+    )
+    level = still.select("__series", "level")
     osc = rows.filter(pl.col("overshoot") > 0).join(level, on="__series", how="left")
     osc = osc.with_columns(pl.when(pl.col("level") > 0)
-                           .then(pl.col("reads_per_round") / pl.col("level")).alias("ratio"))
+                           .then(rpr / pl.col("level")).alias("ratio"))
     ratios = osc.join(controller_of, on="__series", how="left").select("__controller", "ratio")
     best = osc["ratio"].max()
     top = None if best is None else osc.filter(ratio >= best).select(
         "__series", "U", "overshoot", "reads_per_round", "level", "ratio")
-    runs = (rows.select("__series", "U", "reads_per_second").sort("__series", "U")
+    # An eager group_by keeps each group's rows in order: first and last are by U.
+    runs = (rows.select("__series", "U", "reads_per_second")
             .with_columns(pl.when(previous > 0).then(rps / previous - 1).alias("__rise"))
             .group_by("__series").agg(
                 pl.len().alias("n"),
                 pl.col("__rise").max().alias("rise"),
                 pl.when(rps.first() > 0).then(rps.last() / rps.first()).alias("last_over_first"),
-                pl.col("U").min().alias("U_min"), pl.col("U").max().alias("U_max"))
+                pl.col("U").first().alias("U_min"), pl.col("U").last().alias("U_max"))
             .filter(pl.col("n") >= 2))
-    return runs, ratios, top
+    return still.drop("level"), runs, ratios, top
 
 
 def inflation_verdict(figures: SeriesFigures, series: Sequence[str],
@@ -776,7 +815,8 @@ def read_cost_figure(points: Sequence[Mapping[str, Any]], fixed: Mapping[str, An
 
 def summarize(sweep: Sweep) -> ReadCostSummary:
     """Every read-cost figure (``summary.json``'s ``read_cost``)."""
-    return read_cost_verdict(sweep.table, sweep.axes, sweep.schedules, sweep.cells)
+    return read_cost_verdict(sweep.table, sweep.axes, sweep.schedules, sweep.cells,
+                             sweep.sizes)
 
 
 def charts(rc: ReadCostSummary, context: Context) -> list[Figure]:
