@@ -453,23 +453,27 @@ def controllers_verdict(table: Table, axes: Sequence[str],
     of values, where known.
     """
     params = variant_params(table, sizes)
-    t = lazy(table).with_columns(variant_label(params), wasted())
+    t = lazy(table).with_columns(wasted())
     order = variant_order(table, params)
     rest = [a for a in axes if a != "controller"]
     # Two queries for every variant at once: its figures over all its cells, and per G.
+    # Grouped by the variant's columns and labelled afterwards: a label per row cost more
+    # than the aggregates.
+    keys = ["controller", *params]
     per_variant, by_g = collect_all([
-        t.group_by("variant").agg(pl.col("controller").first(),
-                                  *(pl.col(p).first() for p in params),
-                                  pl.len().alias("cells"), *_variant_figures()),
-        t.group_by("variant", "G").agg(
+        t.group_by(keys).agg(pl.len().alias("cells"), *_variant_figures()),
+        t.group_by(*keys, "G").agg(
             pl.len().alias("cells"),
             *(_mean(c).alias(f"{c}__mean") for c in COMPARED),
             *(pl.col(c).max().alias(f"{c}__max") for c in COMPARED),
             pl.col("stable_at").null_count().alias("unsettled"),
         ),
     ])
+    per_variant = per_variant.select(variant_label(params), pl.all())
+    by_g = by_g.select(variant_label(params), pl.exclude(keys))
     rows = {r["variant"]: r for r in per_variant.iter_rows(named=True)}
-    variants = [_variant(t.filter(pl.col("variant") == label), rows[label], params, rest)
+    variants = [_variant(t.filter(*(pl.col(k).eq_missing(rows[label][k]) for k in keys)),
+                         rows[label], params, rest)
                 for label in order]
     by_g = by_g.with_columns(pl.col("variant").replace_strict(
         {v: i for i, v in enumerate(order)}, return_dtype=pl.Int64).alias("__rank"))

@@ -240,8 +240,10 @@ def flat_verdict(figures: SeriesFigures, series: Sequence[str], code: KeyCode) -
 
 
 #: Most cells whose (series, U, figures) rows one query of :func:`series_figures` collects
-#: (40 bytes each); more cells are split into parts of whole series (:func:`_parts`).
-PART_CELLS: Final = 8_000_000
+#: (40 bytes each); more cells are split into parts of whole series (:func:`_parts`). At
+#: 10^8 cells, parts of 8 million took the report's peak to 2.6 GB; parts of 2 million
+#: peaked at 1.65 GB in the same time (70 s for the 51 parts).
+PART_CELLS: Final = 2_000_000
 
 
 def _parts(t: pl.LazyFrame, code: KeyCode, cells: int) -> list[pl.LazyFrame]:
@@ -252,7 +254,7 @@ def _parts(t: pl.LazyFrame, code: KeyCode, cells: int) -> list[pl.LazyFrame]:
     in a set of values, the sets balanced by their cells (largest first, each to the
     lightest part). A filter on a stored column is applied by the Parquet reader before it
     decodes the other columns, so a part costs about its own rows: at 10^8 cells, 13 parts
-    took 13 s where parts by code (every part reading and hashing every row) took 190 s.
+    took 61 s where parts by code (each reading and hashing every row) took 190 s.
     Where no axis has as many values as there are parts, the parts are by code modulo
     their number."""
     coded = t.with_columns(code.encode("__series"))
