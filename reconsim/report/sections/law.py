@@ -40,7 +40,7 @@ from reconsim.report.data import (
     in_order,
     lazy,
     tally,
-    where,
+    where_each,
 )
 from reconsim.report.html import (
     examples_table,
@@ -223,6 +223,11 @@ def law_verdict(table: Table, axes: Sequence[str], schedules: Mapping[str, Death
     elsewhere = ~zero_delay & ~(pl.col("U") < pl.col("B"))
     other = mismatched.filter(elsewhere)
     figures = ["overshoot", "law_overshoot"]
+    # Where the mismatches lie, among all checked cells and among those elsewhere: one read
+    # per group of axes for both.
+    located = where_each(checked, {"all": (None, ~pl.col("law_holds")),
+                                   "elsewhere": (elsewhere, ~pl.col("law_holds"))},
+                         rest, sizes=sizes) if c["mismatches"] else {}
     return LawSummary(
         population=f"ledger rows where law_holds is not null: {LAW_SCOPE}, every observe "
                    "(created: the ⌈G / U⌉ analogue)",
@@ -244,15 +249,12 @@ def law_verdict(table: Table, axes: Sequence[str], schedules: Mapping[str, Death
                 of=c["elsewhere_of"],
                 difference_min=c["elsewhere_min"],
                 difference_max=c["elsewhere_max"],
-                where=(tuple(where(checked.filter(elsewhere), ~pl.col("law_holds"), rest,
-                                       sizes=sizes))
-                       if c["elsewhere"] else ()),
+                where=tuple(located["elsewhere"]) if c["elsewhere"] else (),
                 examples=(tuple(examples(other, rest, figures, diff.abs()))
                           if c["elsewhere"] else ()),
             ),
         ),
-        where=(tuple(where(checked, ~pl.col("law_holds"), rest, sizes=sizes))
-               if c["mismatches"] else ()),
+        where=tuple(located["all"]) if c["mismatches"] else (),
         by_schedule=(tuple(groups(mismatched, checked, ["schedule"], rest, sizes))
                      if c["mismatches"] else ()),
         examples=(tuple(examples(mismatched, rest, figures, diff.abs()))
