@@ -466,7 +466,8 @@ def _candidates(counts: pl.DataFrame, axis: str, schedules: Mapping[str, Deaths]
 
 
 def representative(table: Table, vary: Sequence[str], axes: Sequence[str],
-                   schedules: Mapping[str, Deaths]) -> dict[str, Any]:
+                   schedules: Mapping[str, Deaths],
+                   constants: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Fix every axis outside ``vary`` to one value, axis by axis, so the slice is never empty.
 
     Each axis takes seed 001's value where the remaining cells have it, else its most
@@ -475,11 +476,16 @@ def representative(table: Table, vary: Sequence[str], axes: Sequence[str],
     to some controllers only), the axis is fixed per controller, as
     ``{"by_controller": {controller: value}}``. Only the ``axes`` are fixed: hidden
     columns (defaults of parameters the file lacks) are constant anyway. One query per
-    axis, each a count of the remaining cells by that axis's values.
+    axis, each a count of the remaining cells by that axis's values, but for the axes in
+    ``constants`` (those with one value over the sweep: that value, which every row and
+    every controller has).
     """
     fixed: dict[str, Any] = {}
     for axis in axes:
         if axis in vary:
+            continue
+        if constants is not None and axis in constants:
+            fixed[axis] = constants[axis]
             continue
         rest = select(lazy(table), fixed)
         if "controller" not in vary:

@@ -26,6 +26,7 @@ from markupsafe import Markup
 
 from reconsim.report.charts import WIDTH, Figure, finish, inline
 from reconsim.report.data import (
+    AxisFacts,
     Deaths,
     KeyCode,
     Stats,
@@ -181,10 +182,14 @@ def reads_per_second() -> pl.Expr:
 
 def read_cost_verdict(table: Table, axes: Sequence[str], schedules: Mapping[str, Deaths],
                       cells: int | None = None,
-                      sizes: Mapping[str, int] | None = None) -> ReadCostSummary:
+                      facts: Mapping[str, AxisFacts] | None = None) -> ReadCostSummary:
     """Reads per round and per second against U, on every cell (``cells`` of them, counted
-    when not given); see the module's docstring. ``sizes``: each axis's number of values,
-    where known."""
+    when not given); see the module's docstring. ``facts``: each axis's values, where known
+    (the series code leaves out, and the representative slices fix without a query, the
+    axes with one value)."""
+    sizes = None if facts is None else {a: len(f.values) for a, f in facts.items()}
+    constants = None if facts is None else {a: f.values[0] for a, f in facts.items()
+                                            if len(f.values) == 1}
     t = lazy(table).with_columns(reads_per_second())
     series = [a for a in axes if a != "U"]
     # The series' code, for the inflation's levels and the per-second trend alike.
@@ -201,8 +206,8 @@ def read_cost_verdict(table: Table, axes: Sequence[str], schedules: Mapping[str,
         flat=flat_verdict(figures, series, code),
         inflation=inflation_verdict(figures, series, code),
         per_second=per_second_verdict(figures, series, code),
-        by_GB=by_gb_verdict(t, axes, schedules),
-        chart=chart_slice(t, axes, schedules),
+        by_GB=by_gb_verdict(t, axes, schedules, constants),
+        chart=chart_slice(t, axes, schedules, constants),
     )
 
 
@@ -416,8 +421,8 @@ def per_second_verdict(figures: SeriesFigures, series: Sequence[str],
     )
 
 
-def by_gb_verdict(t: pl.LazyFrame, axes: Sequence[str],
-                  schedules: Mapping[str, Deaths]) -> ByGB:
+def by_gb_verdict(t: pl.LazyFrame, axes: Sequence[str], schedules: Mapping[str, Deaths],
+                  constants: Mapping[str, Any] | None = None) -> ByGB:
     """For each (G, B), the ledger controller's fastest loop with zero overshoot.
 
     The rows are the ledger cells with every axis but G, U, B, desired and schedule fixed
@@ -434,9 +439,11 @@ def by_gb_verdict(t: pl.LazyFrame, axes: Sequence[str],
     ledger = t.filter(pl.col("controller") == "ledger")
     if height(ledger) == 0:
         return ByGB("ledger", {}, {}, ())
-    fixed = representative(ledger, ("G", "U", "B", "desired", "schedule"), axes, schedules)
+    fixed = representative(ledger, ("G", "U", "B", "desired", "schedule"), axes, schedules,
+                           constants)
     pop = select(ledger, fixed)
-    shown = representative(pop, ("G", "U", "B"), ["desired", "schedule"], schedules)
+    shown = representative(pop, ("G", "U", "B"), ["desired", "schedule"], schedules,
+                           constants)
     key = ["G", "B", "desired", "schedule"]
     figures = ["reads_per_round", "reads_per_second", "missing_copy_seconds", "unneeded",
                "overshoot"]
@@ -505,10 +512,10 @@ def _figures(row: Mapping[str, Any], prefix: str, figures: Sequence[str]) -> Cel
     return CellFigures(**shown)
 
 
-def chart_slice(t: pl.LazyFrame, axes: Sequence[str],
-                schedules: Mapping[str, Deaths]) -> ChartSlice:
+def chart_slice(t: pl.LazyFrame, axes: Sequence[str], schedules: Mapping[str, Deaths],
+                constants: Mapping[str, Any] | None = None) -> ChartSlice:
     """The cells of one slice, every axis but controller and U fixed, for the chart."""
-    fixed = representative(t, ("controller", "U"), axes, schedules)
+    fixed = representative(t, ("controller", "U"), axes, schedules, constants)
     cut = collect(select(t, fixed).select(
         "controller", "U", "reads", "rounds", "reads_per_round", "reads_per_second",
         "overshoot", "unneeded", "missing_copy_seconds"))
@@ -815,7 +822,7 @@ def read_cost_figure(points: Sequence[Mapping[str, Any]], fixed: Mapping[str, An
 def summarize(sweep: Sweep) -> ReadCostSummary:
     """Every read-cost figure (``summary.json``'s ``read_cost``)."""
     return read_cost_verdict(sweep.table, sweep.axes, sweep.schedules, sweep.cells,
-                             sweep.sizes)
+                             sweep.axis_facts)
 
 
 def charts(rc: ReadCostSummary, context: Context) -> list[Figure]:
