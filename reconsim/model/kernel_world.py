@@ -178,11 +178,18 @@ def _in_read(  # noqa: PLR0913, PLR0917 — numba takes scalars positionally
 def _fill_lag(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
     ps: Int64Array2D, filled: int, t: int, lag: Int64Array2D, w_lo: int, w_hi: int,
 ) -> int:
-    """Fill the lag row of the per-second scratch up to second t; return how far it is."""
-    while filled < t:
-        filled += 1
-        ps[_XS, filled] = _extra(filled, lag, w_lo, w_hi)
-    return filled
+    """Fill the lag row of the per-second scratch up to second t; return how far it is.
+    Window by window, the last listed first, so that the first listed window holding a
+    second writes it last (as :func:`_extra` reads them)."""
+    if filled >= t:
+        return filled
+    ps[_XS, filled + 1:t + 1] = 0
+    for w in range(w_hi - 1, w_lo - 1, -1):
+        lo = max(lag[_FROM, w], filled + 1)
+        hi = min(lag[_TO, w], t + 1)
+        if lo < hi:
+            ps[_XS, lo:hi] = lag[_EXTRA, w]
+    return t
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
