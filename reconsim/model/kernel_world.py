@@ -252,7 +252,7 @@ def _next(bits: UInt64Array2D, q: int, t: int, hi: int) -> int:
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _take(ps: Int64Array2D, bits: UInt64Array2D, q: int, t: int) -> int:
+def _consume(ps: Int64Array2D, bits: UInt64Array2D, q: int, t: int) -> int:
     """Remove the change queue q holds at second t; return it."""
     v = ps[_QUEUE_ROW[q], t]
     ps[_QUEUE_ROW[q], t] = 0
@@ -267,7 +267,7 @@ def _drain(ps: Int64Array2D, bits: UInt64Array2D, q: int, lo: int, t: int) -> in
     total = 0
     u = _next(bits, q, lo, t + 1)
     while u <= t:
-        total += _take(ps, bits, q, u)
+        total += _consume(ps, bits, q, u)
         u = _next(bits, q, u + 1, t + 1)
     return total
 
@@ -282,7 +282,7 @@ def _sample(  # noqa: PLR0913, PLR0917 — numba takes scalars positionally
     t = lo
     while t < hi:
         if bits[_LIVE, t >> 6] & (np.uint64(1) << np.uint64(t & 63)):
-            live += _take(ps, bits, _LIVE, t)
+            live += _consume(ps, bits, _LIVE, t)
         u = _next(bits, _LIVE, t + 1, hi)
         gap = live - desired
         excess += max(gap, 0) * (u - t)
@@ -787,9 +787,9 @@ def simulate_world_arrays(
     order = _by_class(a)
     if order is None:
         return run(*args).T  # type: ignore[arg-type]
-    from reconsim.model.simulate import _take
+    from reconsim.model.simulate import _take as take_rows  # the same gather simulate uses
 
-    grouped = _take(a, order)
+    grouped = take_rows(a, order)
     out = np.empty((n, _N_OUT), np.int64)
     # Blocks handed out one at a time: grouped cells make some blocks costlier than others.
     with numba.parallel_chunksize(1):
