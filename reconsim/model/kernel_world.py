@@ -42,8 +42,8 @@ compared copy by copy. Delete targets, ``intent``'s pending
 count and scripted deaths walk the copies held, in creation order. Copies that can
 matter no more (dead, and off every read the remaining rounds can make, lag included)
 are dropped once the copies held have doubled, so the arrays hold roughly the copies
-alive or listed. Cost per cell: O(transient rounds x copies held + copies made x log),
-plus O(seconds scanned) for cells with watch triggers or lag windows.
+alive or listed. Cost per cell: O(transient rounds x copies held + copies made), plus
+O(seconds / 64) for the queues' bitmaps and O(seconds scanned) for cells with lag windows.
 
 Settled cells skip their idle rounds. ``quiet_from`` is the latest second at which any
 copy's read membership changes — its ``birth + 1`` and ``listed`` from its creation,
