@@ -204,7 +204,7 @@ def test_the_guard_passes_what_the_world_kernel_can_hold() -> None:
         return {"desired": np.array([10**6]), "U": np.array([900]), "duration": np.array([900]),
                 "U_jitter": np.array([0]), "trigger": np.array([trigger])}
 
-    _refuse_copies(cell(trigger=False))  # two rounds of a million copies: 0.7 GiB
+    _refuse_copies(cell(trigger=False))  # two rounds of a million copies: 0.24 GiB
     with pytest.raises(ValueError, match=re.escape("may create 9.01e+08 copies")):
         _refuse_copies(cell(trigger=True))
 

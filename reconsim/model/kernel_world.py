@@ -13,7 +13,14 @@ Why it is still fast. Nothing the metrics see changes between *event seconds*: a
 periodic round, a scripted death, and, with ``trigger = "watch"``, a second at which
 the read could change. The kernel jumps from one to the next. The live count changes
 between them (copies become ready, terminating copies die), so its changes wait in a
-heap of (second, ±1) and are added up run by run when the kernel passes them. The
+*queue* and are added up run by run when the kernel passes them. A queue is a row of
+per-second sums of changes (seconds past the run are dropped: nothing reads them) and a
+bitmap of the seconds that hold one, so adding a change costs O(1) and the next change
+is found a 64-second word at a time; taking a change clears its second, so a cell
+leaves its queues empty (the read's queue is drained to the end). It replaced two
+binary heaps of (second, ±1): same events, same order of summing, 6% less time on
+the world mix (profiled: no part of a cell dominates its cost — reads and decisions,
+creates, deletes, sampling and the per-second watch scans take 10-20% each). The
 read a round at t makes is, per copy, an interval of seconds:
 
 * outside lag windows the copy is read from ``max(birth + 1, listed)`` (a copy created
@@ -23,18 +30,20 @@ read a round at t makes is, per copy, an interval of seconds:
 * inside a window with ``extra = x`` the round reads the ledger at the end of second
   ``t - x``, which lists the copy for ``listed <= t - x < removed + g``.
 
-So the size of the unlagged read is a running sum over a second heap of interval
+So the size of the unlagged read is a running sum over a second queue of interval
 ends, and the ledger's size at the end of each second (for stale reads) a prefix sum
 over per-second differences, final once the second is past. A watch trigger at t is a
 change of the read between t - 1 and t: where both seconds have the same lag, that is
 exactly "some non-empty interval opens or closes at t" — a per-second count of
-interval ends, scanned forward to find the next such second; where a window opens or
-closes, the two reads are compared copy by copy. Delete targets, ``intent``'s pending
+interval ends, looked up only at the seconds the read's queue holds a change at (every
+interval end is queued there) to find the next such second; in watch cells with lag
+windows, scanned second by second; where a window opens or closes, the two reads are
+compared copy by copy. Delete targets, ``intent``'s pending
 count and scripted deaths walk the copies held, in creation order. Copies that can
 matter no more (dead, and off every read the remaining rounds can make, lag included)
 are dropped once the copies held have doubled, so the arrays hold roughly the copies
-alive or listed. Cost per cell: O(transient rounds x copies held + copies made x log),
-plus O(seconds scanned) for cells with watch triggers or lag windows.
+alive or listed. Cost per cell: O(transient rounds x copies held + copies made), plus
+O(seconds / 64) for the queues' bitmaps and O(seconds scanned) for cells with lag windows.
 
 Settled cells skip their idle rounds. ``quiet_from`` is the latest second at which any
 copy's read membership changes — its ``birth + 1`` and ``listed`` from its creation,
@@ -50,12 +59,20 @@ a restart changes nothing they use, and a watch trigger cannot fire (its two rea
 the same set). So they add one round and ``seen + ledger_base`` reads each, counted in
 closed form (with ``U_jitter``, only the interval draws are stepped: they decide how
 many rounds fall before the next death), and the per-second scan for watch triggers
-jumps over them. The live count keeps changing on its own heap and is added up as
-before. The watch scan also starts at the unlagged read's next pending change, never
-earlier. The per-second rows are cleared by each cell up to its ``quiet_from`` (every
-entry it wrote lies there), not over its whole duration, and the lag per second is
+jumps over them. The live count keeps changing on its own queue and is added up as
+before. The per-second rows a cell wrote (change counts for watch triggers, ledger
+differences for lag windows) are cleared by it up to its ``quiet_from`` (every entry it
+wrote lies there), not over its whole duration, and the lag per second is
 filled only as far as it is looked at: a settled cell's cost does not grow with its
 duration.
+
+Cells run grouped by class — controller, trigger, lag windows or none, U — not in the
+batch's order: cells of one class take the same branches of the cell loop, while a batch
+that cycles through the classes row by row (as a sweep's grid does) mispredicts them all
+the time. The inputs are gathered in that order (stably) and the results scattered back;
+on the world mix this took 15-20% off the kernel's time, more than the gathering costs
+(reading the inputs through an index instead gained nothing). Grouping makes some blocks
+costlier than others, so the threads take blocks one at a time.
 
 Random numbers come from :mod:`reconsim.model.rng`'s counter-based streams, so each draw
 is a pure function of (seed, stream, counter): no state crosses cells or blocks.
@@ -70,6 +87,7 @@ from typing import Final
 
 import numba
 import numpy as np
+from numba.cpython.unsafe.numbers import trailing_zeros
 from numpy.typing import NDArray
 
 from reconsim.model import params, rng
@@ -97,25 +115,28 @@ _NEVER = 1 << 62
 #: Copies held before the first compaction.
 _COMPACT_FROM = 32
 #: Rows of the per-second scratch: the unlagged read's change counts; the ledger's size
-#: changes, change counts and running size at the end of each second; the lag per second.
-_CM, _DE, _CE, _PRE, _XS = 0, 1, 2, 3, 4
+#: changes, change counts and running size at the end of each second; the lag per second;
+#: the pending changes of the live count and of the unlagged read's size (two queues).
+_CM, _DE, _CE, _PRE, _XS, _LV, _MV = 0, 1, 2, 3, 4, 5, 6
+_N_SECOND_ROWS = 7
 #: Rows of a copy's record (a column of the copy scratch): the times of
 #: :class:`reconsim.model.reference.Copy`, and two flags (removed by a delete command;
 #: remembered by the controller).
 _BIRTH, _READY, _G, _LISTED, _REMOVED, _DEATH, _BY_COMMAND, _REMEMBERED = range(8)
 _N_COPY_ROWS = 8
-#: Rows of the heap scratch: pending live-count changes (times, deltas), then pending
-#: changes of the unlagged read's size.
-_LIVE, _M = 0, 2
+#: The two queues of pending changes: their row of the per-second scratch, and their row of
+#: the bitmap of seconds that hold one (a bit a second, 64 a word).
+_LIVE, _M = 0, 1
+_QUEUE_ROW = (_LV, _MV)
+_ALL_BITS = np.uint64(0xFFFFFFFFFFFFFFFF)
 #: Rows of the lag windows.
 _FROM, _TO, _EXTRA = 0, 1, 2
-#: Room for pending changes per copy held, in each heap (a copy has at most four).
-_HEAP_PER_COPY = 4
 #: Copies a block's scratch holds at first; a cell that needs more is rerun with double.
 _FIRST_CAPACITY = 64
 
 Int64Array = NDArray[np.int64]
 Int64Array2D = NDArray[np.int64]
+UInt64Array2D = NDArray[np.uint64]
 BoolArray = NDArray[np.bool_]
 
 
@@ -157,11 +178,18 @@ def _in_read(  # noqa: PLR0913, PLR0917 — numba takes scalars positionally
 def _fill_lag(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
     ps: Int64Array2D, filled: int, t: int, lag: Int64Array2D, w_lo: int, w_hi: int,
 ) -> int:
-    """Fill the lag row of the per-second scratch up to second t; return how far it is."""
-    while filled < t:
-        filled += 1
-        ps[_XS, filled] = _extra(filled, lag, w_lo, w_hi)
-    return filled
+    """Fill the lag row of the per-second scratch up to second t; return how far it is.
+    Window by window, the last listed first, so that the first listed window holding a
+    second writes it last (as :func:`_extra` reads them)."""
+    if filled >= t:
+        return filled
+    ps[_XS, filled + 1:t + 1] = 0
+    for w in range(w_hi - 1, w_lo - 1, -1):
+        lo = max(lag[_FROM, w], filled + 1)
+        hi = min(lag[_TO, w], t + 1)
+        if lo < hi:
+            ps[_XS, lo:hi] = lag[_EXTRA, w]
+    return t
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -174,18 +202,17 @@ def _add(ps: Int64Array2D, row: int, t: int, v: int) -> None:
 @numba.njit(cache=True, nogil=True, inline="always")
 def _mark_removal(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
     s: int, birth: int, listed: int, g: int, by_command: bool,
-    hp: Int64Array2D, n_m: int, ps: Int64Array2D, lagged: bool, watch: bool,
-) -> int:
-    """A copy is removed at s: close its read intervals (or cancel them if never opened).
-    Returns the new size of the heap of the unlagged read's changes."""
+    ps: Int64Array2D, bits: UInt64Array2D, duration: int, lagged: bool, watch: bool,
+) -> None:
+    """A copy is removed at s: close its read intervals (or cancel them if never opened)."""
     m0 = max(birth + 1, listed)
     m1 = s + 1 if (g == 0 and by_command) else s + g
     if m1 > m0:
-        n_m = _push(hp, _M, n_m, m1, -1)
+        _queue(ps, bits, _M, m1, -1, duration)
         if watch:
             _add(ps, _CM, m1, 1)
     else:
-        n_m = _push(hp, _M, n_m, m0, -1)
+        _queue(ps, bits, _M, m0, -1, duration)
         if watch:
             _add(ps, _CM, m0, -1)
     if lagged:
@@ -195,66 +222,68 @@ def _mark_removal(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
         else:
             _add(ps, _DE, listed, -1)
             _add(ps, _CE, listed, -1)
-    return n_m
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _queue(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
+    ps: Int64Array2D, bits: UInt64Array2D, q: int, t: int, v: int, duration: int,
+) -> None:
+    """Add a change of v at second t to queue q (seconds past the run never matter)."""
+    if t <= duration:
+        ps[_QUEUE_ROW[q], t] += v
+        bits[q, t >> 6] |= np.uint64(1) << np.uint64(t & 63)
 
 
 @numba.njit(cache=True, nogil=True)
-def _push(hp: Int64Array2D, h: int, size: int, t: int, v: int) -> int:
-    """Push (t, v) onto the binary min-heap of times in rows h (times), h + 1 (values) of
-    ``hp``; return its new size. A full heap counts the event without storing it
-    (size > capacity): the caller reruns wider."""
-    if size >= hp.shape[1]:
-        return size + 1
-    i = size
-    while i > 0:
-        parent = (i - 1) // 2
-        if hp[h, parent] <= t:
-            break
-        hp[h, i] = hp[h, parent]
-        hp[h + 1, i] = hp[h + 1, parent]
-        i = parent
-    hp[h, i] = t
-    hp[h + 1, i] = v
-    return size + 1
+def _next(bits: UInt64Array2D, q: int, t: int, hi: int) -> int:
+    """The first second >= t that queue q holds a change at, or hi if none is before hi."""
+    if t >= hi:
+        return hi
+    w = t >> 6
+    word = bits[q, w] & (_ALL_BITS << np.uint64(t & 63))
+    last = (hi - 1) >> 6
+    while word == 0:
+        w += 1
+        if w > last:
+            return hi
+        word = bits[q, w]
+    u = (w << 6) + int(trailing_zeros(word))  # type: ignore[call-arg]  # numba's intrinsic
+    return min(u, hi)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _consume(ps: Int64Array2D, bits: UInt64Array2D, q: int, t: int) -> int:
+    """Remove the change queue q holds at second t; return it."""
+    v = ps[_QUEUE_ROW[q], t]
+    ps[_QUEUE_ROW[q], t] = 0
+    bits[q, t >> 6] &= ~(np.uint64(1) << np.uint64(t & 63))
+    return int(v)
 
 
 @numba.njit(cache=True, nogil=True)
-def _pop(hp: Int64Array2D, h: int, size: int) -> int:
-    """Remove the earliest event of the heap in rows h, h + 1 of ``hp``, of ``size``;
-    return the new size."""
-    size -= 1
-    t = hp[h, size]
-    v = hp[h + 1, size]
-    i = 0
-    while True:
-        child = 2 * i + 1
-        if child >= size:
-            break
-        if child + 1 < size and hp[h, child + 1] < hp[h, child]:
-            child += 1
-        if hp[h, child] >= t:
-            break
-        hp[h, i] = hp[h, child]
-        hp[h + 1, i] = hp[h + 1, child]
-        i = child
-    hp[h, i] = t
-    hp[h + 1, i] = v
-    return size
+def _drain(ps: Int64Array2D, bits: UInt64Array2D, q: int, lo: int, t: int) -> int:
+    """Remove the changes queue q holds at seconds lo .. t (none is before lo); return
+    their sum."""
+    total = 0
+    u = _next(bits, q, lo, t + 1)
+    while u <= t:
+        total += _consume(ps, bits, q, u)
+        u = _next(bits, q, u + 1, t + 1)
+    return total
 
 
 @numba.njit(cache=True, nogil=True)
 def _sample(  # noqa: PLR0913, PLR0917 — numba takes scalars positionally
-    hp: Int64Array2D, n_live: int, lo: int, hi: int, live: int,
+    ps: Int64Array2D, bits: UInt64Array2D, lo: int, hi: int, live: int,
     desired: int, excess: int, missing: int, overshoot: int, last_drift: int,
-) -> tuple[int, int, int, int, int, int]:
+) -> tuple[int, int, int, int, int]:
     """Add up the per-second metrics over seconds lo .. hi-1, one run of equal live counts
-    at a time, consuming the live count's pending changes (a heap of (second, delta))."""
+    at a time, consuming the live count's queued changes (none is before lo)."""
     t = lo
     while t < hi:
-        while n_live > 0 and hp[_LIVE, 0] == t:
-            live += hp[_LIVE + 1, 0]
-            n_live = _pop(hp, _LIVE, n_live)
-        u = hp[_LIVE, 0] if n_live > 0 and hp[_LIVE, 0] < hi else hi
+        if bits[_LIVE, t >> 6] & (np.uint64(1) << np.uint64(t & 63)):
+            live += _consume(ps, bits, _LIVE, t)
+        u = _next(bits, _LIVE, t + 1, hi)
         gap = live - desired
         excess += max(gap, 0) * (u - t)
         missing += max(-gap, 0) * (u - t)
@@ -262,7 +291,7 @@ def _sample(  # noqa: PLR0913, PLR0917 — numba takes scalars positionally
         if gap != 0:
             last_drift = u - 1
         t = u
-    return n_live, live, excess, missing, overshoot, last_drift
+    return live, excess, missing, overshoot, last_drift
 
 
 @numba.njit(cache=True, nogil=True)
@@ -274,14 +303,15 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     ev: Int64Array2D, n_ev: int, restarts: Int64Array, n_rs: int,
     lag: Int64Array2D, w_lo: int, w_hi: int,
     faults: Int64Array2D, fault_left: Int64Array, f_lo: int, f_hi: int,
-    cp: Int64Array2D, ps: Int64Array2D, hp: Int64Array2D, out: Int64Array2D, row: int,
+    cp: Int64Array2D, ps: Int64Array2D, bits: UInt64Array2D, out: Int64Array2D, row: int,
 ) -> bool:
     """Run cell ``row``; False if it needs more copies than the scratch arrays hold.
 
     Its death events are ``ev`` (rows at, count: the first ``n_ev``), its lag windows
     columns ``[w_lo, w_hi)`` of ``lag`` (rows from, to, extra), its fault events columns
     ``[f_lo, f_hi)`` of ``faults`` (rows at, lost; ``fault_left`` from index 0: their
-    counts left). Each column of ``cp`` is a copy held, ``hp`` holds the two heaps.
+    counts left). Each column of ``cp`` is a copy held; ``ps`` holds the per-second rows
+    (the two queues among them), ``bits`` the queues' bitmaps.
     (Few array arguments: numba passes each one as a struct and counts its references.)
     """
     capacity = cp.shape[1]
@@ -300,9 +330,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     # differences and change counts come in zeroed and are left zeroed: every entry a cell
     # writes lies at or before its `quiet_from`, which it clears at the end.
     lagged = n_lag > 0
-    n_live_ev = 0  # pending changes of the live count: the heap in rows _LIVE of hp
-    n_m = 0  # pending changes of the unlagged read's size: the heap in rows _M of hp
-    heap_room = hp.shape[1]
+    m_from = 0  # the unlagged read's queue holds no change before this second
     lag_per_second = watch and lagged
     xs_filled = -1  # ps[_XS] holds the lag of seconds 0 .. xs_filled
     n = 0  # copies held (in creation order)
@@ -327,9 +355,8 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     s = 0
     while s <= duration:
         # Sample seconds before s: nothing can change them any more.
-        n_live_ev, live, excess, missing, overshoot, last_drift = _sample(
-            hp, n_live_ev, swept + 1, s, live, desired, excess, missing,
-            overshoot, last_drift)
+        live, excess, missing, overshoot, last_drift = _sample(
+            ps, bits, swept + 1, s, live, desired, excess, missing, overshoot, last_drift)
         swept = s - 1
         # 1. Scripted deaths: the oldest live copies die (terminating ones included).
         kill = 0
@@ -340,19 +367,17 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
         while kill > 0 and i < n:
             if cp[_READY, i] <= s < cp[_DEATH, i]:
                 if cp[_DEATH, i] != _NEVER:  # a terminating copy: its later death is undone
-                    n_live_ev = _push(hp, _LIVE, n_live_ev, cp[_DEATH, i], 1)
-                n_live_ev = _push(hp, _LIVE, n_live_ev, s, -1)
+                    _queue(ps, bits, _LIVE, cp[_DEATH, i], 1, duration)
+                _queue(ps, bits, _LIVE, s, -1, duration)
                 cp[_DEATH, i] = s
                 if cp[_REMOVED, i] == _NEVER:
                     cp[_REMOVED, i] = s
                     cp[_BY_COMMAND, i] = 0
                     quiet_from = max(quiet_from, s + max(cp[_G, i], 1))
-                    n_m = _mark_removal(s, cp[_BIRTH, i], cp[_LISTED, i], cp[_G, i], False, hp,
-                                        n_m, ps, lagged, watch)
+                    _mark_removal(s, cp[_BIRTH, i], cp[_LISTED, i], cp[_G, i], False, ps, bits,
+                                  duration, lagged, watch)
                 kill -= 1
             i += 1
-        if n_live_ev > heap_room or n_m > heap_room:
-            return False
         # 2. Restarts wipe the controller's memory.
         while p_rs < n_rs and restarts[p_rs] <= s:
             for i in range(n):
@@ -393,9 +418,8 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
             # 4. The read, as of second r.
             r = s - x
             if x == 0:
-                while n_m > 0 and hp[_M, 0] <= s:
-                    m_run += hp[_M + 1, 0]
-                    n_m = _pop(hp, _M, n_m)
+                m_run += _drain(ps, bits, _M, m_from, s)
+                m_from = s + 1
                 seen = m_run
             elif r < 0:
                 seen = 0
@@ -465,10 +489,8 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                         cp[_DEATH, n] = _NEVER
                         cp[_BY_COMMAND, n] = 0
                         cp[_REMEMBERED, n] = 1 if kind == 0 else 0
-                        if ready <= duration:
-                            n_live_ev = _push(hp, _LIVE, n_live_ev, ready, 1)
-                        if max(s + 1, listed) <= duration:
-                            n_m = _push(hp, _M, n_m, max(s + 1, listed), 1)
+                        _queue(ps, bits, _LIVE, ready, 1, duration)
+                        _queue(ps, bits, _M, max(s + 1, listed), 1, duration)
                         if watch:
                             _add(ps, _CM, max(s + 1, listed), 1)
                         if lagged:
@@ -502,11 +524,9 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                         cp[_DEATH, i] = s + grace
                         cp[_BY_COMMAND, i] = 1
                         quiet_from = max(quiet_from, s + max(cp[_G, i], 1))
-                        if cp[_READY, i] <= duration:
-                            n_live_ev = _push(hp, _LIVE, n_live_ev,
-                                              max(cp[_READY, i], s + grace), -1)
-                        n_m = _mark_removal(s, cp[_BIRTH, i], cp[_LISTED, i], cp[_G, i], True, hp,
-                                            n_m, ps, lagged, watch)
+                        _queue(ps, bits, _LIVE, max(cp[_READY, i], s + grace), -1, duration)
+                        _mark_removal(s, cp[_BIRTH, i], cp[_LISTED, i], cp[_G, i], True, ps, bits,
+                                      duration, lagged, watch)
                         deleted += 1
                     exp_seen = max(exp_seen, cp[_REMOVED, i] + cp[_G, i])
                 exp_active, exp_set = True, s
@@ -533,8 +553,6 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                     rounds += idle
                     reads += idle * (seen + ledger_base)
                     quiet_until = end
-            if n_live_ev > heap_room or n_m > heap_room:
-                return False
         if n >= compact_at:
             # Drop copies no later read, death, pending count or watch check can involve
             # (amortised: only once the copies held have doubled since the last time).
@@ -559,34 +577,36 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
         if i_ev < n_ev:
             nxt = min(nxt, ev[0, i_ev])
         if watch and quiet_until < nxt:  # the first second whose read may differ
-            start = s + 1
-            if not lag_per_second:  # no change before the unlagged read's next one
-                while n_m > 0 and hp[_M, 0] <= s:
-                    m_run += hp[_M + 1, 0]
-                    n_m = _pop(hp, _M, n_m)
-                start = max(start, hp[_M, 0]) if n_m > 0 else nxt
+            if not lag_per_second:  # only where the unlagged read's queue holds a change
+                t = _next(bits, _M, s + 1, nxt)
+                while t < nxt:
+                    if ps[_CM, t] != 0:
+                        nxt = t
+                        break
+                    t = _next(bits, _M, t + 1, nxt)
             else:
                 xs_filled = _fill_lag(ps, xs_filled, nxt - 1, lag, w_lo, w_hi)
-            for t in range(start, nxt):
-                if not lag_per_second:
-                    changed = ps[_CM, t] != 0
-                elif ps[_XS, t] != ps[_XS, t - 1]:
-                    changed = True  # a window opens or closes: checked copy by copy
-                elif ps[_XS, t] == 0:
-                    changed = ps[_CM, t] != 0
-                else:
-                    changed = t - ps[_XS, t] >= 0 and ps[_CE, t - ps[_XS, t]] != 0
-                if changed:
-                    nxt = t
-                    break
+                for t in range(s + 1, nxt):
+                    if ps[_XS, t] != ps[_XS, t - 1]:
+                        changed = True  # a window opens or closes: checked copy by copy
+                    elif ps[_XS, t] == 0:
+                        changed = ps[_CM, t] != 0
+                    else:
+                        changed = t - ps[_XS, t] >= 0 and ps[_CE, t - ps[_XS, t]] != 0
+                    if changed:
+                        nxt = t
+                        break
         s = nxt
-    n_live_ev, live, excess, missing, overshoot, last_drift = _sample(
-        hp, n_live_ev, swept + 1, duration + 1, live, desired, excess, missing,
-        overshoot, last_drift)
-    for t in range(min(quiet_from + 1, ps.shape[1]) if lagged or watch else 0):
-        ps[_CM, t] = 0
-        ps[_DE, t] = 0
-        ps[_CE, t] = 0
+    live, excess, missing, overshoot, last_drift = _sample(
+        ps, bits, swept + 1, duration + 1, live, desired, excess, missing, overshoot,
+        last_drift)
+    _drain(ps, bits, _M, m_from, duration)  # leave the queues empty for the next cell
+    written = min(quiet_from + 1, ps.shape[1])
+    if watch:
+        ps[_CM, :written] = 0
+    if lagged:
+        ps[_DE, :written] = 0
+        ps[_CE, :written] = 0
     out[0, row] = rounds
     out[1, row] = created
     out[2, row] = commands
@@ -600,14 +620,6 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     out[10, row] = create_commands
     out[11, row] = failed
     return True
-
-
-@numba.njit(cache=True, nogil=True)
-def _copy_scratch(capacity: int) -> tuple[Int64Array2D, Int64Array2D]:
-    """Scratch for ``capacity`` copies: their times and flags (a column each), and the
-    two heaps."""
-    return (np.empty((_N_COPY_ROWS, capacity), np.int64),
-            np.empty((4, _HEAP_PER_COPY * capacity), np.int64))
 
 
 def _simulate_world(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
@@ -647,8 +659,9 @@ def _simulate_world(  # noqa: PLR0913, PLR0917 — numba takes arrays positional
         rs_dummy = np.empty(max_rs, np.int64)
         fault_left = np.empty(max_faults, np.int64)
         capacity = _FIRST_CAPACITY
-        cp, hp = _copy_scratch(capacity)
-        per_second = np.zeros((5, max_seconds), np.int64)
+        cp = np.empty((_N_COPY_ROWS, capacity), np.int64)
+        per_second = np.zeros((_N_SECOND_ROWS, max_seconds), np.int64)
+        bits = np.zeros((2, (max_seconds + 63) // 64), np.uint64)
         for i in range(lo, hi):
             # Deaths in one second commute (together they kill min(total, live) of the
             # oldest live copies), so only their order in time matters.
@@ -666,13 +679,14 @@ def _simulate_world(  # noqa: PLR0913, PLR0917 — numba takes arrays positional
                     U[i], G[i], B[i], duration[i], ledger_base[i], B_spread[i], G_spread[i],
                     U_jitter[i], seed[i], grace[i], delete_newest[i], watch[i], slow_start[i],
                     fail_pm[i], lost_pm[i], ev, n_ev, rs_at, n_rs, lag, w_lo, w_hi, faults,
-                    fault_left, f_lo, f_hi, cp, per_second, hp, out, i,
+                    fault_left, f_lo, f_hi, cp, per_second, bits, out, i,
                 )
                 if done:
                     break
                 capacity *= 2  # the cell holds more copies at once: run it again, wider
                 per_second[:] = 0  # as it stopped midway, it did not clear its entries
-                cp, hp = _copy_scratch(capacity)
+                bits[:] = 0
+                cp = np.empty((_N_COPY_ROWS, capacity), np.int64)
     return out
 
 
@@ -702,8 +716,10 @@ _FLAGS: Final = {
 }
 
 
-#: Bytes of scratch a copy takes: its six times and two flags, and its heap entries.
-_BYTES_PER_COPY: Final = 8 * _N_COPY_ROWS + 4 * 8 * _HEAP_PER_COPY
+#: Bytes of scratch a copy takes: its six times and two flags.
+_BYTES_PER_COPY: Final = 8 * _N_COPY_ROWS
+#: Bytes of scratch a second takes: its per-second rows and its two bits.
+_BYTES_PER_SECOND: Final = 8 * _N_SECOND_ROWS + 1
 
 
 def _refuse_copies(a: dict[str, NDArray[np.generic]]) -> None:
@@ -715,7 +731,7 @@ def _refuse_copies(a: dict[str, NDArray[np.generic]]) -> None:
     U = np.where(every_second, 1, np.maximum(a["U"], 1)).astype(np.float64)
     duration = a["duration"].astype(np.float64)
     copies = (np.floor(duration / U) + 1) * a["desired"].astype(np.float64)
-    scratch = 2 * _BYTES_PER_COPY * copies + 8 * 5 * (duration + 1)
+    scratch = 2 * _BYTES_PER_COPY * copies + _BYTES_PER_SECOND * (duration + 1)
     if not len(scratch) or scratch.max() < MAX_SCRATCH_BYTES:
         return
     i = int(np.argmax(scratch >= MAX_SCRATCH_BYTES))
@@ -768,4 +784,31 @@ def simulate_world_arrays(
     if parallel is None:
         parallel = n >= PARALLEL_MIN_CELLS
     run = _simulate_world_parallel if parallel else _simulate_world_serial
-    return run(*args).T  # type: ignore[arg-type]
+    order = _by_class(a)
+    if order is None:
+        return run(*args).T  # type: ignore[arg-type]
+    from reconsim.model.simulate import _take as take_rows  # the same gather simulate uses
+
+    grouped = take_rows(a, order)
+    out = np.empty((n, _N_OUT), np.int64)
+    # Blocks handed out one at a time: grouped cells make some blocks costlier than others.
+    with numba.parallel_chunksize(1):
+        out[order] = run(*(grouped[name] for name in WORLD_INPUTS)).T
+    return out
+
+
+def _by_class(a: dict[str, NDArray[np.generic]]) -> Int64Array | None:
+    """The order to run cells in, grouped by class (controller, trigger, lag windows or
+    none, U up to 127; stable), or None when they are grouped already. Cells of a class take
+    the same branches of the cell loop; a batch that cycles through the classes row by row,
+    as a sweep's grid does, mispredicts them all the time. Grouped (the batch's arrays
+    gathered, then the result scattered back), the world mix ran in 10-25% less time."""
+    def ints(name: str) -> Int64Array:
+        return np.asarray(a[name]).astype(np.int64)
+
+    lagged = (np.diff(ints("lag_offsets")) > 0).astype(np.int64)
+    key = (((ints("controller") * 2 + ints("trigger")) * 2 + lagged) * 128
+           + np.clip(ints("U"), 0, 127)).astype(np.int16)
+    if len(key) < 2 or bool((key[1:] >= key[:-1]).all()):
+        return None
+    return np.argsort(key, kind="stable").astype(np.int64)
