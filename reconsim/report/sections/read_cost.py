@@ -298,14 +298,16 @@ class SeriesFigures:
     lowest and highest reads per round and the U of each (ties: the smallest U), and U's
     range; ``runs``: per series of two or more cells, the largest rise of reads per second
     from one U to the next larger one, the last over the first, and U's range; ``ratios``:
-    per oscillating cell, its controller's index in ``controllers`` and its reads per round
-    over its series' no-oscillation level (null without a level); ``top``: the oscillating
-    cells with the largest ratio of their part."""
+    per oscillating cell whose series has a no-oscillation level, its controller's index
+    in ``controllers`` and its reads per round over that level; ``unrated``: per
+    controller index, the oscillating cells without a level (``n``, one row per part);
+    ``top``: the oscillating cells with the largest ratio of their part."""
 
     controllers: tuple[str, ...]
     flat: pl.DataFrame
     runs: pl.DataFrame
     ratios: pl.DataFrame
+    unrated: pl.DataFrame
     top: pl.DataFrame
 
 
@@ -322,25 +324,31 @@ def series_figures(t: pl.LazyFrame, code: KeyCode, cells: int) -> SeriesFigures:
     controller_of = code.decode(code.keys.select("__key"), "__key").select(
         code.encode("__series"), pl.col("controller").replace_strict(
             {c: i for i, c in enumerate(names)}, return_dtype=pl.UInt8).alias("__controller"))
-    flats, runs, ratios, tops = [], [], [], []
+    flats, runs, ratios, unrated, tops = [], [], [], [], []
     for part in _parts(t, code, cells):
         # The part's rows live inside _part_figures only: held across the next part's
         # query, they doubled the peak.
-        part_flat, part_runs, part_ratios, part_top = _part_figures(
+        part_flat, part_runs, part_ratios, part_unrated, part_top = _part_figures(
             collect(part.select("__series", "U", "overshoot", "reads_per_round",
                                 "reads_per_second")), controller_of)
         flats.append(part_flat)
         runs.append(part_runs)
         ratios.append(part_ratios)
+        unrated.append(part_unrated)
         if part_top is not None:
             tops.append(part_top)
-    return SeriesFigures(names, pl.concat(flats), pl.concat(runs), pl.concat(ratios),
+    # The ratios (one per oscillating cell: 0.2 GB at 10^8 cells) stay in their parts'
+    # chunks: one copy fewer at the report's peak.
+    return SeriesFigures(names, pl.concat(flats), pl.concat(runs),
+                         pl.concat(ratios, rechunk=False), pl.concat(unrated),
                          pl.concat(tops) if tops else pl.DataFrame())
 
 
 def _part_figures(rows: pl.DataFrame, controller_of: pl.DataFrame
-                  ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.DataFrame | None]:
-    """:class:`SeriesFigures`' flat figures, runs, ratios and top cells of one part's rows."""
+                  ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.DataFrame,
+                             pl.DataFrame | None]:
+    """:class:`SeriesFigures`' flat figures, runs, ratios, unrated cells and top cells of
+    one part's rows."""
     ratio, rpr = pl.col("ratio"), pl.col("reads_per_round")
     still = rows.filter(pl.col("overshoot") == 0).group_by("__series").agg(
         rpr.median().alias("level"),
@@ -353,10 +361,13 @@ def _part_figures(rows: pl.DataFrame, controller_of: pl.DataFrame
         pl.col("U").min().alias("U_min"), pl.col("U").max().alias("U_max"),
     )
     level = still.select("__series", "level")
-    osc = rows.filter(pl.col("overshoot") > 0).join(level, on="__series", how="left")
+    osc = rows.filter(pl.col("overshoot") > 0).drop("reads_per_second").join(
+        level, on="__series", how="left")
     osc = osc.with_columns(pl.when(pl.col("level") > 0)
                            .then(rpr / pl.col("level")).alias("ratio"))
-    ratios = osc.join(controller_of, on="__series", how="left").select("__controller", "ratio")
+    tagged = osc.select("__series", "ratio").join(controller_of, on="__series", how="left")
+    ratios = tagged.filter(ratio.is_not_null()).select("__controller", "ratio")
+    unrated = tagged.filter(ratio.is_null()).group_by("__controller").agg(pl.len().alias("n"))
     best = osc["ratio"].max()
     top = None if best is None else osc.filter(ratio >= best).select(
         "__series", "U", "overshoot", "reads_per_round", "level", "ratio")
@@ -370,15 +381,15 @@ def _part_figures(rows: pl.DataFrame, controller_of: pl.DataFrame
         pl.when(along.first() > 0).then(along.last() / along.first()).alias("last_over_first"),
         pl.col("U").min().alias("U_min"), pl.col("U").max().alias("U_max"),
     ).filter(pl.col("n") >= 2)
-    return still.drop("level"), runs, ratios, top
+    return still.drop("level"), runs, ratios, unrated, top
 
 
 def inflation_verdict(figures: SeriesFigures, series: Sequence[str],
                       code: KeyCode) -> Inflation:
     """Each oscillating cell's reads per round divided by its series' no-oscillation level;
     the ratio's distribution over all of them and per controller, and the largest."""
-    ratios = figures.ratios
-    rated = ratios.filter(pl.col("ratio").is_not_null())
+    rated = figures.ratios
+    unrated = dict(figures.unrated.group_by("__controller").agg(pl.col("n").sum()).iter_rows())
     largest = [*series, "U", "overshoot", "reads_per_round", "level", "ratio"]
     top = (code.decode(figures.top.filter(pl.col("ratio") >= rated["ratio"].max()), "__series")
            .select(largest)
@@ -386,14 +397,16 @@ def inflation_verdict(figures: SeriesFigures, series: Sequence[str],
                  nulls_last=True) if rated.height else pl.DataFrame())
     per = []
     for i, name in enumerate(figures.controllers):
-        part = ratios.filter(pl.col("__controller") == i)
-        if part.height:
-            per.append(ControllerRatio(name, part.height, Stats.of(part["ratio"])))
+        part = rated.filter(pl.col("__controller") == i)["ratio"]
+        if part.len() + unrated.get(i, 0):
+            per.append(ControllerRatio(name, part.len() + unrated.get(i, 0), Stats.of(part)))
+        del part  # one controller's copy at a time
+    without = sum(unrated.values())
     return Inflation(
         population="cells with overshoot > 0; level: their series' no-oscillation level",
-        cells=ratios.height,
+        cells=rated.height + without,
         with_level=rated.height,
-        without_level=ratios.height - rated.height,
+        without_level=without,
         ratio=Stats.of(rated["ratio"]),
         below_level=int((rated["ratio"] < 1).sum()),
         largest=_row(top, largest),
