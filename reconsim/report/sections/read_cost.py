@@ -295,13 +295,14 @@ class SeriesFigures:
     parts.
 
     ``flat``: per series with cells of overshoot 0, over those cells: their number, the
-    lowest and highest reads per round and the U of each (ties: the smallest U), and U's
-    range; ``runs``: per series of two or more cells, the largest rise of reads per second
-    from one U to the next larger one, the last over the first, and U's range; ``ratios``:
-    per oscillating cell whose series has a no-oscillation level, its controller's index
-    in ``controllers`` and its reads per round over that level; ``unrated``: per
-    controller index, the oscillating cells without a level (``n``, one row per part);
-    ``top``: the oscillating cells with the largest ratio of their part."""
+    lowest and highest reads per round and the U of each (ties: the smaller U for the
+    lowest, the larger for the highest), and U's range; ``runs``: per series of two or
+    more cells, the largest rise of reads per second from one U to the next larger one,
+    the last over the first, and U's range; ``ratios``: per oscillating cell whose series
+    has a no-oscillation level, its controller's index in ``controllers`` and its reads
+    per round over that level; ``unrated``: per controller index, the oscillating cells
+    without a level (``n``, one row per part); ``top``: the oscillating cells with the
+    largest ratio of their part."""
 
     controllers: tuple[str, ...]
     flat: pl.DataFrame
