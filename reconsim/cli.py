@@ -309,15 +309,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     report's table — ends here: ``error: reconsim COMMAND: MESSAGE`` on stderr, no traceback.
     """
     where = ""  # the parser's own errors name the program already
+    command = None
     try:
         args = build_parser().parse_args(argv)
-        where = f"reconsim {args.command}: "
+        command = args.command
+        where = f"reconsim {command}: "
         status = args.handler(args)
     except ReconsimError as exc:
         print(f"error: {where}{one_line(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("interrupted: finished chunks are kept; run the same command again to resume",
+        # Every file is written whole (a temporary file, then a rename): a sweep keeps its
+        # finished chunks, and no command leaves a file half-written.
+        print("interrupted: " + ("finished chunks are kept; run the same command again to "
+                                 "resume" if command == "sweep" else
+                                 "no file was left half-written"),
               file=sys.stderr)
         return 130
     return int(status or 0)

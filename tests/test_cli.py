@@ -115,6 +115,24 @@ def test_main_prints_any_reconsim_error_in_one_line(monkeypatch: pytest.MonkeyPa
     assert capsys.readouterr().err == "error: reconsim sweep: the directory is on the moon\n"
 
 
+def test_interrupted_command_says_what_it_left(monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """Ctrl-C: exit 130, one line, no traceback; only a sweep has chunks to resume."""
+    import reconsim.report
+    from reconsim.sweep import runner
+
+    def interrupt(*args: object, **kw: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(reconsim.report, "build_report", interrupt)
+    monkeypatch.setattr(runner, "run_sweep", interrupt)
+    assert main(["report", "results/default"]) == 130
+    assert capsys.readouterr().err == "interrupted: no file was left half-written\n"
+    assert main(["sweep", "sweeps/seed.toml"]) == 130
+    assert capsys.readouterr().err == ("interrupted: finished chunks are kept; run the same "
+                                       "command again to resume\n")
+
+
 def test_world_flags(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["run", "--controller", "intent", "--G", "10", "--G_spread", "27", "--B_spread", "3",
             "--U_jitter", "4", "--seed", "12", "--delete_order", "newest", "--grace", "30",
