@@ -249,11 +249,6 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def list_of_events(deaths: Deaths) -> list[dict[str, int]]:
-    """A death schedule as the rows of a ``deaths`` cell."""
-    return [{"at": at, "count": count} for at, count in deaths]
-
-
 def has_deaths(deaths: Deaths) -> pl.Expr:
     """Whether a row's ``deaths`` are exactly ``deaths`` (a null row's are not), event by
     event: comparing the lists of structs whole cost a second per million rows."""
@@ -809,25 +804,6 @@ def examples(cells: Table, axes: Sequence[str], figures: Sequence[str],
         if picked.height >= limit or top.height < n:
             return picked.head(limit).select(*axes, *figures).to_dicts()
         n *= 8
-
-
-def stats_exprs(column: str) -> list[pl.Expr]:
-    """The aggregates :func:`stats` reads: ``{column}__count``, ``__min``, ``__median``,
-    ``__p90`` and ``__max`` over the non-null values, as floats."""
-    v = pl.col(column).drop_nulls().cast(pl.Float64)
-    return [v.len().alias(f"{column}__count"), v.min().alias(f"{column}__min"),
-            v.median().alias(f"{column}__median"),
-            v.quantile(0.9, interpolation="nearest").alias(f"{column}__p90"),
-            v.max().alias(f"{column}__max")]
-
-
-def stats_of(row: Mapping[str, Any], column: str, digits: int = 3) -> dict[str, Any]:
-    """:func:`stats`'s dict from a row holding :func:`stats_exprs`'s aggregates."""
-    count = int(row[f"{column}__count"] or 0)
-    if count == 0:
-        return {"count": 0, "min": None, "median": None, "p90": None, "max": None}
-    return {"count": count, **{k: round(float(row[f"{column}__{k}"]), digits)
-                               for k in ("min", "median", "p90", "max")}}
 
 
 def stats(values: pl.Series, digits: int = 3) -> dict[str, Any]:

@@ -33,7 +33,7 @@ from reconsim.report.data import (
     variant_label,
     variant_order,
     variant_params,
-    where,
+    where_each,
 )
 from reconsim.report.html import (
     TableCell,
@@ -250,6 +250,13 @@ def boundary_verdict(table: Table, axes: Sequence[str],
     below = ledger.filter(~above)
     exceptions = below.filter(zero & (pl.col("desired") > 0))
     figures = ["overshoot", "law_overshoot", "unneeded", "deleted"]
+    # Where the exceptions lie on each side: one read per group of axes for both.
+    splits = {}
+    if four["above_positive"]:
+        splits["above"] = (above, pl.col("overshoot") > 0)
+    if total["exceptions"]:
+        splits["below"] = (~above & (pl.col("desired") > 0), zero)
+    located = where_each(ledger, splits, rest, sizes=sizes) if splits else {}
     return BoundarySummary(
         population="every ledger row (all values of the other parameters)",
         cells=cells,
@@ -265,15 +272,11 @@ def boundary_verdict(table: Table, axes: Sequence[str],
         above_implies_zero=four["above_positive"] == 0 if cells else None,
         below_implies_positive=four["below_zero"] == 0 if cells else None,
         below_implies_positive_for_desired_positive=total["exceptions"] == 0 if cells else None,
-        where_above_positive=(tuple(where(ledger.filter(above), pl.col("overshoot") > 0, rest,
-                                                    sizes=sizes))
-                              if four["above_positive"] else ()),
+        where_above_positive=tuple(located.get("above", ())),
         examples_above_positive=(tuple(examples(above_positive, rest, figures,
                                                 pl.col("overshoot")))
                                  if four["above_positive"] else ()),
-        where_below_zero=(tuple(where(below.filter(pl.col("desired") > 0), zero, rest,
-                                      sizes=sizes))
-                          if total["exceptions"] else ()),
+        where_below_zero=tuple(located.get("below", ())),
         examples_below_zero=(tuple(examples(exceptions, rest, figures, pl.col("law_overshoot")))
                              if total["exceptions"] else ()),
         by_variant=tuple(by_variant),

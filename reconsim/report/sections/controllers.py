@@ -454,7 +454,6 @@ def controllers_verdict(table: Table, axes: Sequence[str],
     """
     params = variant_params(table, sizes)
     t = lazy(table).with_columns(wasted())
-    order = variant_order(table, params)
     rest = [a for a in axes if a != "controller"]
     # Two queries for every variant at once: its figures over all its cells, and per G.
     # Grouped by the variant's columns and labelled afterwards: a label per row cost more
@@ -470,6 +469,7 @@ def controllers_verdict(table: Table, axes: Sequence[str],
         ),
     ])
     per_variant = per_variant.select(variant_label(params), pl.all())
+    order = variant_order(per_variant, params)
     by_g = by_g.select(variant_label(params), pl.exclude(keys))
     rows = {r["variant"]: r for r in per_variant.iter_rows(named=True)}
     variants = [_variant(t.filter(*(pl.col(k).eq_missing(rows[label][k]) for k in keys)),
