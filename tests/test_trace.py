@@ -10,17 +10,15 @@ import pytest
 from hypothesis import example, given, settings
 
 import reconsim
-from reconsim import METRIC_NAMES, Cell
+from reconsim import Cell
 from reconsim.model.reference import Second, run_reference
-from reconsim.model.simulate import cells_frame, simulate
 from reconsim.model.trace import SCHEMA, metrics_of, trace_cell
 from tests.strategies import cells, world_cells
 
 
 def kernel_metrics(cell: Cell) -> dict[str, object]:
     """run_cell's figures for a Cell (the kernel each row is sent to)."""
-    frame = simulate(cells_frame([cell]))
-    return {name: frame[name][0] for name in METRIC_NAMES}
+    return reconsim.run_cell(**dataclasses.asdict(cell))
 
 
 def check_invariants(frame: pl.DataFrame, cell: Cell) -> None:

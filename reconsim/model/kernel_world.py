@@ -62,9 +62,10 @@ many rounds fall before the next death), and the per-second scan for watch trigg
 jumps over them. The live count keeps changing on its own queue and is added up as
 before. The per-second rows a cell wrote (change counts for watch triggers, ledger
 differences for lag windows) are cleared by it up to its ``quiet_from`` (every entry it
-wrote lies there), not over its whole duration, and the lag per second is
-filled only as far as it is looked at: a settled cell's cost does not grow with its
-duration.
+wrote lies there), not over its whole duration; the queues' rows are emptied as their
+changes are consumed (a death at ``removed + grace`` can lie past ``quiet_from``), and the
+lag per second is filled only as far as it is looked at: a settled cell's cost grows with
+its duration only by the queues' bitmap words (one per 64 seconds).
 
 Cells run grouped by class — controller, trigger, lag windows or none, U — not in the
 batch's order: cells of one class take the same branches of the cell loop, while a batch
@@ -328,7 +329,8 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     # at the end of a second (E, what stale reads see); E's running total; the lag per
     # second (watch cells with lag windows only, filled as far as looked at). The rows of
     # differences and change counts come in zeroed and are left zeroed: every entry a cell
-    # writes lies at or before its `quiet_from`, which it clears at the end.
+    # writes there lies at or before its `quiet_from`, which it clears at the end; the
+    # queues' rows (live count, unlagged read) are emptied by consuming their changes.
     lagged = n_lag > 0
     m_from = 0  # the unlagged read's queue holds no change before this second
     lag_per_second = watch and lagged
@@ -785,14 +787,15 @@ def simulate_world_arrays(
         parallel = n >= PARALLEL_MIN_CELLS
     run = _simulate_world_parallel if parallel else _simulate_world_serial
     order = _by_class(a)
-    if order is None:
-        return run(*args).T  # type: ignore[arg-type]
-    from reconsim.model.simulate import _take as take_rows  # the same gather simulate uses
-
-    grouped = take_rows(a, order)
-    out = np.empty((n, _N_OUT), np.int64)
-    # Blocks handed out one at a time: grouped cells make some blocks costlier than others.
+    # Blocks handed out one at a time: grouped cells make some blocks costlier than others
+    # (a batch that came grouped as much as one gathered here).
     with numba.parallel_chunksize(1):
+        if order is None:
+            return run(*args).T  # type: ignore[arg-type]
+        from reconsim.model.simulate import _take as take_rows  # the same gather as simulate's
+
+        grouped = take_rows(a, order)
+        out = np.empty((n, _N_OUT), np.int64)
         out[order] = run(*(grouped[name] for name in WORLD_INPUTS)).T
     return out
 
@@ -802,7 +805,8 @@ def _by_class(a: dict[str, NDArray[np.generic]]) -> Int64Array | None:
     none, U up to 127; stable), or None when they are grouped already. Cells of a class take
     the same branches of the cell loop; a batch that cycles through the classes row by row,
     as a sweep's grid does, mispredicts them all the time. Grouped (the batch's arrays
-    gathered, then the result scattered back), the world mix ran in 10-25% less time."""
+    gathered, then the result scattered back), the world mix ran in less time (see the
+    module's docstring)."""
     def ints(name: str) -> Int64Array:
         return np.asarray(a[name]).astype(np.int64)
 

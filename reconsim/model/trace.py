@@ -76,7 +76,7 @@ def trace_cell(cell: Cell) -> pl.DataFrame:
                 ledger += 1
             elif c.listed > t and not c.removed_by(t):
                 pending += 1
-            if c.removed is not None and c.ready <= t and c.death is not None and c.death > t:
+            if c.death is not None and c.ready <= t < c.death:  # removed, still running
                 terminating += 1
         for column, total in _PER_SECOND.items():
             rows[column].append(s.totals[total] - before[total])
