@@ -196,7 +196,7 @@ def _compare(sweep: Sweep, switch: str, value: Any) -> SwitchValue:
     joined_rows = int(by["rows"].sum()) if by.height else 0
     worst: tuple[dict[str, Any], ...] = ()
     if twinned:
-        shown = [a for a in key if a not in constant_keys(sweep)]
+        shown = [a for a in key if sweep.sizes.get(a, 2) > 1]  # not the one-valued axes
         top = first_rows(joined.filter(has).select(
             *shown, "overshoot", "twin_overshoot", "change_overshoot", "change_unneeded",
             "change_missing_copy_seconds"),
@@ -205,11 +205,6 @@ def _compare(sweep: Sweep, switch: str, value: Any) -> SwitchValue:
     return SwitchValue(switch=switch, value=_label(value), cells=total, twinned=twinned,
                        untwinned=total - twinned, matched_twice=joined_rows - total,
                        controllers=tuple(per), worst=worst)
-
-
-def constant_keys(sweep: Sweep) -> set[str]:
-    """The axes holding one value in the whole sweep."""
-    return {a for a, f in sweep.axis_facts.items() if len(f.values) <= 1}
 
 
 def _round(value: Any) -> Any:

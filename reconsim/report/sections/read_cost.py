@@ -791,7 +791,7 @@ READ_PANELS: Final = {
 
 
 def read_cost_figure(points: Sequence[Mapping[str, Any]], fixed: Mapping[str, Any],
-                     order: Sequence[str], hide: Sequence[str] = ()) -> Figure:
+                     order: Sequence[str], hide: Iterable[str] = ()) -> Figure:
     """Reads per round, reads per second (log scale), overshoot and unneeded copies against
     U on one slice, one line per controller, with the boundary U = G + B marked (the
     subtitle leaves the axes in ``hide`` out of the slice's description)."""
@@ -841,9 +841,8 @@ def summarize(sweep: Sweep) -> ReadCostSummary:
 
 def charts(rc: ReadCostSummary, context: Context) -> list[Figure]:
     """Reads per round and per second against U at the chart's fixed slice."""
-    constant = [a for a, f in context.axes.items() if f.distinct <= 1]
     return [read_cost_figure(rc.chart.points, rc.chart.fixed, context.sweep.controllers,
-                             hide=constant)]
+                             hide=context.constant)]
 
 
 def glance(rc: ReadCostSummary) -> Markup:
