@@ -4,9 +4,11 @@ The report reads ``DIR/data/*.parquet`` (one row per cell) and ``DIR/sweep.json`
 table is never loaded whole: :class:`Sweep` holds a lazy query over the Parquet parts,
 and every figure is an aggregate of it (``group_by``, counts, extremes) or a bounded
 sample (example cells, the largest differences), run on polars' streaming engine
-(:func:`collect`). The law columns are recomputed here from
-:func:`reconsim.model.laws.law_columns` so that every verdict checks the law as
-:mod:`reconsim.model.laws` states it today; cells whose stored law columns say otherwise
+(:func:`collect`). Every verdict checks the law as :mod:`reconsim.model.laws` states it
+today: the stored law columns are read where the chunks' footers say today's laws
+computed them (:mod:`reconsim.sweep.facts`) or where a first read finds every row equal
+to the law's; otherwise the law columns are recomputed from
+:func:`reconsim.model.laws.law_columns`, and the cells whose stored columns say otherwise
 are counted, never silently overwritten.
 """
 
@@ -36,6 +38,7 @@ from reconsim.model.params import (
 )
 from reconsim.model.seed001 import BASE, U_SCAN_G
 from reconsim.report.source import ReportError, SweepSource
+from reconsim.sweep.facts import FACTS_KEY, TableFacts, merge
 
 #: The columns :func:`~reconsim.model.laws.law_columns` derives from a cell's parameters
 #: and overshoot.
@@ -132,9 +135,11 @@ def load_sweep(sweep_dir: Any) -> Sweep:
 
     ``sweep_dir`` is a local path, a ``file://`` URL or an object-store URL (see
     :mod:`.source`). Raises :class:`ReportError` naming the path when a file is missing or
-    unreadable, or when a column the report needs is absent. Reads the table for its
-    size, the stale law cells and each axis's nulls (one query), each axis's values (one
-    small query each) and the death schedules.
+    unreadable, or when a column the report needs is absent. Its size, each axis's nulls
+    and values, the death schedules and whether the stored law columns are today's come
+    from the chunks' footers (:mod:`reconsim.sweep.facts`) where every chunk has them;
+    otherwise from the table: its size, the stale law cells and each axis's nulls in one
+    query, each axis's values in one small query each, and the death schedules.
     """
     source = sweep_dir if isinstance(sweep_dir, SweepSource) else SweepSource.parse(sweep_dir)
     meta = source.read_meta()
@@ -162,22 +167,15 @@ def load_sweep(sweep_dir: Any) -> Sweep:
     scan = scan.with_columns(e.name.prefix(_FRESH) for e in law_columns())
     schema = scan.collect_schema()
     stored = [c for c in LAW_COLUMNS if c in schema]
-    # One read for the size, the stale law cells, each candidate axis's nulls (flattening
-    # keeps a null a null) and which world parameters ever leave their default.
-    facts_q = scan.select(
-        pl.len().alias("__cells"),
-        _stale_law_cells(stored).alias("__stale"),
-        *(pl.col(a).null_count().alias(f"{a}__nulls") for a in candidates),
-        *(_off_default(p).any().alias(f"{p}__off") for p in world),
-    )
+    footer = (_footer_facts(source, schema, candidates)
+              if not hidden and len(stored) == len(LAW_COLUMNS) else None)
     try:
-        facts = collect(facts_q)
+        cells, stale, nulls, off = _opening_facts(scan, footer, stored, candidates, world)
     except (OSError, pl.exceptions.PolarsError) as exc:
         raise ReportError(f"{where_data}: unreadable: {_first_line(exc)}") from None
-    cells = int(facts["__cells"].item())
     if cells == 0:
         raise ReportError(f"{where_data}: the table has no rows")
-    constant = [p for p in world if not facts[f"{p}__off"].item()]
+    constant = [p for p in world if not off[p]]
     axes = tuple(a for a in candidates if a not in constant)
     hidden += constant
     # Only the columns flat() changes: re-selecting a plain column would stop polars from
@@ -186,20 +184,25 @@ def load_sweep(sweep_dir: Any) -> Sweep:
         *(flat(a, schema[a]) for a in (*axes, *hidden) if _needs_flat(schema[a])),
         has_deaths(BASE.deaths).alias(SEED_DEATHS),
     )
-    stale = int(facts["__stale"].item() or 0)
     if stale == 0 and len(stored) == len(LAW_COLUMNS):
-        # The read above compared every row's stored law columns with the law's: equal on
-        # all of them, so the stored ones are the law's values, and each later query reads
-        # them instead of deriving them again (that cost more than reading the row).
+        # Every row's stored law columns equal the law's (compared above, or computed by
+        # today's laws, as the footers say): later queries read them instead of deriving
+        # them again (that cost more than reading the row).
         base = scan.select(*axes, *METRIC_NAMES, *LAW_COLUMNS, *hidden, SEED_DEATHS)
         table = base
     else:
         base = scan.select(*axes, *METRIC_NAMES, *stored, *hidden, SEED_DEATHS,
                            *(_FRESH + c for c in LAW_COLUMNS))
         table = base.drop(*stored).rename({_FRESH + c: c for c in LAW_COLUMNS})
+    known = {} if footer is None else {
+        a: v.select(flat(a, schema[a])).unique() for a in axes
+        if (v := footer.values[a]) is not None}
     try:
-        schedules = _schedules(scan)
-        values = collect_all([base.select(pl.col(a).unique()) for a in axes])
+        schedules = _schedules(scan if footer is None or footer.schedules is None
+                               else footer.schedules.lazy())
+        asked = [a for a in axes if a not in known]
+        values = dict(zip(asked, collect_all([base.select(pl.col(a).unique()) for a in asked]),
+                          strict=True)) | known
     except (OSError, pl.exceptions.PolarsError) as exc:
         raise ReportError(f"{where_data}: unreadable: {_first_line(exc)}") from None
     return Sweep(
@@ -209,10 +212,56 @@ def load_sweep(sweep_dir: Any) -> Sweep:
         schedules=schedules,
         stale_law_cells=stale,
         cells=cells,
-        axis_facts={a: AxisFacts(values=tuple(v[a].sort(nulls_last=False).to_list()),
-                                 nulls=int(facts[f"{a}__nulls"].item()))
-                    for a, v in zip(axes, values, strict=True)},
+        axis_facts={a: AxisFacts(values=tuple(values[a][a].sort(nulls_last=False).to_list()),
+                                 nulls=nulls[a])
+                    for a in axes},
     )
+
+
+def _opening_facts(scan: pl.LazyFrame, footer: TableFacts | None, stored: Sequence[str],
+                   candidates: Sequence[str], world: Sequence[str]
+                   ) -> tuple[int, int, dict[str, int], dict[str, bool]]:
+    """The table's size, its stale law cells, each candidate axis's nulls and whether each
+    world parameter ever leaves its default: from the chunks' ``footer`` facts where they
+    say, and from one read of the table for the rest (flattening keeps a null a null)."""
+    if footer is not None:
+        # Every chunk's footer states its rows, its columns' values and nulls, and that
+        # today's laws computed its law columns.
+        unknown = [p for p in world if footer.values[p] is None]
+        off = {p: bool(v.select(_off_default(p).any()).item())
+               for p, v in footer.values.items() if p in world and v is not None}
+        if unknown:
+            read = collect(scan.select(_off_default(p).any().alias(p) for p in unknown))
+            off |= {p: bool(read[p].item()) for p in unknown}
+        return footer.rows, 0, footer.nulls, off
+    read = collect(scan.select(
+        pl.len().alias("__cells"),
+        _stale_law_cells(stored).alias("__stale"),
+        *(pl.col(a).null_count().alias(f"{a}__nulls") for a in candidates),
+        *(_off_default(p).any().alias(f"{p}__off") for p in world),
+    ))
+    return (int(read["__cells"].item()), int(read["__stale"].item() or 0),
+            {a: int(read[f"{a}__nulls"].item()) for a in candidates},
+            {p: bool(read[f"{p}__off"].item()) for p in world})
+
+
+def _footer_facts(source: SweepSource, schema: pl.Schema,
+                  columns: Sequence[str]) -> TableFacts | None:
+    """The facts every chunk's footer states about ``columns`` (:mod:`reconsim.sweep.facts`),
+    merged; None when a chunk has none (or other ones), or the table is on object storage
+    (where each footer is a request)."""
+    if source.remote:
+        return None
+    footers = []
+    for part in source.part_files():
+        try:
+            text = pl.read_parquet_metadata(part).get(FACTS_KEY)
+        except (OSError, pl.exceptions.PolarsError):
+            return None  # the table's read names the file and the problem
+        if text is None:
+            return None
+        footers.append(text)
+    return merge(footers, schema, columns)
 
 
 def _off_default(name: str) -> pl.Expr:

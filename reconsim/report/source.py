@@ -121,7 +121,12 @@ class SweepSource:
         if self.url is not None:
             # polars lists and orders the parts itself (glob on the object store).
             return pl.scan_parquet(f"{self.url}/data/*.parquet")
+        return pl.scan_parquet(self.part_files())
+
+    def part_files(self) -> list[Path]:
+        """Every local ``data/*.parquet``, in name order; :class:`ReportError` when there is
+        none."""
         parts = sorted((self.local / "data").glob("*.parquet"))
         if not parts:
             raise ReportError(f"{self.local / 'data'}: no *.parquet files")
-        return pl.scan_parquet(parts)
+        return parts

@@ -35,6 +35,7 @@ from reconsim.model.params import METRICS, PARAM_DTYPES, SCHEDULE_COLUMN, shown
 from reconsim.model.simulate import simulate
 from reconsim.model.version import MODEL_VERSION
 from reconsim.sweep import store
+from reconsim.sweep.facts import FACTS_KEY, chunk_facts
 from reconsim.sweep.grid import PARAM_COLUMNS, expand
 from reconsim.sweep.spec import Spec
 
@@ -141,8 +142,18 @@ def run_and_write_chunk(spec: Spec, out: Path, index: int, threads: int | None =
     """Simulate chunk ``index`` and write its file atomically here, in the worker;
     return (index, rows): only two integers travel back to the parent."""
     index, frame = run_chunk(spec, index, threads, expected)
-    store.write_chunk(out, index, frame, model())
+    _write(out, index, frame)
     return index, frame.height
+
+
+#: The columns a chunk's footer states facts about: the parameters (a schedule by name).
+FACT_COLUMNS: Final = tuple(c for c in PARAM_COLUMNS if c != "deaths")
+
+
+def _write(out: Path, index: int, frame: pl.DataFrame) -> None:
+    """Write chunk ``index``'s file, with its footer's facts."""
+    store.write_chunk(out, index, frame, model(),
+                      {FACTS_KEY: chunk_facts(frame, FACT_COLUMNS)})
 
 
 def default_out(spec: Spec) -> Path:
@@ -276,7 +287,7 @@ def _run_locked(  # noqa: PLR0913, PLR0917 — run_sweep's options, passed on on
                 for index, frame in parallel(joblib.delayed(run_chunk)(spec, i, threads,
                                                                        model())
                                              for i in todo):
-                    store.write_chunk(out, index, frame, model())
+                    _write(out, index, frame)
                     bar.update(frame.height)
     except BaseException as exc:
         # Record how it ended, so the next run can say; a SIGKILL leaves "running".

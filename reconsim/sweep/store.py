@@ -3,7 +3,9 @@
 ::
 
     DIR/sweep.json            the manifest: spec, its hash, model, version, counts, times
-    DIR/data/part-00000.parquet  one file per chunk of cells, written atomically
+    DIR/data/part-00000.parquet  one file per chunk of cells, written atomically, its
+                              footer stating its model version and facts about its rows
+                              (reconsim.sweep.facts)
     DIR/.lock                 held (flock) while a sweep writes into DIR
 
 A directory holds one model's results: the manifest records the :class:`Model` (its
@@ -171,11 +173,13 @@ def done_chunks(out: Path) -> set[int]:
     return found
 
 
-def write_chunk(out: Path, index: int, frame: pl.DataFrame, model: Model) -> None:
+def write_chunk(out: Path, index: int, frame: pl.DataFrame, model: Model,
+                facts: Mapping[str, str] | None = None) -> None:
     """Write one chunk atomically (a temporary file in the same folder, fsync, rename),
-    its metadata naming the version of the ``model`` that computed it."""
+    its metadata naming the version of the ``model`` that computed it, plus ``facts``
+    (more metadata: :mod:`reconsim.sweep.facts`)."""
     target = chunk_path(out, index)
-    metadata = {MODEL_KEY: str(model.version)}
+    metadata = {MODEL_KEY: str(model.version), **(facts or {})}
     _atomic_write(target, lambda f: frame.write_parquet(f, compression="zstd",
                                                         metadata=metadata))
 
