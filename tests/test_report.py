@@ -20,7 +20,7 @@ import pytest
 from reconsim import METRIC_NAMES, Cell
 from reconsim.model.laws import law_columns
 from reconsim.model.simulate import DEATHS_DTYPE, simulate
-from reconsim.report import ReportError, build_report, publish
+from reconsim.report import ReportError, build, build_report, publish
 from reconsim.report.build import summarize
 from reconsim.report.charts import Figure
 from reconsim.report.data import (
@@ -607,3 +607,32 @@ def test_where_and_groups_by_groups_of_axes_count_as_one_axis_at_a_time(
     for sizes in (sweep.sizes, pairs):
         assert where(checked, fails, rest, sizes=sizes) == one_by_one
         assert groups(mismatched, checked, ["schedule"], rest, sizes=sizes) == per_schedule
+
+
+def test_the_script_bundle_is_made_once_per_version(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[str | None] = []
+    real = build.vl_convert.javascript_bundle
+
+    def counted(snippet: str | None, vl_version: str | None = None) -> str:
+        made.append(vl_version)
+        return real(snippet, vl_version=vl_version)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(build.vl_convert, "javascript_bundle", counted)
+    monkeypatch.setenv("RECONSIM_CACHE_DIR", str(tmp_path / "cache"))
+    first = build.javascript_bundle()
+    assert build.javascript_bundle() == first
+    assert len(made) == 1
+    assert "</script" not in first
+    assert [p.name for p in (tmp_path / "cache").iterdir()] == [
+        f"vega-bundle-{build.VL_CONVERT_VERSION}-vl{build.vegalite_version()}.js"]
+    # Another vl-convert: another file, made anew.
+    monkeypatch.setattr(build, "VL_CONVERT_VERSION", "0.0.0-other")
+    assert build.javascript_bundle() == first
+    assert len(made) == 2
+    # A cache that cannot be written: made every time, the same script.
+    (tmp_path / "file").write_text("", encoding="utf-8")
+    monkeypatch.setenv("RECONSIM_CACHE_DIR", str(tmp_path / "file" / "cache"))
+    assert build.javascript_bundle() == first
+    assert build.javascript_bundle() == first
+    assert len(made) == 4

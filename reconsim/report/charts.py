@@ -112,10 +112,15 @@ def names_expr(names: Mapping[str, str]) -> str:
 
 
 def finish(chart: alt.TopLevelMixin, title: str, subtitle: str) -> dict[str, Any]:
-    """The chart's Vega-Lite spec, titled, with its data inline."""
+    """The chart's Vega-Lite spec, titled, with its data inline.
+
+    Marks carry no ARIA description: Vega writes one per mark, every encoded field spelled
+    out, and the law's heatmap at 10^7 cells came to a 9.3 MB SVG drawn in 1.3 s; without
+    them 1.0 MB in 0.45 s, the picture unchanged. Titles, axes and legends keep theirs, and
+    the page's tables give the numbers."""
     lines = [line.strip() for line in subtitle.split(". ") if line.strip()]
     lines = [line if line.endswith(".") else f"{line}." for line in lines]
     titled = chart.properties(title=alt.TitleParams(title, subtitle=lines, anchor="start",
                                                     subtitleFontSize=11))
-    spec: dict[str, Any] = titled.to_dict()
+    spec: dict[str, Any] = titled.configure_mark(aria=False).to_dict()
     return spec
