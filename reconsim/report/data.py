@@ -10,6 +10,10 @@ computed them (:mod:`reconsim.sweep.facts`) or where a first read finds every ro
 to the law's; otherwise the law columns are recomputed from
 :func:`reconsim.model.laws.law_columns`, and the cells whose stored columns say otherwise
 are counted, never silently overwritten.
+
+Sections aggregate a part of a group as ``pl.when(cond).then(x).max()``, never as
+``x.filter(cond).max()``: the streaming engine buffers the rows of a filter inside an
+aggregate, and at 10^8 cells the law's counts held 957 MiB that way and 336 MiB this way.
 """
 
 from __future__ import annotations

@@ -362,7 +362,7 @@ def _readings(cells: pl.LazyFrame, rest: Sequence[str],
                    (o > law).sum().alias(f"{name}__exceeded"),
                    (o == law).sum().alias(f"{name}__equal"),
                    (o < law).sum().alias(f"{name}__below"),
-                   (o - law).filter(o > law).max().alias(f"{name}__excess_max")]
+                   pl.when(o > law).then(o - law).max().alias(f"{name}__excess_max")]
     row = collect(cells.select(counts)).row(0, named=True)
     figures = ["overshoot", "law_lowest", "law_mean", "law_worst", "unneeded"]
     out = []
@@ -386,9 +386,9 @@ def _boundary(cells: pl.LazyFrame, rest: Sequence[str],
     above, o = pl.col("above_boundary_worst"), pl.col("overshoot")
     by = collect(cells.group_by("controller").agg(
         above.sum().alias("above_cells"), (above & (o > 0)).sum().alias("above_positive"),
-        o.filter(above).max().alias("above_max"),
+        pl.when(above).then(o).max().alias("above_max"),
         (~above).sum().alias("below_cells"), (~above & (o > 0)).sum().alias("below_positive"),
-        o.filter(~above).max().alias("below_max")))
+        pl.when(~above).then(o).max().alias("below_max")))
     rows = {r["controller"]: r for r in by.iter_rows(named=True)}
     per = tuple(BoundaryRow(controller=c, **{k: rows[c][k] for k in (
         "above_cells", "above_positive", "above_max", "below_cells", "below_positive",

@@ -170,7 +170,7 @@ def _compare(sweep: Sweep, switch: str, value: Any) -> SwitchValue:
     aggs: list[pl.Expr] = [pl.len().alias("rows"), has.sum().alias("twinned")]
     for n in names:
         change = pl.col(f"change_{n}")
-        aggs += [pl.col(n).filter(has).mean().alias(f"{n}__mean"),
+        aggs += [pl.when(has).then(pl.col(n)).mean().alias(f"{n}__mean"),
                  pl.col(f"twin_{n}").mean().alias(f"{n}__twin_mean"),
                  change.mean().alias(f"{n}__change_mean"),
                  (change > 0).sum().alias(f"{n}__worse"), (change < 0).sum().alias(f"{n}__better"),

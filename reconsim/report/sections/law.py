@@ -76,8 +76,8 @@ def _counts(table: Table) -> dict[str, dict[str, Any]]:
         (mismatched & created).sum().alias("created_mismatches"),
         (mismatched & (diff > 0)).sum().alias("above"),
         (mismatched & (diff < 0)).sum().alias("below"),
-        diff.filter(mismatched).min().alias("difference_min"),
-        diff.filter(mismatched).max().alias("difference_max"),
+        pl.when(mismatched).then(diff).min().alias("difference_min"),
+        pl.when(mismatched).then(diff).max().alias("difference_max"),
         (mismatched & (pl.col("law_overshoot") < 0)).sum().alias("law_negative"),
         (mismatched & zero_delay).sum().alias("zero_delay"),
         (checked & zero_delay).sum().alias("zero_delay_of"),
@@ -85,8 +85,8 @@ def _counts(table: Table) -> dict[str, dict[str, Any]]:
         (checked & early).sum().alias("early_of"),
         (mismatched & elsewhere).sum().alias("elsewhere"),
         (checked & elsewhere).sum().alias("elsewhere_of"),
-        diff.filter(mismatched & elsewhere).min().alias("elsewhere_min"),
-        diff.filter(mismatched & elsewhere).max().alias("elsewhere_max"),
+        pl.when(mismatched & elsewhere).then(diff).min().alias("elsewhere_min"),
+        pl.when(mismatched & elsewhere).then(diff).max().alias("elsewhere_max"),
     ))
     return {r["controller"]: r for r in rows.iter_rows(named=True)}
 

@@ -465,19 +465,19 @@ def by_gb_verdict(t: pl.LazyFrame, axes: Sequence[str], schedules: Mapping[str, 
     # after it (zero_from) and the cells with overshoot 0 at or below it (zero_below, the
     # cells below zero_from: no U of the series lies between the two).
     last = collect(pop.group_by(key).agg(
-        pl.col("U").filter(pl.col("overshoot") > 0).max().alias("last_positive"),
+        pl.when(pl.col("overshoot") > 0).then(pl.col("U")).max().alias("last_positive"),
         pl.col("U").min().alias("first_U")))
     per_series = collect(pop.join(last.lazy(), on=key, how="left", nulls_equal=True)
                          .group_by(key).agg(
         pl.col("last_positive").first(), pl.col("first_U").first(),
-        pl.col("U").filter(pl.col("U") > pl.col("last_positive")).min().alias("after"),
+        pl.when(pl.col("U") > pl.col("last_positive")).then(pl.col("U")).min().alias("after"),
         ((pl.col("U") <= pl.col("last_positive")) & (pl.col("overshoot") == 0)).sum()
         .alias("zero_below"),
     )).select(*key, pl.when(pl.col("last_positive").is_null()).then(pl.col("first_U"))
               .otherwise(pl.col("after")).alias("zero_from"), "zero_below")
     boundary_u, one = collect_all([
         pop.group_by("G", "B").agg(
-            pl.col("U").filter(pl.col("U") >= pl.col("G") + pl.col("B")).min()
+            pl.when(pl.col("U") >= pl.col("G") + pl.col("B")).then(pl.col("U")).min()
             .alias("boundary_U"),
             pl.col("U").max().alias("U_max")),
         select(pop, shown).select("G", "B", "U", *figures),
