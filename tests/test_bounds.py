@@ -32,8 +32,10 @@ from reconsim.model.simulate import cells_frame, kernel_inputs
 from reconsim.sweep import runner
 from reconsim.sweep.spec import (
     DEFAULT_CHUNK_SIZE,
+    LARGE_CHUNK_SIZE,
     MAX_AXIS_VALUES,
     MAX_CHUNK_ENTRIES,
+    TARGET_CHUNKS,
     SpecError,
     parse_spec,
 )
@@ -271,6 +273,20 @@ def test_the_default_chunk_shrinks_to_hold_long_lists_and_a_set_one_is_refused()
             f"{MAX_CHUNK_ENTRIES // entries}")):
         parse_spec(text.format(chunk="chunk_size = 50000\n"))
     assert parse_spec('name = "t"\n').chunk_size == DEFAULT_CHUNK_SIZE
+
+
+@pytest.mark.parametrize(("g_values", "chunk"), [
+    (400, DEFAULT_CHUNK_SIZE),  # 400 chunks of the default size: no larger
+    (401, 50_125),  # 20,050,000 cells: 400 chunks
+    (3000, LARGE_CHUNK_SIZE),  # 150,000,000 cells: chunks at their largest
+])
+def test_a_large_grid_gets_fewer_larger_chunks(g_values: int, chunk: int) -> None:
+    spec = parse_spec(f'name = "t"\n[grid]\nG = {{from = 0, to = {g_values - 1}}}\n'
+                      "U = {from = 1, to = 50000}\n")
+    assert spec.n_cells == g_values * 50_000
+    assert spec.chunk_size == chunk
+    assert spec.n_chunks == -(-spec.n_cells // chunk)
+    assert spec.n_chunks <= TARGET_CHUNKS or chunk == LARGE_CHUNK_SIZE
 
 
 def test_max_cells_refuses_and_raises_the_limit(tmp_path: Path,

@@ -16,11 +16,13 @@ from typing import Any
 
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reconsim import METRIC_NAMES, Cell
 from reconsim.model.laws import law_columns
 from reconsim.model.simulate import DEATHS_DTYPE, simulate
-from reconsim.report import ReportError, build, build_report, publish
+from reconsim.report import ReportError, build, build_report, data, publish
 from reconsim.report.build import summarize
 from reconsim.report.charts import Figure
 from reconsim.report.data import (
@@ -636,3 +638,23 @@ def test_the_script_bundle_is_made_once_per_version(
     assert build.javascript_bundle() == first
     assert build.javascript_bundle() == first
     assert len(made) == 4
+
+
+@settings(max_examples=150, deadline=None)
+@given(rows=st.lists(st.tuples(st.one_of(st.none(), st.integers(0, 3)), st.integers(0, 2),
+                               st.floats(0, 1, allow_nan=False)), max_size=40),
+       descending=st.tuples(st.booleans(), st.booleans(), st.booleans()),
+       n=st.integers(1, 12), at_once=st.sampled_from([1, 3, 50_000]))
+def test_first_rows_are_the_sorted_tables_first(rows: list[tuple[int | None, int, float]],
+                                                descending: tuple[bool, bool, bool], n: int,
+                                                at_once: int) -> None:
+    """However many rows tie (TIES_AT_ONCE forced down to 1 and 3), the first rows equal
+    the whole table's, sorted, in every ``by`` column."""
+    frame = pl.DataFrame(rows, schema={"a": pl.Int64, "b": pl.Int64, "c": pl.Float64},
+                         orient="row")
+    by = ["a", "b", "c"]
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(data, "TIES_AT_ONCE", at_once)
+        got = data.first_rows(frame.lazy(), by, list(descending), n)
+    want = frame.sort(by, descending=list(descending), nulls_last=True).head(n)
+    assert got.select(by).equals(want.select(by))

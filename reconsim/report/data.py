@@ -795,13 +795,18 @@ def tally(column: str, count: str = "n", limit: int = 8) -> pl.Expr:
     Rows show in their order in the frame (sort them first); past ``limit`` of them the
     string ends with how many more there are.
     """
-    pairs = pl.concat_str(pl.col(column).cast(pl.String).fill_null("null"), pl.lit(": "),
-                          pl.col(count).cast(pl.String))
-    shown = pairs.head(limit).str.join(", ")
+    # Only the rows shown are spelled out (a group can hold thousands).
+    pairs = pl.concat_str(pl.col(column).head(limit).cast(pl.String).fill_null("null"),
+                          pl.lit(": "), pl.col(count).head(limit).cast(pl.String))
+    shown = pairs.str.join(", ")
     more = pl.len().cast(pl.Int64) - limit
     return pl.when(more > 0).then(
         pl.concat_str(shown, pl.lit(" … and "), more.cast(pl.String), pl.lit(" more"))
     ).otherwise(shown)
+
+
+#: Most rows :func:`first_rows` collects that tie with its ``n``-th best value.
+TIES_AT_ONCE: Final = 50_000
 
 
 def first_rows(table: Table, by: Sequence[str], descending: Sequence[bool], n: int
@@ -811,7 +816,10 @@ def first_rows(table: Table, by: Sequence[str], descending: Sequence[bool], n: i
 
     The table is not sorted whole: one query finds the ``n``-th best value of the first
     ``by`` column, a second collects the rows at least as good (ties with it included),
-    and only those are sorted.
+    and only those are sorted. Where more than :data:`TIES_AT_ONCE` rows tie with that
+    value, the rows strictly better (fewer than ``n``) are collected, and the first of
+    the ties by the other columns, the same way (at 10^8 cells, an example query's ties
+    were 1.5 million rows, 440 MB).
     """
     query = lazy(table)
     first, desc = by[0], descending[0]
@@ -829,7 +837,16 @@ def first_rows(table: Table, by: Sequence[str], descending: Sequence[bool], n: i
                 else collect(nulls.head(n - k)))
         rows = pl.concat([head, tail], how="vertical_relaxed")
     else:
-        rows = collect(query.filter(pl.col(first) >= edge if desc else pl.col(first) <= edge))
+        better = pl.col(first) > edge if desc else pl.col(first) < edge
+        tied = pl.col(first) == edge
+        rows = collect(query.filter(better | tied).head(TIES_AT_ONCE + 1))
+        if rows.height > TIES_AT_ONCE:
+            strict = collect(query.filter(better))
+            ties = query.filter(tied)
+            rest = n - strict.height
+            tail = (first_rows(ties, by[1:], descending[1:], rest) if len(by) > 1
+                    else collect(ties.head(rest)))
+            rows = pl.concat([strict, tail], how="vertical_relaxed")
     return rows.sort(list(by), descending=list(descending), nulls_last=True).head(n)
 
 

@@ -22,7 +22,7 @@ import math
 import re
 import tomllib
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -56,8 +56,14 @@ AXES: Final[tuple[str, ...]] = tuple("schedule" if p == "deaths" else p for p in
 #: The name the model's default death schedule gets when a grid names no schedule.
 DEFAULT_SCHEDULE: Final = "default"
 #: Cells per chunk file unless the spec says otherwise (or its cells' lists are long: see
-#: MAX_CHUNK_ENTRIES).
+#: MAX_CHUNK_ENTRIES), for a grid of up to DEFAULT_CHUNK_SIZE x TARGET_CHUNKS cells.
 DEFAULT_CHUNK_SIZE: Final = 50_000
+#: Chunk files a larger grid is split into by default, its chunks growing up to
+#: LARGE_CHUNK_SIZE cells: every query of the table pays a little for each file it
+#: scans, and at 10^8 cells in 2,011 files of 50,000 that was a fifth of the report.
+TARGET_CHUNKS: Final = 400
+#: The largest chunk a spec gets by default (~100 MB in a worker's memory).
+LARGE_CHUNK_SIZE: Final = 250_000
 #: The largest chunk a spec may ask for: a chunk is held in memory whole (~400 bytes a cell).
 MAX_CHUNK_SIZE: Final = 10**6
 #: Death events and restart times a chunk's frame may hold, summed over its cells (~50 bytes
@@ -227,14 +233,32 @@ def parse_spec(text: str) -> Spec:
         schedules[DEFAULT_SCHEDULE] = Schedule(DEFAULT_SCHEDULE, "events",
                                                {"events": DEFAULTS["deaths"]})
     entries = _entries_per_cell(axes, schedules)
+    spec = Spec(name=name, axes=axes, schedules=schedules, chunk_size=chunk_size or 1,
+                source=doc)
     if chunk_size is None:
-        chunk_size = max(1, min(DEFAULT_CHUNK_SIZE, MAX_CHUNK_ENTRIES // max(1, entries)))
-    elif chunk_size * entries > MAX_CHUNK_ENTRIES:
+        return replace(spec, chunk_size=default_chunk_size(spec.n_cells, entries))
+    if chunk_size * entries > MAX_CHUNK_ENTRIES:
         raise SpecError(
             f"chunk_size: {chunk_size} cells x up to {entries} death events and restart times "
             f"each is {chunk_size * entries:,} list entries a chunk, more than "
             f"{MAX_CHUNK_ENTRIES:,}; set chunk_size <= {max(1, MAX_CHUNK_ENTRIES // entries)}")
-    return Spec(name=name, axes=axes, schedules=schedules, chunk_size=chunk_size, source=doc)
+    return spec
+
+
+def default_chunk_size(cells: int, entries: int) -> int:
+    """Cells per chunk of a grid of ``cells`` whose cells hold up to ``entries`` death
+    events and restart times each: :data:`DEFAULT_CHUNK_SIZE`, more for a grid of over
+    :data:`TARGET_CHUNKS` such chunks (as many as make that many chunks, at most
+    :data:`LARGE_CHUNK_SIZE`), fewer where the lists would not fit
+    (:data:`MAX_CHUNK_ENTRIES`).
+
+    >>> default_chunk_size(10**6, 1), default_chunk_size(10**8, 1), default_chunk_size(10**10, 1)
+    (50000, 250000, 250000)
+    >>> default_chunk_size(10**8, 400)
+    25000
+    """
+    size = min(LARGE_CHUNK_SIZE, max(DEFAULT_CHUNK_SIZE, -(-cells // TARGET_CHUNKS)))
+    return max(1, min(size, MAX_CHUNK_ENTRIES // max(1, entries)))
 
 
 def _entries_per_cell(axes: Mapping[str, tuple[Any, ...]],

@@ -498,9 +498,11 @@ def law_grid(rows: pl.LazyFrame, axes: Sequence[str]) -> LawGrid:
         pl.col("n").sum()) for axis in shared]
     grid = keyed(grid)
     for axis, counted in zip(shared, by_value, strict=True):
-        counts = (keyed(counted).sort(["n", axis], descending=[True, False], nulls_last=True)
-                  .group_by(keys, maintain_order=True).agg(tally(axis).alias(f"by_{axis}")))
-        grid = grid.join(counts, on=keys, how="left")
+        # Tallied by the bins' bounds, then labelled: labels on every (bin, value) row
+        # (2.2 million at 10^8 cells) took 0.7 GB.
+        counts = (counted.sort(["n", axis], descending=[True, False], nulls_last=True)
+                  .group_by(bounds, maintain_order=True).agg(tally(axis).alias(f"by_{axis}")))
+        grid = grid.join(keyed(counts), on=keys, how="left")
     grid = grid.sort(keys).select(
         "panel", "G_label", "U_label", "cells", "mismatching", "overshoot_max",
         range_text("overshoot__lo", "overshoot__hi").alias("overshoot"),
