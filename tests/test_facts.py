@@ -98,6 +98,14 @@ def test_a_sweeps_footers_open_the_table_without_reading_it(
     assert {"lag", "create_faults", "restart_at", "max_per_round", "gain", "seed",
             "schedule"} <= set(fast.axes)
     assert summarize(fast) == summarize(slow)
+    # Which variant parameters vary within a controller: from the footers, no read.
+    assert fast.variants is not None
+    assert slow.variants is None
+    plans.clear()
+    varying = data.variant_params(fast.table, fast.sizes, fast.variants)
+    assert plans == []
+    assert varying == data.variant_params(slow.table, slow.sizes)
+    assert {"max_per_round", "gain", "restart_at"} <= set(varying)
 
 
 def test_columns_past_the_footers_limit_are_read_from_the_table(

@@ -122,6 +122,9 @@ class Sweep:
     stale_law_cells: int
     cells: int
     axis_facts: dict[str, AxisFacts]
+    #: The distinct rows of controller and the variant parameters (as stored: lists as
+    #: lists), where the chunks' footers say; for :func:`variant_params`.
+    variants: pl.DataFrame | None = None
 
     @property
     def sizes(self) -> dict[str, int]:
@@ -219,6 +222,7 @@ def load_sweep(sweep_dir: Any) -> Sweep:
         axis_facts={a: AxisFacts(values=tuple(values[a][a].sort(nulls_last=False).to_list()),
                                  nulls=nulls[a])
                     for a in axes},
+        variants=None if footer is None else footer.variants,
     )
 
 
@@ -397,17 +401,20 @@ def in_order(names: Iterable[str]) -> list[str]:
     return sorted(names, key=lambda c: (known.index(c) if c in known else len(known), c))
 
 
-def variant_params(table: Table, sizes: Mapping[str, int] | None = None) -> list[str]:
+def variant_params(table: Table, sizes: Mapping[str, int] | None = None,
+                   variants: pl.DataFrame | None = None) -> list[str]:
     """The :data:`VARIANT_PARAMS` that take more than one value among one controller's rows
     (``sizes``, each axis's number of values over the sweep where known, rules out those
-    with one value without a query)."""
+    with one value without a query; ``variants``, the table's distinct rows of controller
+    and the variant parameters where known, answers without one)."""
     present = [p for p in VARIANT_PARAMS if p in lazy(table).collect_schema()
                and (sizes is None or sizes.get(p, 2) > 1)]
     if not present:
         return []
     # The distinct combinations first (a few rows), counted per controller in memory:
     # n_unique per controller over every row took 4 s at 10^8 cells.
-    combos = collect(lazy(table).group_by("controller", *present).agg(pl.len()))
+    combos = (variants if variants is not None
+              else collect(lazy(table).group_by("controller", *present).agg(pl.len())))
     counts = combos.group_by("controller").agg(pl.col(p).n_unique() for p in present)
     if counts.height == 0:
         return []

@@ -15,7 +15,10 @@ A chunk's facts:
 * ``columns``: for each parameter column (``schedule`` included), its null count and its
   distinct values as JSON (lists as lists, records as objects), or null past
   :data:`MAX_VALUES` distinct values (the report then asks the table for that column);
-* ``schedules``: the distinct (``schedule``, ``duration``, ``deaths``) rows.
+* ``schedules``: the distinct (``schedule``, ``duration``, ``deaths``) rows;
+* ``variants``: the distinct rows of ``controller`` and the variant parameters
+  (:data:`reconsim.model.params.VARIANT_PARAMS`), which say which of them vary within a
+  controller.
 
 A file without facts (written by another tool, or by a reconsim before them) is read the
 long way; so is a table whose footers disagree with its columns.
@@ -31,6 +34,7 @@ from typing import Any, Final
 import polars as pl
 
 from reconsim.model.laws import law_digest
+from reconsim.model.params import VARIANT_PARAMS
 
 #: The Parquet metadata key of a chunk's facts.
 FACTS_KEY: Final = "reconsim.facts"
@@ -39,6 +43,8 @@ FACTS_KEY: Final = "reconsim.facts"
 MAX_VALUES: Final = 1000
 #: The columns whose distinct rows ``schedules`` lists.
 SCHEDULE_ROWS: Final = ("schedule", "duration", "deaths")
+#: The columns whose distinct rows ``variants`` lists.
+VARIANT_ROWS: Final = ("controller", *VARIANT_PARAMS)
 
 
 def chunk_facts(frame: pl.DataFrame, columns: Sequence[str]) -> str:
@@ -50,11 +56,13 @@ def chunk_facts(frame: pl.DataFrame, columns: Sequence[str]) -> str:
         facts[name] = {"nulls": frame.get_column(name).null_count(),
                        "values": values.to_list() if values.len() <= MAX_VALUES else None}
     schedules = frame.select(SCHEDULE_ROWS).unique(maintain_order=True)
+    variants = frame.select(VARIANT_ROWS).unique(maintain_order=True)
     return json.dumps({
         "rows": frame.height,
         "law": law_digest(),
         "columns": facts,
         "schedules": schedules.to_dicts() if schedules.height <= MAX_VALUES else None,
+        "variants": variants.to_dicts() if variants.height <= MAX_VALUES else None,
     }, separators=(",", ":"))
 
 
@@ -62,12 +70,14 @@ def chunk_facts(frame: pl.DataFrame, columns: Sequence[str]) -> str:
 class TableFacts:
     """The facts of every chunk of a table, merged: its rows, each column's null count and
     distinct values (a one-column frame of the column's dtype, or None where some chunk
-    lists none), and the distinct (schedule, duration, deaths) rows (or None)."""
+    lists none), and the distinct (schedule, duration, deaths) rows and (controller,
+    variant parameters) rows (or None)."""
 
     rows: int
     nulls: dict[str, int]
     values: dict[str, pl.DataFrame | None]
     schedules: pl.DataFrame | None
+    variants: pl.DataFrame | None
 
 
 def merge(footers: Sequence[str], schema: Mapping[str, pl.DataType],
@@ -94,15 +104,23 @@ def merge(footers: Sequence[str], schema: Mapping[str, pl.DataType],
             lists = [doc["columns"][c]["values"] for doc in parsed]
             values[c] = None if any(v is None for v in lists) else pl.DataFrame(
                 {c: [v for vs in lists for v in vs]}, schema={c: schema[c]}).unique()
-        schedule_rows = [doc.get("schedules") for doc in parsed]
-        schedules = None
-        if all(rows is not None for rows in schedule_rows):
-            schedules = pl.DataFrame([row for rows in schedule_rows for row in rows or ()],
-                                     schema={c: schema[c] for c in SCHEDULE_ROWS}).unique()
         return TableFacts(rows=sum(int(doc["rows"]) for doc in parsed),
                           nulls={c: sum(int(doc["columns"][c]["nulls"]) for doc in parsed)
                                  for c in columns},
-                          values=values, schedules=schedules)
+                          values=values,
+                          schedules=_distinct_rows(parsed, "schedules", SCHEDULE_ROWS, schema),
+                          variants=_distinct_rows(parsed, "variants", VARIANT_ROWS, schema))
     except (KeyError, TypeError, ValueError, pl.exceptions.PolarsError):
         # Facts that do not fit the table's columns: the table is read instead.
         return None
+
+
+def _distinct_rows(parsed: Sequence[Mapping[str, Any]], key: str, columns: Sequence[str],
+                   schema: Mapping[str, pl.DataType]) -> pl.DataFrame | None:
+    """The distinct rows every chunk lists under ``key``, united; None where one lists
+    none (past :data:`MAX_VALUES`, or a footer without them)."""
+    lists = [doc.get(key) for doc in parsed]
+    if any(rows is None for rows in lists):
+        return None
+    return pl.DataFrame([row for rows in lists for row in rows or ()],
+                        schema={c: schema[c] for c in columns}).unique()

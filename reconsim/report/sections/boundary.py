@@ -219,7 +219,8 @@ def boundary_counts(ledger: pl.LazyFrame, params: Sequence[str]) -> pl.DataFrame
 
 
 def boundary_verdict(table: Table, axes: Sequence[str],
-                     sizes: Mapping[str, int] | None = None) -> BoundarySummary:
+                     sizes: Mapping[str, int] | None = None,
+                     variant_rows: pl.DataFrame | None = None) -> BoundarySummary:
     """Overshoot on each side of the boundary ``U >= G + B``, on every ledger row.
 
     The four counts answer both directions of seed 001's claim: does U >= G + B imply
@@ -228,11 +229,13 @@ def boundary_verdict(table: Table, axes: Sequence[str],
     ``by_variant`` repeats the counts per ledger variant when the sweep varies observe
     or max_per_round (the boundary is seed 001's for observe = ready without a cap).
     The counts and the chart's data come from one aggregate (:func:`boundary_counts`);
-    ``sizes``: each axis's number of values, for :func:`~reconsim.report.data.where`.
+    ``sizes``: each axis's number of values, for :func:`~reconsim.report.data.where`;
+    ``variant_rows``: the table's distinct (controller, variant parameters) rows, where known.
     """
     rest = [a for a in axes if a != "controller"]
     ledger = lazy(table).filter(pl.col("controller") == "ledger")
-    params = variant_params(ledger, sizes)
+    params = variant_params(ledger, sizes, None if variant_rows is None else variant_rows.filter(
+        pl.col("controller") == "ledger"))
     above, zero = pl.col("above_boundary"), pl.col("overshoot") == 0
     counts = boundary_counts(ledger, params)
     total = {k: int(counts[k].sum()) for k in ("cells", *FOUR, *EXCEPTIONS)}
@@ -365,7 +368,7 @@ def _gap(values: pl.Series) -> float:
 def summarize(sweep: Sweep) -> BoundarySummary:
     """The four counts and where the exceptions lie (``summary.json``'s ``boundary``), and
     the chart's data."""
-    return boundary_verdict(sweep.table, sweep.axes, sweep.sizes)
+    return boundary_verdict(sweep.table, sweep.axes, sweep.sizes, sweep.variants)
 
 
 def charts(b: BoundarySummary, context: Context) -> list[Figure]:

@@ -438,16 +438,18 @@ def wasted() -> pl.Expr:
 
 
 def controllers_verdict(table: Table, axes: Sequence[str],
-                        sizes: Mapping[str, int] | None = None) -> ControllersSummary:
+                        sizes: Mapping[str, int] | None = None,
+                        variant_rows: pl.DataFrame | None = None) -> ControllersSummary:
     """Each variant's figures over all its cells, per G, and which variant does best or worst.
 
     ``compared`` is true when the sweep holds more than one variant. Means and maxima
     are over every cell of the variant (at that G, for ``by_G``): every U, B, desired,
     schedule and other parameter the sweep ran. ``stable_at``'s mean and max are over
     the cells that settle; ``unsettled`` counts the others. ``sizes``: each axis's number
-    of values, where known.
+    of values, and ``variant_rows``, the table's distinct (controller, variant parameters)
+    rows, where known.
     """
-    params = variant_params(table, sizes)
+    params = variant_params(table, sizes, variant_rows)
     t = lazy(table).with_columns(wasted())
     rest = [a for a in axes if a != "controller"]
     # Two queries for every variant at once: its figures over all its cells, and per G.
@@ -624,7 +626,7 @@ def _facts(variants: Sequence[Variant]) -> Facts:
 
 def summarize(sweep: Sweep) -> ControllersSummary:
     """Every variant's figures (``summary.json``'s ``controllers``)."""
-    return controllers_verdict(sweep.table, sweep.axes, sweep.sizes)
+    return controllers_verdict(sweep.table, sweep.axes, sweep.sizes, sweep.variants)
 
 
 def charts(c: ControllersSummary, context: Context) -> list[Figure]:
