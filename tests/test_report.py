@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 import pytest
 from hypothesis import given, settings
@@ -37,6 +38,7 @@ from reconsim.report.data import (
     representative,
     where,
 )
+from reconsim.report.sections import law
 from reconsim.report.sections.law import MAX_G_BINS, law_facets, law_figure, law_verdict
 
 SCHEDULES: dict[str, list[dict[str, int]]] = {
@@ -658,3 +660,39 @@ def test_first_rows_are_the_sorted_tables_first(rows: list[tuple[int | None, int
         got = data.first_rows(frame.lazy(), by, list(descending), n)
     want = frame.sort(by, descending=list(descending), nulls_last=True).head(n)
     assert got.select(by).equals(want.select(by))
+
+
+def test_law_chart_tallies_failures_by_shared_value() -> None:
+    """Each square's tooltip tally (failures by a shared axis's value, most first, eight at
+    most) equals a recount of the rows, on a grid too wide for the axis to get panels."""
+    rng = np.random.default_rng(7)
+    schedules = [f"s{i:02d}" for i in range(12)]
+    frame = pl.DataFrame(list(itertools.product(range(0, 95, 5), range(1, 41), [0, 5],
+                                                [1, 2, 3], schedules)),
+                         schema=["G", "U", "B", "desired", "schedule"], orient="row")
+    n = frame.height
+    frame = frame.with_columns(
+        law_holds=pl.Series(rng.random(n) > 0.6), overshoot=pl.Series(rng.integers(0, 5, n)),
+        law_overshoot=pl.Series(rng.integers(0, 5, n)),
+        unneeded=pl.Series(rng.integers(0, 3, n)), stable_at=pl.Series(rng.integers(1, 900, n)))
+    grid = law.law_grid(frame.lazy(), ("G", "U", "B", "desired", "schedule"))
+    assert grid.facets == ("desired",)
+    assert grid.shared == ("schedule",)
+    assert not grid.binned
+    failing = frame.filter(~pl.col("law_holds"))
+    seen_more = 0
+    for row in grid.grid.iter_rows(named=True):
+        panel = dict(part.split(" = ") for part in grid.labels[row["panel"]].split(" \u00b7 "))
+        mine = failing.filter(pl.col("G") == int(row["G_label"]),
+                              pl.col("U") == int(row["U_label"]),
+                              pl.col("B") == int(panel["B"]),
+                              pl.col("desired") == int(panel["desired"]))
+        counts = sorted(mine.group_by("schedule").len().iter_rows(),
+                        key=lambda vc: (-vc[1], vc[0]))
+        want = ", ".join(f"{v}: {c}" for v, c in counts[:8]) or "\u2014"
+        if len(counts) > 8:
+            want += f" \u2026 and {len(counts) - 8} more"
+            seen_more += 1
+        assert row["mismatching"] == mine.height
+        assert row["by_schedule"] == want
+    assert seen_more > 0
