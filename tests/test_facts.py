@@ -10,6 +10,7 @@ from typing import Any
 
 import polars as pl
 import pytest
+from polars.testing import assert_series_equal
 
 from reconsim.report import data
 from reconsim.report.build import summarize
@@ -174,3 +175,13 @@ def test_merged_footers_add_rows_and_nulls_and_unite_values() -> None:
     values = merged.values["G"]
     assert values is not None
     assert sorted(values["G"].to_list(), key=lambda v: (v is not None, v)) == [None, 5, 7]
+
+
+@pytest.mark.parametrize("series", [
+    pl.Series([3, 3, 3]), pl.Series([3, 1, 3, 2]), pl.Series([None, 3, 3]),
+    pl.Series([1.0, float("nan"), 1.0]), pl.Series(["a", "a"]), pl.Series([True, False]),
+    pl.Series([[], []], dtype=pl.List(pl.Int64)), pl.Series([[], [1], []]),
+    pl.Series([None, None], dtype=pl.Int64), pl.Series([], dtype=pl.Int64),
+])
+def test_a_columns_distinct_values_are_those_unique_gives(series: pl.Series) -> None:
+    assert_series_equal(facts._distinct(series), series.unique(maintain_order=True))

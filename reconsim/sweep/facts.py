@@ -52,8 +52,9 @@ def chunk_facts(frame: pl.DataFrame, columns: Sequence[str]) -> str:
     the order they first appear: the same chunk gives the same bytes)."""
     facts: dict[str, Any] = {}
     for name in columns:
-        values = frame.get_column(name).unique(maintain_order=True)
-        facts[name] = {"nulls": frame.get_column(name).null_count(),
+        column = frame.get_column(name)
+        values = _distinct(column)
+        facts[name] = {"nulls": column.null_count(),
                        "values": values.to_list() if values.len() <= MAX_VALUES else None}
     schedules = frame.select(SCHEDULE_ROWS).unique(maintain_order=True)
     variants = frame.select(VARIANT_ROWS).unique(maintain_order=True)
@@ -64,6 +65,20 @@ def chunk_facts(frame: pl.DataFrame, columns: Sequence[str]) -> str:
         "schedules": schedules.to_dicts() if schedules.height <= MAX_VALUES else None,
         "variants": variants.to_dicts() if variants.height <= MAX_VALUES else None,
     }, separators=(",", ":"))
+
+
+def _distinct(column: pl.Series) -> pl.Series:
+    """A column's distinct values in the order they first appear. Most parameters hold one
+    value in a chunk (lists: the empty one): that is seen from the extremes (or the
+    lengths) without hashing every row, which cost 77 ms a 250,000-cell chunk."""
+    if column.len() and not column.null_count():
+        if isinstance(column.dtype, pl.List):
+            if column.list.len().max() == 0:
+                return column.head(1)
+        elif (not isinstance(column.dtype, pl.Struct) and column.min() == column.max()
+              and not (column.dtype.is_float() and column.is_nan().any())):
+            return column.head(1)
+    return column.unique(maintain_order=True)
 
 
 @dataclass(frozen=True)
