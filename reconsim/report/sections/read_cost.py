@@ -822,8 +822,9 @@ def read_cost_figure(points: Sequence[Mapping[str, Any]], fixed: Mapping[str, An
         )
         layers: list[alt.Chart] = [line]
         if boundary is not None:
-            layers.append(alt.Chart().mark_rule(color="#333", strokeDash=[5, 3]).encode(
-                x=alt.datum(boundary)))
+            # One rule, not one per row of the shared data.
+            layers.append(alt.Chart().transform_aggregate(rows="count()").mark_rule(
+                color="#333", strokeDash=[5, 3]).encode(x=alt.datum(boundary)))
         panels.append(alt.layer(*layers).properties(width=WIDTH - 300, height=120))
     chart = alt.vconcat(*panels, data=inline(frame), spacing=8)
     title = "Read cost against the loop period U, beside overshoot and unneeded copies"
