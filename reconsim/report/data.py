@@ -802,12 +802,16 @@ def bin_columns(table: Table | Sequence[int], axis: str, max_bins: int,
 def tally(column: str, count: str = "n", limit: int = 8) -> pl.Expr:
     """Aggregate the (value, count) rows of a group into one ``value: count, ...`` string.
 
-    Rows show in their order in the frame (sort them first); past ``limit`` of them the
-    string ends with how many more there are.
+    The largest counts come first, equal counts in the values' order (nulls last); past
+    ``limit`` rows the string ends with how many more there are.
     """
+    def first(name: str) -> pl.Expr:
+        return pl.col(name).sort_by([count, column], descending=[True, False],
+                                    nulls_last=True).head(limit)
+
     # Only the rows shown are spelled out (a group can hold thousands).
-    pairs = pl.concat_str(pl.col(column).head(limit).cast(pl.String).fill_null("null"),
-                          pl.lit(": "), pl.col(count).head(limit).cast(pl.String))
+    pairs = pl.concat_str(first(column).cast(pl.String).fill_null("null"), pl.lit(": "),
+                          first(count).cast(pl.String))
     shown = pairs.str.join(", ")
     more = pl.len().cast(pl.Int64) - limit
     return pl.when(more > 0).then(

@@ -493,15 +493,15 @@ def law_grid(rows: pl.LazyFrame, axes: Sequence[str]) -> LawGrid:
         *(pl.col(f"{c}__hi").max() for c in ranged),
         pl.col("unsettled").sum(),
     )
-    by_value = [collect(rows.filter(mism).group_by("B", *facets, "G", "U", axis).agg(
-        pl.len().alias("n"))).with_columns(bin_bounds).group_by([*bounds, axis]).agg(
-        pl.col("n").sum()) for axis in shared]
     grid = keyed(grid)
-    for axis, counted in zip(shared, by_value, strict=True):
-        # Tallied by the bins' bounds, then labelled: labels on every (bin, value) row
-        # (2.2 million at 10^8 cells) took 0.7 GB.
-        counts = (counted.sort(["n", axis], descending=[True, False], nulls_last=True)
-                  .group_by(bounds, maintain_order=True).agg(tally(axis).alias(f"by_{axis}")))
+    for axis in shared:
+        # Counted by the raw values (few groups), then by square and tallied in one query
+        # on those counts, the largest first within each square: binned, sorted and
+        # grouped eagerly, the 2.2 million (square, value) rows at 10^8 cells took 0.67 GB.
+        counts = collect(rows.filter(mism).group_by("B", *facets, "G", "U", axis).agg(
+            pl.len().alias("n")).with_columns(bin_bounds)
+            .group_by([*bounds, axis]).agg(pl.col("n").sum())
+            .group_by(bounds).agg(tally(axis).alias(f"by_{axis}")))
         grid = grid.join(keyed(counts), on=keys, how="left")
     grid = grid.sort(keys).select(
         "panel", "G_label", "U_label", "cells", "mismatching", "overshoot_max",
