@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -189,3 +190,24 @@ def test_bad_world_specs_are_one_line_exit_2_and_write_nothing(
     assert len(err.strip().splitlines()) == 1
     assert message in err
     assert not out.exists()
+
+
+@pytest.mark.parametrize(("own", "expected_end"), [
+    (None, ",muzzy_decay_ms:0"),
+    ("dirty_decay_ms:2000", ",dirty_decay_ms:2000"),
+])
+def test_importing_reconsim_first_returns_freed_pages_to_the_system(
+        own: str | None, expected_end: str) -> None:
+    """reconsim, imported before polars (as by the reconsim command), adds its jemalloc
+    setting after polars' own, which jemalloc accepts; a setting of the user's stays."""
+    env = {k: v for k, v in os.environ.items() if k != "_RJEM_MALLOC_CONF"}
+    if own is not None:
+        env["_RJEM_MALLOC_CONF"] = own
+    code = ("import reconsim, os, polars as pl; pl.DataFrame({'a': range(10)}).sum(); "
+            "print(os.environ['_RJEM_MALLOC_CONF'])")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=False, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().endswith(expected_end)
+    assert proc.stdout.count("muzzy_decay_ms:0") == (own is None)
+    assert "jemalloc" not in proc.stderr  # "<jemalloc>: Invalid conf pair" on a bad one
