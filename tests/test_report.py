@@ -484,7 +484,8 @@ def test_cell_count_mismatch_with_sweep_json_is_shown(tmp_path: Path) -> None:
         encoding="utf-8")
 
 
-@pytest.mark.parametrize("breakage", ["no_meta", "no_data", "bad_json", "no_column"])
+@pytest.mark.parametrize("breakage", ["no_meta", "no_data", "bad_json", "no_column",
+                                      "garbage"])
 def test_unreadable_sweeps_raise_report_error(tmp_path: Path, breakage: str) -> None:
     d = write_table(tmp_path / "s", hand_table(HAND_ROWS))
     if breakage == "no_meta":
@@ -493,6 +494,10 @@ def test_unreadable_sweeps_raise_report_error(tmp_path: Path, breakage: str) -> 
         (d / "data" / "part-00000.parquet").unlink()
     elif breakage == "bad_json":
         (d / "sweep.json").write_text("{", encoding="utf-8")
+    elif breakage == "garbage":
+        (d / "data" / "part-00000.parquet").write_bytes(b"not parquet at all" * 100)
+        with pytest.raises(ReportError, match=r"part-00000\.parquet: unreadable: "):
+            build_report(d)
     else:
         hand_table(HAND_ROWS).drop("overshoot").write_parquet(d / "data" / "part-00000.parquet")
     with pytest.raises(ReportError, match=re.escape(str(d))):

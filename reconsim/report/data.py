@@ -155,7 +155,7 @@ def load_sweep(sweep_dir: Any) -> Sweep:
     try:
         schema = scan.collect_schema()
     except (OSError, pl.exceptions.PolarsError) as exc:
-        raise ReportError(f"{where_data}: unreadable: {_first_line(exc)}") from None
+        raise _unreadable(source, exc) from None
     if "schedule" not in schema:
         scan = scan.with_columns(schedule=schedule_names(pl.col("deaths")))
         schema = scan.collect_schema()
@@ -179,7 +179,7 @@ def load_sweep(sweep_dir: Any) -> Sweep:
     try:
         cells, stale, nulls, off = _opening_facts(scan, footer, stored, candidates, world)
     except (OSError, pl.exceptions.PolarsError) as exc:
-        raise ReportError(f"{where_data}: unreadable: {_first_line(exc)}") from None
+        raise _unreadable(source, exc) from None
     if cells == 0:
         raise ReportError(f"{where_data}: the table has no rows")
     constant = [p for p in world if not off[p]]
@@ -211,7 +211,7 @@ def load_sweep(sweep_dir: Any) -> Sweep:
         values = dict(zip(asked, collect_all([base.select(pl.col(a).unique()) for a in asked]),
                           strict=True)) | known
     except (OSError, pl.exceptions.PolarsError) as exc:
-        raise ReportError(f"{where_data}: unreadable: {_first_line(exc)}") from None
+        raise _unreadable(source, exc) from None
     return Sweep(
         meta=meta,
         table=table,
@@ -257,15 +257,16 @@ def _footer_facts(source: SweepSource, schema: pl.Schema,
                   columns: Sequence[str]) -> TableFacts | None:
     """The facts every chunk's footer states about ``columns`` (:mod:`reconsim.sweep.facts`),
     merged; None when a chunk has none (or other ones), or the table is on object storage
-    (where each footer is a request)."""
+    (where each footer is a request). Raises :class:`ReportError` naming a chunk file that
+    is not Parquet."""
     if source.remote:
         return None
     footers = []
     for part in source.part_files():
         try:
             text = pl.read_parquet_metadata(part).get(FACTS_KEY)
-        except (OSError, pl.exceptions.PolarsError):
-            return None  # the table's read names the file and the problem
+        except (OSError, pl.exceptions.PolarsError) as exc:
+            raise _unreadable(source, exc) from None
         if text is None:
             return None
         footers.append(text)
@@ -298,6 +299,18 @@ def _schedules(scan: pl.LazyFrame) -> dict[str, Deaths]:
                         .select("deaths").head(1))
         out[name] = tuple((e["at"], e["count"]) for e in first["deaths"].to_list()[0])
     return out
+
+
+def _unreadable(source: SweepSource, exc: BaseException) -> ReportError:
+    """The error for a table polars could not read (``exc``): naming the first chunk file
+    whose footer cannot be read, where one cannot (a local table), else the data folder."""
+    if not source.remote:
+        for part in source.part_files():
+            try:
+                pl.read_parquet_metadata(part)
+            except (OSError, pl.exceptions.PolarsError) as bad:
+                return ReportError(f"{part}: unreadable: {_first_line(bad)}")
+    return ReportError(f"{source.name('data')}: unreadable: {_first_line(exc)}")
 
 
 def _first_line(exc: BaseException) -> str:
