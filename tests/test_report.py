@@ -656,10 +656,14 @@ def test_the_script_bundle_is_made_once_per_version(
     assert "</script" not in first
     assert [p.name for p in (tmp_path / "cache").iterdir()] == [
         f"vega-bundle-{build.VL_CONVERT_VERSION}-vl{build.vegalite_version()}.js"]
-    # Another vl-convert: another file, made anew.
+    # Another vl-convert: another file, made anew, the other version's removed; files of
+    # other names are left alone.
+    (tmp_path / "cache" / "notes.txt").write_text("mine", encoding="utf-8")
     monkeypatch.setattr(build, "VL_CONVERT_VERSION", "0.0.0-other")
     assert build.javascript_bundle() == first
     assert len(made) == 2
+    assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == [
+        "notes.txt", f"vega-bundle-0.0.0-other-vl{build.vegalite_version()}.js"]
     # A cache that cannot be written: made every time, the same script.
     (tmp_path / "file").write_text("", encoding="utf-8")
     monkeypatch.setenv("RECONSIM_CACHE_DIR", str(tmp_path / "file" / "cache"))

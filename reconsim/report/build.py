@@ -134,7 +134,8 @@ def javascript_bundle() -> str:
     vl-convert bundles the script anew on every call (1.5 s of one core, as much as the
     queries of a million-cell report), always the same text for one vl-convert and
     Vega-Lite version: it is kept in :func:`cache_dir`, named by both versions, and made
-    only where the file is missing (or the folder cannot be written)."""
+    only where the file is missing (or the folder cannot be written). Making it removes
+    the bundles of other versions (about 1 MB each) from the folder."""
     version = vegalite_version()
     cached = cache_dir() / f"vega-bundle-{VL_CONVERT_VERSION}-vl{version}.js"
     with contextlib.suppress(OSError, UnicodeDecodeError):
@@ -147,6 +148,9 @@ def javascript_bundle() -> str:
     with contextlib.suppress(OSError):
         cached.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(cached, bundle.encode())
+        for old in cached.parent.glob("vega-bundle-*.js"):
+            if old != cached:
+                old.unlink(missing_ok=True)
     return bundle
 
 
