@@ -11,10 +11,10 @@ import os
 #: reusable after 0.5 s (``MADV_FREE``) and returned after another 1 s. Marked pages still
 #: count in the process's resident memory until the kernel takes them, and a report's
 #: queries each take and free hundreds of MB in turn: at 10^8 cells they raised its peak
-#: from 1.73 to 1.91 GB. With this setting, added after polars' own, they are returned
-#: as soon as they are marked (no change in time was measurable). It takes effect only
-#: where reconsim is imported before polars (as by the ``reconsim`` command), and never
-#: over a setting of the user's own.
+#: from about 1,700 to about 1,900 MiB. With this setting, added after polars' own, they
+#: are returned as soon as they are marked (no change in time was measurable). It takes
+#: effect only where reconsim is imported before polars (as by the ``reconsim`` command),
+#: and never over a setting of the user's own.
 JEMALLOC_CONF = "muzzy_decay_ms:0"
 os.environ.setdefault("_RJEM_MALLOC_CONF", JEMALLOC_CONF)
 
