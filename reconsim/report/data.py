@@ -266,7 +266,7 @@ def _footer_facts(source: SweepSource, schema: pl.Schema,
         try:
             text = pl.read_parquet_metadata(part).get(FACTS_KEY)
         except (OSError, pl.exceptions.PolarsError) as exc:
-            raise _unreadable(source, exc) from None
+            raise ReportError(f"{part}: unreadable: {_first_line(exc)}") from None
         if text is None:
             return None
         footers.append(text)

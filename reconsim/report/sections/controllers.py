@@ -452,18 +452,17 @@ def controllers_verdict(table: Table, axes: Sequence[str],
     params = variant_params(table, sizes, variant_rows)
     t = lazy(table).with_columns(wasted())
     rest = [a for a in axes if a != "controller"]
-    # Two queries for every variant at once: its figures over all its cells, and per G.
-    # Grouped by the variant's columns and labelled afterwards: a label per row cost more
-    # than the aggregates.
-    keys = ["controller", *params]
     # One query, per variant and G: counts, sums and maxima. The variant's figures over
     # all its cells are those merged over G (a second pass over the table took 5.6 s of
-    # the report's time at 10^8 cells).
+    # the report's time at 10^8 cells). Grouped by the variant's columns and labelled
+    # afterwards: a label per row cost more than the aggregates.
+    keys = ["controller", *params]
     by_key_g = collect(t.group_by(*keys, "G").agg(pl.len().alias("cells"), *_partials()))
     per_variant = by_key_g.group_by(keys).agg(
         pl.col("cells").sum(),
         *(pl.col(f"{m}__{part}").sum() for m in _SUMMED for part in ("sum", "n")),
         *(pl.col(f"{m}__max").max() for m in _SUMMED),
+        *(pl.col(f"{m}__sum").sum() for m in _TOTALLED),
         *(pl.col(c).sum() for c in _COUNTED),
     ).select(*keys, "cells", *_variant_figures())
     by_g = by_key_g.select(
@@ -508,21 +507,25 @@ def _tradeoffs(variants: Sequence[Variant]) -> tuple[TradeoffRow, ...]:
 
 
 #: The figures summed, counted (non-null) and maximised per variant and G, and merged.
-_SUMMED: Final = ("overshoot", "unneeded", "wasted_delete_commands", "delete_commands",
-                  "reads", "excess_copy_seconds", "missing_copy_seconds", "stable_at")
+_SUMMED: Final = ("overshoot", "unneeded", "wasted_delete_commands", "reads",
+                  "excess_copy_seconds", "missing_copy_seconds", "stable_at")
+#: The figures only summed (their totals), per variant and G, and merged.
+_TOTALLED: Final = ("delete_commands",)
 #: Counts of cells per variant and G, summed.
 _COUNTED: Final = ("overshoot_cells", "unneeded_cells", "wasted_cells", "unsettled",
                    "above_cells", "above_overshoot", "below_cells", "below_overshoot")
 
 
 def _partials() -> list[pl.Expr]:
-    """Per group of cells: each of :data:`_SUMMED`'s sum, non-null count and maximum, and
-    the counts of :data:`_COUNTED` (aggregates that merge by summing, and maxima)."""
+    """Per group of cells: each of :data:`_SUMMED`'s sum, non-null count and maximum, the
+    sums of :data:`_TOTALLED` and the counts of :data:`_COUNTED` (aggregates that merge
+    by summing, and maxima)."""
     above, overshoot = pl.col("above_boundary"), pl.col("overshoot") > 0
     return [
         *(pl.col(m).sum().alias(f"{m}__sum") for m in _SUMMED),
         *(pl.col(m).count().alias(f"{m}__n") for m in _SUMMED),
         *(pl.col(m).max().alias(f"{m}__max") for m in _SUMMED),
+        *(pl.col(m).sum().alias(f"{m}__sum") for m in _TOTALLED),
         overshoot.sum().alias("overshoot_cells"),
         (pl.col("unneeded") > 0).sum().alias("unneeded_cells"),
         (pl.col("wasted_delete_commands") > 0).sum().alias("wasted_cells"),
