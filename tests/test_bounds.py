@@ -276,9 +276,10 @@ def test_the_default_chunk_shrinks_to_hold_long_lists_and_a_set_one_is_refused()
 
 
 @pytest.mark.parametrize(("g_values", "chunk"), [
-    (400, DEFAULT_CHUNK_SIZE),  # 400 chunks of the default size: no larger
-    (401, 50_125),  # 20,050,000 cells: 400 chunks
-    (3000, LARGE_CHUNK_SIZE),  # 150,000,000 cells: chunks at their largest
+    (40, DEFAULT_CHUNK_SIZE),  # 40 chunks of the default size: no larger
+    (41, 51_250),  # 2,050,000 cells: 40 chunks
+    (200, LARGE_CHUNK_SIZE),  # 10,000,000 cells: 40 chunks at their largest
+    (3000, LARGE_CHUNK_SIZE),  # 150,000,000 cells: 600 of the largest
 ])
 def test_a_large_grid_gets_fewer_larger_chunks(g_values: int, chunk: int) -> None:
     spec = parse_spec(f'name = "t"\n[grid]\nG = {{from = 0, to = {g_values - 1}}}\n'
