@@ -357,8 +357,8 @@ def _part_figures(rows: pl.DataFrame, controller_of: pl.DataFrame
         rpr.min().alias("lowest"),
         rpr.max().alias("highest"),
         # The U of the lowest and of the highest, ties by the smaller and the larger U.
-        pl.col("U").filter(rpr == rpr.min()).min().alias("U_lowest"),
-        pl.col("U").filter(rpr == rpr.max()).max().alias("U_highest"),
+        pl.when(rpr == rpr.min()).then(pl.col("U")).min().alias("U_lowest"),
+        pl.when(rpr == rpr.max()).then(pl.col("U")).max().alias("U_highest"),
         pl.col("U").min().alias("U_min"), pl.col("U").max().alias("U_max"),
     )
     level = still.select("__series", "level")
