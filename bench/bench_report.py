@@ -122,7 +122,7 @@ print(json.dumps({"build_seconds": seconds, "peak_kib": peak_kib(),
 def _report_in_fresh_process(sweep_dir: Path, pythonpath: str | None = None) -> dict[str, float]:
     """Wall time and peak RSS of a report in a new interpreter (with ``pythonpath`` first on
     the path: another checkout's report, for a before/after comparison). The time is the
-    process's, start to exit, as the sweep's is: imports included (about 0.8 s)."""
+    process's, start to exit, as the sweep's is: imports included (0.6–0.8 s)."""
     env = dict(os.environ)
     if pythonpath:
         env["PYTHONPATH"] = pythonpath
