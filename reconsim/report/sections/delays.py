@@ -43,6 +43,7 @@ from reconsim.report.data import (
     in_order,
     lazy,
     where,
+    where_each,
 )
 from reconsim.report.html import (
     TableCell,
@@ -365,18 +366,22 @@ def _readings(cells: pl.LazyFrame, rest: Sequence[str],
                    pl.when(o > law).then(o - law).max().alias(f"{name}__excess_max")]
     row = collect(cells.select(counts)).row(0, named=True)
     figures = ["overshoot", "law_lowest", "law_mean", "law_worst", "unneeded"]
+    exceeded = {name: int(row[f"{name}__exceeded"] or 0) for name in READINGS}
+    # Where each exceeded reading is exceeded, among the cells it covers: one read of the
+    # cells per group of axes for all of them.
+    splits = {name: (pl.col(f"law_{name}").is_not_null(), o > pl.col(f"law_{name}"))
+              for name in READINGS if exceeded[name]}
+    located = where_each(cells, splits, rest, sizes=sizes) if splits else {}
     out = []
     for name in READINGS:
         law = pl.col(f"law_{name}")
-        covered = cells.filter(law.is_not_null())
-        exceeded = int(row[f"{name}__exceeded"] or 0)
         out.append(Reading(
             name=name, formula=READINGS[name], cells=int(row[f"{name}__cells"] or 0),
-            exceeded=exceeded, equal=int(row[f"{name}__equal"] or 0),
+            exceeded=exceeded[name], equal=int(row[f"{name}__equal"] or 0),
             below=int(row[f"{name}__below"] or 0), excess_max=row[f"{name}__excess_max"],
-            where=tuple(where(covered, o > law, rest, sizes=sizes)) if exceeded else (),
-            examples=tuple(examples(covered.filter(o > law), rest, figures, o - law))
-            if exceeded else ()))
+            where=tuple(located[name]) if exceeded[name] else (),
+            examples=tuple(examples(cells.filter(law.is_not_null(), o > law), rest, figures,
+                                    o - law)) if exceeded[name] else ()))
     return tuple(out)
 
 
