@@ -11,8 +11,9 @@
 :func:`publish` writes ``results/index.html``, linking each sweep's report.
 
 The work is split by concern: :mod:`.data` loads the table; :mod:`.sections` compute
-the figures and write their words; :mod:`.charts` draws the charts; :mod:`.page` writes
-the page and :mod:`.index` the index, from the blocks in :mod:`.html`.
+the figures and write their words; :mod:`.charts` makes the charts' specs and
+:mod:`.drawing` draws them; :mod:`.page` writes the page and :mod:`.index` the index,
+from the blocks in :mod:`.html`.
 """
 
 from __future__ import annotations
@@ -31,9 +32,10 @@ import vl_convert
 
 from reconsim.report.charts import Figure
 from reconsim.report.data import Sweep, load_sweep
+from reconsim.report.drawing import Drawn, drawing
 from reconsim.report.index import render_index
 from reconsim.report.page import SECTIONS, Summaries, render_page
-from reconsim.report.section import Context, Section
+from reconsim.report.section import Context
 from reconsim.report.source import ReportError, SweepSource
 from reconsim.sweep.store import write_atomic
 
@@ -74,13 +76,7 @@ def build_report(sweep_dir: str | Path, out: str | Path | None = None) -> Report
     sweep = load_sweep(source)
     sweep_dir = Path(out) if out is not None else source.local
     sweep_dir.mkdir(parents=True, exist_ok=True)
-    summaries = summarize_sections(sweep)
-    # Charts are drawn after the queries, one at a time. vl-convert holds the GIL while it
-    # draws (a Python thread beside it stalls), so drawing on threads gains nothing: beside
-    # the queries, at 10^6 cells, it slowed them as much as it hid and took the peak from
-    # 0.43 to 0.59 GB.
-    drawn = [chart for section, summary in zip(SECTIONS, summaries.sections, strict=True)
-             for chart in draw_section(section, summary, summaries.context)]
+    summaries, drawn = summarize_and_draw(sweep)
     script = javascript_bundle()
     figures = [fig for fig, _, _ in drawn]
     summary = {"format": SUMMARY_FORMAT} | summaries.to_json()
@@ -98,6 +94,21 @@ def build_report(sweep_dir: str | Path, out: str | Path | None = None) -> Report
 def summarize_sections(sweep: Sweep) -> Summaries:
     """Every section's typed summary, in page order, and the sweep's :class:`Context`."""
     return Summaries(Context.of(sweep), tuple(s.summarize(sweep) for s in SECTIONS))
+
+
+def summarize_and_draw(sweep: Sweep) -> tuple[Summaries, list[Drawn]]:
+    """:func:`summarize_sections`, each section's charts handed to :mod:`.drawing` as soon
+    as its summary is ready (drawn in a second process beside the next sections' queries,
+    up to :data:`~.drawing.BESIDE_MAX_CELLS` cells); with every chart drawn, in page order."""
+    context = Context.of(sweep)
+    summaries = []
+    with drawing(sweep.cells, vegalite_version()) as drawer:
+        for section in SECTIONS:
+            summary = section.summarize(sweep)
+            summaries.append(summary)
+            drawer.submit(section.charts(summary, context))
+        drawn = drawer.drawn()
+    return Summaries(context, tuple(summaries)), drawn
 
 
 def summarize(sweep: Sweep) -> dict[str, Any]:
@@ -152,20 +163,6 @@ def javascript_bundle() -> str:
             if old != cached:
                 old.unlink(missing_ok=True)
     return bundle
-
-
-#: A chart, drawn: its figure, its SVG and its PNG.
-Drawn = tuple[Figure, str, bytes]
-
-
-def draw_section(section: Section[Any], summary: Any, context: Context) -> list[Drawn]:
-    """A section's charts (from its summary alone), each drawn as SVG and PNG."""
-    version = vegalite_version()
-    out = []
-    for fig in section.charts(summary, context):
-        svg: str = vl_convert.vegalite_to_svg(fig.spec, vl_version=version)
-        out.append((fig, svg, vl_convert.svg_to_png(svg)))
-    return out
 
 
 def write_figures(drawn: Sequence[Drawn], folder: Path) -> tuple[Path, ...]:
