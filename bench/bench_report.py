@@ -14,15 +14,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
 
-from bench.bench_sweep import _run_sweep, _spec_with_desired, _tree_rss_kib
+from bench.bench_sweep import _run_sweep, _spec_with_desired, run_sampled
 from bench.conftest import QUICK
 from reconsim.report import build_report
 from reconsim.sweep.runner import run_sweep
@@ -132,25 +129,10 @@ def _report_in_fresh_process(sweep_dir: Path, pythonpath: str | None = None) -> 
         env["PYTHONPATH"] = pythonpath
     # From the table's folder: "python -c" puts the working directory first on the path,
     # and this checkout's reconsim must not shadow PYTHONPATH's.
-    tree_peak = 0
-    started = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-c", _REPORT_RUNNER, str(sweep_dir)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=sweep_dir.parent)
-
-    def sample() -> None:
-        nonlocal tree_peak
-        while proc.poll() is None:
-            tree_peak = max(tree_peak, _tree_rss_kib(proc.pid))
-            time.sleep(0.02)
-
-    sampler = threading.Thread(target=sample)
-    sampler.start()
-    out, err = proc.communicate()
-    seconds = time.perf_counter() - started
-    sampler.join()
-    assert proc.returncode == 0, err
-    *queries, last = out.strip().splitlines()
+    seconds, tree_peak, done = run_sampled([sys.executable, "-c", _REPORT_RUNNER,
+                                            str(sweep_dir)], env=env, cwd=sweep_dir.parent)
+    assert done.returncode == 0, done.stderr
+    *queries, last = done.stdout.strip().splitlines()
     if queries:
         print("\n" + "\n".join(queries))
     figures: dict[str, float] = json.loads(last)

@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -71,15 +72,14 @@ def _cpu_seconds(who: int) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _run_sweep(spec: Path, out: Path, *flags: str) -> tuple[float, int, float]:
-    """Run ``reconsim sweep`` (default: 2 jobs); return wall seconds, peak tree RSS (KiB)
-    and the CPU seconds of the process tree."""
+def run_sampled(args: list[str], **popen: Any) -> tuple[float, int,
+                                                        subprocess.CompletedProcess[str]]:
+    """Run ``args`` (text output captured); return its wall seconds, the peak RSS of its
+    process tree in KiB (sampled every 20 ms) and how it ended."""
     peak = 0
-    cpu = _cpu_seconds(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "reconsim", "sweep", str(spec), "--out",
-                             str(out), *(flags or ("--jobs", "2")), "--no-progress"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            **popen)
 
     def sample() -> None:
         nonlocal peak
@@ -89,10 +89,20 @@ def _run_sweep(spec: Path, out: Path, *flags: str) -> tuple[float, int, float]:
 
     sampler = threading.Thread(target=sample)
     sampler.start()
-    _, err = proc.communicate()
+    out, err = proc.communicate()
     seconds = time.perf_counter() - start
     sampler.join()
-    assert proc.returncode == 0, err
+    return seconds, peak, subprocess.CompletedProcess(args, proc.returncode, out, err)
+
+
+def _run_sweep(spec: Path, out: Path, *flags: str) -> tuple[float, int, float]:
+    """Run ``reconsim sweep`` (default: 2 jobs); return wall seconds, peak tree RSS (KiB)
+    and the CPU seconds of the process tree."""
+    cpu = _cpu_seconds(resource.RUSAGE_CHILDREN)
+    seconds, peak, done = run_sampled([sys.executable, "-m", "reconsim", "sweep", str(spec),
+                                       "--out", str(out), *(flags or ("--jobs", "2")),
+                                       "--no-progress"])
+    assert done.returncode == 0, done.stderr
     return seconds, peak, _cpu_seconds(resource.RUSAGE_CHILDREN) - cpu
 
 

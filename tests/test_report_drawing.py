@@ -45,14 +45,14 @@ def test_beside_draws_the_same_bytes_as_inline_in_the_order_submitted(
         figures: list[Figure]) -> None:
     version = vegalite_version()
     inline = Inline(version)
-    inline.submit(figures)
+    inline.submit(lambda: figures)
     expected = inline.drawn()
     with drawing.drawing(1, version) as beside:
         assert isinstance(beside, Beside)
         # Submitted in three batches, as sections hand over their charts.
-        beside.submit(figures[:1])
-        beside.submit(figures[1:5])
-        beside.submit(figures[5:])
+        beside.submit(lambda: figures[:1])
+        beside.submit(lambda: figures[1:5])
+        beside.submit(lambda: figures[5:])
         drawn = beside.drawn()
     assert [f.name for f, _, _ in drawn] == [f.name for f in figures]
     assert len(figures) == 11
@@ -82,14 +82,14 @@ def _draw_beside(figs: list[Figure], kill: bool = False) -> list[Drawn]:
         if kill:
             (child,) = _children() - before
             os.kill(child, signal.SIGKILL)
-        beside.submit(figs)
+        beside.submit(lambda: figs)
         return beside.drawn()
 
 
 def test_a_chart_that_cannot_be_drawn_is_named(figures: list[Figure]) -> None:
     broken = Figure("broken", "A broken chart", {"mark": "no-such-mark"})
     inline = Inline(None)
-    inline.submit([broken])
+    inline.submit(lambda: [broken])
     with pytest.raises(ValueError, match="Vega-Lite to SVG conversion failed"):
         inline.drawn()
     before = _children()
@@ -110,7 +110,7 @@ def test_a_drawing_process_that_ends_is_reported(figures: list[Figure]) -> None:
 
 def _interrupted(figs: list[Figure], before: set[int]) -> None:
     with drawing.drawing(1, vegalite_version()) as beside:
-        beside.submit(figs)
+        beside.submit(lambda: figs)
         assert len(_children() - before) == 1
         raise KeyboardInterrupt
 

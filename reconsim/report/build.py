@@ -19,6 +19,7 @@ from the blocks in :mod:`.html`.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.metadata
 import json
 import os
@@ -106,7 +107,7 @@ def summarize_and_draw(sweep: Sweep) -> tuple[Summaries, list[Drawn]]:
         for section in SECTIONS:
             summary = section.summarize(sweep)
             summaries.append(summary)
-            drawer.submit(section.charts(summary, context))
+            drawer.submit(functools.partial(section.charts, summary, context))
         drawn = drawer.drawn()
     return Summaries(context, tuple(summaries)), drawn
 

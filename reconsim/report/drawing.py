@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Final, Protocol
 
 import vl_convert
@@ -45,28 +45,34 @@ def draw(spec: dict[str, object], version: str | None) -> tuple[str, bytes]:
     return svg, vl_convert.svg_to_png(svg)
 
 
+#: Charts to draw, made when called (a section's ``charts`` with its summary).
+Charts = Callable[[], Sequence[Figure]]
+
+
 class Drawing(Protocol):
     """Charts submitted as they are ready; :meth:`drawn` returns them all, drawn, in order."""
 
-    def submit(self, figures: Sequence[Figure]) -> None:
-        """Queue ``figures`` for drawing."""
+    def submit(self, charts: Charts) -> None:
+        """Queue the charts ``charts`` makes for drawing."""
 
     def drawn(self) -> list[Drawn]:
         """Every chart submitted, drawn, in the order submitted."""
 
 
 class Inline:
-    """Draws in this process, when asked for the result."""
+    """Makes and draws the charts in this process, when asked for the result (after the
+    queries: their specs are not held while the queries run)."""
 
     def __init__(self, version: str | None) -> None:
         self._version = version
-        self._figures: list[Figure] = []
+        self._charts: list[Charts] = []
 
-    def submit(self, figures: Sequence[Figure]) -> None:
-        self._figures += figures
+    def submit(self, charts: Charts) -> None:
+        self._charts.append(charts)
 
     def drawn(self) -> list[Drawn]:
-        return [(fig, *draw(fig.spec, self._version)) for fig in self._figures]
+        return [(fig, *draw(fig.spec, self._version)) for charts in self._charts
+                for fig in charts()]
 
 
 #: The drawing process: reads a spec frame (8-byte little-endian length, then JSON) at a
@@ -125,8 +131,8 @@ class Beside:
         self._writer.start()
         self._reader.start()
 
-    def submit(self, figures: Sequence[Figure]) -> None:
-        for fig in figures:
+    def submit(self, charts: Charts) -> None:
+        for fig in charts():
             request = json.dumps({"spec": fig.spec, "version": self._version}).encode()
             self._expected.put(fig)
             self._outgoing.put(struct.pack("<Q", len(request)) + request)
