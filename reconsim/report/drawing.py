@@ -4,11 +4,11 @@ vl-convert holds the GIL while it draws: a thread drawing beside the queries sta
 at every step (measured: a Python thread spinning beside ``vegalite_to_svg`` ran at 0.7 %
 of its rate). So a report of up to :data:`BESIDE_MAX_CELLS` cells draws in a second
 process (:class:`Beside`), each section's charts as soon as its summary is ready, while
-this process runs the next sections' queries: on two cores, 4.6 → 3.9 s at 10^6 cells
-and 10.7 → 10.3 s at 10^7, the same bytes drawn. The process holds about 240 MiB once
-it has drawn; past :data:`BESIDE_MAX_CELLS` the report draws in its own process after
-the queries (:class:`Inline`), where drawing is a few per cent of the time and that
-memory would come on top of the report's peak.
+this process runs the next sections' queries: on two cores, 4.7 → 4.05 s at 10^6 cells
+and 11.05 → 10.5 s at 10^7 (three alternating runs each), the same bytes drawn. The
+process holds about 240 MiB once it has drawn; past :data:`BESIDE_MAX_CELLS` the report
+draws in its own process after the queries (:class:`Inline`), where drawing is a few per
+cent of the time and that memory would come on top of the report's peak.
 
 Both give, in the order submitted, each chart with its SVG and PNG (:data:`Drawn`).
 """
@@ -75,16 +75,18 @@ class Inline:
                 for fig in charts()]
 
 
-#: The drawing process: reads a spec frame (8-byte little-endian length, then JSON) at a
-#: time from stdin and answers each on stdout with a status byte (0: drawn, 1: failed),
-#: two lengths and the SVG and PNG (or the error's text). Only vl-convert is imported.
-#: The first draw starts vl-convert's JavaScript engine (0.3 s): done at once, while the
-#: report runs its first queries.
+#: The drawing process (its argument: the Vega-Lite version, or "" for vl-convert's
+#: default): reads a spec frame (8-byte little-endian length, then JSON) at a time from
+#: stdin and answers each on stdout with a status byte (0: drawn, 1: failed), two lengths
+#: and the SVG and PNG (or the error's text). Only vl-convert is imported. The first draw
+#: starts vl-convert's JavaScript engine (0.3 s): done at once, while the report runs its
+#: first queries.
 _CHILD: Final = r"""
 import json, struct, sys
 import vl_convert
 inp, out = sys.stdin.buffer, sys.stdout.buffer
-vl_convert.vegalite_to_svg({"mark": "point", "data": {"values": []}})
+vl_convert.vegalite_to_svg({"mark": "point", "data": {"values": []}},
+                           vl_version=sys.argv[1] or None)
 while head := inp.read(8):
     request = json.loads(inp.read(struct.unpack("<Q", head)[0]))
     try:
@@ -105,8 +107,8 @@ class DrawingError(RuntimeError):
 class Beside:
     """Draws in a second Python process (only vl-convert imported there) while this one
     goes on: a thread writes the specs to it, another reads the drawings back, so neither
-    side waits on a full pipe. Use as a context manager: leaving it early (an error in a
-    query, Ctrl-C) ends the process."""
+    side waits on a full pipe. :meth:`close` ends the process; :func:`drawing` calls it
+    however the report ends (an error in a query, Ctrl-C)."""
 
     def __init__(self, version: str | None) -> None:
         self._version = version
@@ -114,7 +116,8 @@ class Beside:
         self._stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115
         try:
             # -P: the working directory is not put on the path (only vl-convert is imported).
-            self._process = subprocess.Popen([sys.executable, "-P", "-c", _CHILD],
+            self._process = subprocess.Popen([sys.executable, "-P", "-c", _CHILD,
+                                              version or ""],
                                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                              stderr=self._stderr)
         except OSError:
