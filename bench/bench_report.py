@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.bench_sweep import _run_sweep, _spec_with_desired, run_sampled
+from bench.bench_sweep import _run_sampled, _run_sweep, _spec_with_desired
 from bench.conftest import QUICK
 from reconsim.report import build_report
 from reconsim.sweep.runner import run_sweep
@@ -129,7 +129,7 @@ def _report_in_fresh_process(sweep_dir: Path, pythonpath: str | None = None) -> 
         env["PYTHONPATH"] = pythonpath
     # From the table's folder: "python -c" puts the working directory first on the path,
     # and this checkout's reconsim must not shadow PYTHONPATH's.
-    seconds, tree_peak, done = run_sampled([sys.executable, "-c", _REPORT_RUNNER,
+    seconds, tree_peak, done = _run_sampled([sys.executable, "-c", _REPORT_RUNNER,
                                             str(sweep_dir)], env=env, cwd=sweep_dir.parent)
     assert done.returncode == 0, done.stderr
     *queries, last = done.stdout.strip().splitlines()

@@ -72,7 +72,7 @@ def _cpu_seconds(who: int) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run_sampled(args: list[str], **popen: Any) -> tuple[float, int,
+def _run_sampled(args: list[str], **popen: Any) -> tuple[float, int,
                                                         subprocess.CompletedProcess[str]]:
     """Run ``args`` (text output captured); return its wall seconds, the peak RSS of its
     process tree in KiB (sampled every 20 ms) and how it ended."""
@@ -99,7 +99,7 @@ def _run_sweep(spec: Path, out: Path, *flags: str) -> tuple[float, int, float]:
     """Run ``reconsim sweep`` (default: 2 jobs); return wall seconds, peak tree RSS (KiB)
     and the CPU seconds of the process tree."""
     cpu = _cpu_seconds(resource.RUSAGE_CHILDREN)
-    seconds, peak, done = run_sampled([sys.executable, "-m", "reconsim", "sweep", str(spec),
+    seconds, peak, done = _run_sampled([sys.executable, "-m", "reconsim", "sweep", str(spec),
                                        "--out", str(out), *(flags or ("--jobs", "2")),
                                        "--no-progress"])
     assert done.returncode == 0, done.stderr
