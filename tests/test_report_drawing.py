@@ -63,6 +63,20 @@ def test_beside_draws_the_same_bytes_as_inline_in_the_order_submitted(
         assert png.startswith(b"\x89PNG"), fig.name
 
 
+def test_inline_makes_the_charts_only_after_the_queries() -> None:
+    made: list[str] = []
+
+    def charts() -> list[Figure]:
+        made.append("charts")
+        return []
+
+    inline = Inline(None)
+    inline.submit(charts)
+    assert made == []  # no spec held while the next sections' queries run
+    assert inline.drawn() == []
+    assert made == ["charts"]
+
+
 def test_a_table_past_the_limit_is_drawn_in_this_process() -> None:
     before = _children()
     with drawing.drawing(drawing.BESIDE_MAX_CELLS + 1, None) as drawer:
