@@ -141,14 +141,18 @@ class Beside:
             self._outgoing.put(struct.pack("<Q", len(request)) + request)
 
     def drawn(self) -> list[Drawn]:
-        self._outgoing.put(None)
-        self._expected.put(None)
-        self._writer.join()
-        self._reader.join()
+        self._end_threads()
         self._process.wait()
         if self._failure is not None:
             raise DrawingError(self._failure)
         return self._results
+
+    def _end_threads(self) -> None:
+        """Tell the writer and the reader there is nothing more, and wait for them."""
+        self._outgoing.put(None)
+        self._expected.put(None)
+        self._writer.join()
+        self._reader.join()
 
     def _write(self) -> None:
         stdin = self._process.stdin
@@ -164,15 +168,11 @@ class Beside:
         stdout = self._process.stdout
         assert stdout is not None
         while (fig := self._expected.get()) is not None:
-            head = stdout.read(17)
-            if len(head) < 17:
+            answer = _answer(stdout)
+            if answer is None:
                 self._failure = f"chart {fig.name!r}: the drawing process ended ({self._why()})"
                 return
-            status, n_svg, n_png = struct.unpack("<BQQ", head)
-            svg, png = stdout.read(n_svg), stdout.read(n_png)
-            if (len(svg), len(png)) != (n_svg, n_png):
-                self._failure = f"chart {fig.name!r}: the drawing process ended ({self._why()})"
-                return
+            status, svg, png = answer
             if status:
                 self._failure = f"chart {fig.name!r}: {svg.decode(errors='replace')}"
                 # Nobody reads its next answers: end it, so that no write waits on a pipe.
@@ -191,14 +191,22 @@ class Beside:
         if self._process.poll() is None:
             self._process.kill()
         self._process.wait()
-        self._outgoing.put(None)
-        self._expected.put(None)
-        self._writer.join()
-        self._reader.join()
+        self._end_threads()
         for pipe in (self._process.stdin, self._process.stdout, self._stderr):
             if pipe is not None:
                 with contextlib.suppress(OSError):
                     pipe.close()
+
+
+def _answer(stdout: IO[bytes]) -> tuple[int, bytes, bytes] | None:
+    """The drawing process's next answer (status, SVG or error text, PNG); None where it
+    is cut short (the process ended)."""
+    head = stdout.read(17)
+    if len(head) < 17:
+        return None
+    status, n_svg, n_png = struct.unpack("<BQQ", head)
+    svg, png = stdout.read(n_svg), stdout.read(n_png)
+    return (status, svg, png) if (len(svg), len(png)) == (n_svg, n_png) else None
 
 
 @contextlib.contextmanager
