@@ -66,7 +66,8 @@ def bench_compare(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
-    """ruff and mypy --strict on the package."""
+    """ruff, mypy --strict, and the import contracts (``[tool.importlinter]``)."""
     session.install("-e", ".[test,lint]")
     session.run("ruff", "check", ".")
     session.run("mypy")
+    session.run("lint-imports")

@@ -15,9 +15,9 @@ import polars as pl
 import pytest
 
 from bench.conftest import QUALITY, QUICK, check_quality
-from reconsim.model import seed001
 from reconsim.model.params import Cell
 from reconsim.model.simulate import cells_frame, simulate
+from reconsim.model.studies import seed001
 
 #: Death schedules of the scenario set.
 SCHEDULES = {

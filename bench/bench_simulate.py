@@ -23,7 +23,7 @@ import pytest
 
 from bench.conftest import QUICK, RATES, grid_batch, world_batch
 from reconsim import Cell, run_reference, simulate
-from reconsim.model.kernel_world import simulate_world_arrays
+from reconsim.model.kernels.world import simulate_world_arrays
 from reconsim.model.params import BY_NAME, DEFAULTS, PARAM_DTYPES, WORLD_PARAMS
 from reconsim.model.simulate import kernel_inputs
 

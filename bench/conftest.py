@@ -24,7 +24,7 @@ from typing import Any
 import polars as pl
 import pytest
 
-from reconsim.benchcmp import frontier
+from reconsim.benchmarks.compare import frontier
 from reconsim.model.simulate import DEATHS_DTYPE
 
 #: Benchmarks record cells/s here; the terminal summary prints them side by side.

@@ -65,26 +65,11 @@ def _run(args: argparse.Namespace) -> None:
 
 def _plot(params: dict[str, Any], path: str) -> None:
     """Draw one cell's trace into ``path`` (its suffix says how), written atomically."""
-    import vl_convert
-
+    from reconsim.io import write_atomic
     from reconsim.model.params import Cell
-    from reconsim.model.trace import trace_cell
-    from reconsim.pages import chart, render_page
-    from reconsim.report.build import vegalite_version
-    from reconsim.report.sections.timelines import cell_text, timeline_figure
-    from reconsim.sweep.store import write_atomic
+    from reconsim.report.plot import plot_cell
 
-    cell = Cell(**params)
-    frame = trace_cell(cell)
-    text = f"reconsim run {cell_text(cell)}"
-    fig = timeline_figure(frame, cell, "timeline", "One cell second by second", text)
-    suffix = Path(path).suffix.lower()
-    if suffix == ".html":
-        data = render_page("timeline.html", cell=text,
-                           charts=[chart(fig.name, "", fig.spec)]).encode()
-    else:
-        svg: str = vl_convert.vegalite_to_svg(fig.spec, vl_version=vegalite_version())
-        data = svg.encode() if suffix == ".svg" else vl_convert.svg_to_png(svg)
+    data = plot_cell(Cell(**params), Path(path).suffix.lower())
     try:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         write_atomic(Path(path), data)
@@ -99,7 +84,7 @@ def _add_seed(sub: Any) -> None:
 
 
 def _seed(args: argparse.Namespace) -> None:
-    from reconsim.model import seed001
+    from reconsim.model.studies import seed001
 
     print(seed001.render(seed001.compute()))
 
@@ -186,8 +171,8 @@ def _add_publish(sub: Any) -> None:
 
 
 def _publish(args: argparse.Namespace) -> None:
-    from reconsim.history_page import HISTORY_PAGE
-    from reconsim.report import publish
+    from reconsim.benchmarks.history_page import HISTORY_PAGE
+    from reconsim.site import publish
 
     print(publish(args.results))
     if (history := Path(args.results) / HISTORY_PAGE).exists():
@@ -216,8 +201,8 @@ def _add_compare(sub: Any) -> None:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from reconsim.compare import compare, output_name, parse_tolerances, render
-    from reconsim.compare_page import render_html
+    from reconsim.compare.cells import compare, output_name, parse_tolerances, render
+    from reconsim.compare.page import render_html
 
     comparison = compare(args.a, args.b, parse_tolerances(args.tolerance))
     _write_text(args.html or output_name(args.a, args.b), render_html(comparison))
@@ -249,13 +234,13 @@ def _add_bench_compare(sub: Any) -> None:
 
 
 def _bench_compare(args: argparse.Namespace) -> int:
-    from reconsim.benchcmp import compare_runs, load_baseline, load_run, render
+    from reconsim.benchmarks.compare import compare_runs, load_baseline, load_run, render
 
     base, head = load_run(args.base), load_run(args.head)
     baseline = load_baseline(args.baseline) if args.baseline else None
     comparison = compare_runs(base, head, baseline, args.baseline)
     if args.html:
-        from reconsim.benchcmp_page import render_html
+        from reconsim.benchmarks.compare_page import render_html
 
         _write_text(args.html, render_html(comparison))
     if args.json:

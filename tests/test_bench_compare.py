@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from reconsim.benchcmp import compare_runs, load_run, render
+from reconsim.benchmarks.compare import compare_runs, load_run, render
 from reconsim.cli import main
 
 DATA = Path(__file__).resolve().parent / "data"

@@ -15,7 +15,7 @@ import pytest
 
 from reconsim import Cell, run_cell, run_reference, simulate
 from reconsim.cli import main
-from reconsim.model import kernel
+from reconsim.model.kernels import count as kernel
 from reconsim.model.params import (
     MAX_COPIES,
     MAX_EVENTS,

@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from reconsim.cli import main
-from reconsim.compare import SAMPLE, compare, output_name
+from reconsim.compare.cells import SAMPLE, compare, output_name
 from reconsim.sweep.runner import run_sweep
 from reconsim.sweep.spec import parse_spec
 

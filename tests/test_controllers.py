@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 
 from reconsim import Cell, run_cell, run_reference, simulate
-from reconsim.model import seed001
 from reconsim.model.laws import law_columns
 from reconsim.model.simulate import cells_frame
+from reconsim.model.studies import seed001
 from tests.strategies import cells
 
 G_SCAN = [dataclasses.replace(seed001.BASE, U=seed001.G_SCAN_U, G=G) for G in seed001.G_SCAN_G]

@@ -19,10 +19,10 @@ from typing import Any
 import polars as pl
 import pytest
 
-from reconsim.benchcmp import BenchError
+from reconsim.benchmarks.compare import BenchError
+from reconsim.benchmarks.history import load_history
+from reconsim.benchmarks.history_page import HISTORY_PAGE, render_html
 from reconsim.cli import main
-from reconsim.history import load_history
-from reconsim.history_page import HISTORY_PAGE, render_html
 
 DATA = Path(__file__).resolve().parent / "data"
 BASE = DATA / "bench-base.json"

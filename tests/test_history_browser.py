@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from reconsim.benchmarks.history_page import HISTORY_PAGE
 from reconsim.cli import main
-from reconsim.history_page import HISTORY_PAGE
 from tests.test_history import saved_run
 from tests.test_report_browser import load_page, require_chromium
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 from reconsim import CONTROLLERS, Cell, run_reference
-from reconsim.model.kernel import _BLOCK, PARALLEL_MIN_CELLS, simulate_arrays
+from reconsim.model.kernels.count import _BLOCK, PARALLEL_MIN_CELLS, simulate_arrays
 from reconsim.model.params import MAX_SECONDS, OBSERVE
 from reconsim.model.simulate import cells_frame, kernel_inputs, simulate
 from tests.strategies import cells

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from reconsim import METRIC_NAMES, Cell, run_reference
 from reconsim.model import rng
-from reconsim.model.kernel_world import (
+from reconsim.model.kernels.world import (
     PARALLEL_MIN_CELLS,
     WORLD_OUT_COLUMNS,
     simulate_world_arrays,
@@ -198,7 +198,7 @@ def test_the_world_kernel_refuses_what_it_cannot_count(change: dict[str, object]
 
 
 def test_the_guard_passes_what_the_world_kernel_can_hold() -> None:
-    from reconsim.model.kernel_world import _refuse_copies
+    from reconsim.model.kernels.world import _refuse_copies
 
     def cell(trigger: bool) -> dict[str, np.ndarray]:
         return {"desired": np.array([10**6]), "U": np.array([900]), "duration": np.array([900]),
@@ -253,10 +253,10 @@ def test_long_world_runs_with_late_events_match_reference(cell: Cell) -> None:
 @given(st.lists(world_cells(max_duration=50), min_size=1, max_size=12), st.data())
 def test_split_arrays_are_those_of_the_split_frame(batch: list[Cell], data: st.DataObject) -> None:
     # The dispatch splits a frame's kernel arrays, lists included, rather than the frame.
-    from reconsim.model.simulate import _take
+    from reconsim.model.kernels.arrays import take_rows
 
     rows = np.array(sorted(data.draw(st.sets(st.integers(0, len(batch) - 1)))), np.int64)
-    got = _take(kernel_inputs(cells_frame(batch)), rows)
+    got = take_rows(kernel_inputs(cells_frame(batch)), rows)
     want = kernel_inputs(cells_frame([batch[i] for i in rows]))
     assert got.keys() == want.keys()
     for key, values in want.items():

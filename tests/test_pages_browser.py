@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 from reconsim.cli import main
-from tests.test_benchcmp import BASE, HEAD, changed_run
+from tests.test_bench_compare import BASE, HEAD, changed_run
 from tests.test_compare import edited, sweep
 from tests.test_report_browser import CHROMIUM, load_page
 

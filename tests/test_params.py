@@ -89,8 +89,8 @@ def test_every_declared_parameter_reaches_the_table() -> None:
 
 
 def test_every_parameter_reaches_the_kernel_and_the_command_line() -> None:
-    from reconsim.model.kernel import COUNT_INPUTS, simulate_arrays
-    from reconsim.model.kernel_world import WORLD_INPUTS
+    from reconsim.model.kernels.count import COUNT_INPUTS, simulate_arrays
+    from reconsim.model.kernels.world import WORLD_INPUTS
 
     arrays = kernel_inputs(cells_frame([Cell()]))
     assert set(arrays) == set(WORLD_INPUTS)
@@ -103,10 +103,11 @@ def test_every_parameter_reaches_the_kernel_and_the_command_line() -> None:
 
 
 def test_kernel_and_reference_share_one_damped() -> None:
-    from reconsim.model import kernel, reference
+    from reconsim.model import reference
+    from reconsim.model.kernels import count as kernel
 
     assert kernel._damped.py_func is params.damped
-    from reconsim.model import kernel_world
+    from reconsim.model.kernels import world as kernel_world
 
     assert kernel_world._damped is kernel._damped
     assert reference.damped is params.damped

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from reconsim import METRIC_NAMES, Cell
 from reconsim.model.laws import law_columns
 from reconsim.model.simulate import DEATHS_DTYPE, simulate
-from reconsim.report import ReportError, build, build_report, data, publish
+from reconsim.report import ReportError, build, build_report, data
 from reconsim.report.build import summarize
 from reconsim.report.charts import Figure
 from reconsim.report.data import (
@@ -40,6 +40,8 @@ from reconsim.report.data import (
 )
 from reconsim.report.sections import law, read_cost
 from reconsim.report.sections.law import MAX_G_BINS, law_facets, law_figure, law_verdict
+from reconsim.site import publish
+from reconsim.web import bundle
 
 SCHEDULES: dict[str, list[dict[str, int]]] = {
     "seed": [{"at": 300, "count": 2}],
@@ -642,33 +644,33 @@ def test_where_and_groups_by_groups_of_axes_count_as_one_axis_at_a_time(
 def test_the_script_bundle_is_made_once_per_version(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     made: list[str | None] = []
-    real = build.vl_convert.javascript_bundle
+    real = bundle.vl_convert.javascript_bundle
 
     def counted(snippet: str | None, vl_version: str | None = None) -> str:
         made.append(vl_version)
         return real(snippet, vl_version=vl_version)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(build.vl_convert, "javascript_bundle", counted)
+    monkeypatch.setattr(bundle.vl_convert, "javascript_bundle", counted)
     monkeypatch.setenv("RECONSIM_CACHE_DIR", str(tmp_path / "cache"))
-    first = build.javascript_bundle()
-    assert build.javascript_bundle() == first
+    first = bundle.javascript_bundle()
+    assert bundle.javascript_bundle() == first
     assert len(made) == 1
     assert "</script" not in first
     assert [p.name for p in (tmp_path / "cache").iterdir()] == [
-        f"vega-bundle-{build.VL_CONVERT_VERSION}-vl{build.vegalite_version()}.js"]
+        f"vega-bundle-{bundle.VL_CONVERT_VERSION}-vl{bundle.vegalite_version()}.js"]
     # Another vl-convert: another file, made anew, the other version's removed; files of
     # other names are left alone.
     (tmp_path / "cache" / "notes.txt").write_text("mine", encoding="utf-8")
-    monkeypatch.setattr(build, "VL_CONVERT_VERSION", "0.0.0-other")
-    assert build.javascript_bundle() == first
+    monkeypatch.setattr(bundle, "VL_CONVERT_VERSION", "0.0.0-other")
+    assert bundle.javascript_bundle() == first
     assert len(made) == 2
     assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == [
-        "notes.txt", f"vega-bundle-0.0.0-other-vl{build.vegalite_version()}.js"]
+        "notes.txt", f"vega-bundle-0.0.0-other-vl{bundle.vegalite_version()}.js"]
     # A cache that cannot be written: made every time, the same script.
     (tmp_path / "file").write_text("", encoding="utf-8")
     monkeypatch.setenv("RECONSIM_CACHE_DIR", str(tmp_path / "file" / "cache"))
-    assert build.javascript_bundle() == first
-    assert build.javascript_bundle() == first
+    assert bundle.javascript_bundle() == first
+    assert bundle.javascript_bundle() == first
     assert len(made) == 4
 
 

@@ -16,8 +16,10 @@ import polars as pl
 import pytest
 from markupsafe import Markup
 
-from reconsim.report import build_report, publish
-from reconsim.report.html import TableCell, esc, folded, key_text, table, verdict
+from reconsim.report import build_report
+from reconsim.report.blocks import key_text
+from reconsim.site import publish
+from reconsim.web.html import TableCell, esc, folded, table, verdict
 from tests.test_report import HAND_ROWS, hand_table, write_table
 
 ROOT = Path(__file__).parents[1]
@@ -156,13 +158,16 @@ def test_blocks_escape_text_and_keep_markup_once() -> None:
 
 
 def test_templates_ship_with_the_package() -> None:
-    """Every file under reconsim/report/templates/ is package data in pyproject.toml."""
+    """Every file under a templates/ folder of the package is package data in pyproject.toml."""
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    patterns = config["tool"]["setuptools"]["package-data"]["reconsim.report"]
-    files = sorted((ROOT / "reconsim" / "report" / "templates").iterdir())
-    assert files
-    for f in files:
-        assert any(fnmatch.fnmatch(f"templates/{f.name}", p) for p in patterns), f.name
+    data = config["tool"]["setuptools"]["package-data"]
+    folders = sorted((ROOT / "reconsim").rglob("templates"))
+    assert len(folders) >= 4
+    for folder in folders:
+        package = ".".join(folder.parent.relative_to(ROOT).parts)
+        patterns = data.get(package, [])
+        for f in sorted(folder.iterdir()):
+            assert any(fnmatch.fnmatch(f"templates/{f.name}", p) for p in patterns), f
 
 
 def test_no_f_string_in_the_page_code_writes_html() -> None:
@@ -170,8 +175,8 @@ def test_no_f_string_in_the_page_code_writes_html() -> None:
     tag or an entity in an f-string would be escaped into visible text, or, if wrapped in
     Markup, let its values through unescaped."""
     report = ROOT / "reconsim" / "report"
-    modules = [report / "html.py", report / "page.py", report / "index.py",
-               *sorted((report / "sections").glob("*.py"))]
+    modules = [ROOT / "reconsim" / "web" / "html.py", report / "blocks.py", report / "page.py",
+               ROOT / "reconsim" / "site.py", *sorted((report / "sections").glob("*.py"))]
     html = re.compile(r"<[a-zA-Z/!]|&[a-zA-Z#0-9]+;")
     found = []
     for path in modules:

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import polars as pl
@@ -102,14 +100,3 @@ def test_boundary_chart_counts_are_the_verdict_s(tmp_path: Path) -> None:
     # Binned to a bounded number of marks: U has 4 values, G + B at most 60 bins.
     assert grid.height <= 4 * 60
     assert "GB" in boundary.chart.binned
-
-
-@pytest.mark.parametrize("module", [
-    "reconsim.report.tradeoff", "reconsim.benchcmp", "reconsim.benchcmp_page",
-    "reconsim.history", "reconsim.history_page", "reconsim.compare_page", "reconsim.pages",
-    "reconsim.report.sections.controllers", "reconsim.cli"])
-def test_each_module_imports_first_in_a_fresh_interpreter(module: str) -> None:
-    """No import cycle hides behind the order the test suite happens to import modules in."""
-    done = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True,
-                          text=True, check=False)
-    assert done.returncode == 0, done.stderr

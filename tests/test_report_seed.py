@@ -8,8 +8,8 @@ import polars as pl
 import pytest
 
 from reconsim.model.laws import law_columns
-from reconsim.model.seed001 import cells as seed_cells
 from reconsim.model.simulate import cells_frame, simulate
+from reconsim.model.studies.seed001 import cells as seed_cells
 from reconsim.report import build_report
 from reconsim.report.build import summarize
 from reconsim.report.data import load_sweep

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reconsim.model import rng
-from reconsim.model.kernel_world import splitmix64_u64, uniform_u64
+from reconsim.model.kernels.world import splitmix64_u64, uniform_u64
 
 
 def stateful_splitmix64(state: int, n: int) -> list[int]:

@@ -8,7 +8,7 @@ import pytest
 
 from reconsim import Cell, run_cell, run_reference
 from reconsim.cli import main
-from reconsim.model import seed001
+from reconsim.model.studies import seed001
 
 
 @pytest.fixture(params=["kernel", "reference"])

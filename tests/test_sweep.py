@@ -17,6 +17,7 @@ import polars as pl
 import pytest
 
 from reconsim import METRIC_NAMES, simulate
+from reconsim.io import write_atomic
 from reconsim.model.laws import law_overshoot
 from reconsim.model.version import MODEL_VERSION
 from reconsim.sweep import runner, store
@@ -532,7 +533,7 @@ def test_atomic_writes_get_the_mode_a_new_file_would(tmp_path: Path, umask: int)
     temporary file's private 0600 must not leak into results/ served by a web server)."""
     old = os.umask(umask)
     try:
-        store.write_atomic(tmp_path / "report.html", b"<p>ok</p>")
+        write_atomic(tmp_path / "report.html", b"<p>ok</p>")
     finally:
         os.umask(old)
     assert (tmp_path / "report.html").stat().st_mode & 0o777 == 0o666 & ~umask

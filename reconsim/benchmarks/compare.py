@@ -16,7 +16,7 @@ its deterministic figures in ``extra_info["quality"]``; every other benchmark is
   commands) beside its cost (missing copy-seconds, ledger reads), and whether another
   variant beats it on all four (the frontier holds those no other variant beats).
 
-Computing lives here; :mod:`reconsim.benchcmp_page` renders the HTML page.
+Computing lives here; :mod:`reconsim.benchmarks.compare_page` renders the HTML page.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from reconsim.errors import ReconsimError
-from reconsim.report.tradeoff import COST_FIGURES, QUALITY_FIGURES, Tradeoff, frontier
+from reconsim.web.tradeoff import COST_FIGURES, QUALITY_FIGURES, Tradeoff, frontier
 
 _VARIANT = re.compile(r"^test_variant\[(?P<name>.+)\]$")
 

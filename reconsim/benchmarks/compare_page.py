@@ -3,14 +3,14 @@ quality-against-cost chart, self-contained."""
 
 from __future__ import annotations
 
-from reconsim.benchcmp import Comparison
-from reconsim.pages import chart, render_page
-from reconsim.report.tradeoff import COST_FIGURES, QUALITY_FIGURES, tradeoff_chart
+from reconsim.benchmarks.compare import Comparison
+from reconsim.web.kit import chart, render_page
+from reconsim.web.tradeoff import COST_FIGURES, QUALITY_FIGURES, tradeoff_chart
 
 
 def render_html(c: Comparison) -> str:
     """The comparison as one self-contained page."""
     charts = [chart("tradeoff", "Quality against cost (head run)",
                     tradeoff_chart(c.tradeoffs))] if c.tradeoffs else []
-    return render_page("benchcmp.html", charts=charts, c=c,
+    return render_page("reconsim.benchmarks", "benchcmp.html", charts=charts, c=c,
                        quality=QUALITY_FIGURES, cost=COST_FIGURES)

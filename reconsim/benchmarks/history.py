@@ -3,7 +3,7 @@ order, and the steps where a quality figure changed.
 
 ``nox -s bench`` saves each run as pytest-benchmark JSON under ``results/bench/``
 (``results/bench/<machine-id>/NNNN_*.json``). Each file is read by
-:func:`reconsim.benchcmp.read_run`, the one reader of benchmark files; a run without
+:func:`reconsim.benchmarks.compare.read_run`, the one reader of benchmark files; a run without
 controller benchmarks (``bench/bench_controllers.py``, whose quality figures are in
 ``extra_info["quality"]``) is left out and counted. A file that is not a pytest-benchmark
 run is an error naming it: a corrupt file in the history is not skipped in silence.
@@ -13,7 +13,7 @@ cores, Python): time per cell only compares on one machine, and a step is a chan
 between two consecutive runs on one machine. Runs are ordered by their commit's time
 (the run's own time when it has no commit time, outside git), then by when they ran.
 
-Computing lives here; :mod:`reconsim.history_page` renders the page.
+Computing lives here; :mod:`reconsim.benchmarks.history_page` renders the page.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import Final
 
 import polars as pl
 
-from reconsim.benchcmp import BenchError, Run, read_run
+from reconsim.benchmarks.compare import BenchError, Run, read_run
 
 _TIME: Final = pl.Datetime("us", "UTC")
 

@@ -3,7 +3,7 @@ quality figure and the time per cell against the commit's date, every step where
 figure changed marked and its commit named; self-contained like the report.
 
 ``reconsim publish RESULTS`` writes it to ``RESULTS/bench/history.html`` from the runs
-saved under ``RESULTS/bench/`` (:mod:`reconsim.history`), and links it from the index.
+saved under ``RESULTS/bench/`` (:mod:`reconsim.benchmarks.history`), and links it from the index.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from typing import Any, Final
 import altair as alt
 import polars as pl
 
-from reconsim.history import History, load_history
-from reconsim.pages import chart, render_page
-from reconsim.report.charts import ALARM, inline
-from reconsim.sweep.store import write_atomic
+from reconsim.benchmarks.history import History, load_history
+from reconsim.io import write_atomic
+from reconsim.web.charts import ALARM, inline
+from reconsim.web.kit import chart, render_page
 
 #: Where the runs are saved and the page is written, inside the results folder.
 BENCH_DIR: Final = "bench"
@@ -167,7 +167,8 @@ def _machine_blocks(h: History) -> list[dict[str, Any]]:
 def render_html(h: History, source: str) -> str:
     """The history of ``h`` as one self-contained page; ``source`` names where the runs
     were read."""
-    return render_page("history.html", h=h, source=source, steps=_steps_table(h),
+    return render_page("reconsim.benchmarks", "history.html",
+                       h=h, source=source, steps=_steps_table(h),
                        machines=_machine_blocks(h), time_figure=TIME)
 
 
@@ -175,7 +176,7 @@ def write_history(results_dir: str | Path) -> Path | None:
     """Write ``results_dir/bench/history.html`` from the runs saved under
     ``results_dir/bench/``; return its path, or None when no run of the controller
     benchmarks is saved there (a page left from earlier is removed: its runs are gone).
-    Raise :class:`~reconsim.benchcmp.BenchError` naming a file that is not a
+    Raise :class:`~reconsim.benchmarks.compare.BenchError` naming a file that is not a
     pytest-benchmark run, before anything is written."""
     results_dir = Path(results_dir)
     history = load_history(results_dir / BENCH_DIR)

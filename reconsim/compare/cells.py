@@ -8,7 +8,7 @@ each parameter, and the delta (B - A) aggregated over G x U per panel.
 
 Both tables are scanned lazily and joined by polars; only aggregates and bounded samples
 are collected, so two sweeps of millions of cells compare in the memory of their
-aggregates. Computing lives here; :mod:`reconsim.compare_page` draws the page.
+aggregates. Computing lives here; :mod:`reconsim.compare.page` draws the page.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ import polars as pl
 
 from reconsim.errors import ReconsimError
 from reconsim.model.params import METRIC_NAMES, PARAMS
-from reconsim.report.data import flat
 from reconsim.sweep.grid import PARAM_COLUMNS
 from reconsim.sweep.store import DATA
+from reconsim.sweep.table import flat
 
 #: Cells listed in full: per side among unmatched cells, per metric among the largest changes.
 SAMPLE: Final = 20

@@ -8,9 +8,9 @@ from typing import Any
 import altair as alt
 import polars as pl
 
-from reconsim.compare import Comparison, MetricDiff, where_text
-from reconsim.pages import chart, render_page
-from reconsim.report.charts import inline
+from reconsim.compare.cells import Comparison, MetricDiff, where_text
+from reconsim.web.charts import inline
+from reconsim.web.kit import chart, render_page
 
 
 def delta_chart(m: MetricDiff, panels: tuple[str, ...]) -> dict[str, Any]:
@@ -59,4 +59,5 @@ def render_html(c: Comparison) -> str:
                               delta_chart(m, c.panels))
               for m in c.metrics if m.changed and m.heatmap is not None}
     where = {m.metric: where_text(m.where, limit=60) for m in c.metrics if m.changed}
-    return render_page("compare.html", c=c, chart_of=charts, where=where, shown=c.shown)
+    return render_page("reconsim.compare", "compare.html",
+                       c=c, chart_of=charts, where=where, shown=c.shown)

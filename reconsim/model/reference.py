@@ -1,8 +1,8 @@
 """The reference model: every copy a record, every second a step — the executable spec.
 
 It follows seed 001's rules (CA19-CA25) and issue 8's numbered list as literally as
-Python allows and is deliberately slow: the kernels (:mod:`reconsim.model.kernel`,
-:mod:`reconsim.model.kernel_world`) must agree with it on every metric, and the property
+Python allows and is deliberately slow: the kernels (:mod:`reconsim.model.kernels.count`,
+:mod:`reconsim.model.kernels.world`) must agree with it on every metric, and the property
 tests check that they do.
 
 Per second t = 0 … duration, in this order (the numbers are issue 8's):

@@ -15,7 +15,7 @@ Streams (``k`` < 2²⁸ counts from 0 within the cell):
 * :data:`FAIL` — does create command k fail;
 * :data:`LOST` — does create command k lose its reply.
 
-The kernels use :func:`reconsim.model.kernel_world.splitmix64_u64`, the same
+The kernels use :func:`reconsim.model.kernels.world.splitmix64_u64`, the same
 arithmetic on unsigned 64-bit machine integers; the tests check both agree.
 """
 

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from reconsim.model.kernels.arrays import take_rows
 from reconsim.model.params import (
     BY_NAME,
     CONTROLLERS,
@@ -80,7 +81,7 @@ def simulate(cells: pl.DataFrame, *, checked: bool = False) -> pl.DataFrame:
     ``checked=True`` skips those checks, for frames built from checked values (a grid
     expanded from a checked spec): validation happens once, where data enters.
     """
-    from reconsim.model.kernel import OUT_COLUMNS, simulate_arrays
+    from reconsim.model.kernels.count import OUT_COLUMNS, simulate_arrays
 
     world = world_rows(cells, None if checked else _check_frame(cells))
     if world is None:  # seed 001's world throughout: the count kernel alone
@@ -89,8 +90,8 @@ def simulate(cells: pl.DataFrame, *, checked: bool = False) -> pl.DataFrame:
         raw["create_commands"] = raw["created"]
         raw["failed_creates"] = np.zeros(cells.height, np.int64)
         return _with_metrics(cells, raw)
-    from reconsim.model.kernel import COUNT_INPUTS
-    from reconsim.model.kernel_world import WORLD_OUT_COLUMNS, simulate_world_arrays
+    from reconsim.model.kernels.count import COUNT_INPUTS
+    from reconsim.model.kernels.world import WORLD_OUT_COLUMNS, simulate_world_arrays
 
     arrays = kernel_inputs(cells)
     if world.all():  # every row off seed 001's world: no split, no renumbering
@@ -101,14 +102,14 @@ def simulate(cells: pl.DataFrame, *, checked: bool = False) -> pl.DataFrame:
     out = np.empty((len(WORLD_OUT_COLUMNS), cells.height), np.int64)  # a metric a row
     rows = np.flatnonzero(~world)
     with _cells_numbered(rows):
-        count = _take(arrays, rows, COUNT_INPUTS)
+        count = take_rows(arrays, rows, COUNT_INPUTS)
         out[:len(OUT_COLUMNS), rows] = simulate_arrays(**count).T  # type: ignore[arg-type]
     out[WORLD_OUT_COLUMNS.index("create_commands"), rows] = out[
         OUT_COLUMNS.index("created"), rows]
     out[WORLD_OUT_COLUMNS.index("failed_creates"), rows] = 0
     rows = np.flatnonzero(world)
     with _cells_numbered(rows):
-        out[:, rows] = simulate_world_arrays(**_take(arrays, rows)).T  # type: ignore[arg-type]
+        out[:, rows] = simulate_world_arrays(**take_rows(arrays, rows)).T  # type: ignore[arg-type]
     raw = dict(zip(WORLD_OUT_COLUMNS, out, strict=True))
     return _with_metrics(cells, raw)
 
@@ -186,8 +187,8 @@ def _off_default(p: Parameter, dtype: pl.DataType) -> pl.Expr:
 
 def kernel_inputs(cells: pl.DataFrame, *, count: bool = False) -> dict[str, np.ndarray]:
     """The keyword arrays the kernels take, for checked cells: each parameter's column (or
-    its default) as its kind encodes it. :func:`reconsim.model.kernel_world.simulate_world_arrays`
-    takes them all; with ``count``, only those :func:`reconsim.model.kernel.simulate_arrays`
+    its default) as its kind encodes it. :func:`reconsim.model.kernels.world.simulate_world_arrays`
+    takes them all; with ``count``, only those :func:`reconsim.model.kernels.count.simulate_arrays`
     takes (seed 001's world)."""
     arrays: dict[str, np.ndarray] = {}
     for p in PARAMS:
@@ -198,27 +199,6 @@ def kernel_inputs(cells: pl.DataFrame, *, count: bool = False) -> dict[str, np.n
         else:
             arrays.update(_default_arrays(p, cells.height))
     return arrays
-
-
-def _take(arrays: dict[str, np.ndarray], rows: np.ndarray,
-          names: tuple[str, ...] | None = None) -> dict[str, np.ndarray]:
-    """The kernel arrays of ``rows`` only (all of them, or those ``names``): one value per
-    row, or for a list parameter its offsets renumbered and the values of those rows."""
-    names = tuple(arrays) if names is None else names
-    taken: dict[str, np.ndarray] = {}
-    for key in names:  # list parameters first: their value arrays are not one per row
-        if not key.endswith("_offsets"):
-            continue
-        list_name, offsets = key.removesuffix("_offsets"), arrays[key]
-        lengths = offsets[rows + 1] - offsets[rows]
-        taken[key] = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
-        # each row's run of values, from its old offset
-        where = np.repeat(offsets[rows] - taken[key][:-1], lengths) + np.arange(
-            taken[key][-1], dtype=np.int64)
-        for values in names:
-            if values == list_name or (values.startswith(list_name + "_") and values != key):
-                taken[values] = arrays[values][where]
-    return {key: taken[key] if key in taken else arrays[key][rows] for key in names}
 
 
 def _default_arrays(p: Parameter, n: int) -> dict[str, np.ndarray]:

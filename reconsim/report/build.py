@@ -1,4 +1,4 @@
-"""The HTML result report of a sweep, and the index page of every sweep's report.
+"""The HTML result report of a sweep.
 
 :func:`build_report` reads a sweep's output directory (``DIR/data/*.parquet`` and
 ``DIR/sweep.json``) and writes, into the same directory:
@@ -8,42 +8,32 @@
 * ``summary.json`` — every figure the page shows, as data;
 * ``figures/<name>.svg`` and ``figures/<name>.png`` — each chart as an image.
 
-:func:`publish` writes ``results/index.html``, linking each sweep's report.
-
 The work is split by concern: :mod:`.data` loads the table; :mod:`.sections` compute
 the figures and write their words; :mod:`.charts` makes the charts' specs and
-:mod:`.drawing` draws them; :mod:`.page` writes the page and :mod:`.index` the index,
-from the blocks in :mod:`.html`.
+:mod:`.drawing` draws them; :mod:`.page` writes the page, from the blocks in
+:mod:`.blocks` and the page kit (:mod:`reconsim.web`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import importlib.metadata
 import json
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-import altair as alt
-import vl_convert
-
+from reconsim.io import write_atomic
 from reconsim.report.charts import Figure
 from reconsim.report.data import Sweep, load_sweep
 from reconsim.report.drawing import Drawn, drawing
-from reconsim.report.index import render_index
 from reconsim.report.page import SECTIONS, Summaries, render_page
 from reconsim.report.section import Context
 from reconsim.report.source import ReportError, SweepSource
-from reconsim.sweep.store import write_atomic
+from reconsim.web.bundle import javascript_bundle, vegalite_version
 
-__all__ = ["Report", "ReportError", "build_report", "publish"]
+__all__ = ["Report", "ReportError", "build_report"]
 
-#: The vl-convert that draws the charts and bundles the page's script.
-VL_CONVERT_VERSION: Final = importlib.metadata.version("vl-convert-python")
 #: Version of the ``summary.json`` layout.
 SUMMARY_FORMAT: Final = 2
 
@@ -126,46 +116,6 @@ def build_figures(summaries: Summaries) -> list[Figure]:
             for fig in section.charts(summary, summaries.context)]
 
 
-def vegalite_version() -> str | None:
-    """The Vega-Lite version Altair writes specs for, as vl-convert names it (``6.4``)."""
-    major_minor = ".".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
-    return major_minor if major_minor in vl_convert.get_vegalite_versions() else None
-
-
-def cache_dir() -> Path:
-    """Where reconsim keeps what it can compute again: ``$RECONSIM_CACHE_DIR``, else
-    ``$XDG_CACHE_HOME/reconsim``, else ``~/.cache/reconsim``."""
-    if os.environ.get("RECONSIM_CACHE_DIR"):
-        return Path(os.environ["RECONSIM_CACHE_DIR"])
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "reconsim"
-
-
-def javascript_bundle() -> str:
-    """Vega, Vega-Lite and vega-embed as one inline script (no network at view time).
-
-    vl-convert bundles the script anew on every call (1.5 s of one core, as much as the
-    queries of a million-cell report), always the same text for one vl-convert and
-    Vega-Lite version: it is kept in :func:`cache_dir`, named by both versions, and made
-    only where the file is missing (or the folder cannot be written). Making it removes
-    the bundles of other versions (about 1 MB each) from the folder."""
-    version = vegalite_version()
-    cached = cache_dir() / f"vega-bundle-{VL_CONVERT_VERSION}-vl{version}.js"
-    with contextlib.suppress(OSError, UnicodeDecodeError):
-        return cached.read_text(encoding="utf-8")
-    # The stub asks for a snippet; None selects vl-convert's default one (which puts
-    # vegaEmbed, vega and vegaLite on window).
-    bundle: str = vl_convert.javascript_bundle(None, vl_version=version)  # type: ignore[arg-type]
-    # An inline script ends at the first "</script"; the bundle must not contain one.
-    bundle = bundle.replace("</script", "<\\/script")
-    with contextlib.suppress(OSError):
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(cached, bundle.encode())
-        for old in cached.parent.glob("vega-bundle-*.js"):
-            if old != cached:
-                old.unlink(missing_ok=True)
-    return bundle
-
-
 def write_figures(drawn: Sequence[Drawn], folder: Path) -> tuple[Path, ...]:
     """Write each drawn chart to ``folder/<name>.svg`` and ``.png``; return the paths written.
 
@@ -184,41 +134,3 @@ def write_figures(drawn: Sequence[Drawn], folder: Path) -> tuple[Path, ...]:
         write_atomic(png_path, png)
         written += [svg_path, png_path]
     return tuple(written)
-
-
-def publish(results_dir: str | Path = "results") -> Path:
-    """Write ``results_dir/index.html`` linking the report of every sweep folder in it.
-
-    A sweep folder is a subdirectory holding ``sweep.json`` or ``summary.json``; one
-    without a readable report is listed with the reason. The history page of the
-    benchmark runs saved under ``results_dir/bench/`` is written first and linked
-    (:mod:`reconsim.history_page`). Returns the index's path.
-    """
-    # here, not above: the history page builds on the pages' kit, which imports this module
-    from reconsim.history_page import HISTORY_PAGE, write_history
-
-    results_dir = Path(results_dir)
-    if not results_dir.is_dir():
-        raise ReportError(f"{results_dir}: no such directory")
-    history = HISTORY_PAGE if write_history(results_dir) else None
-    entries: list[dict[str, Any]] = []
-    for folder in sorted(p for p in results_dir.iterdir() if p.is_dir()):
-        if not ((folder / "sweep.json").exists() or (folder / "summary.json").exists()):
-            continue
-        entries.append({"dir": folder.name, **_index_entry(folder)})
-    index = results_dir / "index.html"
-    write_atomic(index, render_index(entries, history=history).encode())
-    return index
-
-
-def _index_entry(folder: Path) -> dict[str, Any]:
-    """A sweep folder's summary, or a note saying why it has no report to link."""
-    if not (folder / "report.html").exists() or not (folder / "summary.json").exists():
-        return {"note": f"no report yet (run: reconsim report {folder})"}
-    try:
-        summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        return {"note": f"summary.json unreadable ({exc}); rebuild the report"}
-    if not isinstance(summary, dict) or summary.get("format") != SUMMARY_FORMAT:
-        return {"note": "summary.json is from another version of the report; rebuild it"}
-    return {"summary": summary}

@@ -10,44 +10,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any
 
 import altair as alt
 import polars as pl
 
 from reconsim.report.data import bin_columns, collect, collect_all
+from reconsim.web.charts import ALARM, QUIET, SHARE, WIDTH, Figure, inline
 
-#: Width, in pixels, the charts are laid out to fill.
-WIDTH: Final = 1080
-#: Colour of the marks where nothing goes wrong.
-QUIET: Final = "#e4ebf1"
-#: Colour of the marks that contradict a law or claim.
-ALARM: Final = "#d4380d"
-#: Colour ramp of shares, from a share near 0 to a share of 1: even one cell in a
-#: thousand shows clearly against QUIET.
-SHARE: Final = ["#9ecae1", "#08306b"]
-
-
-@dataclass(frozen=True)
-class Figure:
-    """One chart of the report: its file name, its heading, its Vega-Lite spec, and facts
-    about how it was drawn (which axes a mark aggregates, for the page's captions)."""
-
-    name: str
-    title: str
-    spec: dict[str, Any]
-    meta: dict[str, Any] = field(default_factory=dict)
-
-
-def inline(frame: pl.DataFrame) -> alt.Data:
-    """A chart's rows, inline in its spec as CSV (no key repeated per row), with the type of
-    each numeric or boolean column declared so that Vega parses it back exactly."""
-    parse = {c: "number" for c, t in frame.schema.items() if t.is_numeric()}
-    parse |= {c: "boolean" for c, t in frame.schema.items() if t == pl.Boolean}
-    csv = alt.DataFormat(type="csv", parse=parse)  # type: ignore[no-untyped-call]
-    return alt.Data(values=frame.write_csv(), format=csv)  # type: ignore[no-untyped-call]
-
+# The kit's names are the report's too: its sections take them from here.
+__all__ = ["ALARM", "QUIET", "SHARE", "WIDTH", "Figure", "add_bins", "bin_label",
+           "bin_order", "binning_note", "clamp", "finish", "inline", "label_expr",
+           "names_expr", "range_text"]
 
 def range_text(lo: str, hi: str) -> pl.Expr:
     """Tooltip text of a range: ``lo`` when both ends are equal, else ``lo to hi`` (a dash

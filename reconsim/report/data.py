@@ -18,7 +18,6 @@ aggregate, and at 10^8 cells the law's counts held 957 MiB that way and 336 MiB 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -35,14 +34,12 @@ from reconsim.model.params import (
     UNLIMITED,
     VARIANT_PARAMS,
     WORLD_PARAMS,
-    Kind,
-    Records,
-    Times,
     applies,
 )
-from reconsim.model.seed001 import BASE, U_SCAN_G
+from reconsim.model.studies.seed001 import BASE, U_SCAN_G
 from reconsim.report.source import ReportError, SweepSource
 from reconsim.sweep.facts import FACTS_KEY, TableFacts, merge
+from reconsim.sweep.table import flat
 
 #: The columns :func:`~reconsim.model.laws.law_columns` derives from a cell's parameters
 #: and overshoot.
@@ -343,39 +340,6 @@ def _default_column(name: str) -> pl.Expr:
 def _needs_flat(dtype: pl.DataType) -> bool:
     """Whether :func:`flat` changes a column of this type."""
     return isinstance(dtype, (pl.Array, pl.List, pl.Struct, pl.Categorical, pl.Enum))
-
-
-def flat(axis: str, dtype: pl.DataType) -> pl.Expr:
-    """An axis column as scalars the report can group and show: lists become ``a,b,c``
-    (``none`` when empty), structs JSON, categoricals strings; other columns stay as they are."""
-    col = pl.col(axis)
-    if isinstance(dtype, pl.Array):
-        dtype = pl.List(dtype.inner)
-        col = col.cast(dtype)
-    if isinstance(dtype, pl.List):
-        element = (pl.element().struct.json_encode() if isinstance(dtype.inner, pl.Struct)
-                   else pl.element().cast(pl.String))
-        joined = col.list.eval(element).list.join(",")
-        return pl.when(col.list.len() == 0).then(pl.lit("none")).otherwise(joined).alias(axis)
-    if isinstance(dtype, pl.Struct):
-        return col.struct.json_encode().alias(axis)
-    if isinstance(dtype, (pl.Categorical, pl.Enum)):
-        return col.cast(pl.String).alias(axis)
-    return col
-
-
-def unflat(kind: Kind, value: Any) -> Any:
-    """The inverse of :func:`flat` for one parameter of ``kind``: ``a,b,c`` (or ``none``)
-    back to a tuple of ints, a record list's JSON back to tuples in the kind's field order;
-    other values as they are."""
-    if not isinstance(value, str):
-        return value
-    if isinstance(kind, Times):
-        return () if value == "none" else tuple(int(v) for v in value.split(","))
-    if isinstance(kind, Records):
-        return () if value == "none" else tuple(
-            tuple(r[f] for f in kind.names) for r in json.loads(f"[{value}]"))
-    return value
 
 
 def _stale_law_cells(stored: Sequence[str]) -> pl.Expr:

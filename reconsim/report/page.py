@@ -17,7 +17,6 @@ from markupsafe import Markup
 from reconsim.model.laws import BOUNDARY, LAW_FORMULA, LAW_SCOPE
 from reconsim.model.params import CONTROLLERS, METRICS
 from reconsim.report.charts import Figure
-from reconsim.report.html import render
 from reconsim.report.section import Context, Section
 from reconsim.report.sections import (
     boundary,
@@ -30,6 +29,7 @@ from reconsim.report.sections import (
     sweep,
     timelines,
 )
+from reconsim.web.html import render
 
 
 def controller_rows(context: Context) -> list[tuple[str, str]]:
@@ -89,7 +89,7 @@ def render_page(summaries: Summaries, figures: Sequence[Figure], bundle: str) ->
     context = summaries.context
     pairs = list(zip(SECTIONS, summaries.sections, strict=True))
     return render(
-        "page.html", sweep=context.sweep, bundle=Markup(bundle),
+        "reconsim.report", "page.html", sweep=context.sweep, bundle=Markup(bundle),
         controllers=controller_rows(context), definitions=definition_rows(),
         glance=[line for s, x in pairs if (line := s.glance(x)) is not None],
         sections=[s.render(x, context, by_name) for s, x in pairs])

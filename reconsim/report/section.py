@@ -2,7 +2,7 @@
 
 Each module of :mod:`reconsim.report.sections` defines one :class:`Section`; the page
 (:mod:`reconsim.report.page`) lists them in order. A section depends on the kit
-(:mod:`~reconsim.report.data`, :mod:`~reconsim.report.charts`, :mod:`~reconsim.report.html`
+(:mod:`~reconsim.report.data`, :mod:`~reconsim.report.charts`, :mod:`~reconsim.web.html`
 and this module) and never on another section, so a new section is one new module and
 one line in :data:`reconsim.report.page.SECTIONS`.
 

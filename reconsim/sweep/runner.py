@@ -128,7 +128,7 @@ def run_chunk(spec: Spec, index: int, threads: int | None = None,
         raise store.StoreError(f"a worker runs another model ({model()}; the sweep's is "
                                f"{expected}): every worker needs the same reconsim")
     if threads is not None:
-        from reconsim.model import kernel
+        from reconsim.model.kernels import count as kernel
 
         kernel.set_threads(threads)
     start = index * spec.chunk_size

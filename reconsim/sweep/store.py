@@ -21,7 +21,6 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +29,7 @@ from typing import Any, Final
 import polars as pl
 
 from reconsim.errors import ReconsimError
+from reconsim.io import atomic_write
 
 MANIFEST = "sweep.json"
 DATA = "data"
@@ -180,13 +180,13 @@ def write_chunk(out: Path, index: int, frame: pl.DataFrame, model: Model,
     (more metadata: :mod:`reconsim.sweep.facts`)."""
     target = chunk_path(out, index)
     metadata = {MODEL_KEY: str(model.version), **(facts or {})}
-    _atomic_write(target, lambda f: frame.write_parquet(f, compression="zstd",
+    atomic_write(target, lambda f: frame.write_parquet(f, compression="zstd",
                                                         metadata=metadata))
 
 
 def write_json(path: Path, doc: dict[str, Any]) -> None:
     """Write a JSON document atomically."""
-    _atomic_write(path, lambda f: f.write(json.dumps(doc, indent=2, default=str).encode()))
+    atomic_write(path, lambda f: f.write(json.dumps(doc, indent=2, default=str).encode()))
 
 
 def read_manifest(out: Path) -> dict[str, Any] | None:
@@ -246,41 +246,3 @@ def locked(out: Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
-
-
-def _file_mode() -> int:
-    """The mode ``open()`` gives a new file: 0o666 less the process's umask (read without
-    changing it, where Linux tells; else set and restored)."""
-    try:
-        with Path("/proc/self/status").open() as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return 0o666 & ~int(line.split()[1], 8)
-    except OSError:
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
-def _atomic_write(target: Path, write: Any) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".tmp-{target.name}.", dir=target.parent)
-    try:
-        # mkstemp makes the file private (0600); the finished file gets the mode any new
-        # file would, so a report served from results/ can be read by the web server.
-        os.fchmod(fd, _file_mode())
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        Path(tmp).replace(target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            Path(tmp).unlink()
-        raise
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically: a reader sees the old file or the new one."""
-    _atomic_write(path, lambda f: f.write(data))

@@ -1,5 +1,6 @@
-"""HTML pages other than the report (``reconsim compare``, ``reconsim bench-compare``),
-built from Jinja2 templates beside the report's (``reconsim/report/templates/``), autoescaped.
+"""Pages other than the report (``reconsim compare``, ``reconsim bench-compare``, the
+benchmark history, a cell's timeline), built from their package's Jinja2 templates on the
+kit's base (:func:`reconsim.web.html.environment`), autoescaped.
 
 A page is self-contained like the report: its charts are Vega-Lite specs in JSON script
 elements, drawn by the Vega bundle inlined from vl-convert (no network at view time).
@@ -10,19 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import jinja2
 from markupsafe import Markup
 
-from reconsim.report.build import javascript_bundle
-from reconsim.report.html import script_json
-
-
-def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.PackageLoader("reconsim.report", "templates"),
-                             autoescape=True, undefined=jinja2.StrictUndefined,
-                             trim_blocks=True, lstrip_blocks=True)
-    env.filters["num"] = number
-    return env
+from reconsim.web.bundle import javascript_bundle
+from reconsim.web.html import environment, script_json
 
 
 def number(value: Any) -> str:
@@ -44,9 +36,9 @@ def chart(name: str, title: str, spec: Mapping[str, Any]) -> dict[str, Any]:
     return {"name": name, "title": title, "json": Markup(script_json(spec))}
 
 
-def render_page(template: str, **context: Any) -> str:
+def render_page(package: str, template: str, /, **context: Any) -> str:
     """Render ``template`` with ``context`` and the Vega bundle (the report's style and
 chart-drawing script are included by the templates)."""
-    return _environment().get_template(template).render(
+    return environment(package, number).get_template(template).render(
         bundle=Markup(javascript_bundle()), **context,
     )

@@ -13,7 +13,7 @@ from typing import Any, Final
 import altair as alt
 import polars as pl
 
-from reconsim.report.charts import inline
+from reconsim.web.charts import inline
 
 #: Quality and cost figures of the trade-off view: all four are better when lower.
 QUALITY_FIGURES: Final = ("excess_copy_seconds", "wasted_delete_commands")

@@ -1,6 +1,6 @@
 """The world kernel: issue 8's rules on whole batches of cells, one copy a record.
 
-Why a second kernel. :mod:`reconsim.model.kernel` is exact because every removal takes
+Why a second kernel. :mod:`reconsim.model.kernels.count` is exact because every removal takes
 the oldest copies and every copy has the same delays, so dead, ready and listed
 copies are prefixes of creation order and three counts are the whole state. Varying
 delays (``B_spread``, ``G_spread``), newest-first deletes and grace periods break
@@ -92,7 +92,8 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 from numpy.typing import NDArray
 
 from reconsim.model import params, rng
-from reconsim.model.kernel import (
+from reconsim.model.kernels.arrays import take_rows
+from reconsim.model.kernels.count import (
     CREATED,
     EXPECTATIONS,
     INTENT,
@@ -751,7 +752,7 @@ def simulate_world_arrays(
     int64 matrix.
 
     Takes :data:`WORLD_INPUTS` as keywords, as :func:`reconsim.model.simulate.kernel_inputs`
-    gives them: those of :func:`reconsim.model.kernel.simulate_arrays`, plus issue 8's
+    gives them: those of :func:`reconsim.model.kernels.count.simulate_arrays`, plus issue 8's
     parameters — ``fail_rate`` and ``lost_rate`` in thousandths, ``delete_order``,
     ``trigger`` and ``create_faults_kind`` as codes (their index in the choices),
     ``slow_start`` as 0 or 1 — and the lag windows and create faults of cell ``i`` as the
@@ -792,8 +793,6 @@ def simulate_world_arrays(
     with numba.parallel_chunksize(1):
         if order is None:
             return run(*args).T  # type: ignore[arg-type]
-        from reconsim.model.simulate import _take as take_rows  # the same gather as simulate's
-
         grouped = take_rows(a, order)
         out = np.empty((n, _N_OUT), np.int64)
         out[order] = run(*(grouped[name] for name in WORLD_INPUTS)).T

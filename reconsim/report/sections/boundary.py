@@ -12,6 +12,7 @@ import polars as pl
 from markupsafe import Markup
 
 from reconsim.model.laws import BOUNDARY
+from reconsim.report.blocks import examples_table, where_sentence, where_table
 from reconsim.report.charts import (
     ALARM,
     QUIET,
@@ -35,16 +36,8 @@ from reconsim.report.data import (
     variant_params,
     where_each,
 )
-from reconsim.report.html import (
-    TableCell,
-    examples_table,
-    figure_html,
-    table,
-    verdict,
-    where_sentence,
-    where_table,
-)
 from reconsim.report.section import NOT_IN_JSON, Context, Section
+from reconsim.web.html import TableCell, figure_html, table, verdict
 
 
 @dataclass(frozen=True, slots=True)

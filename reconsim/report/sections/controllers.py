@@ -18,6 +18,7 @@ import altair as alt
 import polars as pl
 from markupsafe import Markup
 
+from reconsim.report.blocks import cells_text, key_text
 from reconsim.report.charts import QUIET, WIDTH, Figure, clamp, finish, inline, names_expr
 from reconsim.report.data import (
     Sweep,
@@ -29,16 +30,9 @@ from reconsim.report.data import (
     variant_order,
     variant_params,
 )
-from reconsim.report.html import (
-    cells_text,
-    figure_html,
-    key_text,
-    num,
-    table,
-    verdict,
-)
 from reconsim.report.section import Context, Section
-from reconsim.report.tradeoff import (
+from reconsim.web.html import figure_html, num, table, verdict
+from reconsim.web.tradeoff import (
     COST_FIGURES,
     QUALITY_FIGURES,
     Tradeoff,
@@ -150,7 +144,7 @@ class Facts:
 class TradeoffRow:
     """A variant's quality (excess copy-seconds, wasted delete commands) and cost (missing
     copy-seconds, ledger reads), each a mean over its cells, and the variants that beat it
-    (:func:`reconsim.report.tradeoff.frontier`: no worse on all four, better on one)."""
+    (:func:`reconsim.web.tradeoff.frontier`: no worse on all four, better on one)."""
 
     variant: str
     excess_copy_seconds: float | None

@@ -34,6 +34,7 @@ import polars as pl
 from markupsafe import Markup
 
 from reconsim.model.laws import BOUNDARY_WORST, LAW_WORST_FORMULA
+from reconsim.report.blocks import examples_table, where_sentence, where_table
 from reconsim.report.charts import ALARM, Figure, finish, inline, names_expr
 from reconsim.report.data import (
     Sweep,
@@ -45,19 +46,8 @@ from reconsim.report.data import (
     where,
     where_each,
 )
-from reconsim.report.html import (
-    TableCell,
-    examples_table,
-    figure_html,
-    folded,
-    num,
-    share,
-    table,
-    verdict,
-    where_sentence,
-    where_table,
-)
 from reconsim.report.section import NOT_IN_JSON, Context, Section
+from reconsim.web.html import TableCell, figure_html, folded, num, share, table, verdict
 
 #: The parameters of a row of the section's table: the delays, the period and the controller.
 KEY: Final = ("G", "G_spread", "B", "B_spread", "U", "U_jitter", "controller")

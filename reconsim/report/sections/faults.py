@@ -23,20 +23,11 @@ import polars as pl
 from markupsafe import Markup
 
 from reconsim.model.params import DEFAULTS
+from reconsim.report.blocks import examples_table
 from reconsim.report.charts import Figure, finish, inline
 from reconsim.report.data import Sweep, collect, first_rows, flat_value, in_order, lazy
-from reconsim.report.html import (
-    TableCell,
-    examples_table,
-    figure_html,
-    folded,
-    num,
-    plain,
-    share,
-    table,
-    verdict,
-)
 from reconsim.report.section import Context, Section
+from reconsim.web.html import TableCell, figure_html, folded, num, plain, share, table, verdict
 
 #: The fault families and semantic switches, each with what it models.
 SWITCHES: Final[Mapping[str, str]] = {

@@ -13,6 +13,7 @@ import polars as pl
 from markupsafe import Markup
 
 from reconsim.model.laws import LAW_FORMULA, LAW_SCOPE, listing_delay
+from reconsim.report.blocks import examples_table, where_sentence, where_table
 from reconsim.report.charts import (
     ALARM,
     QUIET,
@@ -42,19 +43,8 @@ from reconsim.report.data import (
     tally,
     where_each,
 )
-from reconsim.report.html import (
-    examples_table,
-    figure_html,
-    folded,
-    num,
-    plain,
-    share,
-    table,
-    verdict,
-    where_sentence,
-    where_table,
-)
 from reconsim.report.section import NOT_IN_JSON, Context, Section
+from reconsim.web.html import figure_html, folded, num, plain, share, table, verdict
 
 
 def _counts(table: Table) -> dict[str, dict[str, Any]]:

@@ -24,6 +24,7 @@ import altair as alt
 import polars as pl
 from markupsafe import Markup
 
+from reconsim.report.blocks import cells_text, fixed_text, key_text, where_table
 from reconsim.report.charts import WIDTH, Figure, finish, inline
 from reconsim.report.data import (
     AxisFacts,
@@ -43,20 +44,8 @@ from reconsim.report.data import (
     select,
     where,
 )
-from reconsim.report.html import (
-    TableCell,
-    cells_text,
-    figure_html,
-    fixed_text,
-    key_text,
-    num,
-    pct,
-    plain,
-    table,
-    verdict,
-    where_table,
-)
 from reconsim.report.section import Context, Section
+from reconsim.web.html import TableCell, figure_html, num, pct, plain, table, verdict
 
 
 @dataclass(frozen=True, slots=True)

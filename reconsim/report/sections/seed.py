@@ -11,7 +11,7 @@ import polars as pl
 from markupsafe import Markup
 
 from reconsim.model.params import PARAM_NAMES, applies
-from reconsim.model.seed001 import (
+from reconsim.model.studies.seed001 import (
     BASE,
     G_SCAN_PUBLISHED,
     G_SCAN_U,
@@ -23,8 +23,8 @@ from reconsim.model.seed001 import (
 )
 from reconsim.report.charts import Figure
 from reconsim.report.data import EXAMPLES, SEED_DEATHS, Sweep, Table, collect_all, flat_value, lazy
-from reconsim.report.html import TableCell, plain, table, verdict
 from reconsim.report.section import Context, Section
+from reconsim.web.html import TableCell, plain, table, verdict
 
 #: The figures each experiment publishes, in the seed's column order.
 G_SCAN_FIGURES: Final = ("work_per_round", "created", "unneeded", "delete_commands", "deleted",
@@ -35,7 +35,7 @@ TABLE_FIGURES: Final = ("overshoot",)
 
 def published_rows() -> list[dict[str, Any]]:
     """Seed 001's published figures, one row per (experiment, controller, G, U), each with the
-    figures that experiment publishes, as :mod:`reconsim.model.seed001` holds them."""
+    figures that experiment publishes, as :mod:`reconsim.model.studies.seed001` holds them."""
     rows: list[dict[str, Any]] = []
     for controller, g_rows in G_SCAN_PUBLISHED.items():
         for G, *figures in g_rows:

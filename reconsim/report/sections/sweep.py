@@ -9,8 +9,8 @@ from collections.abc import Mapping
 from markupsafe import Markup
 
 from reconsim.report.charts import Figure
-from reconsim.report.html import num, plain, table
 from reconsim.report.section import Context, Section
+from reconsim.web.html import num, plain, table
 
 
 def render(summary: Context, context: Context, figures: Mapping[str, Figure]) -> Markup:

@@ -37,9 +37,10 @@ from reconsim.model.params import (
 )
 from reconsim.model.trace import metrics_of, trace_cell
 from reconsim.report.charts import ALARM, WIDTH, Figure, finish, inline
-from reconsim.report.data import SEED_SETTING, Sweep, collect, lazy, seed_schedules, unflat
-from reconsim.report.html import figure_html, num, verdict
+from reconsim.report.data import SEED_SETTING, Sweep, collect, lazy, seed_schedules
 from reconsim.report.section import NOT_IN_JSON, Context, Section
+from reconsim.sweep.table import unflat
+from reconsim.web.html import figure_html, num, verdict
 
 #: The reference model's work to trace one cell is about (seconds) x (copies created): a
 #: cell beyond this many copy-seconds is named, not traced (about 10 s of Python).

@@ -1,0 +1,95 @@
+"""The report's text blocks: where cells lie, a slice's fixed values, example cells, in
+words and tables built from the page kit (:mod:`reconsim.web.html`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from markupsafe import Markup
+
+from reconsim.report.data import describe
+from reconsim.web.html import num, plain, table
+
+
+def constant_axes(summary: Mapping[str, Any]) -> set[str]:
+    """The axes that take a single value in the whole sweep (not worth repeating)."""
+    return {a for a, f in summary["axes"].items() if f["distinct"] <= 1}
+
+
+def cells_text(n: int) -> str:
+    """``n cells`` (``1 cell``), thousands separated."""
+    return f"{n:,} cell" + ("" if n == 1 else "s")
+
+
+def key_text(row: Mapping[str, Any], skip: Iterable[str], hide: Iterable[str] = ()) -> str:
+    """A series' or cell's parameters in words (text); nulls (not applicable) and the keys
+    in ``skip`` and ``hide`` left out."""
+    left_out = {*skip, *hide}
+    return ", ".join(f"{k} = {num(v)}" for k, v in row.items()
+                     if k not in left_out and v is not None)
+
+
+def fixed_text(fixed: Mapping[str, Any], hide: Iterable[str] = (),
+               controller: str | None = None) -> str:
+    """``axis = value`` pairs of a slice (text); axes in ``hide`` left out, and nulls of
+    parameters that do not apply (see :func:`reconsim.report.data.describe`)."""
+    hidden = set(hide)
+    text = describe({a: v for a, v in fixed.items() if a not in hidden}, controller)
+    return text or "the whole sweep"
+
+
+def where_rows(where: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """One row per axis that varies among the population: the values the cells have, each
+    as ``value: cells of all``."""
+    rows = []
+    for w in where:
+        if w["distinct_in_population"] <= 1:
+            continue
+        if w["truncated"]:
+            text = (f"{w['distinct']:,} distinct values from {plain(w['min'])} to "
+                    f"{plain(w['max'])} (too many to list)")
+        else:
+            text = ", ".join(f"{plain(v['value'])}: {v['cells']:,} of {v['of']:,}"
+                             for v in w["values"])
+        rows.append((w["axis"], text))
+    return rows
+
+
+def where_table(where: Sequence[Mapping[str, Any]], what: str, among: str = "cells") -> Markup:
+    """The :func:`where_rows` as a table, headed by what is counted among what."""
+    return table(["parameter", f"value: {what} of all {among} with that value"],
+                 where_rows(where))
+
+
+def where_sentence(where: Sequence[Mapping[str, Any]], skip: Sequence[str] = ()) -> str:
+    """Where cells lie, in words (text): the range among them of each axis that varies in
+    the population, with ``every value`` where they take all of the population's."""
+    parts = []
+    for w in where:
+        if w["axis"] in skip or w["distinct_in_population"] <= 1:
+            continue
+        every = w["distinct"] == w["distinct_in_population"]
+        if w["distinct"] == 1:
+            text = f"{w['axis']} = {plain(w['min'])}"
+        elif isinstance(w["min"], (int, float)) and not isinstance(w["min"], bool):
+            text = f"{w['axis']} from {num(w['min'])} to {num(w['max'])}"
+        elif w["values"]:
+            text = f"{w['axis']} " + ", ".join(plain(v["value"]) for v in w["values"])
+        else:
+            text = f"{w['axis']}: {w['distinct']:,} values"
+        if every and w["distinct"] > 1:
+            text += " (every value)"
+        parts.append(text)
+    return "; ".join(parts)
+
+
+def examples_table(examples: Sequence[Mapping[str, Any]], hide: Iterable[str] = ()) -> Markup:
+    """Example cells in full, one row each; columns in ``hide``, and those null in every
+    row (parameters that do not apply), left out."""
+    if not examples:
+        return Markup("")
+    hidden = set(hide)
+    head = [h for h in examples[0]
+            if h not in hidden and any(e[h] is not None for e in examples)]
+    return table(head, ([e[h] for h in head] for e in examples))

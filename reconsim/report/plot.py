@@ -1,0 +1,24 @@
+"""One cell's trace drawn as the report draws its timelines (``reconsim run --plot``)."""
+
+from __future__ import annotations
+
+import vl_convert
+
+from reconsim.model.params import Cell
+from reconsim.model.trace import trace_cell
+from reconsim.report.sections.timelines import cell_text, timeline_figure
+from reconsim.web.bundle import vegalite_version
+from reconsim.web.kit import chart, render_page
+
+
+def plot_cell(cell: Cell, suffix: str) -> bytes:
+    """``cell``'s timeline as a file of type ``suffix``: ``.html`` (a self-contained page),
+    ``.svg``, or anything else for PNG."""
+    frame = trace_cell(cell)
+    text = f"reconsim run {cell_text(cell)}"
+    fig = timeline_figure(frame, cell, "timeline", "One cell second by second", text)
+    if suffix == ".html":
+        return render_page("reconsim.report", "timeline.html", cell=text,
+                           charts=[chart(fig.name, "", fig.spec)]).encode()
+    svg: str = vl_convert.vegalite_to_svg(fig.spec, vl_version=vegalite_version())
+    return svg.encode() if suffix == ".svg" else bytes(vl_convert.svg_to_png(svg))

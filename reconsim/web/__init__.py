@@ -1,0 +1,4 @@
+"""The page kit every page shares (the report, compare, the benchmark pages, the index):
+HTML blocks and templates (:mod:`.html`), charts (:mod:`.charts`), the inlined drawing
+script (:mod:`.bundle`), pages other than the report (:mod:`.kit`) and the trade-off
+frontier (:mod:`.tradeoff`)."""
