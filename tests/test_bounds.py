@@ -16,17 +16,13 @@ import pytest
 from reconsim import Cell, run_cell, run_reference, simulate
 from reconsim.cli import main
 from reconsim.model.kernels import count as kernel
+from reconsim.model.kinds import Cap, Events, Int, Records, Times
 from reconsim.model.params import (
     MAX_COPIES,
     MAX_EVENTS,
     MAX_SECONDS,
     PARAMS,
     SEED_MAX,
-    Cap,
-    Events,
-    Int,
-    Records,
-    Times,
 )
 from reconsim.model.simulate import cells_frame, kernel_inputs
 from reconsim.sweep import runner

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 from reconsim import METRIC_NAMES, Cell, run_reference, scan
 from reconsim.cli import build_parser, main
+from reconsim.model.kinds import Flag
 from reconsim.model.params import (
     DELETE_ORDERS,
     FAULT_KINDS,
@@ -34,7 +35,6 @@ from reconsim.model.params import (
     PARAMS,
     TRIGGERS,
     UNLIMITED,
-    Flag,
 )
 from reconsim.sweep.spec import AXES
 

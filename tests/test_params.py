@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import re
 import subprocess
 import sys
@@ -17,7 +16,8 @@ from hypothesis import strategies as st
 from reconsim import METRIC_NAMES, PARAM_NAMES, Cell
 from reconsim.cli import build_parser
 from reconsim.model import params
-from reconsim.model.params import BY_NAME, PARAMS, Cap, Int, table_columns
+from reconsim.model.kinds import Cap, Int
+from reconsim.model.params import BY_NAME, PARAMS, table_columns
 from reconsim.model.simulate import cells_frame, kernel_inputs, simulate
 from reconsim.sweep.grid import PARAM_COLUMNS
 
@@ -89,15 +89,17 @@ def test_every_declared_parameter_reaches_the_table() -> None:
 
 
 def test_every_parameter_reaches_the_kernel_and_the_command_line() -> None:
-    from reconsim.model.kernels.count import COUNT_INPUTS, simulate_arrays
+    from reconsim.model.kernels.count import COUNT_INPUTS
     from reconsim.model.kernels.world import WORLD_INPUTS
+    from reconsim.model.simulate import CONTROLLER_PARAMS
 
     arrays = kernel_inputs(cells_frame([Cell()]))
-    assert set(arrays) == set(WORLD_INPUTS)
+    assert set(arrays) == {*WORLD_INPUTS, *CONTROLLER_PARAMS}
+    assert CONTROLLER_PARAMS == ("ttl",)
     assert {k.split("_offsets")[0] for k in arrays} >= set(PARAM_NAMES)
-    # The count kernel takes seed 001's world: every parameter but issue 8's.
-    keywords = set(inspect.signature(simulate_arrays).parameters) - {"parallel"}
-    assert set(COUNT_INPUTS) == keywords
+    # The count kernel takes seed 001's world: every parameter but the richer world's.
+    keywords = {*COUNT_INPUTS, *CONTROLLER_PARAMS}
+    assert set(kernel_inputs(cells_frame([Cell()]), count=True)) == keywords
     assert {k.split("_offsets")[0] for k in keywords} == {
         *PARAM_NAMES[:PARAM_NAMES.index("B_spread")], "deaths_at", "deaths_count"}
 
@@ -106,10 +108,10 @@ def test_kernel_and_reference_share_one_damped() -> None:
     from reconsim.model import reference
     from reconsim.model.kernels import count as kernel
 
-    assert kernel._damped.py_func is params.damped
+    assert kernel.damped_int.py_func is params.damped
     from reconsim.model.kernels import world as kernel_world
 
-    assert kernel_world._damped is kernel._damped
+    assert kernel_world.damped_int is kernel.damped_int
     assert reference.damped is params.damped
 
 

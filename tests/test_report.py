@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from reconsim import METRIC_NAMES, Cell
 from reconsim.model.laws import law_columns
 from reconsim.model.simulate import DEATHS_DTYPE, simulate
-from reconsim.report import ReportError, build, build_report, data
+from reconsim.report import ReportError, build_report, data
 from reconsim.report.build import summarize
 from reconsim.report.charts import Figure
 from reconsim.report.data import (

@@ -39,6 +39,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reconsim.model import rng
+from reconsim.model.controllers import BUILT_IN, Round
+from reconsim.model.controllers.definition import decide_in_python, reference_params
 from reconsim.model.params import Cell, damped, permille
 
 
@@ -68,7 +70,8 @@ class Copy:
 
 @dataclass
 class Expectations:
-    """What the ``expectations`` controller waits to see after a round that acted."""
+    """What a round that acted waits to see: its creations whose replies arrived listed,
+    its deletions' entries off the ledger (a controller sees it as ``unobserved``)."""
 
     set_at: int
     creations: list[Copy]  # observed once each is listed
@@ -113,9 +116,13 @@ def run_reference(  # noqa: PLR0912, PLR0915 — the spec, in order
     cap = cell.max_per_round
     fail_pm, lost_pm = permille(cell.fail_rate), permille(cell.lost_rate)
     copies: list[Copy] = []  # in creation order: "oldest" means first in this list
-    # The controller's memory, which a restart wipes: its own creations, its expectations.
+    controller = BUILT_IN[cell.controller]
+    p = reference_params(controller, {name: getattr(cell, name) for name in controller.params})
+    # What a restart wipes: its own creations, its last acting round's expectations, and the
+    # memory the controller declares.
     remembered: list[Copy] = []
     expecting: Expectations | None = None
+    memory = controller.initial_memory()
     faults_left = [count for _, count, _ in cell.create_faults]
 
     def live(t: int) -> list[Copy]:  # a terminating copy runs, and counts, until its death
@@ -162,6 +169,7 @@ def run_reference(  # noqa: PLR0912, PLR0915 — the spec, in order
         # 2. Restarts: the controller's memory is gone; the ledger and the copies remain.
         if t in cell.restart_at:
             remembered, expecting = [], None
+            memory = controller.initial_memory()
 
         # 3. Does a round run: a periodic round time, or a change of what it would read.
         r, seen = read(t)
@@ -178,13 +186,13 @@ def run_reference(  # noqa: PLR0912, PLR0915 — the spec, in order
             rounds += 1
             # 4. The read: seen, and everything else the round observes, as of second r.
             reads += len(seen) + cell.ledger_base
-            diff = desired - len(seen)
-            if cell.controller == "intent":  # its own creations, alive and not yet listed
-                diff -= sum(1 for c in remembered if not c.removed_by(r) and c.listed > r)
-            # 5. The decision: the expectations gate, damping, the cap.
-            if (cell.controller == "expectations" and expecting is not None
-                    and not expecting.observed(r) and t - expecting.set_at < cell.ttl):
-                diff = 0  # waiting for its last corrections to show: no action this round
+            # 5. The decision: the controller's, then damping and the cap.
+            pending = sum(1 for c in remembered if not c.removed_by(r) and c.listed > r)
+            unobserved = expecting is not None and not expecting.observed(r)
+            view = Round(t=t, desired=desired, seen=len(seen), pending=pending,
+                         unobserved=int(unobserved),
+                         last_act=-1 if expecting is None else expecting.set_at)
+            diff = decide_in_python(controller, view, p, memory)
             diff = damped(diff, permille(cell.gain))  # a damped loop corrects part of the gap
             if cap is not None:
                 diff = max(-cap, min(cap, diff))

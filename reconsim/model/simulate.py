@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from reconsim.model.controllers import BUILT_IN
 from reconsim.model.kernels.arrays import take_rows
 from reconsim.model.params import (
     BY_NAME,
@@ -33,6 +34,8 @@ __all__ = ["DEATHS_DTYPE", "PARAM_DTYPES", "cells_frame", "kernel_inputs", "run_
 
 #: Parameter columns a frame must carry; the others fall back to their defaults.
 REQUIRED_COLUMNS = tuple(p.name for p in PARAMS if p.required)
+#: The controllers' own parameters (``ttl``), which both kernels take.
+CONTROLLER_PARAMS = tuple(dict.fromkeys(p for c in BUILT_IN.values() for p in c.params))
 
 
 def run_cell(**params: Any) -> dict[str, Any]:
@@ -102,7 +105,7 @@ def simulate(cells: pl.DataFrame, *, checked: bool = False) -> pl.DataFrame:
     out = np.empty((len(WORLD_OUT_COLUMNS), cells.height), np.int64)  # a metric a row
     rows = np.flatnonzero(~world)
     with _cells_numbered(rows):
-        count = take_rows(arrays, rows, COUNT_INPUTS)
+        count = take_rows(arrays, rows, (*COUNT_INPUTS, *CONTROLLER_PARAMS))
         out[:len(OUT_COLUMNS), rows] = simulate_arrays(**count).T  # type: ignore[arg-type]
     out[WORLD_OUT_COLUMNS.index("create_commands"), rows] = out[
         OUT_COLUMNS.index("created"), rows]

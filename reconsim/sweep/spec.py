@@ -29,6 +29,7 @@ from typing import Any, Final
 import numpy as np
 
 from reconsim.errors import ReconsimError
+from reconsim.model.kinds import Int, Records
 from reconsim.model.params import (
     BY_NAME,
     DEFAULTS,
@@ -38,8 +39,6 @@ from reconsim.model.params import (
     PARAM_NAMES,
     PARAMS,
     Deaths,
-    Int,
-    Records,
     applies,
     check_deaths,
     check_value,

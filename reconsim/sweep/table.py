@@ -9,7 +9,7 @@ from typing import Any
 
 import polars as pl
 
-from reconsim.model.params import Kind, Records, Times
+from reconsim.model.kinds import Kind, Records, Times
 
 
 def flat(axis: str, dtype: pl.DataType) -> pl.Expr:

@@ -3,7 +3,12 @@ offsets array beside the values of every cell in turn."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
+from numpy.typing import NDArray
+
+Int64Array = NDArray[np.int64]
 
 
 def take_rows(arrays: dict[str, np.ndarray], rows: np.ndarray,
@@ -25,3 +30,18 @@ def take_rows(arrays: dict[str, np.ndarray], rows: np.ndarray,
             if values == list_name or (values.startswith(list_name + "_") and values != key):
                 taken[values] = arrays[values][where]
     return {key: taken[key] if key in taken else arrays[key][rows] for key in names}
+
+
+def by_controller(codes: Int64Array, order: Int64Array | None,
+                  ) -> list[tuple[int, Int64Array | None]]:
+    """The batch's cells per controller code: (code, its rows in running order), or
+    ``[(code, None)]`` when one controller runs the whole batch in its order. ``order``
+    runs the cells grouped (controllers first), or None when they are in order already."""
+    ranked = codes if order is None else codes[order]
+    if not len(ranked):
+        return []
+    edges = [0, *(np.flatnonzero(ranked[1:] != ranked[:-1]) + 1), len(ranked)]
+    if len(edges) == 2 and order is None:
+        return [(int(ranked[0]), None)]
+    rows = np.arange(len(codes), dtype=np.int64) if order is None else order
+    return [(int(ranked[lo]), rows[lo:hi]) for lo, hi in itertools.pairwise(edges)]

@@ -46,14 +46,30 @@ The public entry point takes and returns plain NumPy arrays; polars stays in
 
 from __future__ import annotations
 
-import inspect
+import functools
+from collections.abc import Sequence
 from typing import Any, Final
 
 import numba
 import numpy as np
+from numba.np.unsafe.ndarray import to_fixed_tuple
 from numpy.typing import NDArray
 
 from reconsim.model import params
+from reconsim.model.controllers import BUILT_IN, Controller, ControllerError, Round
+from reconsim.model.kernels.arrays import by_controller, take_rows
+
+# The controller's names, bound by specialise() for each controller (see .specialise).
+from reconsim.model.kernels.specialise import (
+    HAS_MEMORY,
+    MEMORY_INIT,
+    N_PARAMS,
+    PARAMS_TYPE,
+    STEADY,
+    compile_failure,
+    decide,
+    specialise,
+)
 
 #: Columns of the integer result matrix returned by :func:`simulate_arrays`.
 OUT_COLUMNS: Final[tuple[str, ...]] = (
@@ -79,18 +95,19 @@ Int64Array2D = NDArray[np.int64]
 _HIST_T, _HIST_C, _DH_T, _DH_D = range(4)
 
 
-#: Controller codes, in :data:`reconsim.model.params.CONTROLLERS` order.
-LEDGER, INTENT, EXPECTATIONS = (tuple(params.CONTROLLERS).index(c)
-                                for c in ("ledger", "intent", "expectations"))
 #: The ``observe`` code of "created", in :data:`reconsim.model.params.OBSERVE` order.
 CREATED = params.OBSERVE.index("created")
+#: reconsim's own controllers, in the order of their codes.
+_BUILT_IN: Final = tuple(BUILT_IN.values())
+#: The largest correction a round may make.
+MAX_CORRECTION: Final = params.MAX_COPIES
 
 #: The damped correction, the very function the reference model calls, compiled.
-_damped = numba.njit(cache=True, nogil=True)(params.damped)
+damped_int = numba.njit(cache=True, nogil=True)(params.damped)
 
 
 @numba.njit(cache=True, nogil=True)
-def _sorted_into(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
+def sorted_into(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
     src_at: Int64Array, src_val: Int64Array, lo: int, hi: int,
     dst_at: Int64Array, dst_val: Int64Array,
 ) -> int:
@@ -108,18 +125,29 @@ def _sorted_into(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
     return n
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
+def memory_changed(mem: Int64Array, before: Int64Array) -> bool:
+    """Whether a round changed the controller's memory."""
+    for k in range(mem.shape[0]):  # noqa: SIM110 — numba compiles a loop, not a generator
+        if mem[k] != before[k]:
+            return True
+    return False
+
+
 def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is what makes it fast
-    controller: int, created_listed: bool, cap: int, ttl: int, gain_pm: int,
-    desired: int, U: int, G: int, B: int, duration: int, ledger_base: int,
+    p: Any, mem: Int64Array, mem_before: Int64Array, created_listed: bool, cap: int,
+    gain_pm: int, desired: int, U: int, G: int, B: int, duration: int, ledger_base: int,
     ev: Int64Array2D, n_ev: int, restarts: Int64Array, n_rs: int, hs: Int64Array2D,
     out: Int64Array2D, row: int,
-) -> None:
-    """Run cell ``row`` into column ``row`` of ``out`` (a metric a row). Its death events
-    are the first ``n_ev`` columns of ``ev`` (rows at, count), sorted; ``hs`` is scratch
-    for its histories (rows _HIST_T, _HIST_C, _DH_T, _DH_D). Few array arguments: numba
-    passes each one as a struct and counts its references, which costs more than a
-    settled cell's rounds."""
+) -> bool:
+    """Run cell ``row`` into column ``row`` of ``out`` (a metric a row); False if its
+    controller returned a correction beyond :data:`reconsim.model.kinds.MAX_COPIES`. Its
+    death events are the first ``n_ev`` columns of ``ev`` (rows at, count), sorted; ``hs``
+    is scratch for its histories (rows _HIST_T, _HIST_C, _DH_T, _DH_D); ``p`` holds its
+    controller's parameters, ``mem`` and ``mem_before`` are scratch for its memory (the
+    controller is the one this function was specialised for: :mod:`.specialise`). Few
+    array arguments: numba passes each one as a struct and counts its references, which
+    costs more than a settled cell's rounds."""
     deaths_total = 0
     for j in range(n_ev):
         deaths_total += ev[1, j]
@@ -186,6 +214,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
             while p_rs < n_rs and restarts[p_rs] <= s:
                 C_restart = C
                 exp_active = False
+                mem[:] = MEMORY_INIT
                 p_rs += 1
             while p_seen < n_hist and hs[_HIST_T, p_seen] <= s - L:
                 C_lag = hs[_HIST_C, p_seen]
@@ -195,13 +224,16 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                 p_dead += 1
             seen = C_lag - D_lag
             reads += seen + ledger_base
-            diff = desired - seen
-            if controller == INTENT:
-                diff -= C - max(D, C_lag, C_restart)
-            elif controller == EXPECTATIONS and exp_active and s < exp_seen \
-                    and s - exp_set < ttl:
-                diff = 0
-            diff = _damped(diff, gain_pm)
+            # The controller's decision: its pending creations are those made since the
+            # last restart, after the listed prefix and not dead.
+            if HAS_MEMORY and STEADY:
+                mem_before[:] = mem
+            diff = decide(Round(s, desired, seen, C - max(D, C_lag, C_restart),
+                                1 if exp_active and s < exp_seen else 0,
+                                exp_set if exp_active else -1), p, mem)
+            if diff > MAX_CORRECTION or diff < -MAX_CORRECTION:
+                return False
+            diff = damped_int(diff, gain_pm)
             if cap > 0:
                 diff = max(-cap, min(cap, diff))
             if diff > 0:
@@ -230,7 +262,8 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                 else:
                     last_death = s - G
                 exp_active, exp_set, exp_seen = True, s, last_death + G
-            elif p_seen == n_hist and p_dead == n_dh:
+            elif STEADY and p_seen == n_hist and p_dead == n_dh and not (
+                    HAS_MEMORY and memory_changed(mem, mem_before)):
                 # Settled: see the module's docstring. The rounds before the next death
                 # (or the end) read `seen` copies each and do nothing.
                 end = min(ev[0, i_ev], big) if i_ev < n_ev else big
@@ -261,16 +294,20 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     out[7, row] = excess
     out[8, row] = missing
     out[9, row] = deaths_total
+    return True
 
 
 def _simulate(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
-    controller: Int64Array, observe: Int64Array, max_per_round: Int64Array,
-    ttl: Int64Array, gain: Int64Array, desired: Int64Array, U: Int64Array, G: Int64Array,
+    cparams: Int64Array2D, observe: Int64Array, max_per_round: Int64Array,
+    gain: Int64Array, desired: Int64Array, U: Int64Array, G: Int64Array,
     B: Int64Array, duration: Int64Array, ledger_base: Int64Array,
     death_offsets: Int64Array, death_at: Int64Array, death_count: Int64Array,
     restart_offsets: Int64Array, restart_at: Int64Array,
 ) -> Int64Array:
-    n = controller.shape[0]
+    """The cells' metrics, a metric a row; a cell whose controller returned a correction
+    beyond the bound has -1 rounds. ``cparams`` holds each cell's controller parameters,
+    a row per cell (the controller is the one this function was specialised for)."""
+    n = desired.shape[0]
     out = np.empty((_N_OUT, n), np.int64)  # a metric a row: columns for polars
     n_blocks = (n + _BLOCK - 1) // _BLOCK
     for b in numba.prange(n_blocks):
@@ -287,18 +324,23 @@ def _simulate(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
         ev = np.empty((2, max_ev), np.int64)
         rs_at = np.empty(max_rs, np.int64)
         rs_dummy = np.empty(max_rs, np.int64)
+        mem = MEMORY_INIT.copy()
+        mem_before = MEMORY_INIT.copy()
         for i in range(lo, hi):
+            mem[:] = MEMORY_INIT
             # Events in one second commute — together they kill min(total, live) — so only
             # their order in time matters.
-            n_ev = _sorted_into(death_at, death_count, death_offsets[i], death_offsets[i + 1],
+            n_ev = sorted_into(death_at, death_count, death_offsets[i], death_offsets[i + 1],
                                 ev[0], ev[1])
-            n_rs = _sorted_into(restart_at, restart_at, restart_offsets[i],
+            n_rs = sorted_into(restart_at, restart_at, restart_offsets[i],
                                 restart_offsets[i + 1], rs_at, rs_dummy)
-            _run_cell(
-                controller[i], observe[i] == CREATED, max_per_round[i], ttl[i], gain[i],
-                desired[i], U[i], G[i], B[i], duration[i], ledger_base[i], ev, n_ev, rs_at,
-                n_rs, hs, out, i,
-            )
+            p = PARAMS_TYPE(*to_fixed_tuple(cparams[i], N_PARAMS))  # type: ignore[call-arg]
+            if not _run_cell(
+                p, mem, mem_before,
+                observe[i] == CREATED, max_per_round[i], gain[i], desired[i], U[i], G[i], B[i],
+                duration[i], ledger_base[i], ev, n_ev, rs_at, n_rs, hs, out, i,
+            ):
+                out[0, i] = -1
     return out
 
 
@@ -385,10 +427,11 @@ def _unsafe(  # noqa: PLR0913 — the parameters the bounds read
     return np.maximum(scratch / MAX_SCRATCH_BYTES, worst / COUNT_LIMIT)
 
 
-# One body, two compilations: threads pay off only on batches large enough to hide the
-# cost of waking them (and of their spinning afterwards, which slows polars on 2 cores).
-_simulate_parallel = numba.njit(cache=True, parallel=True)(_simulate)
-_simulate_serial = numba.njit(cache=True)(_simulate)
+#: The functions compiled per controller (:func:`.specialise.specialise`), callees first.
+#: One batch loop, two compilations: threads pay off only on batches large enough to hide
+#: the cost of waking them (and of their spinning afterwards, which slows polars on 2 cores).
+_PER_CONTROLLER: Final = {"_run_cell": {"nogil": True}, "_simulate": {},
+                          "_simulate@parallel": {"parallel": True}}
 #: Batches smaller than this run on one thread.
 PARALLEL_MIN_CELLS: Final = 8 * _BLOCK
 
@@ -398,45 +441,68 @@ def set_threads(n: int) -> None:
     numba.set_num_threads(max(1, min(n, numba.config.NUMBA_NUM_THREADS)))  # type: ignore[attr-defined]
 
 
-def simulate_arrays(  # noqa: PLR0913
-    *, controller: Int64Array, observe: Int64Array, max_per_round: Int64Array,
-    ttl: Int64Array, gain: Int64Array, desired: Int64Array, U: Int64Array, G: Int64Array,
-    B: Int64Array, duration: Int64Array, ledger_base: Int64Array,
-    deaths_offsets: Int64Array, deaths_at: Int64Array, deaths_count: Int64Array,
-    restart_at_offsets: Int64Array, restart_at: Int64Array, parallel: bool | None = None,
+#: The keyword arrays :func:`simulate_arrays` takes besides the controllers' parameters:
+#: those of seed 001's world, the controller's code first.
+COUNT_INPUTS: Final[tuple[str, ...]] = (
+    "controller", "observe", "max_per_round", "gain", "desired", "U", "G", "B", "duration",
+    "ledger_base", "deaths_offsets", "deaths_at", "deaths_count", "restart_at_offsets",
+    "restart_at")
+
+
+def simulate_arrays(
+    *, controllers: Sequence[Controller] = _BUILT_IN, parallel: bool | None = None,
+    **arrays: NDArray[np.integer],
 ) -> Int64Array:
     """Run a batch of validated cells; return an ``(n, len(OUT_COLUMNS))`` int64 matrix.
 
-    One keyword per parameter of :class:`reconsim.model.params.Cell`, as its kind encodes it
-    (:meth:`reconsim.model.params.Kind.arrays`): ``controller`` and ``observe`` hold codes (their
-    index in the choices: :data:`LEDGER`, :data:`INTENT`, :data:`EXPECTATIONS`;
-    :data:`CREATED`), ``max_per_round`` is 0 for no cap, ``gain`` counts thousandths
-    (1000: undamped). Cell ``i``'s death events are
+    One keyword per name of :data:`COUNT_INPUTS`, as each parameter's kind encodes it
+    (:meth:`reconsim.model.kinds.Kind.arrays`): ``controller`` holds each cell's index in
+    ``controllers``, ``observe`` a code (:data:`CREATED`), ``max_per_round`` is 0 for no
+    cap, ``gain`` counts thousandths (1000: undamped). Cell ``i``'s death events are
     ``deaths_at[deaths_offsets[i]:deaths_offsets[i + 1]]`` (and the same slice of
-    ``deaths_count``), its restarts likewise, both in any order. ``parallel`` picks the
-    threaded or the one-thread compilation (default: by batch size).
+    ``deaths_count``), its restarts likewise, both in any order. Each parameter of the
+    controllers is one more keyword array, by its name. ``parallel`` picks the threaded or
+    the one-thread compilation (default: by batch size).
     """
-    n = len(controller)
-    for name, offsets, values in (("deaths", deaths_offsets, deaths_at),
-                                  ("restart_at", restart_at_offsets, restart_at)):
-        if len(offsets) != n + 1 or offsets[0] != 0 or offsets[-1] != len(values):
+    missing = [name for name in COUNT_INPUTS if name not in arrays]
+    missing += [name for c in controllers for name in c.params if name not in arrays]
+    if missing:
+        raise TypeError(f"simulate_arrays: missing {', '.join(missing)}")
+    a = {name: np.ascontiguousarray(values, np.int64) for name, values in arrays.items()}
+    n = len(a["controller"])
+    for name, values in (("deaths", "deaths_at"), ("restart_at", "restart_at")):
+        offsets = a[f"{name}_offsets"]
+        if len(offsets) != n + 1 or offsets[0] != 0 or offsets[-1] != len(a[values]):
             raise ValueError(f"{name}_offsets must run from 0 to the number of {name} "
                              "values, one entry per cell + 1")
-
-    def i64(a: NDArray[np.integer]) -> Int64Array:
-        return np.ascontiguousarray(a, np.int64)
-
-    refuse_unsafe(desired=i64(desired), U=i64(U), G=i64(G), B=i64(B), duration=i64(duration),
-                  ledger_base=i64(ledger_base), deaths_offsets=i64(deaths_offsets),
-                  deaths_count=i64(deaths_count), restart_at_offsets=i64(restart_at_offsets))
+    refuse_unsafe(desired=a["desired"], U=a["U"], G=a["G"], B=a["B"], duration=a["duration"],
+                  ledger_base=a["ledger_base"], deaths_offsets=a["deaths_offsets"],
+                  deaths_count=a["deaths_count"], restart_at_offsets=a["restart_at_offsets"])
     if parallel is None:
         parallel = n >= PARALLEL_MIN_CELLS
-    run = _simulate_parallel if parallel else _simulate_serial
-    return run(*(i64(a) for a in (
-        controller, observe, max_per_round, ttl, gain, desired, U, G, B, duration, ledger_base,
-        deaths_offsets, deaths_at, deaths_count, restart_at_offsets, restart_at))).T
+    out = np.empty((n, _N_OUT), np.int64)
+    for code, rows in by_controller(a["controller"], None):
+        cells = a if rows is None else take_rows(a, rows)
+        controller = controllers[code]
+        cparams = np.zeros((len(cells["desired"]), max(1, len(controller.params))), np.int64)
+        for k, name in enumerate(controller.params):
+            cparams[:, k] = cells[name]
+        kernel = _kernels(controller)["_simulate@parallel" if parallel else "_simulate"]
+        try:
+            result = kernel(cparams, *(cells[name] for name in COUNT_INPUTS[1:])).T
+        except numba.core.errors.NumbaError as exc:
+            raise compile_failure(controller, exc) from None
+        if (result[:, 0] < 0).any():
+            raise ControllerError(f"controller {controller.name!r}: decide returned a "
+                                  f"correction beyond {params.MAX_COPIES:,} copies")
+        if rows is None:
+            out[:] = result
+        else:
+            out[rows] = result
+    return out
 
 
-#: The keyword arrays :func:`simulate_arrays` takes: those of seed 001's world.
-COUNT_INPUTS: Final[tuple[str, ...]] = tuple(
-    name for name in inspect.signature(simulate_arrays).parameters if name != "parallel")
+@functools.cache
+def _kernels(controller: Controller) -> dict[str, Any]:
+    """The count kernel compiled for ``controller`` (cached on disk: :mod:`.specialise`)."""
+    return specialise(globals(), _PER_CONTROLLER, controller)

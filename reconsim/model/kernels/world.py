@@ -84,25 +84,45 @@ The public entry point takes and returns plain NumPy arrays; polars stays in
 
 from __future__ import annotations
 
-from typing import Final
+import functools
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
 
 import numba
 import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros
+from numba.np.unsafe.ndarray import to_fixed_tuple
 from numpy.typing import NDArray
 
 from reconsim.model import params, rng
-from reconsim.model.kernels.arrays import take_rows
+from reconsim.model.controllers import BUILT_IN, Controller, ControllerError, Round
+from reconsim.model.kernels.arrays import by_controller, take_rows
 from reconsim.model.kernels.count import (
     CREATED,
-    EXPECTATIONS,
-    INTENT,
+    MAX_CORRECTION,
     MAX_SCRATCH_BYTES,
     OUT_COLUMNS,
-    _damped,
-    _sorted_into,
+    damped_int,
+    memory_changed,
     refuse_unsafe,
+    sorted_into,
 )
+
+# The controller's names, bound by specialise() for each controller (see .specialise).
+from reconsim.model.kernels.specialise import (
+    HAS_MEMORY,
+    MEMORY_INIT,
+    N_PARAMS,
+    PARAMS_TYPE,
+    SEES_PENDING,
+    STEADY,
+    compile_failure,
+    decide,
+    specialise,
+)
+
+#: reconsim's own controllers, in the order of their codes.
+_BUILT_IN: Final = tuple(BUILT_IN.values())
 
 #: :func:`reconsim.model.rng.splitmix64`, compiled: the same source on unsigned 64-bit integers.
 splitmix64_u64 = numba.njit(cache=True, nogil=True)(rng.splitmix64)
@@ -135,6 +155,9 @@ _ALL_BITS = np.uint64(0xFFFFFFFFFFFFFFFF)
 _FROM, _TO, _EXTRA = 0, 1, 2
 #: Copies a block's scratch holds at first; a cell that needs more is rerun with double.
 _FIRST_CAPACITY = 64
+#: How a cell's run ended: done; it needs more copies than its scratch holds; its
+#: controller returned a correction beyond the bound.
+_DONE, _WIDER, _BAD_CORRECTION = 0, 1, 2
 
 Int64Array = NDArray[np.int64]
 Int64Array2D = NDArray[np.int64]
@@ -296,9 +319,8 @@ def _sample(  # noqa: PLR0913, PLR0917 — numba takes scalars positionally
     return live, excess, missing, overshoot, last_drift
 
 
-@numba.njit(cache=True, nogil=True)
 def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is what makes it fast
-    controller: int, created_listed: bool, cap: int, ttl: int, gain_pm: int,
+    p: Any, mem: Int64Array, created_listed: bool, cap: int, gain_pm: int,
     desired: int, U: int, G: int, B: int, duration: int, ledger_base: int,
     B_spread: int, G_spread: int, U_jitter: int, seed: int, grace: int,
     delete_newest: bool, watch: bool, slow_start: bool, fail_pm: int, lost_pm: int,
@@ -306,8 +328,14 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     lag: Int64Array2D, w_lo: int, w_hi: int,
     faults: Int64Array2D, fault_left: Int64Array, f_lo: int, f_hi: int,
     cp: Int64Array2D, ps: Int64Array2D, bits: UInt64Array2D, out: Int64Array2D, row: int,
-) -> bool:
-    """Run cell ``row``; False if it needs more copies than the scratch arrays hold.
+    mem_before: Int64Array,
+) -> int:
+    """Run cell ``row``: :data:`_DONE`, or :data:`_WIDER` if it needs more copies than the
+    scratch arrays hold, or :data:`_BAD_CORRECTION` if its controller returned a
+    correction beyond :data:`reconsim.model.kinds.MAX_COPIES`.
+
+    ``p`` holds its controller's parameters, ``mem`` and ``mem_before`` are scratch for its
+    memory (the controller is the one this function was specialised for: :mod:`.specialise`).
 
     Its death events are ``ev`` (rows at, count: the first ``n_ev``), its lag windows
     columns ``[w_lo, w_hi)`` of ``lag`` (rows from, to, extra), its fault events columns
@@ -317,6 +345,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     (Few array arguments: numba passes each one as a struct and counts its references.)
     """
     capacity = cp.shape[1]
+    mem[:] = MEMORY_INIT
     n_lag = w_hi - w_lo
     n_faults = f_hi - f_lo
     max_extra = 0
@@ -386,6 +415,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
             for i in range(n):
                 cp[_REMEMBERED, i] = 0
             exp_active = False
+            mem[:] = MEMORY_INIT
             p_rs += 1
         # 3. A round: a periodic round time, or (watch) a read that differs from t - 1's.
         if lag_per_second:
@@ -433,17 +463,21 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                     ps[_PRE, e_filled] = ps[_DE, e_filled] + before
                 seen = ps[_PRE, r]
             reads += seen + ledger_base
-            # 5. The decision.
-            diff = desired - seen
-            if controller == INTENT:
+            # 5. The decision: the controller's, on what the round lets it see.
+            pending = 0
+            if SEES_PENDING:  # its creations that answered and are not read yet
                 for i in range(n):
                     if cp[_REMEMBERED, i] and cp[_REMOVED, i] > r and cp[_LISTED, i] > r:
-                        diff -= 1
-            elif controller == EXPECTATIONS and exp_active and r < exp_seen \
-                    and s - exp_set < ttl:
-                diff = 0
+                        pending += 1
+            unobserved = exp_active and r < exp_seen
+            if HAS_MEMORY and STEADY:
+                mem_before[:] = mem
+            diff = decide(Round(s, desired, seen, pending, 1 if unobserved else 0,
+                                exp_set if exp_active else -1), p, mem)
+            if diff > MAX_CORRECTION or diff < -MAX_CORRECTION:
+                return _BAD_CORRECTION
             if gain_pm < 1000:
-                diff = _damped(diff, gain_pm)
+                diff = damped_int(diff, gain_pm)
             if cap > 0:
                 diff = max(-cap, min(cap, diff))
             if diff > 0:  # 6. Creates, in slow-start batches if enabled.
@@ -475,7 +509,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                             error = True
                             continue
                         if n == capacity:
-                            return False
+                            return _WIDER
                         ready = s + B
                         if B_spread > 0:
                             ready += int(uniform_u64(seed, rng.STARTUP, k_made, B_spread + 1))
@@ -533,7 +567,8 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                         deleted += 1
                     exp_seen = max(exp_seen, cp[_REMOVED, i] + cp[_G, i])
                 exp_active, exp_set = True, s
-            else:  # settled? then skip the idle rounds up to the next death (see top)
+            elif STEADY and not (HAS_MEMORY and memory_changed(mem, mem_before)):
+                # settled? then skip the idle rounds up to the next death (see top)
                 oldest = r  # the oldest second a read at s or later can look at
                 for w in range(w_lo, w_hi):
                     if lag[_TO, w] > s + 1:
@@ -622,12 +657,12 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     out[9, row] = deaths_total
     out[10, row] = create_commands
     out[11, row] = failed
-    return True
+    return _DONE
 
 
 def _simulate_world(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
-    controller: Int64Array, created_listed: BoolArray, cap: Int64Array,
-    ttl: Int64Array, gain_pm: Int64Array, desired: Int64Array, U: Int64Array, G: Int64Array,
+    cparams: Int64Array2D, created_listed: BoolArray, cap: Int64Array,
+    gain_pm: Int64Array, desired: Int64Array, U: Int64Array, G: Int64Array,
     B: Int64Array, duration: Int64Array, ledger_base: Int64Array,
     B_spread: Int64Array, G_spread: Int64Array, U_jitter: Int64Array, seed: Int64Array,
     grace: Int64Array, delete_newest: BoolArray, watch: BoolArray, slow_start: BoolArray,
@@ -638,7 +673,10 @@ def _simulate_world(  # noqa: PLR0913, PLR0917 — numba takes arrays positional
     fault_offsets: Int64Array, fault_at: Int64Array, fault_count: Int64Array,
     fault_lost: BoolArray,
 ) -> Int64Array:
-    n = controller.shape[0]
+    """The cells' metrics, a metric a row; a cell whose controller returned a correction
+    beyond the bound has -1 rounds. ``cparams`` holds each cell's controller parameters,
+    a row per cell (the controller is the one this function was specialised for)."""
+    n = desired.shape[0]
     out = np.empty((_N_OUT, n), np.int64)  # a metric a row: columns for polars
     lag = np.empty((3, lag_from.shape[0]), np.int64)
     lag[_FROM], lag[_TO], lag[_EXTRA] = lag_from, lag_to, lag_extra
@@ -665,26 +703,34 @@ def _simulate_world(  # noqa: PLR0913, PLR0917 — numba takes arrays positional
         cp = np.empty((_N_COPY_ROWS, capacity), np.int64)
         per_second = np.zeros((_N_SECOND_ROWS, max_seconds), np.int64)
         bits = np.zeros((2, (max_seconds + 63) // 64), np.uint64)
+        mem = MEMORY_INIT.copy()
+        mem_before = MEMORY_INIT.copy()
         for i in range(lo, hi):
+            p = PARAMS_TYPE(*to_fixed_tuple(cparams[i], N_PARAMS))  # type: ignore[call-arg]
             # Deaths in one second commute (together they kill min(total, live) of the
             # oldest live copies), so only their order in time matters.
-            n_ev = _sorted_into(death_at, death_count, death_offsets[i], death_offsets[i + 1],
+            n_ev = sorted_into(death_at, death_count, death_offsets[i], death_offsets[i + 1],
                                 ev[0], ev[1])
-            n_rs = _sorted_into(restart_at, restart_at, restart_offsets[i],
+            n_rs = sorted_into(restart_at, restart_at, restart_offsets[i],
                                 restart_offsets[i + 1], rs_at, rs_dummy)
             w_lo, w_hi = lag_offsets[i], lag_offsets[i + 1]
             f_lo, f_hi = fault_offsets[i], fault_offsets[i + 1]
             while True:
                 for f in range(f_lo, f_hi):
                     fault_left[f - f_lo] = fault_count[f]
-                done = _run_cell(
-                    controller[i], created_listed[i], cap[i], ttl[i], gain_pm[i], desired[i],
+                ended = _run_cell(
+                    p, mem, created_listed[i], cap[i], gain_pm[i], desired[i],
                     U[i], G[i], B[i], duration[i], ledger_base[i], B_spread[i], G_spread[i],
                     U_jitter[i], seed[i], grace[i], delete_newest[i], watch[i], slow_start[i],
                     fail_pm[i], lost_pm[i], ev, n_ev, rs_at, n_rs, lag, w_lo, w_hi, faults,
-                    fault_left, f_lo, f_hi, cp, per_second, bits, out, i,
+                    fault_left, f_lo, f_hi, cp, per_second, bits, out, i, mem_before,
                 )
-                if done:
+                if ended == _BAD_CORRECTION:
+                    out[0, i] = -1
+                    per_second[:] = 0  # it stopped midway: its entries are not cleared
+                    bits[:] = 0
+                    break
+                if ended == _DONE:
                     break
                 capacity *= 2  # the cell holds more copies at once: run it again, wider
                 per_second[:] = 0  # as it stopped midway, it did not clear its entries
@@ -693,22 +739,26 @@ def _simulate_world(  # noqa: PLR0913, PLR0917 — numba takes arrays positional
     return out
 
 
-_simulate_world_parallel = numba.njit(cache=True, parallel=True)(_simulate_world)
-_simulate_world_serial = numba.njit(cache=True)(_simulate_world)
+#: The functions compiled per controller (:func:`.specialise.specialise`), callees first:
+#: the cell loop, then the batch loop on one thread and on all of them.
+_PER_CONTROLLER: Final = {"_run_cell": {"nogil": True}, "_simulate_world": {},
+                          "_simulate_world@parallel": {"parallel": True}}
 #: Batches smaller than this run on one thread.
 PARALLEL_MIN_CELLS: Final = 8 * _BLOCK
 
 #: The keyword arrays :func:`simulate_world_arrays` takes, in the kernel's order: one per
 #: parameter of :class:`reconsim.model.params.Cell`, as its kind encodes it
-#: (:meth:`reconsim.model.params.Kind.arrays`).
+#: (:meth:`reconsim.model.kinds.Kind.arrays`).
 WORLD_INPUTS: Final[tuple[str, ...]] = (
-    "controller", "observe", "max_per_round", "ttl", "gain", "desired", "U", "G", "B",
+    "controller", "observe", "max_per_round", "gain", "desired", "U", "G", "B",
     "duration", "ledger_base", "B_spread", "G_spread", "U_jitter", "seed", "grace",
     "delete_order", "trigger", "slow_start", "fail_rate", "lost_rate",
     "deaths_offsets", "deaths_at", "deaths_count", "restart_at_offsets", "restart_at",
     "lag_offsets", "lag_from", "lag_to", "lag_extra",
     "create_faults_offsets", "create_faults_at", "create_faults_count", "create_faults_kind",
 )
+#: The inputs the specialised kernel takes after the controller's parameters.
+_KERNEL_INPUTS: Final = WORLD_INPUTS[1:]
 #: Inputs the kernel reads as booleans, with the code that means true.
 _FLAGS: Final = {
     "observe": CREATED,
@@ -746,22 +796,26 @@ def _refuse_copies(a: dict[str, NDArray[np.generic]]) -> None:
 
 
 def simulate_world_arrays(
-    *, parallel: bool | None = None, **arrays: NDArray[np.generic],
+    *, controllers: Sequence[Controller] = _BUILT_IN, parallel: bool | None = None,
+    **arrays: NDArray[np.generic],
 ) -> Int64Array:
     """Run a batch of validated cells in the world model; an ``(n, len(WORLD_OUT_COLUMNS))``
     int64 matrix.
 
     Takes :data:`WORLD_INPUTS` as keywords, as :func:`reconsim.model.simulate.kernel_inputs`
-    gives them: those of :func:`reconsim.model.kernels.count.simulate_arrays`, plus issue 8's
-    parameters — ``fail_rate`` and ``lost_rate`` in thousandths, ``delete_order``,
-    ``trigger`` and ``create_faults_kind`` as codes (their index in the choices),
-    ``slow_start`` as 0 or 1 — and the lag windows and create faults of cell ``i`` as the
-    slices ``[lag_offsets[i]:lag_offsets[i + 1]]`` and
+    gives them: those of :func:`reconsim.model.kernels.count.simulate_arrays`, plus the
+    richer world's parameters — ``fail_rate`` and ``lost_rate`` in thousandths,
+    ``delete_order``, ``trigger`` and ``create_faults_kind`` as codes (their index in the
+    choices), ``slow_start`` as 0 or 1 — and the lag windows and create faults of cell
+    ``i`` as the slices ``[lag_offsets[i]:lag_offsets[i + 1]]`` and
     ``[create_faults_offsets[i]:create_faults_offsets[i + 1]]`` of their arrays, in listed
-    order (order matters for both: the first window holding t
-    applies, the first fault event with count left is used).
+    order (order matters for both: the first window holding t applies, the first fault
+    event with count left is used). ``controller`` holds each cell's index in
+    ``controllers``, and each of their parameters is one more keyword array, by its name
+    (its values matter only in the rows of its controller).
     """
     missing = [name for name in WORLD_INPUTS if name not in arrays]
+    missing += [name for c in controllers for name in c.params if name not in arrays]
     if missing:
         raise TypeError(f"simulate_world_arrays: missing {', '.join(missing)}")
     n = len(arrays["controller"])
@@ -771,9 +825,9 @@ def simulate_world_arrays(
         if len(offsets) != n + 1 or offsets[0] != 0 or offsets[-1] != len(arrays[values]):
             raise ValueError(f"{name}_offsets must run from 0 to the number of {name} "
                              "values, one entry per cell + 1")
-    args = [np.asarray(arrays[name]) == _FLAGS[name] if name in _FLAGS
-            else np.ascontiguousarray(arrays[name], np.int64) for name in WORLD_INPUTS]
-    a = dict(zip(WORLD_INPUTS, args, strict=True))
+    names = (*WORLD_INPUTS, *dict.fromkeys(p for c in controllers for p in c.params))
+    a = {name: np.asarray(arrays[name]) == _FLAGS[name] if name in _FLAGS
+         else np.ascontiguousarray(arrays[name], np.int64) for name in names}
     # The count kernel's bounds, read for the worst this world allows: a round every
     # second where rounds are jittered or watch-triggered, the longest delays. Creates per
     # round stay at most `desired` (lost and failed commands add none), so the bounds hold.
@@ -786,17 +840,42 @@ def simulate_world_arrays(
     _refuse_copies(a)
     if parallel is None:
         parallel = n >= PARALLEL_MIN_CELLS
-    run = _simulate_world_parallel if parallel else _simulate_world_serial
-    order = _by_class(a)
+    out = np.empty((n, _N_OUT), np.int64)
     # Blocks handed out one at a time: grouped cells make some blocks costlier than others
     # (a batch that came grouped as much as one gathered here).
     with numba.parallel_chunksize(1):
-        if order is None:
-            return run(*args).T  # type: ignore[arg-type]
-        grouped = take_rows(a, order)
-        out = np.empty((n, _N_OUT), np.int64)
-        out[order] = run(*(grouped[name] for name in WORLD_INPUTS)).T
+        for code, rows in by_controller(a["controller"], _by_class(a)):
+            cells = a if rows is None else take_rows(a, rows)
+            result = _run_group(controllers[code], cells, parallel)
+            if rows is None:
+                out[:] = result
+            else:
+                out[rows] = result
     return out
+
+
+def _run_group(controller: Controller, a: Mapping[str, NDArray[np.generic]],
+               parallel: bool) -> Int64Array:
+    """Cells of one controller, on its specialised kernel: their metrics, a cell a row."""
+    cparams = np.zeros((len(a["desired"]), max(1, len(controller.params))), np.int64)
+    for k, name in enumerate(controller.params):
+        cparams[:, k] = a[name]
+    kernel = _kernels(controller)["_simulate_world@parallel" if parallel else "_simulate_world"]
+    try:
+        out = kernel(cparams, *(a[name] for name in _KERNEL_INPUTS))
+    except numba.core.errors.NumbaError as exc:
+        raise compile_failure(controller, exc) from None
+    bad = np.flatnonzero(out[0] < 0)
+    if len(bad):
+        raise ControllerError(f"controller {controller.name!r}: decide returned a correction "
+                              f"beyond {params.MAX_COPIES:,} copies")
+    return out.T  # type: ignore[no-any-return]
+
+
+@functools.cache
+def _kernels(controller: Controller) -> dict[str, Any]:
+    """The world kernel compiled for ``controller`` (cached on disk: :mod:`.specialise`)."""
+    return specialise(globals(), _PER_CONTROLLER, controller)
 
 
 def _by_class(a: dict[str, NDArray[np.generic]]) -> Int64Array | None:

@@ -27,12 +27,12 @@ import altair as alt
 import polars as pl
 from markupsafe import Markup
 
+from reconsim.model.kinds import Cap
 from reconsim.model.params import (
     METRIC_NAMES,
     PARAM_NAMES,
     PARAMS,
     UNLIMITED,
-    Cap,
     Cell,
 )
 from reconsim.model.trace import metrics_of, trace_cell

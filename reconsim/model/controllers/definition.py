@@ -1,0 +1,249 @@
+"""A controller, defined once: its name, its parameters, the memory it keeps, and its
+decision for a round, in plain Python that numba compiles as it is.
+
+The reference model (:mod:`reconsim.model.reference`) calls :attr:`Controller.decide` as
+Python; the kernels (:mod:`reconsim.model.kernels`) compile the same function with numba
+and run it inside their loop, one compiled kernel per controller (cached on disk, see
+:mod:`reconsim.model.kernels.specialise`). A round happens as it always did — scripted
+deaths, restarts, the trigger, the read — then the controller decides, then the loop
+damps (``gain``) and caps (``max_per_round``) the correction and carries it out
+(creates in slow-start batches, deletes to the read's oldest or newest entries).
+
+The decision is ``decide(v, p, m) -> int``:
+
+``v``, the round (:data:`Round`)
+    ``t`` the second; ``desired`` the copies that should run; ``seen`` how many entries
+    the read returned. What it remembers of its own commands (a restart wipes it):
+    ``pending`` its creations whose replies arrived and that the read does not list yet
+    (nor were they removed); ``unobserved`` 1 while the commands of its last acting round
+    are not all observed in the read (its creations listed, the entries it deleted off
+    the ledger), else 0; ``last_act`` the second of its last acting round, -1 if none.
+    These three are computed only for a controller that declares them in ``sees`` (they
+    cost a walk over the copies in the fast kernel); the reference model refuses a read
+    of an undeclared one, so a missing declaration cannot go unnoticed.
+``p``, its parameters
+    A named tuple of its declared parameters' values (integers: a flag is 0 or 1, a
+    choice its index, a number of thousandths its count of thousandths).
+``m``, its memory
+    An int64 array of its declared memory slots, in declared order, set to their initial
+    values at t = 0 and by every restart. ``decide`` may change it.
+
+It returns the correction: ``n > 0`` creates ``n`` copies, ``n < 0`` deletes ``-n`` of
+the read's entries, 0 does nothing; an integer with ``|n| <= MAX_COPIES``.
+
+``steady`` declares what lets the fast kernel skip idle rounds in closed form: in a
+settled world — the read unchanged, nothing pending, nothing unobserved — a round that
+decides 0 and leaves the memory as it was would decide 0 at every later second too (the
+decision does not depend on ``t`` there). The kernel proves the rest (the world is
+settled, the memory unchanged); a controller that is not steady runs every round.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import keyword
+from collections import namedtuple
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any, Final, NamedTuple
+
+import numpy as np
+
+from reconsim.errors import ReconsimError
+from reconsim.model.kinds import MAX_COPIES, Choice, Flag, Int, Kind, Thousandths, permille
+
+
+class ControllerError(ReconsimError):
+    """A controller definition that cannot be used, or that misbehaved in a round."""
+
+
+class Round(NamedTuple):
+    """What one round lets the controller see (see the module's docstring)."""
+
+    t: int
+    desired: int
+    seen: int
+    pending: int
+    unobserved: int
+    last_act: int
+
+
+#: The round's fields a controller sees only if it declares them: its own commands.
+OWN_FIELDS: Final = ("pending", "unobserved", "last_act")
+#: The kinds a controller's parameter may have: each is one integer in the decision.
+PARAM_KINDS: Final = (Int, Choice, Flag, Thousandths)
+
+
+@dataclass(frozen=True)
+class Param:
+    """A controller's parameter: its kind (bounds and all), default and meaning. It becomes
+    a spec axis, a flag of ``reconsim run``, a column of the table (null for the other
+    controllers) and a field of ``p``, under its name."""
+
+    kind: Kind
+    default: Any
+    help: str
+
+
+@dataclass(frozen=True, eq=False)
+class Controller:
+    """A controller definition (see the module's docstring).
+
+    >>> from reconsim.model.controllers import BUILT_IN
+    >>> BUILT_IN["expectations"].sees
+    ('unobserved', 'last_act')
+    """
+
+    name: str
+    decide: Callable[..., int]
+    help: str
+    params: Mapping[str, Param] = field(default_factory=dict)
+    memory: Mapping[str, int] = field(default_factory=dict)
+    sees: tuple[str, ...] = ()
+    steady: bool = False
+    #: A version string; without one, the identity is a digest of the defining module.
+    version: str | None = None
+
+    def __post_init__(self) -> None:
+        where = f"controller {self.name!r}"
+        if not isinstance(self.name, str) or not self.name.isidentifier() \
+                or keyword.iskeyword(self.name):
+            raise ControllerError(f"controller {self.name!r}: a name must be an identifier")
+        if not callable(self.decide) or inspect.isclass(self.decide):
+            raise ControllerError(f"{where}: decide must be a function decide(v, p, m)")
+        for name, param in self.params.items():
+            if not isinstance(param, Param):
+                raise ControllerError(f"{where}: parameter {name!r} must be declared with "
+                                      "Param(kind, default, help)")
+            if not isinstance(param.kind, PARAM_KINDS):
+                raise ControllerError(
+                    f"{where}: parameter {name!r} has kind {type(param.kind).__name__}; "
+                    "a controller's parameters are Int, Choice, Flag or Thousandths "
+                    "(bounded: every value must be checked)")
+            if not name.isidentifier() or keyword.iskeyword(name):
+                raise ControllerError(f"{where}: parameter {name!r} is not an identifier")
+            try:
+                param.kind.check(name, param.default)
+            except ValueError as exc:
+                raise ControllerError(f"{where}: default of {exc}") from None
+        for name, initial in self.memory.items():
+            if not name.isidentifier() or not isinstance(initial, int) \
+                    or isinstance(initial, bool) or abs(initial) >= 2**62:
+                raise ControllerError(f"{where}: memory slot {name!r} needs an integer "
+                                      f"initial value below 2^62, got {initial!r}")
+        unknown = [s for s in self.sees if s not in OWN_FIELDS]
+        if unknown:
+            raise ControllerError(f"{where}: sees {unknown[0]!r}, not one of "
+                                  f"{', '.join(OWN_FIELDS)}")
+        object.__setattr__(self, "sees", tuple(s for s in OWN_FIELDS if s in self.sees))
+
+    @property
+    def remembers(self) -> bool:
+        """Whether it keeps something a restart wipes (memory or its own commands)."""
+        return bool(self.memory or self.sees)
+
+    @property
+    def identity(self) -> str:
+        """Its name and version, or a digest of the module that defines its decision: two
+        versions of one controller never share a sweep directory or a compiled kernel."""
+        return f"{self.name}@{self.version or self.digest}"
+
+    @property
+    def digest(self) -> str:
+        """The first 12 hex digits of the SHA-256 of the source of ``decide``'s module
+        (its helpers included), with the declaration's parameters, memory and flags."""
+        module = inspect.getmodule(self.decide)
+        try:
+            source = inspect.getsource(module if module is not None else self.decide)
+        except (OSError, TypeError):
+            source = repr(self.decide.__code__.co_code)
+        declared = repr((self.name, sorted((n, p.kind, p.default) for n, p in
+                                           self.params.items()),
+                         sorted(self.memory.items()), self.sees, self.steady))
+        return hashlib.sha256((source + declared).encode()).hexdigest()[:12]
+
+    @property
+    def params_type(self) -> Any:
+        """The named tuple ``p`` is."""
+        return _params_type(self.name, tuple(self.params))
+
+    def initial_memory(self) -> np.ndarray:
+        """Its memory at t = 0 and after a restart (at least one slot: numba wants one)."""
+        return np.array([*self.memory.values()] or [0], dtype=np.int64)
+
+    def check_correction(self, value: Any, t: int) -> int:
+        """``value`` if it is a correction decide may return, else a ControllerError."""
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise ControllerError(f"controller {self.name!r}: decide returned "
+                                  f"{value!r} at t = {t}, not an integer")
+        if abs(int(value)) > MAX_COPIES:
+            raise ControllerError(f"controller {self.name!r}: decide returned {value} at "
+                                  f"t = {t}, beyond the {MAX_COPIES:,} copies a correction "
+                                  "may make")
+        return int(value)
+
+
+def _params_type(name: str, fields: Sequence[str]) -> Any:
+    """One named tuple class per (controller, fields): numba types ``p`` by its class."""
+    return _PARAM_TYPES.setdefault((name, tuple(fields)), namedtuple(
+        f"{name.title().replace('_', '')}Params", fields))
+
+
+_PARAM_TYPES: dict[tuple[str, tuple[str, ...]], Any] = {}
+
+
+class ReferenceRound:
+    """The round as the reference model shows it to ``decide``: the fields of
+    :class:`Round`, where reading one the controller did not declare in ``sees`` is an
+    error naming it (the fast kernel does not compute those)."""
+
+    __slots__ = ("_controller", "_values")
+
+    def __init__(self, controller: Controller, values: Round) -> None:
+        self._controller = controller
+        self._values = values
+
+    def __getattr__(self, name: str) -> int:
+        if name in Round._fields:
+            if name in OWN_FIELDS and name not in self._controller.sees:
+                raise ControllerError(
+                    f"controller {self._controller.name!r}: decide reads v.{name}, which "
+                    f"it does not declare (add sees=({name!r}, ...) to its definition)")
+            return int(getattr(self._values, name))
+        raise AttributeError(f"a round has no field {name!r} (it has "
+                             f"{', '.join(Round._fields)})")
+
+
+def reference_params(controller: Controller, values: Mapping[str, Any]) -> Any:
+    """``p`` for the reference model: each parameter's value as the kernel's integer."""
+    return controller.params_type(*(_as_int(controller.params[n].kind, values[n])
+                                    for n in controller.params))
+
+
+def _as_int(kind: Kind, value: Any) -> int:
+    if isinstance(kind, Choice):
+        return int(kind.choices.index(value))
+    if isinstance(kind, Thousandths):
+        return permille(value)
+    return int(value)
+
+
+def decide_in_python(controller: Controller, v: Round, p: Any,
+                     m: np.ndarray) -> int:
+    """One decision as the reference model takes it: exceptions and bad corrections
+    become one :class:`ControllerError` naming the controller and the second."""
+    try:
+        value = controller.decide(ReferenceRound(controller, v), p, m)
+    except ControllerError:
+        raise
+    except Exception as exc:  # the user's code: whatever it raised, named in one line
+        raise ControllerError(f"controller {controller.name!r}: decide raised "
+                              f"{type(exc).__name__}: {exc} at t = {v.t}") from None
+    return controller.check_correction(value, v.t)
+
+
+def module_of(controller: Controller) -> ModuleType | None:
+    """The module defining ``decide``, if known."""
+    return inspect.getmodule(controller.decide)

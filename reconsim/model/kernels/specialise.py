@@ -1,0 +1,97 @@
+"""One compiled kernel per controller, cached on disk.
+
+A kernel module's loop calls ``decide`` (and the other names of :data:`CONTROLLER_NAMES`)
+as module globals. :func:`specialise` makes, for one controller, new function objects from
+the same code with those globals bound to the controller's — its compiled ``decide``, its
+parameters' named tuple, its memory's initial values, what it sees, whether it is steady —
+and compiles them with numba, which reads globals as compile-time constants: the branches
+a controller does not need (the walk that counts ``pending``, the memory check, the
+skipping of idle rounds) are compiled out, and the built-ins run as fast as when their
+rules were written into the loop.
+
+Passing the compiled ``decide`` as an argument instead would also specialise the kernel,
+but numba does not cache a function typed on a dispatcher argument: every process would
+compile the world kernel anew (tens of seconds). Here each specialised function has a name
+of its own, ``<function>__<controller>_<digest>``, so numba's disk cache keeps one entry
+per controller and version; the digest (:attr:`Controller.digest`) covers the module that
+defines ``decide``, and numba itself invalidates the entries when the kernel's own source
+changes.
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numba
+import numpy as np
+
+from reconsim.model.controllers.definition import Controller, ControllerError
+
+
+# The globals a kernel module's loop reads for its controller. A kernel module imports
+# them from here; these values hold until specialise() binds a controller's, and make the
+# unspecialised functions fail if they were ever compiled.
+def decide(v: Any, p: Any, m: Any) -> int:
+    """The controller's decision (unbound)."""
+    raise RuntimeError("a kernel runs a controller only once specialised for it")
+
+
+#: The named tuple of the controller's parameters, and how many it has.
+PARAMS_TYPE: Any = None
+N_PARAMS = 0
+#: The controller's memory at t = 0 and after a restart; whether it declares any.
+MEMORY_INIT = np.zeros(1, np.int64)
+HAS_MEMORY = False
+#: Whether it reads its pending creations (a walk over the copies held), and is steady.
+SEES_PENDING = False
+STEADY = False
+
+
+@functools.cache
+def compiled_decide(controller: Controller) -> Any:
+    """``controller.decide`` compiled by numba (lazily: numba compiles it with the kernel)."""
+    return numba.njit(nogil=True)(controller.decide)
+
+
+def specialise(namespace: Mapping[str, Any], functions: Mapping[str, Mapping[str, Any]],
+               controller: Controller) -> dict[str, Any]:
+    """Compile ``functions`` (name -> numba options) of the module whose globals are
+    ``namespace`` for ``controller``; return name -> dispatcher. The functions are listed
+    callees first: each sees the specialised versions of those listed before it. A name
+    ``f@variant`` compiles ``f`` once more, with other options (``_simulate@parallel``)."""
+    bound = dict(namespace)
+    bound.update({
+        "decide": compiled_decide(controller),
+        "PARAMS_TYPE": controller.params_type,
+        "N_PARAMS": len(controller.params),
+        "MEMORY_INIT": controller.initial_memory(),
+        "HAS_MEMORY": bool(controller.memory),
+        "SEES_PENDING": "pending" in controller.sees,
+        "STEADY": controller.steady,
+    })
+    tag = f"{controller.name}_{controller.digest}"
+    out: dict[str, Any] = {}
+    for key, options in functions.items():
+        name, _, variant = key.partition("@")
+        python: Callable[..., Any] = namespace[name]
+        copy = types.FunctionType(python.__code__, bound, name, python.__defaults__,
+                                  python.__closure__)
+        copy.__qualname__ = f"{python.__qualname__}__{tag}{'_' + variant if variant else ''}"
+        copy.__module__ = python.__module__
+        copy.__doc__ = python.__doc__
+        out[key] = numba.njit(cache=True, **options)(copy)
+        if not variant:
+            bound[name] = out[key]
+    return out
+
+
+def compile_failure(controller: Controller, exc: Exception) -> ControllerError:
+    """numba's refusal to compile a kernel for ``controller`` as one line naming it."""
+    reason = next((line.strip() for line in str(exc).splitlines()
+                   if line.strip() and not line.startswith(("-", "During:", "File"))),
+                  type(exc).__name__)
+    return ControllerError(f"controller {controller.name!r}: numba cannot compile its decide "
+                           f"({reason}); run it on the reference model alone instead")

@@ -1,0 +1,727 @@
+"""The kinds of parameter a cell is made of, and the bounds that keep every figure exact.
+
+A :class:`Kind` says in one place what a value of it may be: the dtype of its column, its
+value check, its column check, its command-line flag and the integer arrays the kernels
+read (:class:`Int`, :class:`Cap`, :class:`Choice`, :class:`Thousandths`, :class:`Flag`,
+:class:`Times`, and the record lists :class:`Events`, :class:`Windows`, :class:`Faults`).
+The parameters themselves are declared in :mod:`reconsim.model.params` (the world's) and
+by each controller (:mod:`reconsim.model.controllers`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import reprlib
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Final, NoReturn
+
+import numpy as np
+import polars as pl
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+#: Spelling of "no cap" for ``max_per_round`` in specs and on the command line.
+UNLIMITED: Final = "unlimited"
+#: A death schedule: (at, count) events; at second ``at`` the ``count`` oldest live copies die.
+Deaths = tuple[tuple[int, int], ...]
+#: The polars dtype of a death schedule column.
+DEATHS_DTYPE: Final = pl.List(pl.Struct({"at": pl.Int64, "count": pl.Int64}))
+#: Kinds of scripted create faults: nothing is created, or the reply is lost.
+FAULT_KINDS: Final = ("fail", "lost")
+
+#: How far from a whole number of thousandths a float may be and still count as one.
+THOUSANDTHS_TOLERANCE: Final = 1e-9
+
+# Upper bounds that keep every figure exact (README, "Bounds"). A cell runs R <= duration + 1
+# rounds and creates at most `desired` copies a round, so at most C = R x desired copies exist,
+# are live or are listed; the largest metrics are sums of such counts over rounds or seconds:
+# reads <= R x (C + ledger_base), delete commands <= R x C, excess copy-seconds
+# <= (duration + 1) x C. With every duration at most MAX_SECONDS and every count at most
+# MAX_COPIES they stay below (10**6 + 1)**2 x (10**6 + 2) ~ 1.0e18, a ninth of int64's
+# 9.2e18; the kernel's scratch for one cell is 32 bytes a round: 32 MB at most.
+# New parameters take the bound of what they are: seconds, copies, or list entries.
+#: Bound of every parameter counted in seconds: durations, periods, delays, ttl, event times.
+MAX_SECONDS: Final = 10**6
+#: Bound of every parameter counted in copies: desired, ledger_base, caps, a death's count.
+MAX_COPIES: Final = 10**6
+#: Bound of one cell's list: death events, restart times. The kernel sorts each cell's list by
+#: insertion (quadratic in the worst order): 10**4 entries in reverse take ~50 ms.
+MAX_EVENTS: Final = 10**4
+
+
+class _Shown(reprlib.Repr):
+    """reprlib with integers of any size (``repr`` refuses beyond 4,300 digits)."""
+
+    def repr_int(self, x: int, level: int) -> str:
+        if x.bit_length() <= 200:
+            return repr(x)
+        digits = int(x.bit_length() * math.log10(2)) + 1
+        return f"{'-' if x < 0 else ''}<an integer of about {digits:,} digits>"
+
+
+_SHOWN = _Shown()
+_SHOWN.maxlevel, _SHOWN.maxlist, _SHOWN.maxtuple, _SHOWN.maxdict = 3, 8, 8, 6
+_SHOWN.maxstring, _SHOWN.maxother = 80, 80
+
+
+def shown(value: Any) -> str:
+    """A value as an error message shows it: its repr, shortened, on one line.
+
+    >>> shown(10**5000), shown(list(range(20)))
+    ('<an integer of about 5,001 digits>', '[0, 1, 2, 3, 4, 5, 6, 7, ...]')
+    """
+    return _SHOWN.repr(value)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+class Kind(ABC):
+    """What a kind of parameter is, in one place: the dtype of its column, its value check,
+    its column check, its command-line flag, and the integer arrays the kernel reads.
+
+    Column checks run in one pass over a frame: :meth:`stats` gives expressions (aliased
+    ``NAME:...``) whose values :meth:`check_stats` then judges.
+    """
+
+    #: A null is a value of this kind (a cap's "unlimited"), not a missing one.
+    null_is_value: ClassVar[bool] = False
+    #: What a null stands in for, in the message about one, and what to write instead.
+    null_noun: ClassVar[str] = "value"
+    null_hint: ClassVar[str] = ""
+
+    @property
+    @abstractmethod
+    def dtype(self) -> pl.DataType:
+        """The polars dtype of the column."""
+
+    @abstractmethod
+    def check(self, name: str, value: Any) -> Any:
+        """Return ``value`` normalised; raise ``ValueError`` naming ``name`` and the value."""
+
+    @abstractmethod
+    def check_dtype(self, name: str, dtype: pl.DataType) -> None:
+        """Raise ``ValueError`` when a column of ``dtype`` cannot hold this kind."""
+
+    @abstractmethod
+    def stats(self, name: str) -> list[pl.Expr]:
+        """One-pass statistics of column ``name`` that :meth:`check_stats` judges."""
+
+    @abstractmethod
+    def check_stats(self, name: str, row: Mapping[str, Any], column: pl.Series) -> None:
+        """Raise ``ValueError`` naming ``name`` and a bad value the statistics reveal."""
+
+    @abstractmethod
+    def arrays(self, name: str, column: pl.Series) -> dict[str, NDArray[Any]]:
+        """The checked column as the kernel's flat arrays, keyed by keyword."""
+
+    @abstractmethod
+    def argument(self, help: str, default: Any) -> dict[str, Any]:
+        """Keyword arguments of ``argparse``'s ``add_argument`` for this parameter's flag."""
+
+    def from_flag(self, given: Any, default: Any) -> Any:
+        """The value of a parsed flag (repeatable flags arrive as lists of parsed lists)."""
+        return given
+
+    def to_column(self, value: Any) -> Any:
+        """A checked value as the column holds it."""
+        return value
+
+
+@dataclass(frozen=True)
+class Int(Kind):
+    """An integer in [minimum, maximum] (no maximum: unbounded above); Int64."""
+
+    minimum: int = 0
+    maximum: int | None = None
+
+    @property
+    def dtype(self) -> pl.DataType:
+        return pl.Int64()
+
+    def range(self) -> str:
+        """The allowed values, in words."""
+        if self.maximum is None:
+            return f">= {self.minimum}"
+        return f"in [{self.minimum}, {self.maximum}]"
+
+    def _fail(self, name: str, value: Any, extra: str = "") -> NoReturn:
+        raise ValueError(f"{name} must be an integer {self.range()}{extra}, got {shown(value)}")
+
+    def check(self, name: str, value: Any) -> Any:
+        if not _is_int(value) or value < self.minimum or (
+                self.maximum is not None and value > self.maximum):
+            self._fail(name, value)
+        return int(value)
+
+    def check_dtype(self, name: str, dtype: pl.DataType) -> None:
+        if not dtype.is_integer():
+            raise ValueError(f"{name}: column must hold integers, got dtype {dtype}")
+
+    def stats(self, name: str) -> list[pl.Expr]:
+        col = pl.col(name)
+        return [col.min().alias(f"{name}:min"), col.max().alias(f"{name}:max")]
+
+    def check_stats(self, name: str, row: Mapping[str, Any], column: pl.Series,
+                    extra: str = "") -> None:
+        lowest, highest = row[f"{name}:min"], row[f"{name}:max"]
+        if lowest is not None and lowest < self.minimum:
+            self._fail(name, lowest, extra)
+        if highest is not None and self.maximum is not None and highest > self.maximum:
+            self._fail(name, highest, extra)
+
+    def arrays(self, name: str, column: pl.Series) -> dict[str, NDArray[Any]]:
+        return {name: column.fill_null(0).to_numpy()}
+
+    def outside(self, values: pl.Expr) -> pl.Expr:
+        """Which of ``values`` (integers) lie outside the allowed range."""
+        if self.maximum is None:
+            return values < self.minimum
+        return (values < self.minimum) | (values > self.maximum)
+
+    def argument(self, help: str, default: Any) -> dict[str, Any]:
+        return {"type": int, "metavar": "N", "default": default,
+                "help": f"{help} (default {default}; {self.range()})"}
+
+
+@dataclass(frozen=True)
+class Cap(Int):
+    """A limit: an integer >= minimum (at least 1), or no limit (None, ``"unlimited"``,
+    null in a column, 0 for the kernel)."""
+
+    minimum: int = 1
+    null_is_value: ClassVar[bool] = True
+
+    def __post_init__(self) -> None:
+        if self.minimum < 1:  # the kernel reads 0 as "no limit"
+            raise ValueError(f"a cap's minimum must be >= 1, got {self.minimum}")
+
+    def check(self, name: str, value: Any) -> Any:
+        if value is None or value == UNLIMITED:
+            return None
+        if not _is_int(value) or value < self.minimum or (
+                self.maximum is not None and value > self.maximum):
+            self._fail(name, value, f" or {UNLIMITED!r}")
+        return int(value)
+
+    def check_stats(self, name: str, row: Mapping[str, Any], column: pl.Series,
+                    extra: str = "") -> None:
+        super().check_stats(name, row, column, f" or null ({UNLIMITED})")
+
+    def argument(self, help: str, default: Any) -> dict[str, Any]:
+        return {"type": self.parse, "metavar": "N", "default": default,
+                "help": f"{help} (default {UNLIMITED})"}
+
+    def parse(self, text: str) -> int | None:
+        """Parse a cap from the command line: a positive integer, or ``unlimited``.
+
+        >>> Cap().parse("3"), Cap().parse("unlimited")
+        (3, None)
+        """
+        if text.strip().lower() == UNLIMITED:
+            return None
+        if not text.strip().isdigit() or int(text) < self.minimum:
+            raise argparse.ArgumentTypeError(f"expected a positive integer or {UNLIMITED!r}, "
+                                             f"got {shown(text)}")
+        return int(text)
+
+
+@dataclass(frozen=True)
+class Choice(Kind):
+    """One of a fixed list of names; String. The kernel reads its index in the list."""
+
+    choices: tuple[str, ...]
+
+    @property
+    def dtype(self) -> pl.DataType:
+        return pl.String()
+
+    def _fail(self, name: str, value: Any) -> NoReturn:
+        raise ValueError(f"{name} must be one of {', '.join(self.choices)}; got {shown(value)}")
+
+    def check(self, name: str, value: Any) -> Any:
+        if value not in self.choices:
+            self._fail(name, value)
+        return str(value)
+
+    def check_dtype(self, name: str, dtype: pl.DataType) -> None:
+        if not isinstance(dtype, (pl.String, pl.Categorical, pl.Enum)):
+            raise ValueError(f"{name}: column must be strings, got dtype {dtype}")
+
+    def stats(self, name: str) -> list[pl.Expr]:
+        col = pl.col(name)
+        return [col.filter(~col.cast(pl.String).is_in(list(self.choices)))
+                .first().alias(f"{name}:bad_choice")]
+
+    def check_stats(self, name: str, row: Mapping[str, Any], column: pl.Series) -> None:
+        if row[f"{name}:bad_choice"] is not None:
+            self._fail(name, row[f"{name}:bad_choice"])
+
+    def outside(self, values: pl.Expr) -> pl.Expr:
+        """Which of ``values`` (names) are not among the choices."""
+        return ~values.cast(pl.String).is_in(list(self.choices))
+
+    def arrays(self, name: str, column: pl.Series) -> dict[str, NDArray[Any]]:
+        codes = column.cast(pl.String).replace_strict(
+            list(self.choices), list(range(len(self.choices))), return_dtype=pl.Int64)
+        return {name: codes.fill_null(0).to_numpy()}
+
+    def argument(self, help: str, default: Any) -> dict[str, Any]:
+        return {"choices": self.choices, "default": default,
+                "help": f"{help} (default {default})"}
+
+
+@dataclass(frozen=True)
+class Thousandths(Kind):
+    """A number in a range, a multiple of 0.001, computed as an exact integer count of
+    thousandths (the kernel reads that count); Float64. ``open_below`` excludes the minimum.
+    """
+
+    minimum: float = 0.0
+    maximum: float = 1.0
+    open_below: bool = False
+
+    @property
+    def dtype(self) -> pl.DataType:
+        return pl.Float64()
+
+    def _fail(self, name: str, value: Any) -> NoReturn:
+        low = "(" if self.open_below else "["
+        raise ValueError(f"{name} must be a multiple of 0.001 in {low}{self.minimum:g}, "
+                         f"{self.maximum:g}], got {shown(value)}")
+
+    def check(self, name: str, value: Any) -> Any:
+        if (isinstance(value, bool) or not isinstance(value, (int, float))
+                or (isinstance(value, float) and not math.isfinite(value))
+                or (value <= self.minimum if self.open_below else value < self.minimum)
+                or value > self.maximum
+                or abs(value * 1000 - round(value * 1000)) > THOUSANDTHS_TOLERANCE):
+            self._fail(name, value)
+        return permille(value) / 1000
+
+    def check_dtype(self, name: str, dtype: pl.DataType) -> None:
+        if not dtype.is_numeric():
+            raise ValueError(f"{name}: column must hold numbers, got dtype {dtype}")
+
+    def stats(self, name: str) -> list[pl.Expr]:
+        col = pl.col(name)
+        thousandths = col.cast(pl.Float64) * 1000
+        off_grid = (thousandths - thousandths.round(0)).abs() > THOUSANDTHS_TOLERANCE
+        below = col <= self.minimum if self.open_below else col < self.minimum
+        return [col.filter(below | (col > self.maximum) | off_grid | col.cast(pl.Float64).is_nan())
+                .first().alias(f"{name}:bad")]
+
+    def check_stats(self, name: str, row: Mapping[str, Any], column: pl.Series) -> None:
+        if row[f"{name}:bad"] is not None:
+            self._fail(name, row[f"{name}:bad"])
+
+    def arrays(self, name: str, column: pl.Series) -> dict[str, NDArray[Any]]:
+        thousandths = (column.cast(pl.Float64) * 1000).round(0).cast(pl.Int64)
+        return {name: thousandths.fill_null(0).to_numpy()}
+
+    def argument(self, help: str, default: Any) -> dict[str, Any]:
+        return {"type": float, "metavar": "X", "default": default,
+                "help": f"{help} (default {default:g})"}
+
+
+def _csr(lists: pl.Series) -> tuple[NDArray[Any], pl.Series]:
+    """Offsets (one per row + 1) and the flattened elements of a list column without null
+    elements; a null list counts as empty."""
+    lists = lists.fill_null([])
+    offsets = pl.concat([pl.Series([0], dtype=pl.Int64), lists.list.len().cast(pl.Int64).cum_sum()])
+    return offsets.to_numpy(), lists.explode(empty_as_null=False)
+
+
+def _check_length(name: str, n: int, maximum: int, what: str) -> None:
+    if n > maximum:
+        raise ValueError(f"{name}: {n} {what}, more than the {maximum} a cell may hold")
+
+
+def _check_item(name: str, value: Any, maximum: int) -> int:
+    """An integer in [0, maximum] of a list, or ``ValueError`` naming the range."""
+    if not _is_int(value) or not 0 <= value <= maximum:
+        raise ValueError(f"{name} must be an integer in [0, {maximum}], got {shown(value)}")
+    return int(value)
+
+
+@dataclass(frozen=True)
+class Times(Kind):
+    """A list of at most ``max_len`` seconds, integers in [0, maximum]; list[Int64]."""
+
+    maximum: int = MAX_SECONDS
+    max_len: int = MAX_EVENTS
+
+    @property
+    def dtype(self) -> pl.DataType:
+        return pl.List(pl.Int64)
+
+    def check(self, name: str, value: Any) -> Any:
+        if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+            raise ValueError(f"{name} must be a list of seconds, got {shown(value)}")
+        times = tuple(value)
+        _check_length(name, len(times), self.max_len, "times")
+        for v in times:
+            if not _is_int(v) or not 0 <= v <= self.maximum:
+                raise ValueError(f"{name} must hold integers in [0, {self.maximum}], "
+                                 f"got {shown(v)}")
+        return times
+
+    def check_dtype(self, name: str, dtype: pl.DataType) -> None:
+        if not (isinstance(dtype, pl.List) and dtype.inner.is_integer()):
+            raise ValueError(f"{name}: column must be a list of integers, got dtype {dtype}")
+
+    def stats(self, name: str) -> list[pl.Expr]:
+        col = pl.col(name)
+        values = col.explode(empty_as_null=False)
+        # an empty list explodes to nothing (empty_as_null=False), a null list to a null
+        return [values.min().alias(f"{name}:min"), values.max().alias(f"{name}:max"),
+                col.list.len().max().alias(f"{name}:len"),
+                (values.is_null().sum() - col.is_null().sum()).alias(f"{name}:null_time")]
+
+    def check_stats(self, name: str, row: Mapping[str, Any], column: pl.Series) -> None:
+        if row[f"{name}:null_time"]:
+            raise ValueError(f"{name}: null time in a list")
+        if row[f"{name}:len"] is not None:
+            _check_length(name, row[f"{name}:len"], self.max_len, "times")
+        for extreme in ("min", "max"):
+            value = row[f"{name}:{extreme}"]
+            if value is not None and not 0 <= value <= self.maximum:
+                raise ValueError(f"{name} must hold integers in [0, {self.maximum}], "
+                                 f"got {shown(value)}")
+
+    def arrays(self, name: str, column: pl.Series) -> dict[str, NDArray[Any]]:
+        offsets, values = _csr(column.cast(pl.List(pl.Int64)))
+        return {f"{name}_offsets": offsets, name: values.to_numpy()}
+
+    def argument(self, help: str, default: Any) -> dict[str, Any]:
+        return {"type": self.parse, "action": "extend", "nargs": "*", "metavar": "T",
+                "help": f"{help}; repeat or comma-separate (default none)"}
+
+    def from_flag(self, given: Any, default: Any) -> Any:
+        return default if given is None else tuple(t for part in given for t in part)
+
+    def to_column(self, value: Any) -> Any:
+        return list(value)
+
+    @staticmethod
+    def parse(text: str) -> tuple[int, ...]:
+        """Parse ``T[,T...]`` seconds; an empty string or ``none`` is no times.
+
+        >>> Times.parse("310,620")
+        (310, 620)
+        """
+        if text.strip().lower() in ("", "none"):
+            return ()
+        parts = [p.strip() for p in text.split(",")]
+        bad = [p for p in parts if not p.isdigit()]
+        if bad:
+            raise argparse.ArgumentTypeError(
+                f"expected non-negative integer seconds, got {bad[0]!r}")
+        return tuple(int(p) for p in parts)
+
+
+@dataclass(frozen=True)
+class Events(Kind):
+    """A death schedule: at most ``max_len`` (at, count) events, ``at`` in [0, max_at] and
+    ``count`` in [0, max_count], kept in listed order; list[struct{at, count}]. A sweep
+    names schedules (its ``schedule`` axis) and stores the name beside the events."""
+
+    max_at: int = MAX_SECONDS
+    max_count: int = MAX_COPIES
+    max_len: int = MAX_EVENTS
+    null_noun: ClassVar[str] = "schedule"
+    null_hint: ClassVar[str] = " (use an empty list for none)"
+
+    @property
+    def dtype(self) -> pl.DataType:
+        return DEATHS_DTYPE
+
+    def check(self, name: str, value: Any) -> Any:
+        if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+            raise ValueError(f"{name} must be a list of (at, count) pairs, got {shown(value)}")
+        events = tuple(value)
+        _check_length(name, len(events), self.max_len, "events")
+        out: list[tuple[int, int]] = []
+        for event in events:
+            pair = (event.get("at"), event.get("count")) if isinstance(event, Mapping) else event
+            try:
+                at, count = pair
+            except (TypeError, ValueError):
+                raise ValueError(f"{name} event must be an (at, count) pair, "
+                                 f"got {shown(event)}") from None
+            out.append((_check_item(f"{name} event at", at, self.max_at),
+                        _check_item(f"{name} event count", count, self.max_count)))
+        return tuple(out)
+
+    def check_dtype(self, name: str, dtype: pl.DataType) -> None:
+        if not (isinstance(dtype, pl.List) and isinstance(dtype.inner, pl.Struct)
+                and {fld.name: fld.dtype.is_integer() for fld in dtype.inner.fields}
+                == {"at": True, "count": True}):
+            raise ValueError(f"{name}: column must be list[struct{{at, count}}] of integers, "
+                             f"got dtype {dtype}")
+
+    def stats(self, name: str) -> list[pl.Expr]:
+        events = pl.col(name).explode(empty_as_null=False)
+        return [events.is_null().sum().alias(f"{name}:null_event"),
+                pl.col(name).list.len().max().alias(f"{name}:len"),
+                *(expr for part in ("at", "count") for expr in (
+                    events.struct.field(part).min().alias(f"{name}:{part}:min"),
+                    events.struct.field(part).max().alias(f"{name}:{part}:max"),
+                    events.struct.field(part).is_null().sum().alias(f"{name}:{part}:nulls")))]
+
+    def check_stats(self, name: str, row: Mapping[str, Any], column: pl.Series) -> None:
+        if row[f"{name}:null_event"]:
+            bad = column.list.eval(pl.element().is_null()).list.any().arg_true()[0]
+            raise ValueError(f"{name}: null event in row {bad}")
+        if row[f"{name}:len"] is not None:
+            _check_length(name, row[f"{name}:len"], self.max_len, "events")
+        for part, maximum in (("at", self.max_at), ("count", self.max_count)):
+            if row[f"{name}:{part}:nulls"]:  # no null events by now: a null field
+                raise ValueError(f"{name} event {part}: null value")
+            for extreme in ("min", "max"):
+                if row[f"{name}:{part}:{extreme}"] is not None:
+                    _check_item(f"{name} event {part}", row[f"{name}:{part}:{extreme}"], maximum)
+
+    def arrays(self, name: str, column: pl.Series) -> dict[str, NDArray[Any]]:
+        offsets, events = _csr(column.cast(DEATHS_DTYPE))
+        fields = events.struct.unnest()
+        return {f"{name}_offsets": offsets, f"{name}_at": fields["at"].to_numpy(),
+                f"{name}_count": fields["count"].to_numpy()}
+
+    def argument(self, help: str, default: Any) -> dict[str, Any]:
+        shown = ",".join(f"{a}:{c}" for a, c in default) or "none"
+        return {"type": self.parse, "action": "extend", "nargs": "*", "metavar": "AT:COUNT",
+                "help": f"{help}; repeat or comma-separate events, 'none' for no deaths "
+                        f"(default {shown})"}
+
+    def from_flag(self, given: Any, default: Any) -> Any:
+        return default if given is None else tuple(e for part in given for e in part)
+
+    def to_column(self, value: Any) -> Any:
+        return [{"at": a, "count": n} for a, n in value]
+
+    @staticmethod
+    def parse(text: str) -> Deaths:
+        """Parse ``AT:COUNT[,AT:COUNT...]``; an empty string or ``none`` is no deaths.
+
+        >>> Events.parse("300:2,600:1")
+        ((300, 2), (600, 1))
+        """
+        if text.strip().lower() in ("", "none"):
+            return ()
+        events = []
+        for part in text.split(","):
+            at, sep, count = part.strip().partition(":")
+            if not sep or not at.strip().isdigit() or not count.strip().isdigit():
+                raise argparse.ArgumentTypeError(
+                    f"expected AT:COUNT with non-negative integers, got {part.strip()!r}")
+            events.append((int(at), int(count)))
+        return tuple(events)
+
+
+@dataclass(frozen=True)
+class Flag(Kind):
+    """True or false; Boolean. The kernel reads 1 or 0."""
+
+    @property
+    def dtype(self) -> pl.DataType:
+        return pl.Boolean()
+
+    def check(self, name: str, value: Any) -> Any:
+        if not isinstance(value, bool):
+            raise ValueError(f"{name} must be true or false, got {shown(value)}")
+        return value
+
+    def check_dtype(self, name: str, dtype: pl.DataType) -> None:
+        if not isinstance(dtype, pl.Boolean):
+            raise ValueError(f"{name}: column must hold booleans, got dtype {dtype}")
+
+    def stats(self, name: str) -> list[pl.Expr]:
+        return []  # every non-null boolean is a value; nulls are judged apart
+
+    def check_stats(self, name: str, row: Mapping[str, Any], column: pl.Series) -> None:
+        return
+
+    def arrays(self, name: str, column: pl.Series) -> dict[str, NDArray[Any]]:
+        return {name: column.fill_null(value=False).cast(pl.Int64).to_numpy()}
+
+    def argument(self, help: str, default: Any) -> dict[str, Any]:
+        return {"action": argparse.BooleanOptionalAction, "default": default,
+                "help": f"{help} (default {'on' if default else 'off'})"}
+
+
+@dataclass(frozen=True)
+class Records(Kind):
+    """A schedule: a list of records kept in listed order, each field of its own kind
+    (an :class:`Int` or a :class:`Choice`); list[struct]. ``increasing`` names two fields a
+    record must hold in strictly increasing order. The kernel reads offsets (one per row
+    + 1) and one flat array per field, ``NAME_FIELD`` (a choice as its code). A sweep spec
+    names schedules in tables ``[TABLE.NAME]`` holding their records under ``key``; its
+    axis lists names (``none``, no records, is built in)."""
+
+    noun: str
+    fields: tuple[tuple[str, Int | Choice], ...]
+    increasing: tuple[str, str] | None = None
+    table: str = ""
+    key: str = ""
+    max_len: int = MAX_EVENTS
+    null_noun: ClassVar[str] = "schedule"
+    null_hint: ClassVar[str] = " (use an empty list for none)"
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The record's field names, in order."""
+        return tuple(f for f, _ in self.fields)
+
+    @property
+    def dtype(self) -> pl.DataType:
+        return pl.List(pl.Struct({f: kind.dtype for f, kind in self.fields}))
+
+    def check(self, name: str, value: Any) -> Any:
+        shape = "(" + ", ".join(self.names) + ")"
+        if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+            raise ValueError(f"{name} must be a list of {shape} records, got {shown(value)}")
+        records = tuple(value)
+        _check_length(name, len(records), self.max_len, f"{self.noun}s")
+        out = []
+        for record in records:
+            raw = (tuple(record.get(f) for f in self.names) if isinstance(record, Mapping)
+                   else record)
+            try:
+                values = tuple(raw)
+            except TypeError:
+                values = ()
+            if len(values) != len(self.fields):
+                raise ValueError(f"{name} {self.noun} must be {shape}, got {shown(record)}")
+            checked = tuple(kind.check(f"{name} {self.noun} {f}", v)
+                            for (f, kind), v in zip(self.fields, values, strict=True))
+            if self.increasing is not None:
+                low, high = (checked[self.names.index(f)] for f in self.increasing)
+                if high <= low:
+                    raise ValueError(f"{name} {self.noun} must have {self.increasing[0]} < "
+                                     f"{self.increasing[1]}, got ({low}, {high})")
+            out.append(checked)
+        return tuple(out)
+
+    def check_dtype(self, name: str, dtype: pl.DataType) -> None:
+        want = {f: isinstance(kind, Int) for f, kind in self.fields}
+        if not (isinstance(dtype, pl.List) and isinstance(dtype.inner, pl.Struct)
+                and {fld.name: fld.dtype.is_integer() for fld in dtype.inner.fields} == want
+                and all(isinstance(fld.dtype, (pl.String, pl.Categorical, pl.Enum))
+                        for fld in dtype.inner.fields if not want[fld.name])):
+            raise ValueError(f"{name}: column must be list[struct{{{', '.join(self.names)}}}] "
+                             f"of {self._field_types()}, got dtype {dtype}")
+
+    def _field_types(self) -> str:
+        return ", ".join(f"{f} {'integer' if isinstance(kind, Int) else 'string'}"
+                         for f, kind in self.fields)
+
+    def stats(self, name: str) -> list[pl.Expr]:
+        records = pl.col(name).explode(empty_as_null=False)
+        bad = records.is_null()
+        for f, kind in self.fields:
+            bad = bad | records.struct.field(f).is_null() | kind.outside(records.struct.field(f))
+        if self.increasing is not None:
+            low, high = self.increasing
+            bad = bad | (records.struct.field(high) <= records.struct.field(low))
+        # a null list explodes to a null record: the null check names it first
+        return [bad.fill_null(value=True).arg_true().first().alias(f"{name}:bad_record"),
+                pl.col(name).list.len().max().alias(f"{name}:len")]
+
+    def check_stats(self, name: str, row: Mapping[str, Any], column: pl.Series) -> None:
+        if row[f"{name}:len"] is not None:
+            _check_length(name, row[f"{name}:len"], self.max_len, f"{self.noun}s")
+        index = row[f"{name}:bad_record"]
+        if index is None:
+            return
+        lengths = column.list.len().fill_null(1).to_numpy()  # a null list: one null record
+        where = int(np.searchsorted(np.cumsum(lengths), index, side="right"))
+        record = column.explode(empty_as_null=False)[index]
+        if record is None:
+            raise ValueError(f"{name}: null {self.noun} in row {where}")
+        self.check(name, [record])  # raises, naming the field and the value
+        raise ValueError(  # pragma: no cover
+            f"{name}: bad {self.noun} {shown(record)} in row {where}")
+
+    def arrays(self, name: str, column: pl.Series) -> dict[str, NDArray[Any]]:
+        offsets, records = _csr(column.cast(self.dtype))
+        flat = records.struct.unnest()
+        out = {f"{name}_offsets": offsets}
+        for f, kind in self.fields:
+            out.update(kind.arrays(f"{name}_{f}", flat[f]))
+        return out
+
+    def argument(self, help: str, default: Any) -> dict[str, Any]:
+        shown = ",".join(":".join(str(v) for v in r) for r in default) or "none"
+        return {"type": self.parse, "action": "extend", "nargs": "*",
+                "metavar": ":".join(f.upper() for f in self.names),
+                "help": f"{help}; repeat or comma-separate, 'none' for no {self.noun}s "
+                        f"(default {shown})"}
+
+    def from_flag(self, given: Any, default: Any) -> Any:
+        return default if given is None else tuple(r for part in given for r in part)
+
+    def to_column(self, value: Any) -> Any:
+        return [dict(zip(self.names, record, strict=True)) for record in value]
+
+    def parse(self, text: str) -> tuple[tuple[Any, ...], ...]:
+        """Parse ``A:B:C[,A:B:C...]`` records (integers as digits, choices as names); an
+        empty string or ``none`` is no records. Values are checked by :meth:`check`.
+
+        >>> Windows().parse("100:200:30,400:500:10")
+        ((100, 200, 30), (400, 500, 10))
+        >>> Faults().parse("0:3:lost")
+        ((0, 3, 'lost'),)
+        """
+        if text.strip().lower() in ("", "none"):
+            return ()
+        shape = ":".join(f.upper() for f in self.names)
+        out = []
+        for part in text.split(","):
+            values = [v.strip() for v in part.strip().split(":")]
+            if len(values) != len(self.fields) or not all(
+                    v.isdigit() for v, (_, kind) in zip(values, self.fields, strict=True)
+                    if isinstance(kind, Int)):
+                raise argparse.ArgumentTypeError(
+                    f"expected {shape} ({self._field_types()}), got {shown(part.strip())}")
+            out.append(tuple(int(v) if isinstance(kind, Int) else v
+                             for v, (_, kind) in zip(values, self.fields, strict=True)))
+        return tuple(out)
+
+
+@dataclass(frozen=True)
+class Windows(Records):
+    """A lag schedule: (from, to, extra) windows, ``from < to``, ``extra >= 1``."""
+
+    noun: str = "window"
+    fields: tuple[tuple[str, Int | Choice], ...] = (
+        ("from", Int(0, MAX_SECONDS)), ("to", Int(0, MAX_SECONDS)),
+        ("extra", Int(1, MAX_SECONDS)))
+    increasing: tuple[str, str] | None = ("from", "to")
+    table: str = "lag"
+    key: str = "windows"
+
+
+@dataclass(frozen=True)
+class Faults(Records):
+    """A create-fault schedule: (at, count, kind) events, kind one of :data:`FAULT_KINDS`."""
+
+    noun: str = "event"
+    fields: tuple[tuple[str, Int | Choice], ...] = (
+        ("at", Int(0, MAX_SECONDS)), ("count", Int(0, MAX_COPIES)),
+        ("kind", Choice(FAULT_KINDS)))
+    table: str = "faults"
+    key: str = "events"
+
+def permille(gain: float) -> int:
+    """A checked gain as an exact integer count of thousandths.
+
+    >>> permille(0.7), permille(1.0)
+    (700, 1000)
+    """
+    return round(gain * 1000)
