@@ -51,7 +51,7 @@ Deaths = tuple[tuple[int, int], ...]
 #: The polars dtype of a death schedule column.
 DEATHS_DTYPE: Final = pl.List(pl.Struct({"at": pl.Int64, "count": pl.Int64}))
 
-# --- issue 8's world: its names and record shapes ---
+# --- the richer world: its names and record shapes ---
 #: Which ledger entries delete commands go to, by creation order.
 DELETE_ORDERS: Final = ("oldest", "newest")
 #: What starts a round: the period only, or also every change of the ledger it reads.
@@ -764,7 +764,7 @@ class Parameter:
     ``required``: a frame given to ``simulate`` must carry the column (else it takes the
     default). ``applies``: the controllers it means something to (None: all); elsewhere
     its column is null. ``variant``: it describes a controller variant, not the world.
-    ``world``: one of issue 8's parameters, whose defaults are seed 001's world.
+    ``world``: one of the richer world's parameters, whose defaults are seed 001's world.
     """
 
     kind: Kind
@@ -832,7 +832,7 @@ class Cell:
         Times(), "seconds at which the controller restarts and forgets its memory",
         applies=WITH_MEMORY, variant=True))
 
-    # --- issue 8: delays that vary, Kubernetes semantics, faults. The defaults are seed
+    # --- the richer world: delays that vary, Kubernetes semantics, faults. The defaults are seed
     # 001's world.
     B_spread: int = field(default=0, metadata=declare(
         Int(0, MAX_SECONDS), "copy k's startup is B + X, X uniform in 0..B_spread", world=True))
@@ -883,9 +883,9 @@ PARAM_NAMES: Final[tuple[str, ...]] = tuple(p.name for p in PARAMS)
 #: The parameters that make a controller variant (observe, max_per_round, gain, ...).
 VARIANT_PARAMS: Final[tuple[str, ...]] = tuple(p.name for p in PARAMS if p.variant)
 DEFAULTS: Final[Mapping[str, Any]] = {p.name: p.default for p in PARAMS}
-#: Issue 8's parameters, in declaration order.
+#: The richer world's parameters, in declaration order.
 WORLD_PARAMS: Final[tuple[str, ...]] = tuple(p.name for p in PARAMS if p.world)
-#: Issue 8's switches: a cell with all of them at their defaults is in seed 001's world
+#: The richer world's switches: a cell with all of them at their defaults is in seed 001's world
 #: (the seed alone draws nothing: numbers are drawn only for spreads, jitter and rates).
 WORLD_SWITCHES: Final[tuple[str, ...]] = tuple(n for n in WORLD_PARAMS if n != "seed")
 #: The polars dtype of each parameter's column.
@@ -982,8 +982,9 @@ METRICS: Final[tuple[Metric, ...]] = (
     Metric("delete_commands", "delete commands issued"),
     Metric("deleted", "delete commands that removed a copy (it dies grace s later)"),
     Metric("overshoot", "largest live - desired over all seconds, 0 if live never exceeds desired"),
-    Metric("stable_at", "1 + last second with live != desired (second 0 if none); "
-           "null if that is the final second", nullable=True),
+    Metric("stable_at", "1 + the last second with live != desired, second 0 counted as one "
+           "(so 1 if no later second drifts); null if that is the final second",
+           nullable=True),
     Metric("reads", "ledger entries read over all rounds, ledger_base included"),
     Metric("reads_per_round", "reads / rounds", float=True),
     Metric("excess_copy_seconds", "sum over seconds of max(0, live - desired)"),

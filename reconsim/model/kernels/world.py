@@ -1,4 +1,4 @@
-"""The world kernel: issue 8's rules on whole batches of cells, one copy a record.
+"""The world kernel: the richer world's rules on whole batches of cells, one copy a record.
 
 Why a second kernel. :mod:`reconsim.model.kernels.count` is exact because every removal takes
 the oldest copies and every copy has the same delays, so dead, ready and listed
@@ -752,7 +752,7 @@ def simulate_world_arrays(
     int64 matrix.
 
     Takes :data:`WORLD_INPUTS` as keywords, as :func:`reconsim.model.simulate.kernel_inputs`
-    gives them: those of :func:`reconsim.model.kernels.count.simulate_arrays`, plus issue 8's
+    gives them: those of :func:`reconsim.model.kernels.count.simulate_arrays`, plus the world's
     parameters — ``fail_rate`` and ``lost_rate`` in thousandths, ``delete_order``,
     ``trigger`` and ``create_faults_kind`` as codes (their index in the choices),
     ``slow_start`` as 0 or 1 — and the lag windows and create faults of cell ``i`` as the
