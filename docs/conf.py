@@ -28,6 +28,7 @@ source_suffix = {".md": "markdown"}
 exclude_patterns = ["_build"]
 root_doc = "index"
 
+# autodoc writes reStructuredText, so api.md calls it inside {eval-rst} blocks.
 # MyST: ::: fences for directives, and anchors for headings so that pages can link to a
 # section (page.md#heading).
 myst_enable_extensions = ["colon_fence", "deflist"]
@@ -38,7 +39,7 @@ myst_ref_domains = ["std", "py"]
 
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
-autodoc_default_options = {"members": True, "show-inheritance": False}
+autodoc_default_options = {"members": True}
 
 html_theme = "furo"
 html_title = "reconsim"
