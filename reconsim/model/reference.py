@@ -11,7 +11,7 @@ Per second t = 0 … duration, in this order (the richer world's numbered rules)
 4. the read (stale inside a lag window); 5. the decision; 6. creates (faults, slow
 start); 7. deletes (oldest or newest, grace); 8. sample the live count.
 
-Where the issue leaves a choice open, this model decides (the README repeats it):
+Where the rules leave a choice open, this model decides (docs/model.md repeats it):
 
 * Random draws are numbered: copy k counts every copy created in the cell (lost
   replies included, failed commands excluded), command j every create command issued
