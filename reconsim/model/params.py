@@ -879,6 +879,7 @@ class Cell:
 PARAMS: Final[tuple[Parameter, ...]] = tuple(
     dataclasses.replace(f.metadata["param"], name=f.name, default=f.default)
     for f in dataclasses.fields(Cell))
+#: Every parameter's name, in declaration order.
 PARAM_NAMES: Final[tuple[str, ...]] = tuple(p.name for p in PARAMS)
 #: The parameters that make a controller variant (observe, max_per_round, gain, ...).
 VARIANT_PARAMS: Final[tuple[str, ...]] = tuple(p.name for p in PARAMS if p.variant)
@@ -992,4 +993,5 @@ METRICS: Final[tuple[Metric, ...]] = (
     Metric("create_commands", "create commands issued (failed and lost ones included)"),
     Metric("failed_creates", "create commands that failed: nothing was created"),
 )
+#: Every metric's name, in column order.
 METRIC_NAMES: Final[tuple[str, ...]] = tuple(m.name for m in METRICS)
