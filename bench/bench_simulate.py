@@ -1,7 +1,7 @@
 """Cells per second of ``reconsim.model.simulate`` (polars in and out included) and of the
 reference model, in one run; and the kernel's peak memory per cell.
 
-Seed 001's world (every issue-8 parameter at its default) runs on the count kernel
+Seed 001's world (every world parameter at its default) runs on the count kernel
 whether or not the frame carries the new columns; the same cells forced onto the world
 kernel show what the general kernel would cost there. The world mix (``world_batch``:
 every new parameter, in cycling combinations) runs on the world kernel and is set
@@ -80,7 +80,7 @@ def _cells(rows: pl.DataFrame) -> list[Cell]:
 
 @pytest.mark.benchmark(group="simulate: cells per second")
 def test_simulate_seed_world_with_new_columns(benchmark, batch_300k) -> None:  # type: ignore[no-untyped-def]
-    # As a sweep's table carries them: every issue-8 column present, all at defaults.
+    # As a sweep's table carries them: every world column present, all at defaults.
     cells = batch_300k.with_columns(
         pl.Series(name, [BY_NAME[name].kind.to_column(DEFAULTS[name])], dtype=PARAM_DTYPES[name])
         .new_from_index(0, batch_300k.height) for name in WORLD_PARAMS)

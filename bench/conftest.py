@@ -155,7 +155,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 
 def world_batch(n_cells: int) -> pl.DataFrame:
     """``n_cells`` cells of :func:`grid_batch`'s grid (all three controllers), each with a
-    mix of issue 8's parameters: every one takes a non-default value in some cells, in
+    mix of the world parameters: every one takes a non-default value in some cells, in
     combinations that cycle with coprime periods (so every pair of values meets)."""
     base = grid_batch(n_cells)
     i = pl.int_range(0, n_cells, dtype=pl.Int64, eager=True)

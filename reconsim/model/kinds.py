@@ -36,7 +36,7 @@ FAULT_KINDS: Final = ("fail", "lost")
 #: How far from a whole number of thousandths a float may be and still count as one.
 THOUSANDTHS_TOLERANCE: Final = 1e-9
 
-# Upper bounds that keep every figure exact (README, "Bounds"). A cell runs R <= duration + 1
+# Upper bounds that keep every figure exact (docs/model.md, "Bounds"). A cell runs R <= duration + 1
 # rounds and creates at most `desired` copies a round, so at most C = R x desired copies exist,
 # are live or are listed; the largest metrics are sums of such counts over rounds or seconds:
 # reads <= R x (C + ledger_base), delete commands <= R x C, excess copy-seconds

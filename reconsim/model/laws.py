@@ -4,7 +4,7 @@
 * boundary: that is zero exactly when U >= G + B.
 
 Both speak of seed 001's world: fixed delays, a periodic trigger, no faults, no stale
-reads, oldest-first deletes, no grace (issue 8's parameters at their defaults; the seed
+reads, oldest-first deletes, no grace (the richer world's parameters at their defaults; the seed
 does not matter). Where delays vary or the period wobbles (spreads, jitter) the worst
 case gives ``law_overshoot_worst`` = desired x (ceil((G + G_spread + B + B_spread) /
 max(1, U - U_jitter)) - 1) and ``above_boundary_worst`` (max(1, U - U_jitter) >= G +
@@ -95,7 +95,7 @@ def law_columns(columns: Collection[str] | None = None) -> list[pl.Expr]:
     ceil(G / U) analogue), ``above_boundary`` (U >= G + B), ``law_overshoot_worst`` (the
     worst-case law, null unless an uncapped, undamped ``ledger`` in seed 001's world but
     for spreads and jitter) and ``above_boundary_worst``, computed from a frame of
-    simulated cells (list parameters as lists). Given its ``columns``, issue 8's parameters
+    simulated cells (list parameters as lists). Given its ``columns``, the world parameters
     the frame lacks take their defaults."""
     ledger = ((pl.col("controller") == "ledger") & pl.col("max_per_round").is_null()
               & (pl.col("gain") == 1) & _seed_world_but_delays(columns))

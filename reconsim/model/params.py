@@ -56,7 +56,7 @@ OBSERVE: Final = ("ready", "created")
 #: Controllers that keep a memory a restart can wipe.
 WITH_MEMORY: Final = tuple(c.name for c in BUILT_IN.values() if c.remembers)
 
-# --- issue 8's world: its names and record shapes ---
+# --- the richer world: its names and record shapes ---
 #: Which ledger entries delete commands go to, by creation order.
 DELETE_ORDERS: Final = ("oldest", "newest")
 #: What starts a round: the period only, or also every change of the ledger it reads.
@@ -82,7 +82,7 @@ class Parameter:
     ``required``: a frame given to ``simulate`` must carry the column (else it takes the
     default). ``applies``: the controllers it means something to (None: all); elsewhere
     its column is null. ``variant``: it describes a controller variant, not the world.
-    ``world``: one of issue 8's parameters, whose defaults are seed 001's world.
+    ``world``: one of the richer world's parameters, whose defaults are seed 001's world.
     """
 
     kind: Kind
@@ -159,8 +159,8 @@ class Cell:
         Times(), "seconds at which the controller restarts and forgets its memory",
         applies=WITH_MEMORY, variant=True))
 
-    # --- issue 8: delays that vary, Kubernetes semantics, faults. The defaults are seed
-    # 001's world.
+    # --- the richer world: delays that vary, Kubernetes semantics, faults. The defaults are
+    # seed 001's world.
     B_spread: int = field(default=0, metadata=declare(
         Int(0, MAX_SECONDS), "copy k's startup is B + X, X uniform in 0..B_spread", world=True))
     G_spread: int = field(default=0, metadata=declare(
@@ -206,13 +206,15 @@ class Cell:
 PARAMS: Final[tuple[Parameter, ...]] = tuple(
     dataclasses.replace(f.metadata["param"], name=f.name, default=f.default)
     for f in dataclasses.fields(Cell))
+#: Every parameter's name, in declaration order.
 PARAM_NAMES: Final[tuple[str, ...]] = tuple(p.name for p in PARAMS)
 #: The parameters that make a controller variant (observe, max_per_round, gain, ...).
 VARIANT_PARAMS: Final[tuple[str, ...]] = tuple(p.name for p in PARAMS if p.variant)
 DEFAULTS: Final[Mapping[str, Any]] = {p.name: p.default for p in PARAMS}
-#: Issue 8's parameters, in declaration order.
+#: The richer world's parameters, in declaration order.
 WORLD_PARAMS: Final[tuple[str, ...]] = tuple(p.name for p in PARAMS if p.world)
-#: Issue 8's switches: a cell with all of them at their defaults is in seed 001's world
+#: The richer world's switches: a cell with all of them at their defaults is in seed 001's
+#: world
 #: (the seed alone draws nothing: numbers are drawn only for spreads, jitter and rates).
 WORLD_SWITCHES: Final[tuple[str, ...]] = tuple(n for n in WORLD_PARAMS if n != "seed")
 #: The polars dtype of each parameter's column.
@@ -302,8 +304,9 @@ METRICS: Final[tuple[Metric, ...]] = (
     Metric("delete_commands", "delete commands issued"),
     Metric("deleted", "delete commands that removed a copy (it dies grace s later)"),
     Metric("overshoot", "largest live - desired over all seconds, 0 if live never exceeds desired"),
-    Metric("stable_at", "1 + last second with live != desired (second 0 if none); "
-           "null if that is the final second", nullable=True),
+    Metric("stable_at", "1 + the last second with live != desired, second 0 counted as one "
+           "(so 1 if no later second drifts); null if that is the final second",
+           nullable=True),
     Metric("reads", "ledger entries read over all rounds, ledger_base included"),
     Metric("reads_per_round", "reads / rounds", float=True),
     Metric("excess_copy_seconds", "sum over seconds of max(0, live - desired)"),
@@ -311,4 +314,5 @@ METRICS: Final[tuple[Metric, ...]] = (
     Metric("create_commands", "create commands issued (failed and lost ones included)"),
     Metric("failed_creates", "create commands that failed: nothing was created"),
 )
+#: Every metric's name, in column order.
 METRIC_NAMES: Final[tuple[str, ...]] = tuple(m.name for m in METRICS)

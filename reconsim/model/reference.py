@@ -1,17 +1,17 @@
 """The reference model: every copy a record, every second a step — the executable spec.
 
-It follows seed 001's rules (CA19-CA25) and issue 8's numbered list as literally as
+It follows seed 001's rules (CA19-CA25) and the richer world's numbered rules as literally as
 Python allows and is deliberately slow: the kernels (:mod:`reconsim.model.kernels.count`,
 :mod:`reconsim.model.kernels.world`) must agree with it on every metric, and the property
 tests check that they do.
 
-Per second t = 0 … duration, in this order (the numbers are issue 8's):
+Per second t = 0 … duration, in this order (the richer world's numbered rules):
 
 1. scripted deaths; 2. restarts; 3. does a round run (its period, or a watch trigger);
 4. the read (stale inside a lag window); 5. the decision; 6. creates (faults, slow
 start); 7. deletes (oldest or newest, grace); 8. sample the live count.
 
-Where the issue leaves a choice open, this model decides (the README repeats it):
+Where the rules leave a choice open, this model decides (docs/model.md repeats it):
 
 * Random draws are numbered: copy k counts every copy created in the cell (lost
   replies included, failed commands excluded), command j every create command issued
@@ -46,7 +46,7 @@ from reconsim.model.params import Cell, damped, permille
 
 @dataclass
 class Copy:
-    """One copy of the service, with the times issue 8 gives each copy.
+    """One copy of the service, with the times the richer world gives each copy.
 
     ``g`` is its own ledger delay; it is ``listed`` from ``ready + g`` (or ``birth + g``
     with observe="created"); ``removed`` is its first delete command or its death,

@@ -71,7 +71,7 @@ def simulate(cells: pl.DataFrame, *, checked: bool = False) -> pl.DataFrame:
     Parameter columns: ``controller`` (str), ``G``, ``U``, ``B``, ``desired``, ``duration``
     (integers) and ``deaths`` (list of struct{at, count}) are required; ``ledger_base``,
     ``observe`` (str), ``max_per_round`` (integer, null for no cap), ``gain`` (a number),
-    ``ttl`` (integer), ``restart_at`` (list of integers) and issue 8's parameters
+    ``ttl`` (integer), ``restart_at`` (list of integers) and the world parameters
     (``B_spread``, ``G_spread``, ``U_jitter``, ``seed``, ``grace`` integers;
     ``delete_order``, ``trigger`` strings; ``fail_rate``, ``lost_rate`` numbers;
     ``slow_start`` boolean; ``lag`` list of struct{from, to, extra}; ``create_faults`` list

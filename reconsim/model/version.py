@@ -10,5 +10,5 @@ from __future__ import annotations
 
 from typing import Final
 
-#: 1: issue 8's world (rng streams, lag and fault schedules, the world kernel).
+#: 1: the richer world (rng streams, lag and fault schedules, the world kernel).
 MODEL_VERSION: Final = 1

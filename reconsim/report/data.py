@@ -162,7 +162,7 @@ def load_sweep(sweep_dir: Any) -> Sweep:
         raise ReportError(f"{where_data}: missing column(s) {', '.join(missing)}")
     # Parameters the file lacks (a sweep written before they existed) took the model's
     # defaults; hidden columns carry those for reconsim.model.laws, and they are no axes.
-    # So are issue 8's parameters where every cell holds the default: seed 001's world.
+    # So are the world parameters where every cell holds the default: seed 001's world.
     candidates = axis_names(schema.names())
     world = [p for p in WORLD_PARAMS if p in schema]
     hidden = [p for p in PARAM_NAMES if p not in schema and p != "deaths"]

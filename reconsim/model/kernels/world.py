@@ -1,4 +1,4 @@
-"""The world kernel: issue 8's rules on whole batches of cells, one copy a record.
+"""The world kernel: the richer world's rules on whole batches of cells, one copy a record.
 
 Why a second kernel. :mod:`reconsim.model.kernels.count` is exact because every removal takes
 the oldest copies and every copy has the same delays, so dead, ready and listed

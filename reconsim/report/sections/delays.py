@@ -506,7 +506,7 @@ def boundary_sentence(b: Boundary) -> tuple[str, Markup]:
                            "of {:,} such cells overshoot.").format(scoped, of)
         else:
             head += Markup(" None of these cells is in seed 001's world but for the delays: "
-                           "each also has a cap, damping or another of issue 8's switches "
+                           "each also has a cap, damping or another of the richer world's switches "
                            "(faults, stale reads, newest first, grace, watch, slow start), "
                            "of which the boundary does not speak.")
         kind = "fails"

@@ -1,4 +1,4 @@
-"""g. Faults and real control planes: each fault family and semantic switch of issue 8,
+"""g. Faults and real control planes: each fault family and semantic switch of the richer world,
 every controller's overshoot, unneeded copies, wasted deletes and missing copy-seconds
 against its twin cells; under ``trigger = "watch"``, overshoot against the resync period.
 
@@ -311,7 +311,7 @@ def render(f: Faults, context: Context, figures: Mapping[str, Figure]) -> Markup
     hide = context.constant
     head = Markup(
         '<section id="faults"><h2>g. Faults and real control planes</h2>'
-        "<p>Issue 8's world adds what real control planes do: create commands that fail or "
+        "<p>The richer world adds what real control planes do: create commands that fail or "
         "lose their reply, stale reads, newest-first deletes, a grace period, watch-triggered "
         "rounds and slow-start batches. Each is compared with its <em>twin</em>: the same "
         "cell, seed included, with that one switch at its default (create_faults none, "
