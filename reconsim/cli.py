@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from reconsim.errors import ReconsimError
-from reconsim.model.params import CONTROLLERS, METRICS, PARAMS
+from reconsim.model.controllers import resolve
+from reconsim.model.params import CONTROLLERS, METRICS, PARAMS, all_params
 
 
 class UsageError(ReconsimError):
@@ -27,8 +28,10 @@ class _Parser(argparse.ArgumentParser):
 
 def _add_run(sub: Any) -> None:
     p = sub.add_parser("run", help="simulate one cell and print its metrics",
-                       description="Simulate one cell and print its metrics.")
-    for param in PARAMS:  # each kind says how its flag reads
+                       description="Simulate one cell and print its metrics. A user's "
+                       "controller is named by its import path (--controller "
+                       "package.module:Name) or its entry point; its parameters are flags too.")
+    for param in all_params():  # each kind says how its flag reads (a user's controller's too)
         p.add_argument(f"--{param.name}", **param.kind.argument(param.help, param.default))
     p.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
     p.add_argument("--plot", metavar="FILE", help="also draw the cell second by second into "
@@ -41,9 +44,13 @@ PLOT_FORMATS = (".html", ".png", ".svg")
 
 
 def _run(args: argparse.Namespace) -> None:
+    from reconsim.model.params import applies
     from reconsim.model.simulate import run_cell
 
     params = {p.name: p.kind.from_flag(getattr(args, p.name), p.default) for p in PARAMS}
+    params["controller"] = controller = resolve(params["controller"]).name
+    params |= {p.name: p.kind.from_flag(getattr(args, p.name), p.default)
+               for p in all_params()[len(PARAMS):] if applies(p.name, controller)}
     if args.plot is not None and Path(args.plot).suffix.lower() not in PLOT_FORMATS:
         raise UsageError(f"--plot: {args.plot}: unknown suffix "
                          f"{Path(args.plot).suffix or '(none)'!r}; use .html, .png or .svg")
@@ -259,6 +266,49 @@ def _write_text(path: str, text: str) -> None:
         raise UsageError(f"{path}: cannot write ({exc.strerror})") from None
 
 
+def _add_check_controller(sub: Any) -> None:
+    p = sub.add_parser(
+        "check-controller", help="check a controller: reference model against the kernels",
+        description="Run random cells of a controller over every world parameter on the "
+        "reference model and on the fast kernels and compare every metric. Exit status 0 "
+        "when they agree, 1 at the first difference (printed as the reconsim run command "
+        "that reproduces it), 2 when the definition cannot be used.")
+    p.add_argument("controller", metavar="CONTROLLER",
+                   help="a built-in's name, package.module:Name, or an entry point's name")
+    p.add_argument("--examples", type=int, default=200, metavar="N",
+                   help="random cells to check (default 200)")
+    p.set_defaults(handler=_check_controller)
+
+
+def _check_controller(args: argparse.Namespace) -> int:
+    from reconsim.testing import ControllerMismatchError, check_controller
+
+    if args.examples < 1:
+        raise UsageError(f"--examples must be at least 1, got {args.examples}")
+    controller = resolve(args.controller)
+    start = time.perf_counter()
+    try:
+        checked = check_controller(controller, examples=args.examples)
+    except ControllerMismatchError as exc:
+        print(f"differs: {one_line(str(exc))}")
+        return 1
+    print(f"{controller.name}: {checked:,} cells agree on every metric, reference model "
+          f"and kernels ({time.perf_counter() - start:.1f} s)")
+    return 0
+
+
+def _named_controllers(argv: Sequence[str]) -> None:
+    """Resolve the controller ``reconsim run --controller REF`` names before the parser is
+    built, so that its parameters become flags (naming it imports its module)."""
+    if not argv or argv[0] != "run":
+        return
+    for i, arg in enumerate(argv):
+        if arg == "--controller" and i + 1 < len(argv):
+            resolve(argv[i + 1])
+        elif arg.startswith("--controller="):
+            resolve(arg.partition("=")[2])
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``reconsim`` parser with every subcommand."""
     parser = _Parser(prog="reconsim", description=(
@@ -267,6 +317,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                 parser_class=_Parser)
     _add_run(sub)
+    _add_check_controller(sub)
     _add_seed(sub)
     _add_sweep(sub)
     _add_report(sub)
@@ -296,6 +347,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     where = ""  # the parser's own errors name the program already
     command = None
     try:
+        _named_controllers(sys.argv[1:] if argv is None else argv)
         args = build_parser().parse_args(argv)
         command = args.command
         where = f"reconsim {command}: "

@@ -89,16 +89,17 @@ def test_every_declared_parameter_reaches_the_table() -> None:
 
 
 def test_every_parameter_reaches_the_kernel_and_the_command_line() -> None:
+    from reconsim.model.controllers import BUILT_IN
+    from reconsim.model.kernels.arrays import controller_params
     from reconsim.model.kernels.count import COUNT_INPUTS
     from reconsim.model.kernels.world import WORLD_INPUTS
-    from reconsim.model.simulate import CONTROLLER_PARAMS
 
     arrays = kernel_inputs(cells_frame([Cell()]))
-    assert set(arrays) == {*WORLD_INPUTS, *CONTROLLER_PARAMS}
-    assert CONTROLLER_PARAMS == ("ttl",)
+    assert controller_params(BUILT_IN.values()) == ("ttl",)
+    assert set(arrays) == {*WORLD_INPUTS, "ttl"}
     assert {k.split("_offsets")[0] for k in arrays} >= set(PARAM_NAMES)
     # The count kernel takes seed 001's world: every parameter but the richer world's.
-    keywords = {*COUNT_INPUTS, *CONTROLLER_PARAMS}
+    keywords = {*COUNT_INPUTS, "ttl"}
     assert set(kernel_inputs(cells_frame([Cell()]), count=True)) == keywords
     assert {k.split("_offsets")[0] for k in keywords} == {
         *PARAM_NAMES[:PARAM_NAMES.index("B_spread")], "deaths_at", "deaths_count"}

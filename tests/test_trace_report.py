@@ -12,6 +12,7 @@ import pytest
 import reconsim
 from reconsim import METRIC_NAMES, Cell, parse_spec, run_sweep
 from reconsim.cli import main
+from reconsim.model.params import cell_text
 from reconsim.model.simulate import cells_frame
 from reconsim.model.trace import trace_cell
 from reconsim.report import build_report
@@ -20,7 +21,6 @@ from reconsim.report.sections.timelines import (
     COUNTS,
     MAX_POINTS,
     cell_of,
-    cell_text,
     downsample,
 )
 from tests.test_report import model_frame, write_table

@@ -12,13 +12,16 @@ What a value of each kind may be lives on its :class:`~reconsim.model.kinds.Kind
 from __future__ import annotations
 
 import dataclasses
+import difflib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 import polars as pl
 
-from reconsim.model.controllers import BUILT_IN, Controller
+from reconsim.errors import ReconsimError
+from reconsim.model.controllers import BUILT_IN, Controller, registry
+from reconsim.model.controllers.registry import ControllerKind
 from reconsim.model.kinds import (
     DEATHS_DTYPE,
     FAULT_KINDS,
@@ -53,8 +56,9 @@ CONTROLLERS: Final[Mapping[str, str]] = {c.name: c.help for c in BUILT_IN.values
 #: is created (the way Kubernetes counts Pending pods as replicas).
 OBSERVE: Final = ("ready", "created")
 
-#: Controllers that keep a memory a restart can wipe.
-WITH_MEMORY: Final = tuple(c.name for c in BUILT_IN.values() if c.remembers)
+#: What ``restart_at`` applies to: every controller that keeps a memory a restart wipes
+#: (:attr:`~reconsim.model.controllers.Controller.remembers`), a user's ones included.
+REMEMBERING: Final = "remembering"
 
 # --- the richer world: its names and record shapes ---
 #: Which ledger entries delete commands go to, by creation order.
@@ -80,7 +84,8 @@ class Parameter:
     """One parameter of a cell: its kind and what it means, as declared on :class:`Cell`.
 
     ``required``: a frame given to ``simulate`` must carry the column (else it takes the
-    default). ``applies``: the controllers it means something to (None: all); elsewhere
+    default). ``applies``: the controllers it means something to (None: all), or
+    :data:`REMEMBERING` for every controller that keeps a memory a restart wipes; elsewhere
     its column is null. ``variant``: it describes a controller variant, not the world.
     ``world``: one of the richer world's parameters, whose defaults are seed 001's world.
     """
@@ -88,11 +93,19 @@ class Parameter:
     kind: Kind
     help: str
     required: bool = False
-    applies: tuple[str, ...] | None = None
+    applies: tuple[str, ...] | str | None = None
     variant: bool = False
     world: bool = False
     name: str = ""  # filled in from the field
     default: Any = None  # filled in from the field
+
+    def applies_to(self, controller: str) -> bool:
+        """Whether the parameter means anything for ``controller`` (a known one's name)."""
+        if self.applies is None:
+            return True
+        if self.applies == REMEMBERING:
+            return controller in registry.names() and registry.get(controller).remembers
+        return controller in self.applies
 
     def off_default(self) -> pl.Expr:
         """Which rows of a frame hold another value than the default (a null counts)."""
@@ -129,7 +142,7 @@ class Cell:
     """
 
     controller: str = field(default="ledger", metadata=declare(
-        Choice(tuple(CONTROLLERS)), "which controller runs the loop", required=True))
+        ControllerKind(), "which controller runs the loop", required=True))
     desired: int = field(default=6, metadata=declare(
         Int(0, MAX_COPIES), "copies that should run", required=True))
     U: int = field(default=15, metadata=declare(
@@ -157,7 +170,7 @@ class Cell:
     ttl: int = field(default=_TTL.default, metadata=controller_param(_EXPECTATIONS, "ttl"))
     restart_at: tuple[int, ...] = field(default=(), metadata=declare(
         Times(), "seconds at which the controller restarts and forgets its memory",
-        applies=WITH_MEMORY, variant=True))
+        applies=REMEMBERING, variant=True))
 
     # --- the richer world: delays that vary, Kubernetes semantics, faults. The defaults are
     # seed 001's world.
@@ -197,15 +210,99 @@ class Cell:
         Flag(), "creates go in batches 1, 2, 4, ...; none after a batch with a failure",
         variant=True, world=True))
 
+    #: The values of a user's controller's parameters, (name, value) pairs in its declared
+    #: order (:func:`make_cell` fills them in from keywords; built-ins have none).
+    options: tuple[tuple[str, Any], ...] = ()
+
     def __post_init__(self) -> None:
         for p in PARAMS:
             object.__setattr__(self, p.name, p.kind.check(p.name, getattr(self, p.name)))
+        controller = registry.get(self.controller)
+        given = dict(self.options)
+        if len(given) != len(self.options):
+            raise ValueError("options: a parameter is given twice")
+        if controller.name in BUILT_IN:  # its parameters are fields
+            if given:
+                raise ValueError(f"options: controller {controller.name!r} takes no options "
+                                 f"(got {', '.join(given)})")
+            return
+        unknown = [n for n in given if n not in controller.params]
+        if unknown:
+            raise ValueError(f"{unknown[0]}: not a parameter of controller "
+                             f"{controller.name!r}{_its_params(controller)}")
+        object.__setattr__(self, "options", tuple(
+            (n, param.kind.check(n, given.get(n, param.default)))
+            for n, param in controller.params.items()))
+
+    def value(self, name: str) -> Any:
+        """The value of parameter ``name``: a field, or an option of its controller."""
+        options = dict(self.options)
+        return options[name] if name in options else getattr(self, name)
+
+
+def _its_params(controller: Controller) -> str:
+    return (f", which has {', '.join(controller.params)}" if controller.params
+            else ", which has none")
+
+
+class UnknownParameterError(ReconsimError, TypeError):
+    """A keyword that is no parameter of a cell or of its controller."""
+
+
+def make_cell(**params: Any) -> Cell:
+    """A :class:`Cell` from keywords: its fields, and the parameters of its controller (a
+    user's controller's go to :attr:`Cell.options`). An unknown keyword is an
+    :class:`UnknownParameterError` naming the nearest known one; a bad value a ``ValueError``
+    naming it."""
+    try:
+        controller = registry.resolve(params.get("controller", "ledger"))
+    except ReconsimError as exc:
+        raise ValueError(f"controller: {exc}") from None
+    fields = {k: v for k, v in params.items() if k in _FIELDS}
+    options = {k: v for k, v in params.items() if k not in _FIELDS}
+    for name in options:
+        if name not in controller.params:
+            near = difflib.get_close_matches(name, [*_FIELDS, *controller.params], n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else _its_params(controller)
+            raise UnknownParameterError(f"{name}: not a parameter of a cell or of controller "
+                                   f"{controller.name!r}{hint}")
+    fields["controller"] = controller.name
+    return Cell(**fields, options=tuple(options.items()))
 
 
 #: Every parameter, in declaration order (the order of a sweep's axes).
 PARAMS: Final[tuple[Parameter, ...]] = tuple(
     dataclasses.replace(f.metadata["param"], name=f.name, default=f.default)
-    for f in dataclasses.fields(Cell))
+    for f in dataclasses.fields(Cell) if "param" in f.metadata)
+#: The keywords of a cell that are its fields (its parameters, and ``options``).
+_FIELDS: Final = frozenset(f.name for f in dataclasses.fields(Cell)) - {"options"}
+registry.reserve(p.name for p in PARAMS)
+
+
+def all_params() -> tuple[Parameter, ...]:
+    """:data:`PARAMS`, then the parameters of every user's controller known now (each
+    applying to the controllers that declare it), in the order they became known."""
+    extra: dict[str, Parameter] = {}
+    for controller in registry.known():
+        if controller.name in BUILT_IN:
+            continue
+        for name, param in controller.params.items():
+            held = extra.get(name)
+            applies_to = (*held.applies, controller.name) if held and isinstance(
+                held.applies, tuple) else (controller.name,)
+            extra[name] = Parameter(param.kind, param.help, applies=applies_to, variant=True,
+                                    name=name, default=param.default)
+    return (*PARAMS, *extra.values())
+
+
+def parameter(name: str) -> Parameter:
+    """The parameter called ``name`` among :func:`all_params`."""
+    if name in BY_NAME:
+        return BY_NAME[name]
+    for p in all_params():
+        if p.name == name:
+            return p
+    raise KeyError(name)
 #: Every parameter's name, in declaration order.
 PARAM_NAMES: Final[tuple[str, ...]] = tuple(p.name for p in PARAMS)
 #: The parameters that make a controller variant (observe, max_per_round, gain, ...).
@@ -248,6 +345,37 @@ def table_columns(params: Sequence[Parameter]) -> tuple[str, ...]:
     return tuple(out)
 
 
+
+def cell_text(cell: Cell) -> str:
+    """The ``reconsim run`` flags that give ``cell`` (its required parameters, the others
+    where they differ from the defaults, and its controller's: a user's controller by the
+    import path or entry point it was resolved from).
+
+    >>> cell_text(Cell(G=20, deaths=(), lag=((100, 200, 30),), slow_start=True))[67:]
+    '--deaths none --lag 100:200:30 --slow_start'
+    """
+    parts = []
+    named = registry.named_by(cell.controller)
+    values = [(p, cell.value(p.name)) for p in PARAMS]
+    values += [(parameter(name), value) for name, value in cell.options]
+    if named is not None:  # a user's controller, by the name it was resolved from
+        values[0] = (values[0][0], named.removeprefix(f"{registry.ENTRY_POINTS}:"))
+    for p, value in values:
+        if value == p.default and not p.required:
+            continue
+        if isinstance(value, bool):
+            parts.append(f"--{p.name}" if value else f"--no-{p.name}")
+            continue
+        if value is None:
+            shown = UNLIMITED
+        elif isinstance(value, tuple):
+            shown = ",".join(":".join(str(v) for v in r) if isinstance(r, tuple) else str(r)
+                             for r in value) or "none"
+        else:
+            shown = str(value)
+        parts.append(f"--{p.name} {shown}")
+    return " ".join(parts)
+
 def check_value(name: str, value: Any) -> Any:
     """Validate one parameter value and return it normalised; raise ``ValueError`` naming it."""
     return BY_NAME[name].kind.check(name, value)
@@ -273,8 +401,7 @@ def applies(name: str, controller: str) -> bool:
     >>> applies("ttl", "ledger"), applies("ttl", "expectations"), applies("G", "intent")
     (False, True, True)
     """
-    allowed = BY_NAME[name].applies
-    return allowed is None or controller in allowed
+    return parameter(name).applies_to(controller)
 
 
 def check_deaths(events: Iterable[Any], name: str = "deaths") -> Deaths:

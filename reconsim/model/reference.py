@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reconsim.model import rng
-from reconsim.model.controllers import BUILT_IN, Round
+from reconsim.model.controllers import Round, registry
 from reconsim.model.controllers.definition import decide_in_python, reference_params
 from reconsim.model.params import Cell, damped, permille
 
@@ -116,8 +116,8 @@ def run_reference(  # noqa: PLR0912, PLR0915 — the spec, in order
     cap = cell.max_per_round
     fail_pm, lost_pm = permille(cell.fail_rate), permille(cell.lost_rate)
     copies: list[Copy] = []  # in creation order: "oldest" means first in this list
-    controller = BUILT_IN[cell.controller]
-    p = reference_params(controller, {name: getattr(cell, name) for name in controller.params})
+    controller = registry.get(cell.controller)
+    p = reference_params(controller, {name: cell.value(name) for name in controller.params})
     # What a restart wipes: its own creations, its last acting round's expectations, and the
     # memory the controller declares.
     remembered: list[Copy] = []

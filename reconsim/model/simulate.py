@@ -7,18 +7,17 @@ specs and tables does not pay for it.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-from reconsim.model.controllers import BUILT_IN
-from reconsim.model.kernels.arrays import take_rows
+from reconsim.model.controllers import BUILT_IN, ControllerError, registry
+from reconsim.model.kernels.arrays import controller_params, take_rows
 from reconsim.model.params import (
     BY_NAME,
-    CONTROLLERS,
     DEATHS_DTYPE,
     METRIC_NAMES,
     PARAM_DTYPES,
@@ -26,7 +25,9 @@ from reconsim.model.params import (
     WORLD_SWITCHES,
     Cell,
     Parameter,
+    all_params,
     applies,
+    make_cell,
 )
 
 __all__ = ["DEATHS_DTYPE", "PARAM_DTYPES", "cells_frame", "kernel_inputs", "run_cell",
@@ -34,20 +35,42 @@ __all__ = ["DEATHS_DTYPE", "PARAM_DTYPES", "cells_frame", "kernel_inputs", "run_
 
 #: Parameter columns a frame must carry; the others fall back to their defaults.
 REQUIRED_COLUMNS = tuple(p.name for p in PARAMS if p.required)
-#: The controllers' own parameters (``ttl``), which both kernels take.
-CONTROLLER_PARAMS = tuple(dict.fromkeys(p for c in BUILT_IN.values() for p in c.params))
+
+
+
+def _frame_params(cells: pl.DataFrame) -> tuple[pl.DataFrame, tuple[Parameter, ...]]:
+    """``cells`` with each controller named by its name, and the parameters its rows take:
+    :data:`PARAMS` and their user controllers' own. A controller named by its import path
+    is resolved (its module imported) and its rows renamed; an unknown one is refused."""
+    if "controller" not in cells.columns or cells.schema["controller"] == pl.Null:
+        return cells, PARAMS
+    values = cells["controller"].cast(pl.String).unique().drop_nulls().to_list()
+    unknown = [v for v in values if v not in registry.names()]
+    if unknown:
+        try:
+            renamed = {v: registry.resolve(v).name for v in unknown}
+        except ControllerError as exc:
+            raise ValueError(f"controller: {exc}") from None
+        cells = cells.with_columns(pl.col("controller").cast(pl.String).replace(renamed))
+    users = {renamed.get(v, v) if unknown else v for v in values} - set(BUILT_IN)
+    if not users:
+        return cells, PARAMS
+    return cells, tuple(p for p in all_params()
+                        if p.name in PARAM_DTYPES or any(p.applies_to(u) for u in users))
 
 
 def run_cell(**params: Any) -> dict[str, Any]:
     """Simulate one cell with the kernel and return its metrics.
 
-    Keyword arguments are the fields of :class:`reconsim.Cell`, with its defaults.
+    Keyword arguments are the fields of :class:`reconsim.Cell`, with its defaults, and the
+    parameters of its controller (``controller`` a name, ``package.module:Name`` or a
+    :class:`~reconsim.model.controllers.Controller`): see :func:`reconsim.model.params.make_cell`.
 
     >>> m = run_cell(controller="ledger", G=60)
     >>> m["created"], m["unneeded"], m["delete_commands"], m["overshoot"]
     (40, 32, 128, 24)
     """
-    cell = Cell(**params)
+    cell = make_cell(**params)
     frame = simulate(cells_frame([cell]))
     return {name: frame[name][0] for name in METRIC_NAMES}
 
@@ -59,10 +82,13 @@ def cells_frame(cells: list[Cell]) -> pl.DataFrame:
     def value(cell: Cell, p: Parameter) -> Any:
         if not applies(p.name, cell.controller):
             return None
-        return p.kind.to_column(getattr(cell, p.name))
+        return p.kind.to_column(cell.value(p.name))
 
-    return pl.DataFrame({p.name: [value(c, p) for c in cells] for p in PARAMS},
-                        schema=PARAM_DTYPES)
+    controllers = {c.controller for c in cells}
+    params = [p for p in all_params()
+              if p.name in PARAM_DTYPES or any(applies(p.name, c) for c in controllers)]
+    return pl.DataFrame({p.name: [value(c, p) for c in cells] for p in params},
+                        schema={p.name: p.kind.dtype for p in params})
 
 
 def simulate(cells: pl.DataFrame, *, checked: bool = False) -> pl.DataFrame:
@@ -86,9 +112,12 @@ def simulate(cells: pl.DataFrame, *, checked: bool = False) -> pl.DataFrame:
     """
     from reconsim.model.kernels.count import OUT_COLUMNS, simulate_arrays
 
-    world = world_rows(cells, None if checked else _check_frame(cells))
+    cells, params = _frame_params(cells)
+    world = world_rows(cells, None if checked else _check_frame(cells, params))
+    known = registry.known()
     if world is None:  # seed 001's world throughout: the count kernel alone
-        counts = simulate_arrays(**kernel_inputs(cells, count=True))  # type: ignore[arg-type]
+        counts = simulate_arrays(
+            controllers=known, **kernel_inputs(cells, count=True, params=params))  # type: ignore[arg-type]
         raw = dict(zip(OUT_COLUMNS, counts.T, strict=True))
         raw["create_commands"] = raw["created"]
         raw["failed_creates"] = np.zeros(cells.height, np.int64)
@@ -96,23 +125,25 @@ def simulate(cells: pl.DataFrame, *, checked: bool = False) -> pl.DataFrame:
     from reconsim.model.kernels.count import COUNT_INPUTS
     from reconsim.model.kernels.world import WORLD_OUT_COLUMNS, simulate_world_arrays
 
-    arrays = kernel_inputs(cells)
+    arrays = kernel_inputs(cells, params=params)
     if world.all():  # every row off seed 001's world: no split, no renumbering
-        out = simulate_world_arrays(**arrays)  # type: ignore[arg-type]
+        out = simulate_world_arrays(controllers=known, **arrays)  # type: ignore[arg-type]
         return _with_metrics(cells, dict(zip(WORLD_OUT_COLUMNS, out.T, strict=True)))
     # Each row to the kernel that is exact for it: the arrays are split, not the frame
     # (gathering a frame's list columns costs several times more).
     out = np.empty((len(WORLD_OUT_COLUMNS), cells.height), np.int64)  # a metric a row
     rows = np.flatnonzero(~world)
     with _cells_numbered(rows):
-        count = take_rows(arrays, rows, (*COUNT_INPUTS, *CONTROLLER_PARAMS))
-        out[:len(OUT_COLUMNS), rows] = simulate_arrays(**count).T  # type: ignore[arg-type]
+        count = take_rows(arrays, rows, (*COUNT_INPUTS, *controller_params(known)))
+        out[:len(OUT_COLUMNS), rows] = simulate_arrays(
+            controllers=known, **count).T  # type: ignore[arg-type]
     out[WORLD_OUT_COLUMNS.index("create_commands"), rows] = out[
         OUT_COLUMNS.index("created"), rows]
     out[WORLD_OUT_COLUMNS.index("failed_creates"), rows] = 0
     rows = np.flatnonzero(world)
     with _cells_numbered(rows):
-        out[:, rows] = simulate_world_arrays(**take_rows(arrays, rows)).T  # type: ignore[arg-type]
+        out[:, rows] = simulate_world_arrays(
+            controllers=known, **take_rows(arrays, rows)).T  # type: ignore[arg-type]
     raw = dict(zip(WORLD_OUT_COLUMNS, out, strict=True))
     return _with_metrics(cells, raw)
 
@@ -188,13 +219,14 @@ def _off_default(p: Parameter, dtype: pl.DataType) -> pl.Expr:
     return p.off_default()
 
 
-def kernel_inputs(cells: pl.DataFrame, *, count: bool = False) -> dict[str, np.ndarray]:
+def kernel_inputs(cells: pl.DataFrame, *, count: bool = False,
+                  params: Iterable[Parameter] = PARAMS) -> dict[str, np.ndarray]:
     """The keyword arrays the kernels take, for checked cells: each parameter's column (or
     its default) as its kind encodes it. :func:`reconsim.model.kernels.world.simulate_world_arrays`
     takes them all; with ``count``, only those :func:`reconsim.model.kernels.count.simulate_arrays`
     takes (seed 001's world)."""
     arrays: dict[str, np.ndarray] = {}
-    for p in PARAMS:
+    for p in params:
         if count and p.world:
             continue
         if p.name in cells.columns:
@@ -208,12 +240,12 @@ def _default_arrays(p: Parameter, n: int) -> dict[str, np.ndarray]:
     """The arrays of ``n`` rows that all hold ``p``'s default: one row's, repeated (an
     offsets array steps by the row's length)."""
     one = p.kind.arrays(p.name, pl.Series(p.name, [p.kind.to_column(p.default)],
-                                          dtype=PARAM_DTYPES[p.name]))
+                                          dtype=p.kind.dtype))
     return {key: np.arange(n + 1, dtype=np.int64) * int(a[-1]) if key.endswith("_offsets")
             else np.tile(a, n) for key, a in one.items()}
 
 
-def _check_frame(cells: pl.DataFrame) -> list[str]:
+def _check_frame(cells: pl.DataFrame, params: Iterable[Parameter] = PARAMS) -> list[str]:
     """Raise ``ValueError`` naming the column and a value when ``cells`` is not simulable;
     return the world switches off their default somewhere (:func:`_switches_off`).
 
@@ -227,7 +259,7 @@ def _check_frame(cells: pl.DataFrame) -> list[str]:
     clash = [name for name in METRIC_NAMES if name in cells.columns]
     if clash:
         raise ValueError(f"cells: column {clash[0]!r} is a metric name and would be overwritten")
-    present = [p for p in PARAMS if p.name in cells.columns]
+    present = [p for p in params if p.name in cells.columns]
     for p in present:
         if cells.schema[p.name] != pl.Null:  # all null: the null check says if that is allowed
             p.kind.check_dtype(p.name, cells.schema[p.name])
@@ -256,7 +288,7 @@ def _first_bad_null(p: Parameter) -> pl.Expr:
     elif p.applies is None:
         bad = pl.col(p.name).is_null()
     else:
-        not_applicable = [c for c in CONTROLLERS if not applies(p.name, c)]
+        not_applicable = [c for c in registry.names() if not applies(p.name, c)]
         bad = pl.col(p.name).is_null() & ~pl.col("controller").cast(pl.String).is_in(
             not_applicable)
     return bad.arg_true().first().alias(f"{p.name}:bad_null")

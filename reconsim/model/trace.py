@@ -33,7 +33,7 @@ from typing import Any, Final
 
 import polars as pl
 
-from reconsim.model.params import Cell
+from reconsim.model.params import Cell, make_cell
 from reconsim.model.reference import Second, run_reference
 
 #: The trace's columns and their dtypes, in order.
@@ -60,7 +60,7 @@ def trace(**params: Any) -> pl.DataFrame:
     >>> frame.height, int(frame["live"].max()), int(frame["created"].sum())
     (61, 12, 12)
     """
-    return trace_cell(Cell(**params))
+    return trace_cell(make_cell(**params))
 
 
 def trace_cell(cell: Cell) -> pl.DataFrame:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import vl_convert
 
-from reconsim.model.params import Cell
+from reconsim.model.params import Cell, cell_text
 from reconsim.model.trace import trace_cell
-from reconsim.report.sections.timelines import cell_text, timeline_figure
+from reconsim.report.sections.timelines import timeline_figure
 from reconsim.web.bundle import vegalite_version
 from reconsim.web.kit import chart, render_page
 

@@ -1,13 +1,11 @@
 """The controllers, each a :class:`~.definition.Controller` written once: the reference
 model runs its decision as Python, the kernels compile the same function with numba.
 
-:data:`BUILT_IN` holds reconsim's own, in the order of their codes in a sweep's table.
+:data:`BUILT_IN` holds reconsim's own; :mod:`.registry` knows every controller of the
+process, a user's resolved from its import path or entry point.
 """
 
 from __future__ import annotations
-
-from collections.abc import Mapping
-from typing import Final
 
 from reconsim.model.controllers.definition import (
     Controller,
@@ -15,11 +13,7 @@ from reconsim.model.controllers.definition import (
     Param,
     Round,
 )
-from reconsim.model.controllers.expectations import EXPECTATIONS
-from reconsim.model.controllers.intent import INTENT
-from reconsim.model.controllers.ledger import LEDGER
+from reconsim.model.controllers.registry import BUILT_IN, known, register, resolve
 
-#: reconsim's controllers by name.
-BUILT_IN: Final[Mapping[str, Controller]] = {c.name: c for c in (LEDGER, INTENT, EXPECTATIONS)}
-
-__all__ = ["BUILT_IN", "Controller", "ControllerError", "Param", "Round"]
+__all__ = ["BUILT_IN", "Controller", "ControllerError", "Param", "Round", "known", "register",
+           "resolve"]

@@ -124,6 +124,9 @@ class Controller:
                     "(bounded: every value must be checked)")
             if not name.isidentifier() or keyword.iskeyword(name):
                 raise ControllerError(f"{where}: parameter {name!r} is not an identifier")
+            if isinstance(param.kind, Int) and param.kind.maximum is None:
+                raise ControllerError(f"{where}: parameter {name!r} has no upper bound "
+                                      "(Int(minimum, maximum): every value must be checked)")
             try:
                 param.kind.check(name, param.default)
             except ValueError as exc:
@@ -138,6 +141,12 @@ class Controller:
             raise ControllerError(f"{where}: sees {unknown[0]!r}, not one of "
                                   f"{', '.join(OWN_FIELDS)}")
         object.__setattr__(self, "sees", tuple(s for s in OWN_FIELDS if s in self.sees))
+        read = [f for f in OWN_FIELDS if f in _names_read(self.decide) and f not in self.sees]
+        if read:
+            raise ControllerError(
+                f"{where}: decide reads {read[0]!r} without declaring it: add "
+                f"sees={(*self.sees, *read)!r} to its definition "
+                "(the fast kernels compute only what a controller declares)")
 
     @property
     def remembers(self) -> bool:
@@ -183,6 +192,18 @@ class Controller:
                                   f"t = {t}, beyond the {MAX_COPIES:,} copies a correction "
                                   "may make")
         return int(value)
+
+
+def _names_read(function: Callable[..., Any]) -> set[str]:
+    """The attribute and global names ``function``'s code reads, nested code included."""
+    code = getattr(function, "__code__", None)
+    found: set[str] = set()
+    stack = [code] if code is not None else []
+    while stack:
+        c = stack.pop()
+        found.update(c.co_names)
+        stack.extend(k for k in c.co_consts if isinstance(k, type(c)))
+    return found
 
 
 def _params_type(name: str, fields: Sequence[str]) -> Any:

@@ -4,9 +4,13 @@ offsets array beside the values of every cell in turn."""
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+
+from reconsim.model.controllers import Controller
 
 Int64Array = NDArray[np.int64]
 
@@ -45,3 +49,23 @@ def by_controller(codes: Int64Array, order: Int64Array | None,
         return [(int(ranked[0]), None)]
     rows = np.arange(len(codes), dtype=np.int64) if order is None else order
     return [(int(ranked[lo]), rows[lo:hi]) for lo, hi in itertools.pairwise(edges)]
+
+
+def controller_params(controllers: Iterable[Controller]) -> tuple[str, ...]:
+    """The parameters of ``controllers`` (``ttl`` for reconsim's own), which the kernels
+    take besides the world's, each as one more array."""
+    return tuple(dict.fromkeys(p for c in controllers for p in c.params))
+
+
+def params_matrix(controller: Controller, cells: Mapping[str, NDArray[Any]]) -> Int64Array:
+    """The parameters of ``controller`` for each of ``cells``, a row per cell (one column
+    at least: numba wants one), from their arrays by name."""
+    missing = [name for name in controller.params if name not in cells]
+    if missing:
+        raise TypeError(f"kernel: missing {', '.join(missing)}, a parameter of controller "
+                        f"{controller.name!r}")
+    n = len(cells["desired"])
+    matrix = np.zeros((n, max(1, len(controller.params))), np.int64)
+    for k, name in enumerate(controller.params):
+        matrix[:, k] = cells[name]
+    return matrix

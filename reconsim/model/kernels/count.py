@@ -57,7 +57,7 @@ from numpy.typing import NDArray
 
 from reconsim.model import params
 from reconsim.model.controllers import BUILT_IN, Controller, ControllerError, Round
-from reconsim.model.kernels.arrays import by_controller, take_rows
+from reconsim.model.kernels.arrays import by_controller, params_matrix, take_rows
 
 # The controller's names, bound by specialise() for each controller (see .specialise).
 from reconsim.model.kernels.specialise import (
@@ -68,6 +68,7 @@ from reconsim.model.kernels.specialise import (
     STEADY,
     compile_failure,
     decide,
+    raised,
     specialise,
 )
 
@@ -465,7 +466,6 @@ def simulate_arrays(
     the one-thread compilation (default: by batch size).
     """
     missing = [name for name in COUNT_INPUTS if name not in arrays]
-    missing += [name for c in controllers for name in c.params if name not in arrays]
     if missing:
         raise TypeError(f"simulate_arrays: missing {', '.join(missing)}")
     a = {name: np.ascontiguousarray(values, np.int64) for name, values in arrays.items()}
@@ -484,14 +484,14 @@ def simulate_arrays(
     for code, rows in by_controller(a["controller"], None):
         cells = a if rows is None else take_rows(a, rows)
         controller = controllers[code]
-        cparams = np.zeros((len(cells["desired"]), max(1, len(controller.params))), np.int64)
-        for k, name in enumerate(controller.params):
-            cparams[:, k] = cells[name]
+        cparams = params_matrix(controller, cells)
         kernel = _kernels(controller)["_simulate@parallel" if parallel else "_simulate"]
         try:
             result = kernel(cparams, *(cells[name] for name in COUNT_INPUTS[1:])).T
         except numba.core.errors.NumbaError as exc:
             raise compile_failure(controller, exc) from None
+        except Exception as exc:  # raised by the controller's decide, in its code
+            raise raised(controller, exc) from None
         if (result[:, 0] < 0).any():
             raise ControllerError(f"controller {controller.name!r}: decide returned a "
                                   f"correction beyond {params.MAX_COPIES:,} copies")

@@ -88,10 +88,16 @@ def specialise(namespace: Mapping[str, Any], functions: Mapping[str, Mapping[str
     return out
 
 
+def raised(controller: Controller, exc: Exception) -> ControllerError:
+    """An exception ``decide`` raised inside a kernel, as one line naming the controller."""
+    return ControllerError(f"controller {controller.name!r}: decide raised "
+                           f"{type(exc).__name__}: {exc}")
+
+
 def compile_failure(controller: Controller, exc: Exception) -> ControllerError:
     """numba's refusal to compile a kernel for ``controller`` as one line naming it."""
-    reason = next((line.strip() for line in str(exc).splitlines()
-                   if line.strip() and not line.startswith(("-", "During:", "File"))),
-                  type(exc).__name__)
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    reason = next((line for line in lines if not line.startswith(
+        ("Failed in", "-", "During:", "File", "[", "^", ">"))), type(exc).__name__)
     return ControllerError(f"controller {controller.name!r}: numba cannot compile its decide "
                            f"({reason}); run it on the reference model alone instead")

@@ -96,7 +96,12 @@ from numpy.typing import NDArray
 
 from reconsim.model import params, rng
 from reconsim.model.controllers import BUILT_IN, Controller, ControllerError, Round
-from reconsim.model.kernels.arrays import by_controller, take_rows
+from reconsim.model.kernels.arrays import (
+    by_controller,
+    controller_params,
+    params_matrix,
+    take_rows,
+)
 from reconsim.model.kernels.count import (
     CREATED,
     MAX_CORRECTION,
@@ -118,6 +123,7 @@ from reconsim.model.kernels.specialise import (
     STEADY,
     compile_failure,
     decide,
+    raised,
     specialise,
 )
 
@@ -815,7 +821,6 @@ def simulate_world_arrays(
     (its values matter only in the rows of its controller).
     """
     missing = [name for name in WORLD_INPUTS if name not in arrays]
-    missing += [name for c in controllers for name in c.params if name not in arrays]
     if missing:
         raise TypeError(f"simulate_world_arrays: missing {', '.join(missing)}")
     n = len(arrays["controller"])
@@ -825,7 +830,7 @@ def simulate_world_arrays(
         if len(offsets) != n + 1 or offsets[0] != 0 or offsets[-1] != len(arrays[values]):
             raise ValueError(f"{name}_offsets must run from 0 to the number of {name} "
                              "values, one entry per cell + 1")
-    names = (*WORLD_INPUTS, *dict.fromkeys(p for c in controllers for p in c.params))
+    names = (*WORLD_INPUTS, *(p for p in controller_params(controllers) if p in arrays))
     a = {name: np.asarray(arrays[name]) == _FLAGS[name] if name in _FLAGS
          else np.ascontiguousarray(arrays[name], np.int64) for name in names}
     # The count kernel's bounds, read for the worst this world allows: a round every
@@ -857,14 +862,14 @@ def simulate_world_arrays(
 def _run_group(controller: Controller, a: Mapping[str, NDArray[np.generic]],
                parallel: bool) -> Int64Array:
     """Cells of one controller, on its specialised kernel: their metrics, a cell a row."""
-    cparams = np.zeros((len(a["desired"]), max(1, len(controller.params))), np.int64)
-    for k, name in enumerate(controller.params):
-        cparams[:, k] = a[name]
+    cparams = params_matrix(controller, a)
     kernel = _kernels(controller)["_simulate_world@parallel" if parallel else "_simulate_world"]
     try:
         out = kernel(cparams, *(a[name] for name in _KERNEL_INPUTS))
     except numba.core.errors.NumbaError as exc:
         raise compile_failure(controller, exc) from None
+    except Exception as exc:  # raised by the controller's decide, in its code
+        raise raised(controller, exc) from None
     bad = np.flatnonzero(out[0] < 0)
     if len(bad):
         raise ControllerError(f"controller {controller.name!r}: decide returned a correction "

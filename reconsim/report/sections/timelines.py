@@ -32,8 +32,8 @@ from reconsim.model.params import (
     METRIC_NAMES,
     PARAM_NAMES,
     PARAMS,
-    UNLIMITED,
     Cell,
+    cell_text,
 )
 from reconsim.model.trace import metrics_of, trace_cell
 from reconsim.report.charts import ALARM, WIDTH, Figure, finish, inline
@@ -400,30 +400,6 @@ def _whole_axis(lo: int, hi: int) -> alt.Axis:
     return alt.Axis(tickMinStep=1, format="d")
 
 
-def cell_text(cell: Cell) -> str:
-    """The ``reconsim run`` flags that give ``cell`` (its required parameters, and the
-    others where they differ from the defaults).
-
-    >>> cell_text(Cell(G=20, deaths=(), lag=((100, 200, 30),), slow_start=True))[67:]
-    '--deaths none --lag 100:200:30 --slow_start'
-    """
-    parts = []
-    for p in PARAMS:
-        value = getattr(cell, p.name)
-        if value == p.default and not p.required:
-            continue
-        if isinstance(value, bool):
-            parts.append(f"--{p.name}" if value else f"--no-{p.name}")
-            continue
-        if value is None:
-            shown = UNLIMITED
-        elif isinstance(value, tuple):
-            shown = ",".join(":".join(str(v) for v in r) if isinstance(r, tuple) else str(r)
-                             for r in value) or "none"
-        else:
-            shown = str(value)
-        parts.append(f"--{p.name} {shown}")
-    return " ".join(parts)
 
 
 def charts(t: Timelines, context: Context) -> list[Figure]:

@@ -1,0 +1,21 @@
+"""Write your own controller: everything a definition needs, in one import.
+
+>>> from reconsim.controllers import Controller, Int, Param
+>>> def decide(v, p, m):
+...     gap = v.desired - v.seen
+...     return 0 if abs(gap) <= p.band else gap
+>>> DEADBAND = Controller("deadband", decide, "no correction while |gap| <= band",
+...                       params={"band": Param(Int(0, 1000), 1, "the gap it leaves alone")},
+...                       steady=True)
+
+The decision's arguments and result, ``sees``, ``memory`` and ``steady`` are described in
+:mod:`reconsim.model.controllers.definition`; check a definition with
+:func:`reconsim.testing.check_controller` (``reconsim check-controller``).
+"""
+
+from reconsim.model.controllers.definition import Controller, ControllerError, Param, Round
+from reconsim.model.controllers.registry import BUILT_IN, known, register, resolve
+from reconsim.model.kinds import Choice, Flag, Int, Thousandths
+
+__all__ = ["BUILT_IN", "Choice", "Controller", "ControllerError", "Flag", "Int", "Param", "Round",
+           "Thousandths", "known", "register", "resolve"]

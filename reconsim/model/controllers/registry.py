@@ -1,0 +1,206 @@
+"""Which controllers this process knows: reconsim's own, and those a user named.
+
+A user's controller is named by its import path (``mypkg.controllers:Deadband``, the
+attribute a :class:`~.definition.Controller`), or by a short name its package registers
+under the entry-point group ``reconsim.controllers``. Naming one imports its module — as
+naming a noxfile runs it — so only a spec, a flag or a call that the user wrote does it;
+reading a sweep (its table, its manifest) never imports anything. Once resolved, the
+controller is known by its own name in this process: the table's ``controller`` column
+holds that name, and its parameters become parameters of a cell.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import importlib.metadata
+from collections.abc import Iterable, Iterator
+from typing import Any, Final
+
+from reconsim.model.controllers.definition import Controller, ControllerError
+from reconsim.model.controllers.expectations import EXPECTATIONS
+from reconsim.model.controllers.intent import INTENT
+from reconsim.model.controllers.ledger import LEDGER
+from reconsim.model.kinds import Choice
+
+#: reconsim's controllers by name, in the order of their codes.
+BUILT_IN: Final = {c.name: c for c in (LEDGER, INTENT, EXPECTATIONS)}
+#: The entry-point group under which a package registers its controllers by short name.
+ENTRY_POINTS: Final = "reconsim.controllers"
+
+_known: dict[str, Controller] = dict(BUILT_IN)
+#: How each user controller was named (its import path or entry point), by its name.
+_named_by: dict[str, str] = {}
+#: The names a user's controller parameter may not take: the cell's own parameters.
+_reserved: set[str] = set()
+
+
+@contextlib.contextmanager
+def scope() -> Iterator[None]:
+    """Controllers that become known inside the block are forgotten after it (for tests,
+    and for a session that checks definitions it does not mean to keep)."""
+    known_before, named_before = dict(_known), dict(_named_by)
+    try:
+        yield
+    finally:
+        _known.clear()
+        _known.update(known_before)
+        _named_by.clear()
+        _named_by.update(named_before)
+
+
+def reserve(parameter_names: Iterable[str]) -> None:
+    """Keep ``parameter_names`` (a cell's parameters) from a user's controller parameters."""
+    _reserved.update(parameter_names)
+
+
+def known() -> tuple[Controller, ...]:
+    """Every controller known in this process: the built-ins, then the users' in the order
+    they were resolved. A controller's code in the kernels is its index here."""
+    return tuple(_known.values())
+
+
+def names() -> tuple[str, ...]:
+    """The names of :func:`known`."""
+    return tuple(_known)
+
+
+def named_by(name: str) -> str | None:
+    """The import path or entry point a user's controller was resolved from (None for a
+    built-in or one registered as an object)."""
+    return _named_by.get(name)
+
+
+def get(name: str) -> Controller:
+    """The known controller called ``name``."""
+    try:
+        return _known[name]
+    except KeyError:
+        raise ControllerError(f"controller {name!r} is not known here: "
+                              f"{', '.join(_known)} are (name a user's controller by its "
+                              "import path, package.module:Name)") from None
+
+
+def register(controller: Controller, source: str | None = None) -> Controller:
+    """Make ``controller`` known by its name; the one already known under that name if it is
+    the same definition. Two different definitions may not share a name."""
+    if not isinstance(controller, Controller):
+        raise ControllerError(f"{source or controller!r} is a {type(controller).__name__}, "
+                              "not a reconsim Controller definition")
+    held = _known.get(controller.name)
+    if held is not None and held is not controller:
+        if controller.name in BUILT_IN:
+            raise ControllerError(f"controller {controller.name!r}"
+                                  f"{f' ({source})' if source else ''}: the name is a "
+                                  "built-in controller's; choose another")
+        if held.identity != controller.identity:
+            raise ControllerError(
+                f"controller {controller.name!r}{f' ({source})' if source else ''}: another "
+                f"definition of that name is known ({named_by(controller.name) or 'registered'}"
+                f", {held.identity}); choose another name")
+        return held
+    where = f"controller {controller.name!r}{f' ({source})' if source else ''}"
+    for name, param in controller.params.items():
+        if name in _reserved:
+            raise ControllerError(f"{where}: parameter {name!r} is a cell parameter's name; "
+                                  "choose another")
+        for other in _known.values():
+            theirs = other.params.get(name)
+            if other.name not in BUILT_IN and theirs is not None and (
+                    theirs.kind != param.kind or theirs.default != param.default):
+                raise ControllerError(f"{where}: parameter {name!r} is declared otherwise by "
+                                      f"controller {other.name!r}; choose another name")
+    _known[controller.name] = controller
+    if source is not None and controller.name not in BUILT_IN:
+        _named_by[controller.name] = source
+    return controller
+
+
+def resolve(ref: str | Controller) -> Controller:
+    """The controller ``ref`` names: a :class:`Controller`, a known name, an import path
+    ``package.module:Name``, or a short name under :data:`ENTRY_POINTS`; it becomes known."""
+    if isinstance(ref, Controller):
+        return register(ref)
+    if not isinstance(ref, str) or not ref:
+        raise ControllerError(f"controller {ref!r}: give a name, package.module:Name or a "
+                              "Controller")
+    if ref in _known:
+        return _known[ref]
+    if ":" in ref:
+        return register(_import(ref), ref)
+    point = _entry_point(ref)
+    if point is None:
+        raise ControllerError(
+            f"controller {ref!r}: not a built-in ({', '.join(BUILT_IN)}), not registered "
+            f"under the entry-point group {ENTRY_POINTS!r}, and not an import path "
+            "(package.module:Name)")
+    try:
+        loaded = point.load()
+    except Exception as exc:  # the user's package: whatever its import raised, in one line
+        raise ControllerError(f"controller {ref!r} (entry point {point.value}): cannot "
+                              f"load it: {type(exc).__name__}: {exc}") from None
+    controller = register(loaded, f"{ENTRY_POINTS}:{ref}")
+    if controller.name != ref:
+        raise ControllerError(f"controller {ref!r}: its entry point {point.value} defines "
+                              f"a controller named {controller.name!r}")
+    return controller
+
+
+def resolve_all(refs: Iterable[Any]) -> tuple[Controller, ...]:
+    """:func:`resolve` of each of ``refs``, in order, without repeats."""
+    return tuple(dict.fromkeys(resolve(r) for r in refs))
+
+
+def _import(path: str) -> Any:
+    module_name, _, attribute = path.partition(":")
+    if not module_name or not attribute:
+        raise ControllerError(f"controller {path!r}: an import path is package.module:Name")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ControllerError(f"controller {path!r}: cannot import {module_name!r} "
+                              f"({exc})") from None
+    except Exception as exc:  # the user's module: whatever its import raised, in one line
+        raise ControllerError(f"controller {path!r}: importing {module_name!r} raised "
+                              f"{type(exc).__name__}: {exc}") from None
+    value: Any = module
+    for part in attribute.split("."):
+        if not hasattr(value, part):
+            raise ControllerError(f"controller {path!r}: {module_name!r} has no "
+                                  f"attribute {attribute!r}")
+        value = getattr(value, part)
+    return value
+
+
+def _entry_point(name: str) -> importlib.metadata.EntryPoint | None:
+    found = importlib.metadata.entry_points(group=ENTRY_POINTS, name=name)
+    return next(iter(found), None)
+
+
+class ControllerKind(Choice):
+    """The ``controller`` parameter: the name of a known controller (:func:`known`). A value
+    may also be a :class:`Controller` or the name a user's controller is resolved by: it is
+    resolved (its module imported) and stands for its name."""
+
+    def __init__(self) -> None:  # the choices are whatever is known when a value is checked
+        pass
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        return names()
+
+    def check(self, name: str, value: Any) -> Any:
+        if isinstance(value, Controller) or (isinstance(value, str) and value not in _known):
+            try:
+                return resolve(value).name
+            except ControllerError as exc:
+                raise ValueError(str(exc)) from None
+        return super().check(name, value)
+
+    def argument(self, help: str, default: Any) -> dict[str, Any]:
+        return {"default": default, "metavar": "NAME",
+                "help": f"{help}: {', '.join(names())}, or a user's, by package.module:Name "
+                        f"or entry point (default {default})"}
+
+    def __repr__(self) -> str:
+        return "ControllerKind()"

@@ -1,0 +1,168 @@
+"""The same guarantees for a user's controller as for reconsim's own: random cells over
+every world parameter, each run by the reference model and by the fast kernels, compared
+on every metric (as Gymnasium's ``env_checker`` checks an environment).
+
+>>> from reconsim.testing import check_controller
+>>> check_controller("intent", examples=5)  # doctest: +SKIP
+
+Needs Hypothesis (the ``test`` extra). ``reconsim check-controller REF`` runs the same.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from hypothesis import HealthCheck, Verbosity, given, settings
+from hypothesis import strategies as st
+
+from reconsim.errors import ReconsimError
+from reconsim.model.controllers import Controller, registry
+from reconsim.model.kinds import Choice, Flag, Int, Kind, Thousandths
+from reconsim.model.params import (
+    DELETE_ORDERS,
+    FAULT_KINDS,
+    METRIC_NAMES,
+    OBSERVE,
+    SEED_MAX,
+    TRIGGERS,
+    Cell,
+    cell_text,
+)
+from reconsim.model.reference import run_reference
+from reconsim.model.simulate import cells_frame, simulate
+
+T = TypeVar("T")
+
+
+class ControllerMismatchError(ReconsimError, AssertionError):
+    """The fast kernels and the reference model differ on a cell."""
+
+
+@st.composite
+def cells(draw: st.DrawFn, max_duration: int = 240, controllers: tuple[str, ...] = (),
+          ) -> Cell:
+    """A random cell, edges included: B = 0, G = 0, desired = 0, U = 1, durations 0 and 1,
+    several deaths in one second, deaths larger than the live count, deaths after the end;
+    every controller (or those named) and variant: observe, max_per_round, gain, ttl (0
+    too), restarts, and a user's controller's own parameters."""
+    duration = draw(st.integers(0, max_duration))
+    at = st.integers(0, duration + 30)  # some events fall after the end of the run
+    events: list[tuple[int, int]] = draw(st.lists(st.tuples(at, st.integers(0, 20)),
+                                                  max_size=5))
+    same_second: bool = draw(st.booleans())
+    if events and same_second:  # a second event in the same second as the first
+        events.append((events[0][0], draw(st.integers(0, 20))))
+    controller = registry.get(draw(st.sampled_from(controllers or tuple(registry.BUILT_IN))))
+    options = () if controller.name in registry.BUILT_IN else tuple(
+        (name, draw(_values(param.kind))) for name, param in controller.params.items())
+    return Cell(
+        controller=controller.name,
+        desired=draw(st.integers(0, 10)),
+        U=draw(st.integers(1, 40)),
+        G=draw(st.integers(0, 50)),
+        B=draw(st.integers(0, 25)),
+        duration=duration,
+        deaths=tuple(events),
+        ledger_base=draw(st.integers(0, 30)),
+        observe=draw(st.sampled_from(OBSERVE)),
+        max_per_round=draw(st.none() | st.integers(1, 8)),
+        gain=draw(st.sampled_from((1.0, 1.0, 0.999, 0.75, 0.5, 0.333, 0.1, 0.001))),
+        ttl=draw(st.integers(0, 120)),
+        restart_at=tuple(draw(st.lists(st.integers(0, duration + 10), max_size=3))),
+        options=options,
+    )
+
+
+def _values(kind: Kind) -> st.SearchStrategy[Any]:
+    """Values of a controller parameter's kind, its bounds' edges included."""
+    if isinstance(kind, Choice):
+        return st.sampled_from(kind.choices)
+    if isinstance(kind, Flag):
+        return st.booleans()
+    if isinstance(kind, Thousandths):
+        lo = kind.minimum * 1000 + (1 if kind.open_below else 0)
+        return st.integers(round(lo), round(kind.maximum * 1000)).map(lambda k: k / 1000)
+    if isinstance(kind, Int):
+        return st.integers(kind.minimum, kind.maximum)
+    raise TypeError(f"no strategy for a parameter of kind {type(kind).__name__}")
+
+
+@st.composite
+def world_cells(draw: st.DrawFn, max_duration: int = 200, controllers: tuple[str, ...] = (),
+                ) -> Cell:
+    """A random cell of the richer world: a :func:`cells` cell with every world parameter
+    drawn too, each often at its default so that combinations of a few are common; edges
+    included (spreads with B = 0 or G = 0, jitter larger than U, lag windows over the start
+    or past the end, fault schedules longer than the run, watch triggers with zero delays)."""
+    base = draw(cells(max_duration=max_duration, controllers=controllers))
+    duration = base.duration
+
+    def sometimes(strategy: st.SearchStrategy[T], default: T) -> T:
+        return draw(st.just(default) | strategy)
+
+    window_start = st.integers(0, duration + 20)
+    windows = st.lists(st.tuples(window_start, st.integers(1, 80), st.integers(1, 60))
+                       .map(lambda w: (w[0], w[0] + w[1], w[2])), min_size=1, max_size=3
+                       ).map(tuple)
+    faults = st.lists(st.tuples(st.integers(0, duration + 20), st.integers(0, 30),
+                                st.sampled_from(FAULT_KINDS)), min_size=1, max_size=4
+                      ).map(tuple)
+    rate = st.sampled_from((0.001, 0.05, 0.2, 0.5, 0.999, 1.0))
+    return dataclasses.replace(
+        base,
+        B=draw(st.sampled_from((base.B, 0))),
+        G=draw(st.sampled_from((base.G, 0))),
+        B_spread=sometimes(st.integers(1, 15), 0),
+        G_spread=sometimes(st.integers(1, 30), 0),
+        U_jitter=sometimes(st.integers(1, 50), 0),  # often larger than U
+        seed=draw(st.integers(0, SEED_MAX)),
+        delete_order=draw(st.sampled_from(DELETE_ORDERS)),
+        grace=sometimes(st.integers(1, 40), 0),
+        lag=sometimes(windows, ()),
+        create_faults=sometimes(faults, ()),
+        fail_rate=sometimes(rate, 0.0),
+        lost_rate=sometimes(rate, 0.0),
+        trigger=draw(st.sampled_from(TRIGGERS)),
+        slow_start=draw(st.booleans()),
+    )
+
+
+def compare_cell(cell: Cell) -> None:
+    """Raise :class:`ControllerMismatchError` when the kernels and the reference model
+    differ on ``cell``, with the ``reconsim run`` command that reproduces it."""
+    fast = simulate(cells_frame([cell])).row(0, named=True)
+    slow = run_reference(cell)
+    differ = [m for m in METRIC_NAMES if fast[m] != slow[m]]
+    if differ:
+        shown = ", ".join(f"{m} (kernel {fast[m]}, reference {slow[m]})" for m in differ)
+        raise ControllerMismatchError(
+            f"controller {cell.controller!r}: the kernels and the reference model differ on "
+            f"{shown}: reconsim run {cell_text(cell)}")
+
+
+def check_controller(ref: str | Controller, *, examples: int = 200,
+                     on_example: Callable[[Cell], None] | None = None) -> int:
+    """Run ``examples`` random cells of ``ref`` (a :class:`Controller`, a name or an import
+    path) over every world parameter on the reference model and on the fast kernels;
+    raise :class:`ControllerMismatchError` at the first difference (Hypothesis shrinks it
+    to a small cell first), or a :class:`~reconsim.model.controllers.ControllerError` if the
+    definition cannot be used. Returns the number of cells checked."""
+    controller = registry.resolve(ref)
+    checked = 0
+
+    @settings(max_examples=examples, deadline=None, database=None, derandomize=True,
+              suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
+              verbosity=Verbosity.quiet)
+    @given(st.one_of(cells(controllers=(controller.name,)),
+                     world_cells(controllers=(controller.name,))))
+    def run(cell: Cell) -> None:
+        nonlocal checked
+        checked += 1
+        if on_example is not None:
+            on_example(cell)
+        compare_cell(cell)
+
+    run()
+    return checked

@@ -1,0 +1,188 @@
+"""Bring your own controller: a definition written once runs on the reference model and on
+both kernels alike, from a user's module, and a bad definition is refused in one line."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from reconsim import run_cell, run_reference
+from reconsim.cli import main
+from reconsim.controllers import Controller, ControllerError, Int, Param
+from reconsim.model.controllers import registry
+from reconsim.model.params import Cell, UnknownParameterError, cell_text, make_cell
+from reconsim.testing import ControllerMismatchError, check_controller, compare_cell
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "controllers"
+
+
+@pytest.fixture(autouse=True)
+def _examples_importable(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The examples on sys.path; what a test makes known is forgotten after it."""
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    with registry.scope():
+        yield
+
+
+@pytest.fixture
+def module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A folder on sys.path to write a user's controller module into."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield tmp_path
+    for name in [m for m in sys.modules if m.startswith("userctl_")]:
+        del sys.modules[name]
+
+
+def write_module(folder: Path, name: str, source: str) -> str:
+    (folder / f"{name}.py").write_text(textwrap.dedent(source), encoding="utf-8")
+    return name
+
+
+@pytest.mark.parametrize(("ref", "options"), [
+    ("deadband:DEADBAND", {"band": 2}), ("deadband:DEADBAND", {"band": 0}),
+    ("holdoff:HOLDOFF", {"hold": 30}), ("holdoff:HOLDOFF", {"hold": 500}),
+])
+@pytest.mark.parametrize("world", [{}, {"B_spread": 4, "G_spread": 5, "restart_at": (100,)},
+                                   {"trigger": "watch", "lag": ((100, 200, 7),)}])
+@pytest.mark.parametrize("G", [0, 20, 45])
+def test_a_users_controller_runs_alike_on_the_kernels_and_the_reference(
+        ref: str, options: dict[str, int], world: dict[str, object], G: int) -> None:
+    cell = make_cell(controller=ref, G=G, **options, **world)
+    assert run_cell(controller=ref, G=G, **options, **world) == run_reference(cell)
+
+
+def test_the_deadband_leaves_small_gaps_alone() -> None:
+    # With G = 20 the ledger loop creates duplicates; a band of 6 (= desired) never acts
+    # after the first round, so nothing is created after it.
+    wide = run_cell(controller="deadband:DEADBAND", G=20, band=6, deaths=())
+    assert wide["created"] == 0
+    assert run_cell(controller="deadband:DEADBAND", G=20, band=0) == run_cell(G=20)
+
+
+def test_our_controllers_pass_the_checker() -> None:
+    for name in registry.BUILT_IN:
+        assert check_controller(name, examples=25) == 25
+
+
+def test_the_examples_pass_the_checker() -> None:
+    assert check_controller("deadband:DEADBAND", examples=25) == 25
+    assert check_controller("holdoff:HOLDOFF", examples=25) == 25
+
+
+def test_a_controller_that_depends_on_t_is_run_every_round(module: Path) -> None:
+    """Not declared steady: the kernels skip no idle round, and agree with the reference."""
+    name = write_module(module, "userctl_clock", """
+        from reconsim.controllers import Controller
+        def decide(v, p, m):
+            return (v.desired - v.seen) if (v.t // 100) % 2 == 1 else 0
+        CLOCK = Controller("clock", decide, "acts in odd hundreds of seconds only")
+    """)
+    cell = make_cell(controller=f"{name}:CLOCK", G=0, deaths=((150, 2), (450, 3)))
+    compare_cell(cell)
+    metrics = run_reference(cell)
+    assert metrics["created"] == 6 + 2 + 3  # the first six, then each death's replacements
+    assert metrics["missing_copy_seconds"] >= 6 * 110  # nothing before its round at 105
+    assert check_controller(f"{name}:CLOCK", examples=20) == 20
+
+
+def test_a_false_steady_claim_is_found_by_the_checker(module: Path) -> None:
+    name = write_module(module, "userctl_liar", """
+        from reconsim.controllers import Controller
+        def decide(v, p, m):
+            return (v.desired - v.seen) if v.t % 60 < 30 else 0
+        LIAR = Controller("liar", decide, "depends on t, claims to be steady", steady=True)
+    """)
+    with pytest.raises(ControllerMismatchError, match=r"reconsim run --controller "
+                       rf"{name}:LIAR .*"):
+        check_controller(f"{name}:LIAR", examples=100)
+
+
+def test_cell_text_names_a_users_controller_by_its_path() -> None:
+    cell = make_cell(controller="deadband:DEADBAND", band=3, G=20)
+    assert cell_text(cell).startswith("--controller deadband:DEADBAND ")
+    assert cell_text(cell).endswith("--band 3")
+
+
+def test_the_cli_runs_and_checks_a_users_controller(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--controller", "deadband:DEADBAND", "--band", "6", "--G", "20",
+                 "--deaths", "none", "--json"]) == 0
+    assert '"created": 0' in capsys.readouterr().out
+    assert main(["check-controller", "holdoff:HOLDOFF", "--examples", "5"]) == 0
+    assert "holdoff: 5 cells agree on every metric" in capsys.readouterr().out
+
+
+def test_an_unknown_keyword_names_the_nearest() -> None:
+    with pytest.raises(UnknownParameterError, match="did you mean 'band'"):
+        make_cell(controller="deadband:DEADBAND", bnad=2)
+    with pytest.raises(ValueError, match="band must be an integer in"):
+        make_cell(controller="deadband:DEADBAND", band=-1)
+    with pytest.raises(ValueError, match="not a parameter of controller 'ledger'"):
+        Cell(controller="ledger", options=(("band", 1),))
+
+
+@pytest.mark.parametrize(("source", "message"), [
+    ("def decide(v, p, m):\n    return v.desired - v.seen - v.pending\n"
+     "BAD = Controller('bad', decide, 'x')",
+     "decide reads 'pending' without declaring it: add sees=('pending',)"),
+    ("def decide(v, p, m):\n    return 0\nBAD = Controller('bad', decide, 'x', "
+     "params={'k': Param(Int(0), 1, 'unbounded')})",
+     "parameter 'k' has no upper bound"),
+    ("def decide(v, p, m):\n    return 0\nBAD = Controller('ledger', decide, 'x')",
+     "the name is a built-in controller's"),
+    ("def decide(v, p, m):\n    return 0\nBAD = Controller('bad', decide, 'x', "
+     "params={'G': Param(Int(0, 5), 1, 'clash')})",
+     "parameter 'G' is a cell parameter's name"),
+    ("BAD = 42", "is a int, not a reconsim Controller definition"),
+    ("raise RuntimeError('broken module')", "importing 'userctl_bad' raised RuntimeError"),
+])
+def test_a_bad_definition_is_one_line(module: Path, source: str, message: str,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    write_module(module, "userctl_bad",
+                 "from reconsim.controllers import Controller, Int, Param\n" + source)
+    with pytest.raises(ControllerError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        registry.resolve("userctl_bad:BAD")
+    assert main(["run", "--controller", "userctl_bad:BAD"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "controller" in err
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ("raise ValueError('no')", "controller 'bad2': decide raised ValueError: no"),
+    ("return 10**7", "decide returned a correction beyond 1,000,000 copies"),
+    ("return {1: 2}", "numba cannot compile its decide"),
+])
+def test_a_decision_that_misbehaves_is_one_line(module: Path, body: str, message: str,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    write_module(module, "userctl_bad2", f"""
+        from reconsim.controllers import Controller
+        def decide(v, p, m):
+            {body}
+        BAD = Controller("bad2", decide, "misbehaves")
+    """)
+    assert main(["run", "--controller", "userctl_bad2:BAD", "--json"]) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert err.count("\n") == 1
+
+
+def test_a_path_that_does_not_resolve_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--controller", "no_such_module_here:X"]) == 2
+    assert capsys.readouterr().err == ("error: controller 'no_such_module_here:X': cannot "
+                                      "import 'no_such_module_here' (No module named "
+                                      "'no_such_module_here')\n")
+    with pytest.raises(ControllerError, match="not a built-in"):
+        registry.resolve("nosuchname")
+
+
+def test_two_definitions_may_not_share_a_name(module: Path) -> None:
+    first = Controller("twin", lambda v, p, m: 0, "one")
+    registry.register(first)
+    assert registry.register(first) is first
+    with pytest.raises(ControllerError, match="another definition of that name is known"):
+        registry.register(Controller("twin", lambda v, p, m: 1, "two",
+                                     params={"x": Param(Int(0, 3), 0, "differs")}))
