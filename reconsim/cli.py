@@ -79,10 +79,9 @@ def _plot(params: dict[str, Any], path: str) -> None:
 
     data = plot_cell(Cell(**params), Path(path).suffix.lower())
     try:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
         write_atomic(Path(path), data)
     except OSError as exc:
-        raise UsageError(f"--plot: {path}: cannot write ({exc.strerror})") from None
+        raise UsageError(f"--plot: {exc}") from None
 
 
 def _add_seed(sub: Any) -> None:
@@ -259,12 +258,11 @@ def _bench_compare(args: argparse.Namespace) -> int:
 
 
 def _write_text(path: str, text: str) -> None:
-    """Write a page, or report in one line why it cannot be written."""
-    try:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        Path(path).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot write ({exc.strerror})") from None
+    """Write a page atomically, or report in one line why it cannot be written
+    (:class:`~reconsim.errors.WriteError`)."""
+    from reconsim.io import write_atomic
+
+    write_atomic(Path(path), text.encode("utf-8"))
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -88,14 +88,15 @@ def test_console_script_exit_status_without_traceback() -> None:
 
 def test_every_error_of_reconsim_derives_from_one_base() -> None:
     from reconsim.cli import UsageError
-    from reconsim.errors import ReconsimError
+    from reconsim.errors import ReconsimError, WriteError
     from reconsim.report import ReportError
     from reconsim.sweep.runner import SweepError
     from reconsim.sweep.spec import SpecError
     from reconsim.sweep.store import StoreError
 
-    for error in (SpecError, StoreError, SweepError, UsageError, ReportError):
+    for error in (SpecError, StoreError, SweepError, UsageError, ReportError, WriteError):
         assert issubclass(error, ReconsimError), error
+    assert issubclass(WriteError, OSError)
     assert issubclass(SpecError, ValueError)
     assert issubclass(ReportError, ValueError)
 

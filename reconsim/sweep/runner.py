@@ -29,7 +29,7 @@ import joblib
 import polars as pl
 from tqdm import tqdm
 
-from reconsim.errors import ReconsimError
+from reconsim.errors import ReconsimError, WriteError
 from reconsim.model.laws import law_columns
 from reconsim.model.params import METRICS, PARAM_DTYPES, SCHEDULE_COLUMN, shown
 from reconsim.model.simulate import simulate
@@ -209,7 +209,10 @@ def run_sweep(  # noqa: PLR0913
         _refuse_foreign(out)  # before the lock file is created in it
     # Connect first: an unreachable scheduler must leave no directory behind.
     with _backend(backend, jobs, scheduler) as (n_jobs, threads):
-        out.mkdir(parents=True, exist_ok=True)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise WriteError.of(exc, exc.filename or out) from exc
         with store.locked(out):
             _claim(out, spec, force)
             return _run_locked(spec, out, n_jobs, threads, progress, backend, write_from)
@@ -294,12 +297,20 @@ def _run_locked(  # noqa: PLR0913, PLR0917 — run_sweep's options, passed on on
                     _write(out, index, frame)
                     bar.update(frame.height)
     except BaseException as exc:
-        # Record how it ended, so the next run can say; a SIGKILL leaves "running".
+        # Record how it ended, so the next run can say; a SIGKILL leaves "running". Where
+        # the directory cannot take even that (the disk that stopped the sweep is full),
+        # the error that stopped it is the one to report; the next run then says the last
+        # one stopped before it finished.
         interrupted = isinstance(exc, KeyboardInterrupt)
         manifest.update(status="interrupted" if interrupted else "failed", failed=_now())
         if not interrupted:
             manifest["error"] = f"{type(exc).__name__}: {exc}"
-        store.write_json(out / store.MANIFEST, manifest)
+        with contextlib.suppress(OSError):
+            store.write_json(out / store.MANIFEST, manifest)
+            # Local workers stopped mid-chunk leave their temporary files; joblib has
+            # killed them by now (and waited for them). A Dask task still running writes
+            # its chunk whole, or removes its own temporary file.
+            store.remove_strays(out)
         raise
     seconds = time.perf_counter() - started
     result = SweepResult(out=out, cells=spec.n_cells, computed=todo_cells,
