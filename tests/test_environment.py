@@ -10,6 +10,7 @@ does); and on a real tmpfs too small for the table, with local workers (root onl
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import pickle
@@ -62,7 +63,22 @@ def file_disk_full(f: BinaryIO) -> None:
     raise OSError(errno.ENOSPC, ENOSPC)
 
 
-@pytest.mark.parametrize("fail", [polars_disk_full, file_disk_full])
+class FullDisk:
+    def write(self, data: bytes) -> int:
+        raise OSError(errno.ENOSPC, ENOSPC)
+
+
+def polars_loses_the_os_error(f: Any) -> None:
+    """The file polars writes into fails, and polars' message does not say why (as when
+    the footer is cut short): the error the file raised is the one reported."""
+    f._file = FullDisk()  # the sink the store gives polars: its file now hits a full disk
+    with contextlib.suppress(OSError):
+        f.write(b"footer")
+    raise pl.exceptions.ComputeError("parquet: File out of specification: Invalid thrift: "
+                                     "transport error")
+
+
+@pytest.mark.parametrize("fail", [polars_disk_full, file_disk_full, polars_loses_the_os_error])
 def test_a_full_disk_is_one_line_exit_2_no_temporary_and_resumes_to_the_same_table(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
         clean: dict[str, bytes], fail: Any) -> None:

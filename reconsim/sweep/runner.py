@@ -306,11 +306,12 @@ def _run_locked(  # noqa: PLR0913, PLR0917 — run_sweep's options, passed on on
         if not interrupted:
             manifest["error"] = f"{type(exc).__name__}: {exc}"
         with contextlib.suppress(OSError):
-            store.write_json(out / store.MANIFEST, manifest)
             # Local workers stopped mid-chunk leave their temporary files; joblib has
             # killed them by now (and waited for them). A Dask task still running writes
-            # its chunk whole, or removes its own temporary file.
+            # its chunk whole, or removes its own temporary file. First: it frees space.
             store.remove_strays(out)
+        with contextlib.suppress(OSError):
+            store.write_json(out / store.MANIFEST, manifest)
         raise
     seconds = time.perf_counter() - started
     result = SweepResult(out=out, cells=spec.n_cells, computed=todo_cells,

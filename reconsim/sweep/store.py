@@ -183,22 +183,53 @@ def write_chunk(out: Path, index: int, frame: pl.DataFrame, model: Model,
     metadata = {MODEL_KEY: str(model.version), **(facts or {})}
 
     def write(f: BinaryIO) -> None:
+        sink = _Sink(f)
         try:
-            frame.write_parquet(f, compression="zstd", metadata=metadata)
+            frame.write_parquet(sink, compression="zstd", metadata=metadata)  # type: ignore[arg-type]
         except pl.exceptions.PolarsError as exc:
-            raise os_error(exc) or exc from None
+            # polars raises its own exception (a ComputeError) when the file fails: the
+            # operating system's error it wraps comes out as such (atomic_write names the
+            # file); any other stays what it is.
+            raise (sink.error or os_error(exc) or exc) from None
 
     atomic_write(target, write)
 
 
-#: How polars' messages carry the operating system's error: "... underlying IO error: No
-#: space left on device (os error 28)".
-_OS_ERROR = re.compile(r"\(os error (\d+)\)")
+class _Sink:
+    """The file a chunk's Parquet is written into, which keeps the :class:`OSError` a write
+    raised (a full disk): polars reports it in its own exception, whose message does not
+    always carry it (a footer cut short says "Invalid thrift: transport error"). polars
+    writes through ``write``, ``flush`` and ``tell``."""
+
+    def __init__(self, file: BinaryIO) -> None:
+        self._file = file
+        self.error: OSError | None = None
+
+    def write(self, data: bytes) -> int:
+        try:
+            return self._file.write(data)
+        except OSError as exc:
+            self.error = exc
+            raise
+
+    def flush(self) -> None:
+        try:
+            self._file.flush()
+        except OSError as exc:
+            self.error = exc
+            raise
+
+    def tell(self) -> int:
+        return self._file.tell()
+
+
+#: How polars' messages carry the operating system's error where it wrote the file
+#: itself: "... underlying IO error: No space left on device (os error 28)".
+_OS_ERROR = re.compile(r"\(os error (\d+)\)|\[Errno (\d+)\]")
 
 
 def os_error(exc: pl.exceptions.PolarsError) -> OSError | None:
-    """The :class:`OSError` a polars error reports (polars raises its own exception, a
-    ``ComputeError``, when the file it writes fails), or None when it reports none.
+    """The :class:`OSError` a polars error's message reports, or None when it reports none.
 
     >>> os_error(pl.exceptions.ComputeError("parquet: File out of specification: underlying "
     ...                                     "IO error: No space left on device (os error 28)"))
@@ -207,7 +238,7 @@ def os_error(exc: pl.exceptions.PolarsError) -> OSError | None:
     found = _OS_ERROR.search(str(exc))
     if found is None:
         return None
-    code = int(found.group(1))
+    code = int(found.group(1) or found.group(2))
     return OSError(code, os.strerror(code))
 
 
