@@ -114,7 +114,8 @@ def death_seconds(seed: int, rate: float, first: int, last: int) -> NDArray[np.i
     needs neither a logarithm nor floating point (neither is specified to the last bit on
     every platform: ``-ln(u) / rate`` is not), it gives the same deaths on every platform
     and NumPy version, and second t's trial depends on (seed, t) alone: a shorter run, or a
-    later ``start``, sees the same deaths in the seconds it shares with a longer one.
+    later ``start``, sees the same deaths in the seconds it shares with a longer one. (A
+    second is at most 10⁶, the longest duration: within the counter's 28 bits of k.)
 
     >>> death_seconds(2026, 0.0066667, 0, 900).tolist()
     [48, 586, 660, 733, 800, 830]
