@@ -84,12 +84,18 @@ def test_report_million_cells(benchmark, million_cell_sweep: Path) -> None:  # t
 SCALES = {"1e5": 1} if QUICK else {"1e6": 7, "1e7": 63, "1e8": 630}
 
 #: Run a report in this process and print its peak RSS (VmHWM) and the time of
-#: build_report alone as JSON. reconsim is imported first, as the reconsim command does
-#: (it sets polars' allocator). With RECONSIM_BENCH_REPORT_PROFILE=1, first one line per
-#: query of the table: its seconds, the rows it returned, the process's peak RSS so far and
-#: the report functions that ran it.
+#: build_report alone as JSON. polars' allocator is set first, as the reconsim command
+#: sets it (a checkout from before reconsim.process set it on ``import reconsim``). With
+#: RECONSIM_BENCH_REPORT_PROFILE=1, first one line per query of the table: its seconds,
+#: the rows it returned, the process's peak RSS so far and the report functions that ran it.
 _REPORT_RUNNER = """
 import reconsim
+try:
+    from reconsim.process import configure_allocator
+except ImportError:
+    pass
+else:
+    configure_allocator()
 import json, os, sys, time, traceback
 from pathlib import Path
 import polars as pl

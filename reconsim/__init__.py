@@ -1,30 +1,39 @@
 """reconsim: a benchmark and parameter-sweep harness for reconciliation loops.
 
-The report (:mod:`reconsim.report`) is not imported here: it brings Altair and
-vl-convert, which simulating and sweeping do not need.
+Importing reconsim changes nothing in the process: its names below are imported when
+first used (so ``import reconsim`` brings in neither polars nor numba), and settings a
+process takes as it starts are made where reconsim starts one (:mod:`reconsim.process`).
+The report (:mod:`reconsim.report`) is not among them: it brings Altair and vl-convert,
+which simulating and sweeping do not need.
 """
 
-# ruff: noqa: E402 (the allocator's setting must precede the first import of polars)
-import os
+from __future__ import annotations
 
-#: polars allocates through jemalloc and configures it on import: pages freed are marked
-#: reusable after 0.5 s (``MADV_FREE``) and returned after another 1 s. Marked pages still
-#: count in the process's resident memory until the kernel takes them, and a report's
-#: queries each take and free hundreds of MB in turn: at 10^8 cells they raised its peak
-#: from about 1,700 to about 1,900 MiB. With this setting, added after polars' own, they
-#: are returned as soon as they are marked (no change in time was measurable). It takes
-#: effect only where reconsim is imported before polars (as by the ``reconsim`` command),
-#: and never over a setting of the user's own.
-JEMALLOC_CONF = "muzzy_decay_ms:0"
-os.environ.setdefault("_RJEM_MALLOC_CONF", JEMALLOC_CONF)
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from reconsim.model.params import CONTROLLERS, METRIC_NAMES, METRICS, PARAM_NAMES, Cell
-from reconsim.model.reference import run_reference
-from reconsim.model.simulate import run_cell, simulate
-from reconsim.model.trace import trace
-from reconsim.sweep.runner import SweepResult, run_sweep
-from reconsim.sweep.spec import Spec, SpecError, load_spec, parse_spec
-from reconsim.sweep.store import scan
+if TYPE_CHECKING:
+    from reconsim.model.params import CONTROLLERS, METRIC_NAMES, METRICS, PARAM_NAMES, Cell
+    from reconsim.model.reference import run_reference
+    from reconsim.model.simulate import run_cell, simulate
+    from reconsim.model.trace import trace
+    from reconsim.sweep.runner import SweepResult, run_sweep
+    from reconsim.sweep.spec import Spec, SpecError, load_spec, parse_spec
+    from reconsim.sweep.store import scan
+
+#: Where each of reconsim's names lives: imported from there when first used.
+_HOMES = {
+    **dict.fromkeys(("CONTROLLERS", "METRICS", "METRIC_NAMES", "PARAM_NAMES", "Cell"),
+                    "reconsim.model.params"),
+    "run_reference": "reconsim.model.reference",
+    "run_cell": "reconsim.model.simulate",
+    "simulate": "reconsim.model.simulate",
+    "trace": "reconsim.model.trace",
+    "SweepResult": "reconsim.sweep.runner",
+    "run_sweep": "reconsim.sweep.runner",
+    **dict.fromkeys(("Spec", "SpecError", "load_spec", "parse_spec"), "reconsim.sweep.spec"),
+    "scan": "reconsim.sweep.store",
+}
 
 __all__ = [
     "CONTROLLERS",
@@ -44,3 +53,17 @@ __all__ = [
     "simulate",
     "trace",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """One of reconsim's names, imported from its module on first use (PEP 562)."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'reconsim' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -88,14 +88,15 @@ def test_console_script_exit_status_without_traceback() -> None:
 
 def test_every_error_of_reconsim_derives_from_one_base() -> None:
     from reconsim.cli import UsageError
-    from reconsim.errors import ReconsimError
+    from reconsim.errors import ReconsimError, WriteError
     from reconsim.report import ReportError
     from reconsim.sweep.runner import SweepError
     from reconsim.sweep.spec import SpecError
     from reconsim.sweep.store import StoreError
 
-    for error in (SpecError, StoreError, SweepError, UsageError, ReportError):
+    for error in (SpecError, StoreError, SweepError, UsageError, ReportError, WriteError):
         assert issubclass(error, ReconsimError), error
+    assert issubclass(WriteError, OSError)
     assert issubclass(SpecError, ValueError)
     assert issubclass(ReportError, ValueError)
 
@@ -192,22 +193,48 @@ def test_bad_world_specs_are_one_line_exit_2_and_write_nothing(
     assert not out.exists()
 
 
+def fresh_python(code: str, **env: str | None) -> subprocess.CompletedProcess[str]:
+    """Run ``code`` in a new interpreter, its environment this one's with ``env`` (None:
+    removed)."""
+    environ = {k: v for k, v in os.environ.items() if k not in env}
+    environ |= {k: v for k, v in env.items() if v is not None}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=False, env=environ)
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def test_importing_reconsim_changes_nothing_in_the_process() -> None:
+    """No environment variable set, and neither polars nor numba imported, by importing
+    reconsim, its command line or its process settings; its names import on first use."""
+    code = ("import os, sys; before = dict(os.environ); "
+            "import reconsim, reconsim.cli, reconsim.process; "
+            "print(dict(os.environ) == before, sorted({'polars', 'numba', 'numpy'} & "
+            "set(sys.modules))); from reconsim import run_sweep, Cell; print(Cell.__name__)")
+    proc = fresh_python(code, _RJEM_MALLOC_CONF=None, POLARS_MAX_THREADS=None)
+    assert proc.stdout.splitlines() == ["True []", "Cell"]
+
+
 @pytest.mark.parametrize(("own", "expected_end"), [
     (None, ",muzzy_decay_ms:0"),
     ("dirty_decay_ms:2000", ",dirty_decay_ms:2000"),
 ])
-def test_importing_reconsim_first_returns_freed_pages_to_the_system(
+def test_the_command_returns_freed_pages_to_the_system(
         own: str | None, expected_end: str) -> None:
-    """reconsim, imported before polars (as by the reconsim command), adds its jemalloc
-    setting after polars' own, which jemalloc accepts; a setting of the user's stays."""
-    env = {k: v for k, v in os.environ.items() if k != "_RJEM_MALLOC_CONF"}
-    if own is not None:
-        env["_RJEM_MALLOC_CONF"] = own
-    code = ("import reconsim, os, polars as pl; pl.DataFrame({'a': range(10)}).sum(); "
+    """The reconsim command sets its jemalloc setting before it imports polars, which
+    appends it after its own (jemalloc accepts that); a setting of the user's stays."""
+    code = ("import os; from reconsim.cli import main; main(['seed']); "
             "print(os.environ['_RJEM_MALLOC_CONF'])")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=False, env=env)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip().endswith(expected_end)
+    proc = fresh_python(code, _RJEM_MALLOC_CONF=own)
+    assert proc.stdout.strip().splitlines()[-1].endswith(expected_end)
     assert proc.stdout.count("muzzy_decay_ms:0") == (own is None)
     assert "jemalloc" not in proc.stderr  # "<jemalloc>: Invalid conf pair" on a bad one
+
+
+def test_main_after_polars_changes_no_setting() -> None:
+    """Called from a program that imported polars already, where the setting could no
+    longer take effect, main leaves the environment alone."""
+    code = ("import os, polars; before = os.environ['_RJEM_MALLOC_CONF']; "
+            "from reconsim.cli import main; main(['seed']); "
+            "print(os.environ['_RJEM_MALLOC_CONF'] == before)")
+    assert fresh_python(code, _RJEM_MALLOC_CONF=None).stdout.strip().endswith("True")

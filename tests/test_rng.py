@@ -70,3 +70,69 @@ def test_streams_are_distinct_and_roughly_uniform() -> None:
     counts = np.bincount(draws, minlength=10)
     assert counts.min() > 850  # 10,000 draws, 1,000 expected each
     assert counts.max() < 1150
+
+
+#: Random death schedules' seconds, computed once by rng.death_seconds: (seed, rate, first,
+#: last) -> the seconds with a death. The first is the default sweep's ``chaos`` schedule.
+DEATH_SECONDS = {
+    (2026, 0.0066667, 0, 900): [48, 586, 660, 733, 800, 830],
+    (9, 0.05, 0, 200): [9, 75, 82, 83, 89, 106, 121, 122, 124, 197],
+    (2**63 - 1, 0.05, 0, 200): [0, 31, 60, 87, 88, 104, 150, 159, 199],
+    (0, 0.5, 10, 30): [10, 11, 12, 14, 16, 21, 28, 30],
+    (1, 1.0, 3, 7): [3, 4, 5, 6, 7],
+    (7, 5e-324, 0, 10**6): [],
+}
+
+
+def simple_death_seconds(seed: int, rate: float, first: int, last: int) -> list[int]:
+    """The specification, done the plain way: per second t, the schedule's draw t (the
+    first output of Vigna's stateful generator seeded with key XOR (5 << 28 | t), where key
+    is its first output seeded with the schedule's seed) is a death when draw / 2^64 <
+    rate, compared in exact integers."""
+    key = stateful_splitmix64(seed, 1)[0]
+    numerator, denominator = rate.as_integer_ratio()
+    out = []
+    for t in range(first, last + 1):
+        draw = stateful_splitmix64(key ^ (5 << 28 | t), 1)[0]
+        if draw * denominator < numerator * 2**64:
+            out.append(t)
+    return out
+
+
+def test_death_seconds_are_the_fixed_values() -> None:
+    for args, want in DEATH_SECONDS.items():
+        assert rng.death_seconds(*args).tolist() == want, args
+
+
+def test_death_seconds_fixed_values_meet_the_simple_specification() -> None:
+    for args, want in DEATH_SECONDS.items():
+        if args[3] - args[2] <= 1000:  # the plain way is slow
+            assert simple_death_seconds(*args) == want, args
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**63 - 1), st.sampled_from([1e-3, 0.0066667, 0.05, 0.5, 0.999, 1.0]),
+       st.integers(0, 500), st.integers(0, 300))
+def test_death_seconds_meet_the_simple_specification(seed: int, rate: float, first: int,
+                                                     span: int) -> None:
+    got = rng.death_seconds(seed, rate, first, first + span).tolist()
+    assert got == simple_death_seconds(seed, rate, first, first + span)
+
+
+@settings(max_examples=200)
+@given(st.lists(st.integers(0, rng.MASK64), min_size=1, max_size=20))
+def test_vectorised_splitmix64_equals_python(xs: list[int]) -> None:
+    got = rng.splitmix64_array(np.array(xs, dtype=np.uint64))
+    assert [int(v) for v in got] == [rng.splitmix64(x) for x in xs]
+
+
+def test_the_death_stream_is_new() -> None:
+    """The cells' streams keep their numbers; the schedules' is the next one."""
+    assert (rng.STARTUP, rng.LEDGER_DELAY, rng.INTERVAL, rng.FAIL, rng.LOST,
+            rng.DEATHS) == (0, 1, 2, 3, 4, 5)
+
+
+def test_death_threshold_is_exact() -> None:
+    assert rng.death_threshold(0.0066667) == -(-(0.0066667).as_integer_ratio()[0] * 2**64
+                                               // (0.0066667).as_integer_ratio()[1])
+    assert rng.death_threshold(1.0) == 2**64  # every second

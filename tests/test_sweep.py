@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import joblib
 import polars as pl
 import pytest
 
@@ -117,7 +118,7 @@ def test_same_bytes_whatever_the_backend_jobs_and_writer(tmp_path: Path) -> None
 
 
 def test_failed_chunk_is_recorded_and_named_on_rerun(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
         capsys: pytest.CaptureFixture[str]) -> None:
     spec = parse_spec(SMALL)
     out = tmp_path / "out"
@@ -141,8 +142,11 @@ def test_failed_chunk_is_recorded_and_named_on_rerun(
     monkeypatch.undo()
     result = run_sweep(spec, out, backend="sequential", progress=False)
     assert result.previous == "failed (RuntimeError: the kernel fell over)"
-    assert capsys.readouterr().err == (f"{out}: the last run failed (RuntimeError: the kernel "
-                                       "fell over); resuming\n")
+    # Logged (the reconsim command prints it), never printed by the library.
+    assert capsys.readouterr().err == ""
+    assert [(r.name, r.levelname, r.getMessage()) for r in caplog.records] == [(
+        "reconsim.sweep.runner", "WARNING",
+        f"{out}: the last run failed (RuntimeError: the kernel fell over); resuming")]
     assert result.computed == spec.n_cells - 2 * spec.chunk_size
     manifest = json.loads((out / "sweep.json").read_text())
     assert manifest["status"] == "complete"
@@ -538,3 +542,44 @@ def test_atomic_writes_get_the_mode_a_new_file_would(tmp_path: Path, umask: int)
         os.umask(old)
     assert (tmp_path / "report.html").stat().st_mode & 0o777 == 0o666 & ~umask
     assert (tmp_path / "report.html").read_bytes() == b"<p>ok</p>"
+
+
+def worker_settings() -> tuple[str | None, str | None, int]:
+    """In a worker: its allocator setting, POLARS_MAX_THREADS and polars' pool size."""
+    return (os.environ.get("_RJEM_MALLOC_CONF"), os.environ.get("POLARS_MAX_THREADS"),
+            pl.thread_pool_size())
+
+
+def test_loky_workers_set_their_polars_pool_and_this_process_nothing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each worker sizes its polars pool as it starts (cores // jobs); the calling process's
+    environment is never written, during the sweep or after."""
+    monkeypatch.delenv("POLARS_MAX_THREADS", raising=False)
+    before = dict(os.environ)
+    with runner._backend("loky", 2, None) as (n_jobs, _):
+        assert dict(os.environ) == before
+        got = set(joblib.Parallel(n_jobs=n_jobs)(
+            joblib.delayed(worker_settings)() for _ in range(4)))
+    assert dict(os.environ) == before
+    threads = max(1, joblib.cpu_count() // 2)
+    assert {(g[1], g[2]) for g in got} == {(str(threads), threads)}
+    # A worker inherits this process's allocator setting (polars' own here, once polars is
+    # imported) and adds none over it.
+    assert all(g[0] and g[0].startswith(os.environ["_RJEM_MALLOC_CONF"])
+               and "muzzy_decay_ms:0" not in g[0] for g in got)
+
+
+def test_loky_workers_keep_the_users_polars_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("POLARS_MAX_THREADS", "1")
+    assert runner.worker_polars_threads(1) is None  # the workers inherit the user's
+
+
+def test_a_worker_started_afresh_takes_the_settings_before_polars() -> None:
+    code = ("from reconsim.process import start_worker; start_worker(3); "
+            "import os, polars as pl; "
+            "print(pl.thread_pool_size(), os.environ['_RJEM_MALLOC_CONF'].split(',')[-1])")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("_RJEM_MALLOC_CONF", "POLARS_MAX_THREADS")}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, env=env)
+    assert proc.stdout.split() == ["3", "muzzy_decay_ms:0"]

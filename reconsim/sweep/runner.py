@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import os
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -29,15 +29,19 @@ import joblib
 import polars as pl
 from tqdm import tqdm
 
-from reconsim.errors import ReconsimError
+from reconsim.errors import ReconsimError, WriteError
 from reconsim.model.laws import law_columns
 from reconsim.model.params import METRICS, PARAM_DTYPES, SCHEDULE_COLUMN, shown
 from reconsim.model.simulate import simulate
 from reconsim.model.version import MODEL_VERSION
+from reconsim.process import POLARS_THREADS_VARIABLE, start_worker
 from reconsim.sweep import store
 from reconsim.sweep.facts import FACTS_KEY, chunk_facts
 from reconsim.sweep.grid import PARAM_COLUMNS, expand
 from reconsim.sweep.spec import Spec
+
+#: Notices (a sweep that resumes): the ``reconsim`` command prints them on stderr.
+logger = logging.getLogger(__name__)
 
 BACKENDS: Final = ("loky", "dask", "sequential")
 #: Who writes the chunk files: each worker its own (on the output's disk), or the parent.
@@ -205,7 +209,10 @@ def run_sweep(  # noqa: PLR0913
         _refuse_foreign(out)  # before the lock file is created in it
     # Connect first: an unreachable scheduler must leave no directory behind.
     with _backend(backend, jobs, scheduler) as (n_jobs, threads):
-        out.mkdir(parents=True, exist_ok=True)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise WriteError.of(exc, exc.filename or out) from exc
         with store.locked(out):
             _claim(out, spec, force)
             return _run_locked(spec, out, n_jobs, threads, progress, backend, write_from)
@@ -254,7 +261,7 @@ def _run_locked(  # noqa: PLR0913, PLR0917 — run_sweep's options, passed on on
     manifest = store.read_manifest(out) or {}
     previous = _previous_run(manifest)
     if previous is not None:
-        print(f"{out}: the last run {previous}; resuming", file=sys.stderr)
+        logger.warning("%s: the last run %s; resuming", out, previous)
     for key in ("error", "failed"):
         manifest.pop(key, None)
     manifest.update(
@@ -290,12 +297,21 @@ def _run_locked(  # noqa: PLR0913, PLR0917 — run_sweep's options, passed on on
                     _write(out, index, frame)
                     bar.update(frame.height)
     except BaseException as exc:
-        # Record how it ended, so the next run can say; a SIGKILL leaves "running".
+        # Record how it ended, so the next run can say; a SIGKILL leaves "running". Where
+        # the directory cannot take even that (the disk that stopped the sweep is full),
+        # the error that stopped it is the one to report; the next run then says the last
+        # one stopped before it finished.
         interrupted = isinstance(exc, KeyboardInterrupt)
         manifest.update(status="interrupted" if interrupted else "failed", failed=_now())
         if not interrupted:
             manifest["error"] = f"{type(exc).__name__}: {exc}"
-        store.write_json(out / store.MANIFEST, manifest)
+        with contextlib.suppress(OSError):
+            # Local workers stopped mid-chunk leave their temporary files; joblib has
+            # killed them by now (and waited for them). A Dask task still running writes
+            # its chunk whole, or removes its own temporary file. First: it frees space.
+            store.remove_strays(out)
+        with contextlib.suppress(OSError):
+            store.write_json(out / store.MANIFEST, manifest)
         raise
     seconds = time.perf_counter() - started
     result = SweepResult(out=out, cells=spec.n_cells, computed=todo_cells,
@@ -336,7 +352,10 @@ def _backend(backend: str, jobs: int, scheduler: str | None) -> Iterator[tuple[i
         return
     if backend == "loky":
         n_jobs = joblib.cpu_count() if jobs == -1 else jobs
-        with joblib.parallel_config(backend="loky"), _worker_polars_threads(n_jobs):
+        # Each worker sets its own polars pool as it starts (reconsim.process.start_worker);
+        # this process's environment stays as it is.
+        with joblib.parallel_config(backend="loky", initializer=start_worker,
+                                    initargs=(worker_polars_threads(n_jobs),)):
             # Several processes share the cores: one kernel thread each.
             yield n_jobs, (1 if n_jobs > 1 else None)
         return
@@ -359,20 +378,14 @@ def _backend(backend: str, jobs: int, scheduler: str | None) -> Iterator[tuple[i
         yield max(1, n_jobs), 1
 
 
-@contextlib.contextmanager
-def _worker_polars_threads(n_jobs: int) -> Iterator[None]:
-    """Give the local workers started meanwhile polars pools of cores // n_jobs threads,
-    as joblib gives their numba and OpenMP pools (unless POLARS_MAX_THREADS is set): n_jobs
-    processes already share the cores, and each worker's polars writes a chunk alongside
-    the others' kernels."""
-    if "POLARS_MAX_THREADS" in os.environ:
-        yield
-        return
-    os.environ["POLARS_MAX_THREADS"] = str(max(1, joblib.cpu_count() // n_jobs))
-    try:
-        yield
-    finally:
-        del os.environ["POLARS_MAX_THREADS"]
+def worker_polars_threads(n_jobs: int) -> int | None:
+    """The size of each of ``n_jobs`` local workers' polars pools: cores // n_jobs, as
+    joblib gives their numba and OpenMP pools, unless ``POLARS_MAX_THREADS`` is set (None:
+    the workers inherit it). n_jobs processes already share the cores, and each worker's
+    polars writes a chunk alongside the others' kernels."""
+    if POLARS_THREADS_VARIABLE in os.environ:
+        return None
+    return max(1, int(joblib.cpu_count()) // n_jobs)
 
 
 def _require_dask() -> None:

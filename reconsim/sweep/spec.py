@@ -21,12 +21,10 @@ import json
 import math
 import re
 import tomllib
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
-
-import numpy as np
 
 from reconsim.errors import ReconsimError
 from reconsim.model.kinds import Int, Records
@@ -44,6 +42,7 @@ from reconsim.model.params import (
     check_value,
     shown,
 )
+from reconsim.model.rng import death_seconds
 
 
 class SpecError(ReconsimError, ValueError):
@@ -96,7 +95,8 @@ _SCHEDULE_KINDS: Final[Mapping[str, tuple[set[str], set[str]]]] = {
 
 @dataclass(frozen=True)
 class Schedule:
-    """A named death schedule: explicit events, periodic deaths, or a seeded Poisson process.
+    """A named death schedule: explicit events, periodic deaths, or seeded random deaths (a
+    trial a second: the discrete-time Poisson process, :func:`~reconsim.model.rng.death_seconds`).
 
     Periodic and random schedules are generated up to each cell's duration (``until``
     caps them further); explicit events are kept exactly as listed.
@@ -116,18 +116,14 @@ class Schedule:
         return tuple((at, p["count"]) for at in self._random(duration))
 
     def count(self, duration: int, limit: int = MAX_EVENTS) -> int:
-        """How many events :meth:`events` gives for ``duration``, counted without building
-        them; a random schedule's instants are drawn and counted up to ``limit + 1``."""
+        """How many events :meth:`events` gives for ``duration`` (at most ``limit + 1``),
+        counted without building them; a random schedule's seconds are drawn (one vectorised
+        trial a second) and counted."""
         if self.kind == "events":
             return len(self.events(duration))
         if self.kind == "every":
             return len(self._periodic(duration))
-        n = 0
-        for _ in self._random(duration):
-            n += 1
-            if n > limit:
-                break
-        return n
+        return min(len(self._random(duration)), limit + 1)
 
     def _end(self, duration: int) -> int:
         """The last second a periodic or random event may fall on."""
@@ -138,18 +134,16 @@ class Schedule:
         p = self.params
         return range(p.get("start", p["every"]), self._end(duration) + 1, p["every"])
 
-    def _random(self, duration: int) -> Iterator[int]:
-        """A Poisson process of the given rate per second, seeded: the same seed gives the
-        same instants for every duration (shorter runs see a prefix of the longer run's)."""
+    def _random(self, duration: int) -> list[int]:
+        """The seconds ``start … min(until, duration)`` with a death, each second a trial of
+        probability ``rate`` drawn from the model's counter-based streams, seeded
+        (:func:`reconsim.model.rng.death_seconds`, specified exactly in integers): the same
+        seed gives the same seconds on every platform and for every duration (a shorter
+        run sees a prefix of a longer run's)."""
         p = self.params
-        end = self._end(duration)
-        rng = np.random.default_rng(p["seed"])
-        at = float(p.get("start", 0))
-        while True:
-            at += rng.exponential(1.0 / p["rate"])
-            if at >= end + 1:  # floor(at) > end, without flooring an infinity
-                return
-            yield math.floor(at)
+        seconds: list[int] = death_seconds(p["seed"], p["rate"], p.get("start", 0),
+                                           self._end(duration)).tolist()
+        return seconds
 
 
 @dataclass(frozen=True)

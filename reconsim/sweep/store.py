@@ -20,16 +20,17 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, BinaryIO, Final
 
 import polars as pl
 
 from reconsim.errors import ReconsimError
-from reconsim.io import atomic_write
+from reconsim.io import atomic_write, cannot_write
 
 MANIFEST = "sweep.json"
 DATA = "data"
@@ -180,8 +181,65 @@ def write_chunk(out: Path, index: int, frame: pl.DataFrame, model: Model,
     (more metadata: :mod:`reconsim.sweep.facts`)."""
     target = chunk_path(out, index)
     metadata = {MODEL_KEY: str(model.version), **(facts or {})}
-    atomic_write(target, lambda f: frame.write_parquet(f, compression="zstd",
-                                                        metadata=metadata))
+
+    def write(f: BinaryIO) -> None:
+        sink = _Sink(f)
+        try:
+            frame.write_parquet(sink, compression="zstd", metadata=metadata)  # type: ignore[arg-type]
+        except pl.exceptions.PolarsError as exc:
+            # polars raises its own exception (a ComputeError) when the file fails: the
+            # operating system's error it wraps comes out as such (atomic_write names the
+            # file); any other stays what it is.
+            raise (sink.error or os_error(exc) or exc) from None
+
+    atomic_write(target, write)
+
+
+class _Sink:
+    """The file a chunk's Parquet is written into, which keeps the :class:`OSError` a write
+    raised (a full disk): polars reports it in its own exception, whose message does not
+    always carry it (a footer cut short says "Invalid thrift: transport error"). polars
+    writes through ``write``, ``flush`` and ``tell``."""
+
+    def __init__(self, file: BinaryIO) -> None:
+        self._file = file
+        self.error: OSError | None = None
+
+    def write(self, data: bytes) -> int:
+        try:
+            return self._file.write(data)
+        except OSError as exc:
+            self.error = exc
+            raise
+
+    def flush(self) -> None:
+        try:
+            self._file.flush()
+        except OSError as exc:
+            self.error = exc
+            raise
+
+    def tell(self) -> int:
+        return self._file.tell()
+
+
+#: How polars' messages carry the operating system's error where it wrote the file
+#: itself: "... underlying IO error: No space left on device (os error 28)".
+_OS_ERROR = re.compile(r"\(os error (\d+)\)|\[Errno (\d+)\]")
+
+
+def os_error(exc: pl.exceptions.PolarsError) -> OSError | None:
+    """The :class:`OSError` a polars error's message reports, or None when it reports none.
+
+    >>> os_error(pl.exceptions.ComputeError("parquet: File out of specification: underlying "
+    ...                                     "IO error: No space left on device (os error 28)"))
+    OSError(28, 'No space left on device')
+    """
+    found = _OS_ERROR.search(str(exc))
+    if found is None:
+        return None
+    code = int(found.group(1) or found.group(2))
+    return OSError(code, os.strerror(code))
 
 
 def write_json(path: Path, doc: dict[str, Any]) -> None:
@@ -212,7 +270,8 @@ def remove_strays(out: Path) -> int:
     """Delete temporary files a killed writer left behind; return how many."""
     strays = [p for p in out.rglob(".tmp-*") if p.is_file()]
     for p in strays:
-        p.unlink()
+        with cannot_write(p):
+            p.unlink(missing_ok=True)
     return len(strays)
 
 
@@ -220,10 +279,11 @@ def clear(out: Path) -> None:
     """Remove what a sweep owns in ``out`` (for ``--force``); other files stay."""
     for name in OWNED:
         p = out / name
-        if p.is_dir():
-            shutil.rmtree(p)
-        elif p.exists():
-            p.unlink()
+        with cannot_write(p):
+            if p.is_dir():
+                shutil.rmtree(p)
+            elif p.exists():
+                p.unlink()
 
 
 def foreign_entries(out: Path) -> list[str]:
@@ -237,7 +297,8 @@ def locked(out: Path) -> Iterator[None]:
 
     The kernel releases a flock when its holder dies, even by SIGKILL.
     """
-    fd = os.open(out / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    with cannot_write(out / LOCK):
+        fd = os.open(out / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
