@@ -378,7 +378,7 @@ def cell_text(cell: Cell) -> str:
 
 def check_value(name: str, value: Any) -> Any:
     """Validate one parameter value and return it normalised; raise ``ValueError`` naming it."""
-    return BY_NAME[name].kind.check(name, value)
+    return parameter(name).kind.check(name, value)
 
 
 

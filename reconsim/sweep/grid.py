@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from reconsim.model.params import BY_NAME, DEATHS_DTYPE, PARAM_DTYPES, PARAMS, table_columns
-from reconsim.sweep.spec import AXES, Spec
+from reconsim.model.params import DEATHS_DTYPE, PARAMS, parameter, table_columns
+from reconsim.sweep.spec import Spec
 
 #: The parameter columns of a sweep table, in order, derived from the declaration.
 PARAM_COLUMNS = table_columns(PARAMS)
@@ -57,16 +57,14 @@ def _block(spec: Spec, controller: str, start: int, stop: int) -> pl.DataFrame:
     n = stop - start
 
     def column(axis: str) -> pl.Series:
-        dtype = PARAM_DTYPES["deaths" if axis == "schedule" else axis]
-        if axis == "schedule":
-            dtype = pl.String()
+        kind = parameter("deaths" if axis == "schedule" else axis).kind
+        dtype = pl.String() if axis == "schedule" else kind.dtype
         if axis not in idx:
             return pl.repeat(None, n, dtype=dtype, eager=True)
-        values = [v if axis == "schedule" else BY_NAME[axis].kind.to_column(v)
-                  for v in spec.axes[axis]]
+        values = [v if axis == "schedule" else kind.to_column(v) for v in spec.axes[axis]]
         return pl.Series(values, dtype=dtype).gather(idx[axis])
 
-    columns = {axis: column(axis) for axis in AXES if axis != "controller"}
+    columns = {axis: column(axis) for axis in spec.axes if axis != "controller"}
     columns["controller"] = pl.repeat(controller, n, dtype=pl.String, eager=True)
     # Periodic and random schedules depend on the duration: one event list per (schedule,
     # duration) pair this slice holds, so a chunk builds at most its own cells' lists.
@@ -81,4 +79,10 @@ def _block(spec: Spec, controller: str, start: int, stop: int) -> pl.DataFrame:
         dtype=DEATHS_DTYPE,
     )
     columns["deaths"] = table.gather(where.reshape(-1))
-    return pl.DataFrame({name: columns[name].alias(name) for name in PARAM_COLUMNS})
+    return pl.DataFrame({name: columns[name].alias(name) for name in param_columns(spec)})
+
+
+def param_columns(spec: Spec) -> tuple[str, ...]:
+    """The parameter columns of ``spec``'s table: :data:`PARAM_COLUMNS`, then its users'
+    controllers' parameters."""
+    return table_columns(spec.params)

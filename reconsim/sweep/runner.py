@@ -31,13 +31,13 @@ from tqdm import tqdm
 
 from reconsim.errors import ReconsimError, WriteError
 from reconsim.model.laws import law_columns
-from reconsim.model.params import METRICS, PARAM_DTYPES, SCHEDULE_COLUMN, shown
+from reconsim.model.params import METRICS, SCHEDULE_COLUMN, parameter, shown
 from reconsim.model.simulate import simulate
 from reconsim.model.version import MODEL_VERSION
 from reconsim.process import POLARS_THREADS_VARIABLE, start_worker
 from reconsim.sweep import store
 from reconsim.sweep.facts import FACTS_KEY, chunk_facts
-from reconsim.sweep.grid import PARAM_COLUMNS, expand
+from reconsim.sweep.grid import PARAM_COLUMNS, expand, param_columns
 from reconsim.sweep.spec import Spec
 
 #: Notices (a sweep that resumes): the ``reconsim`` command prints them on stderr.
@@ -106,31 +106,44 @@ def plan(spec: Spec) -> str:
             f"to {spec.chunk_size:,}")
 
 
-def table_schema() -> pl.Schema:
+def table_schema(spec: Spec | None = None) -> pl.Schema:
     """The columns of a sweep's table, in order, derived from the declarations: the
-    parameters (a schedule's name beside its events), the metrics, the law columns."""
+    parameters (a schedule's name beside its events; the users' controllers' of ``spec``
+    last), the metrics, the law columns."""
+    columns = PARAM_COLUMNS if spec is None else param_columns(spec)
     params: dict[str, pl.DataType] = {
-        name: pl.String() if name == SCHEDULE_COLUMN else PARAM_DTYPES[name]
-        for name in PARAM_COLUMNS}
+        name: pl.String() if name == SCHEDULE_COLUMN else parameter(name).kind.dtype
+        for name in columns}
     metrics: dict[str, pl.DataType] = {m.name: pl.Float64() if m.float else pl.Int64()
                                        for m in METRICS}
     return pl.LazyFrame(schema=params | metrics).with_columns(law_columns()).collect_schema()
 
 
+def model(spec: Spec | None = None) -> store.Model:
+    """This reconsim's model: :data:`~reconsim.model.version.MODEL_VERSION`, its table's
+    columns, and the identities of ``spec``'s users' controllers. A sweep directory holds
+    one model's chunks."""
+    if spec is None or not spec.controllers:
+        return _builtin_model()
+    identities = spec.controller_identities()  # resolved first: their parameters are columns
+    return store.Model.of(MODEL_VERSION, table_schema(spec), identities)
+
+
 @functools.cache
-def model() -> store.Model:
-    """This reconsim's model: :data:`~reconsim.model.version.MODEL_VERSION` and its table's
-    columns. A sweep directory holds one model's chunks."""
+def _builtin_model() -> store.Model:
     return store.Model.of(MODEL_VERSION, table_schema())
 
 
 def run_chunk(spec: Spec, index: int, threads: int | None = None,
               expected: store.Model | None = None) -> tuple[int, pl.DataFrame]:
     """Simulate chunk ``index`` of the spec's grid: parameters, metrics and law columns.
-    A worker whose model is not ``expected`` (the sweep's) refuses."""
-    if expected is not None and expected != model():
-        raise store.StoreError(f"a worker runs another model ({model()}; the sweep's is "
-                               f"{expected}): every worker needs the same reconsim")
+    A worker whose model is not ``expected`` (the sweep's) refuses; it imports the spec's
+    users' controllers first."""
+    ours = model(spec)
+    if expected is not None and expected != ours:
+        raise store.StoreError(f"a worker runs another model ({ours}; the sweep's is "
+                               f"{expected}): every worker needs the same reconsim and the "
+                               "same users' controllers")
     if threads is not None:
         from reconsim.model.kernels import count as kernel
 
@@ -146,7 +159,7 @@ def run_and_write_chunk(spec: Spec, out: Path, index: int, threads: int | None =
     """Simulate chunk ``index`` and write its file atomically here, in the worker;
     return (index, rows): only two integers travel back to the parent."""
     index, frame = run_chunk(spec, index, threads, expected)
-    _write(out, index, frame)
+    _write(spec, out, index, frame)
     return index, frame.height
 
 
@@ -154,10 +167,11 @@ def run_and_write_chunk(spec: Spec, out: Path, index: int, threads: int | None =
 FACT_COLUMNS: Final = tuple(c for c in PARAM_COLUMNS if c != "deaths")
 
 
-def _write(out: Path, index: int, frame: pl.DataFrame) -> None:
-    """Write chunk ``index``'s file, with its footer's facts."""
-    store.write_chunk(out, index, frame, model(),
-                      {FACTS_KEY: chunk_facts(frame, FACT_COLUMNS)})
+def _write(spec: Spec, out: Path, index: int, frame: pl.DataFrame) -> None:
+    """Write chunk ``index``'s file, with its footer's facts (about the users' controllers'
+    parameters too)."""
+    facts = tuple(c for c in param_columns(spec) if c != "deaths")
+    store.write_chunk(out, index, frame, model(spec), {FACTS_KEY: chunk_facts(frame, facts)})
 
 
 def default_out(spec: Spec) -> Path:
@@ -234,7 +248,7 @@ def _claim(out: Path, spec: Spec, force: bool) -> None:
             f"{manifest.get('spec_hash')}; this one is {spec.hash}); use --force to "
             "start over or --out for another directory")
     if manifest is not None:
-        store.check_model(out, manifest, model())
+        store.check_model(out, manifest, model(spec))
         if manifest.get("chunk_size", spec.chunk_size) != spec.chunk_size:
             # Same spec, another default chunk size (another reconsim): chunk i would
             # name other cells.
@@ -265,12 +279,13 @@ def _run_locked(  # noqa: PLR0913, PLR0917 — run_sweep's options, passed on on
     for key in ("error", "failed"):
         manifest.pop(key, None)
     manifest.update(
-        name=spec.name, spec=spec.source, spec_hash=spec.hash, model=model().to_manifest(),
+        name=spec.name, spec=spec.source, spec_hash=spec.hash, model=model(spec).to_manifest(),
         version=version("reconsim"),
         cells=spec.n_cells, chunk_size=spec.chunk_size, chunks=spec.n_chunks,
         started=manifest.get("started") or _now(), status="running",
     )
     store.write_json(out / store.MANIFEST, manifest)
+    sweep_model = model(spec)
     # Per-chunk bookkeeping only over the chunk files present: the chunks still to run are
     # a generator, so a grid of 10**10 cells in 10**10 chunks starts at once.
     done = {i for i in store.done_chunks(out) if i < spec.n_chunks}
@@ -286,15 +301,15 @@ def _run_locked(  # noqa: PLR0913, PLR0917 — run_sweep's options, passed on on
             if write_from == "workers":
                 # Workers on another machine need the path as this machine spells it.
                 where = out.resolve()
-                tasks = (joblib.delayed(run_and_write_chunk)(spec, where, i, threads, model())
+                tasks = (joblib.delayed(run_and_write_chunk)(spec, where, i, threads, sweep_model)
                          for i in todo)
                 for _, rows in parallel(tasks):
                     bar.update(rows)
             else:
                 for index, frame in parallel(joblib.delayed(run_chunk)(spec, i, threads,
-                                                                       model())
+                                                                       sweep_model)
                                              for i in todo):
-                    _write(out, index, frame)
+                    _write(spec, out, index, frame)
                     bar.update(frame.height)
     except BaseException as exc:
         # Record how it ended, so the next run can say; a SIGKILL leaves "running". Where

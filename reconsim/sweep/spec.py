@@ -20,6 +20,7 @@ import hashlib
 import json
 import math
 import re
+import sys
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -27,9 +28,9 @@ from pathlib import Path
 from typing import Any, Final
 
 from reconsim.errors import ReconsimError
+from reconsim.model.controllers import Controller, ControllerError, registry
 from reconsim.model.kinds import Int, Records
 from reconsim.model.params import (
-    BY_NAME,
     DEFAULTS,
     MAX_COPIES,
     MAX_EVENTS,
@@ -37,9 +38,11 @@ from reconsim.model.params import (
     PARAM_NAMES,
     PARAMS,
     Deaths,
+    Parameter,
     applies,
     check_deaths,
     check_value,
+    parameter,
     shown,
 )
 from reconsim.model.rng import death_seconds
@@ -84,7 +87,8 @@ NAMED_AXES: Final[Mapping[str, Records]] = {
 NO_SCHEDULE: Final = "none"
 
 _SLUG = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
-_TOP_KEYS = {"name", "grid", "schedule", "chunk_size", *(k.table for k in NAMED_AXES.values())}
+_TOP_KEYS = {"name", "grid", "schedule", "chunk_size", "import_path",
+             *(k.table for k in NAMED_AXES.values())}
 _SCHEDULE_KINDS: Final[Mapping[str, tuple[set[str], set[str]]]] = {
     # kind: (required keys, optional keys)
     "events": ({"events"}, set()),
@@ -151,15 +155,37 @@ class Spec:
     """A parsed, checked sweep spec."""
 
     name: str
-    axes: Mapping[str, tuple[Any, ...]]  # every axis in AXES order, singletons included
+    # every axis in AXES order, singletons included, then the users' controllers' parameters
+    axes: Mapping[str, tuple[Any, ...]]
     schedules: Mapping[str, Schedule]
     chunk_size: int
     source: Mapping[str, Any]  # the TOML document as read
+    #: The users' controllers on the controller axis: (name, the import path or entry point
+    #: the spec names it by), and the folders ``import_path`` puts on ``sys.path``.
+    controllers: tuple[tuple[str, str], ...] = ()
+    import_path: tuple[str, ...] = ()
 
     def block_axes(self, controller: str) -> tuple[str, ...]:
         """The axes that vary within ``controller``'s block: those that apply to it."""
-        return tuple(a for a in AXES if a != "controller"
+        return tuple(a for a in self.axes if a != "controller"
                      and applies("deaths" if a == "schedule" else a, controller))
+
+    @property
+    def params(self) -> tuple[Parameter, ...]:
+        """The parameters of its cells: a cell's, then its users' controllers'."""
+        return (*PARAMS, *(parameter(a) for a in tuple(self.axes)[len(AXES):]))
+
+    def resolve_controllers(self) -> tuple[Controller, ...]:
+        """Its users' controllers, resolved (their modules imported, ``import_path`` first):
+        what a worker does before it runs a chunk."""
+        for folder in reversed(self.import_path):
+            if folder not in sys.path:
+                sys.path.insert(0, folder)
+        return tuple(registry.resolve(ref) for _, ref in self.controllers)
+
+    def controller_identities(self) -> tuple[str, ...]:
+        """The identities of its users' controllers (part of its sweep's model)."""
+        return tuple(c.identity for c in self.resolve_controllers())
 
     def blocks(self) -> list[tuple[str, int]]:
         """(controller, cells) per controller, in grid order."""
@@ -185,7 +211,8 @@ class Spec:
 
 
 def load_spec(path: str | Path) -> Spec:
-    """Read and check a spec file; raise :class:`SpecError` in one line on any problem."""
+    """Read and check a spec file; raise :class:`SpecError` in one line on any problem.
+    Its ``import_path`` folders are relative to the file's folder."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -194,13 +221,15 @@ def load_spec(path: str | Path) -> Spec:
     except (OSError, UnicodeDecodeError) as exc:
         raise SpecError(f"{path}: cannot read: {exc}") from None
     try:
-        return parse_spec(text)
+        return parse_spec(text, path.parent)
     except SpecError as exc:
         raise SpecError(f"{path}: {exc}") from None
 
 
-def parse_spec(text: str) -> Spec:
-    """Parse and check a spec from TOML text."""
+def parse_spec(text: str, base: str | Path = ".") -> Spec:
+    """Parse and check a spec from TOML text; ``import_path`` folders are relative to
+    ``base``. A user's controller named on the ``controller`` axis is resolved (its module
+    imported): its parameters become axes."""
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -220,17 +249,21 @@ def parse_spec(text: str) -> Spec:
     grid = doc.get("grid", {})
     if not isinstance(grid, dict):
         raise SpecError(f"grid must be a table, got {shown(grid)}")
-    _no_unknown_keys(grid, set(AXES), "grid.")
+    import_path = _import_path(doc.get("import_path", []), Path(base))
+    controllers = _users_controllers(grid, import_path)
+    extra = tuple(dict.fromkeys(n for _, ref in controllers
+                                for n in registry.resolve(ref).params))
+    _no_unknown_keys(grid, {*AXES, *extra}, "grid.")
     schedules = _schedules(doc.get("schedule", {}))
     named = {axis: _named(doc.get(kind.table, {}), kind) for axis, kind in NAMED_AXES.items()}
     axes = {axis: _named_axis(grid, axis, named[axis]) if axis in named
-            else _axis(grid, axis, schedules) for axis in AXES}
+            else _axis(grid, axis, schedules) for axis in (*AXES, *extra)}
     if DEFAULT_SCHEDULE in axes["schedule"] and DEFAULT_SCHEDULE not in schedules:
         schedules[DEFAULT_SCHEDULE] = Schedule(DEFAULT_SCHEDULE, "events",
                                                {"events": DEFAULTS["deaths"]})
     entries = _entries_per_cell(axes, schedules)
     spec = Spec(name=name, axes=axes, schedules=schedules, chunk_size=chunk_size or 1,
-                source=doc)
+                source=doc, controllers=controllers, import_path=import_path)
     if chunk_size is None:
         return replace(spec, chunk_size=default_chunk_size(spec.n_cells, entries))
     if chunk_size * entries > MAX_CHUNK_ENTRIES:
@@ -239,6 +272,37 @@ def parse_spec(text: str) -> Spec:
             f"each is {chunk_size * entries:,} list entries a chunk, more than "
             f"{MAX_CHUNK_ENTRIES:,}; set chunk_size <= {max(1, MAX_CHUNK_ENTRIES // entries)}")
     return spec
+
+
+def _import_path(raw: Any, base: Path) -> tuple[str, ...]:
+    """``import_path``: folders (relative to the spec's) to import users' controllers from."""
+    if not isinstance(raw, list) or not all(isinstance(f, str) for f in raw):
+        raise SpecError(f"import_path must be a list of folders, got {shown(raw)}")
+    folders = tuple(str((base / f).resolve()) for f in raw)
+    for given, folder in zip(raw, folders, strict=True):
+        if not Path(folder).is_dir():
+            raise SpecError(f"import_path: {given!r}: no such folder ({folder})")
+    return folders
+
+
+def _users_controllers(grid: Mapping[str, Any], import_path: tuple[str, ...],
+                       ) -> tuple[tuple[str, str], ...]:
+    """The users' controllers the ``controller`` axis names: (name, how it names it),
+    resolved with ``import_path`` on ``sys.path``."""
+    raw = grid.get("controller", [])
+    if not isinstance(raw, list):
+        return ()  # the axis's own check says what is wrong
+    for folder in reversed(import_path):
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+    out: dict[str, str] = {}
+    for ref in raw:
+        if isinstance(ref, str) and ref not in registry.BUILT_IN:
+            try:
+                out[registry.resolve(ref).name] = ref
+            except ControllerError as exc:
+                raise SpecError(f"grid.controller: {exc}") from None
+    return tuple(out.items())
 
 
 def default_chunk_size(cells: int, entries: int) -> int:
@@ -298,7 +362,7 @@ def _axis(grid: Mapping[str, Any], axis: str, schedules: Mapping[str, Schedule])
             if not isinstance(v, str) or (v not in schedules and v != DEFAULT_SCHEDULE):
                 known = ", ".join(schedules) or "none defined"
                 raise SpecError(f"grid.schedule: unknown schedule {shown(v)} (known: {known})")
-    elif isinstance(grid.get(axis), dict) and isinstance(BY_NAME[axis].kind, Int):
+    elif isinstance(grid.get(axis), dict) and isinstance(parameter(axis).kind, Int):
         # A range of integers is valid when its ends are: check two values, not a million.
         values = _axis_values(grid[axis], axis)
         try:
@@ -308,7 +372,7 @@ def _axis(grid: Mapping[str, Any], axis: str, schedules: Mapping[str, Schedule])
             raise SpecError(f"grid.{axis}: {exc}") from None
         return values  # distinct by construction
     else:
-        raw = _axis_values(grid[axis], axis) if axis in grid else (DEFAULTS[axis],)
+        raw = _axis_values(grid[axis], axis) if axis in grid else (parameter(axis).default,)
         try:
             values = tuple(check_value(axis, v) for v in raw)
         except ValueError as exc:

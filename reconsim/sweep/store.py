@@ -40,6 +40,8 @@ OWNED = (MANIFEST, DATA, "report.html", "summary.json", "figures")
 #: The key of a chunk file's Parquet metadata that holds the version of the model that
 #: wrote it.
 MODEL_KEY: Final = "reconsim.model_version"
+#: The footer key listing the users' controllers (their identities) a chunk ran, if any.
+CONTROLLERS_KEY: Final = "reconsim.controllers"
 #: At most this many column names in a refusal, then a count.
 _NAMED: Final = 4
 
@@ -57,11 +59,14 @@ class Model:
 
     version: int | None
     columns: tuple[tuple[str, str], ...] | None
+    #: The identities of the users' controllers it ran (name@version or name@digest).
+    controllers: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, version: int, schema: Mapping[str, pl.DataType]) -> Model:
-        """The model of ``version`` whose table has ``schema``."""
-        return cls(version, _columns(schema))
+    def of(cls, version: int, schema: Mapping[str, pl.DataType],
+           controllers: tuple[str, ...] = ()) -> Model:
+        """The model of ``version`` whose table has ``schema``, with ``controllers``."""
+        return cls(version, _columns(schema), controllers)
 
     @classmethod
     def from_manifest(cls, manifest: Mapping[str, Any]) -> Model:
@@ -70,14 +75,17 @@ class Model:
         if not isinstance(doc, dict):
             return cls(None, None)
         version, columns = doc.get("version"), doc.get("columns")
+        controllers = doc.get("controllers", [])
         return cls(version if isinstance(version, int) else None,
                    tuple((str(k), str(v)) for k, v in columns.items())
-                   if isinstance(columns, dict) else None)
+                   if isinstance(columns, dict) else None,
+                   tuple(str(c) for c in controllers) if isinstance(controllers, list) else ())
 
     def to_manifest(self) -> dict[str, Any]:
-        """The manifest's ``model`` field."""
-        return {"version": self.version, "schema": self.fingerprint,
-                "columns": dict(self.columns or ())}
+        """The manifest's ``model`` field (``controllers`` only where a user's ran)."""
+        doc = {"version": self.version, "schema": self.fingerprint,
+               "columns": dict(self.columns or ())}
+        return doc | ({"controllers": list(self.controllers)} if self.controllers else {})
 
     @property
     def fingerprint(self) -> str | None:
@@ -88,7 +96,8 @@ class Model:
 
     def __str__(self) -> str:
         version = "unrecorded" if self.version is None else self.version
-        return f"model {version}, schema {self.fingerprint or 'unrecorded'}"
+        controllers = f", controllers {', '.join(self.controllers)}" if self.controllers else ""
+        return f"model {version}, schema {self.fingerprint or 'unrecorded'}{controllers}"
 
     def differences(self, ours: Model) -> str:
         """How this model's columns differ from ``ours``, in words ("" when they do not)."""
@@ -142,13 +151,14 @@ def chunk_model(path: Path) -> Model:
     """The model that wrote a chunk file: the version its metadata records and the columns
     it holds."""
     try:
-        version = pl.read_parquet_metadata(path).get(MODEL_KEY)
+        metadata = pl.read_parquet_metadata(path)
+        version, controllers = metadata.get(MODEL_KEY), metadata.get(CONTROLLERS_KEY)
         schema = pl.read_parquet_schema(path)
     except (OSError, pl.exceptions.PolarsError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise StoreError(f"{path}: unreadable ({first}); use --force to start over") from None
     return Model(int(version) if version is not None and version.isdecimal() else None,
-                 _columns(schema))
+                 _columns(schema), tuple(controllers.split(" ")) if controllers else ())
 
 
 def _columns(schema: Mapping[str, pl.DataType]) -> tuple[tuple[str, str], ...]:
@@ -181,6 +191,8 @@ def write_chunk(out: Path, index: int, frame: pl.DataFrame, model: Model,
     (more metadata: :mod:`reconsim.sweep.facts`)."""
     target = chunk_path(out, index)
     metadata = {MODEL_KEY: str(model.version), **(facts or {})}
+    if model.controllers:
+        metadata[CONTROLLERS_KEY] = " ".join(model.controllers)
 
     def write(f: BinaryIO) -> None:
         sink = _Sink(f)

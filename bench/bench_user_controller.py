@@ -1,0 +1,82 @@
+"""A user's controller against a built-in of the same shape, side by side in one run: the
+deadband controller with ``band = 0`` decides exactly as ``ledger`` does, so on the same
+cells it must give the same metrics, and its kernel (compiled from the user's module)
+should run as fast as the built-in's. Also its cold compile and its cached start, each in a
+fresh process."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from bench.conftest import QUICK, RATES, world_batch
+from reconsim import simulate
+from reconsim.model.controllers import registry
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "controllers"
+METRICS = ("rounds", "created", "delete_commands", "deleted", "overshoot", "reads",
+           "excess_copy_seconds", "missing_copy_seconds", "create_commands")
+
+
+@pytest.fixture(scope="module")
+def ledger_mix() -> pl.DataFrame:
+    """The world mix's ledger cells, and the same cells on deadband (band 0)."""
+    sys.path.insert(0, str(EXAMPLES))
+    registry.resolve("deadband:DEADBAND")
+    mix = world_batch(30_000 if QUICK else 300_000)
+    return mix.filter(pl.col("controller") == "ledger")
+
+
+@pytest.mark.benchmark(group="user controller: cells per second")
+@pytest.mark.parametrize("controller", ["ledger", "deadband"])
+def test_same_shape_as_a_built_in(benchmark, ledger_mix: pl.DataFrame,  # type: ignore[no-untyped-def]
+                                  controller: str) -> None:
+    cells = ledger_mix if controller == "ledger" else ledger_mix.with_columns(
+        controller=pl.lit("deadband"), band=pl.lit(0, dtype=pl.Int64))
+    simulate(cells.head(500))  # compile (or load the cache) outside the timing
+    out = benchmark.pedantic(simulate, args=(cells,), rounds=3 if QUICK else 7,
+                             warmup_rounds=1)
+    rate = cells.height / benchmark.stats.stats.median
+    benchmark.extra_info.update(cells=cells.height, cells_per_second=round(rate))
+    RATES[f"world mix, {controller} ({cells.height:,} ledger cells)"] = rate
+    baseline = simulate(ledger_mix)
+    assert out.select(METRICS).equals(baseline.select(METRICS))
+
+
+_START = textwrap.dedent("""
+    import sys, time
+    start = time.perf_counter()
+    sys.path.insert(0, {examples!r})
+    from reconsim import run_cell
+    run_cell(controller="deadband:DEADBAND", band=1, G=20)
+    run_cell(controller="deadband:DEADBAND", band=1, G=20, B_spread=3)
+    print(time.perf_counter() - start)
+""")
+
+
+@pytest.mark.benchmark(group="user controller: start")
+def test_cold_compile_and_cached_start(benchmark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Seconds from a fresh interpreter's start to a user's controller's first cells on
+    both kernels: with an empty numba cache (cold), then with the cache that run left."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
+    code = _START.format(examples=str(EXAMPLES))
+
+    def run() -> float:
+        done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                              text=True, check=True)
+        return float(done.stdout.strip().splitlines()[-1])
+
+    cold = run()
+    started = time.perf_counter()
+    cached = benchmark.pedantic(run, rounds=1 if QUICK else 3, iterations=1)
+    benchmark.extra_info.update(cold_seconds=round(cold, 2), cached_seconds=round(cached, 2),
+                                wall_seconds=round(time.perf_counter() - started, 2))
+    print(f"\nuser controller: cold compile {cold:.2f} s, cached start {cached:.2f} s")
+    assert cached < cold
