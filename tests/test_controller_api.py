@@ -3,16 +3,19 @@ both kernels alike, from a user's module, and a bad definition is refused in one
 
 from __future__ import annotations
 
+import json
 import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from reconsim import run_cell, run_reference
 from reconsim.cli import main
 from reconsim.controllers import Controller, ControllerError, Int, Param
+from reconsim.errors import ReconsimError
 from reconsim.model.controllers import registry
 from reconsim.model.params import Cell, UnknownParameterError, cell_text, make_cell
 from reconsim.testing import ControllerMismatchError, check_controller, compare_cell
@@ -186,3 +189,79 @@ def test_two_definitions_may_not_share_a_name(module: Path) -> None:
     with pytest.raises(ControllerError, match="another definition of that name is known"):
         registry.register(Controller("twin", lambda v, p, m: 1, "two",
                                      params={"x": Param(Int(0, 3), 0, "differs")}))
+
+
+SWEEP = """
+name = "mine"
+import_path = ["{folder}"]
+
+[grid]
+controller = ["ledger", "{ref}"]
+{param} = {values}
+G = [0, 20]
+U = [15]
+desired = 6
+duration = 300
+"""
+
+
+def write_spec(folder: Path, ref: str = "deadband:DEADBAND", param: str = "band",
+               values: str = "[0, 2]") -> Path:
+    spec = folder / "mine.toml"
+    spec.write_text(SWEEP.format(folder=EXAMPLES, ref=ref, param=param, values=values),
+                    encoding="utf-8")
+    return spec
+
+
+def test_a_sweep_runs_a_users_controller_beside_ours(tmp_path: Path) -> None:
+    from reconsim import load_spec, run_sweep, scan
+
+    spec = load_spec(write_spec(tmp_path))
+    assert spec.controllers == (("deadband", "deadband:DEADBAND"),)
+    assert spec.n_cells == 2 + 2 * 2  # band multiplies the deadband's block only
+    out = tmp_path / "out"
+    run_sweep(spec, out, jobs=2, progress=False)
+    table = scan(out).collect()
+    assert table["controller"].to_list().count("deadband") == 4
+    band = table.filter(controller="deadband")["band"].to_list()
+    assert sorted(band) == [0, 0, 2, 2]
+    assert table.filter(controller="ledger")["band"].null_count() == 2
+    # band 0 decides as the ledger loop does: the same figures, cell by cell
+    same = table.filter((pl.col("controller") == "ledger") | (pl.col("band") == 0))
+    assert same.group_by("G").agg(pl.col("created").n_unique())["created"].to_list() == [1, 1]
+    manifest = json.loads((out / "sweep.json").read_text(encoding="utf-8"))
+    assert manifest["model"]["controllers"] == [registry.get("deadband").identity]
+
+
+def test_a_resume_with_another_version_of_the_controller_is_refused(
+        tmp_path: Path, module: Path) -> None:
+    from reconsim import load_spec, run_sweep
+
+    name = write_module(module, "userctl_v", """
+        from reconsim.controllers import Controller, Int, Param
+        def decide(v, p, m):
+            return v.desired - v.seen
+        MINE = Controller("mine", decide, "version one", params={
+            "k": Param(Int(0, 5), 0, "unused")}, version="1")
+    """)
+    spec_path = write_spec(tmp_path, f"{name}:MINE", "k", "[0, 1]")
+    out = tmp_path / "out"
+    run_sweep(load_spec(spec_path), out, progress=False)
+    assert registry.get("mine").identity == "mine@1"
+    with registry.scope():
+        del sys.modules[name]
+        registry.forget("mine")
+        (module / f"{name}.py").write_text((module / f"{name}.py").read_text(
+            encoding="utf-8").replace('version="1"', 'version="2"'), encoding="utf-8")
+        with pytest.raises(ReconsimError, match=r"another model .*mine@1.*mine@2"):
+            run_sweep(load_spec(spec_path), out, progress=False)
+
+
+def test_a_spec_naming_a_missing_controller_is_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = write_spec(tmp_path, "deadband:NOPE")
+    assert main(["sweep", str(spec), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "grid.controller: controller 'deadband:NOPE': 'deadband' has no attribute" in err
+    assert err.count("\n") == 1
+    assert not (tmp_path / "out").exists()

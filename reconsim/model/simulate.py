@@ -134,7 +134,8 @@ def simulate(cells: pl.DataFrame, *, checked: bool = False) -> pl.DataFrame:
     out = np.empty((len(WORLD_OUT_COLUMNS), cells.height), np.int64)  # a metric a row
     rows = np.flatnonzero(~world)
     with _cells_numbered(rows):
-        count = take_rows(arrays, rows, (*COUNT_INPUTS, *controller_params(known)))
+        present = [p for p in controller_params(known) if p in arrays]
+        count = take_rows(arrays, rows, (*COUNT_INPUTS, *present))
         out[:len(OUT_COLUMNS), rows] = simulate_arrays(
             controllers=known, **count).T  # type: ignore[arg-type]
     out[WORLD_OUT_COLUMNS.index("create_commands"), rows] = out[

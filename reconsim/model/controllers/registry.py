@@ -49,6 +49,13 @@ def scope() -> Iterator[None]:
         _named_by.update(named_before)
 
 
+def forget(name: str) -> None:
+    """Forget the user's controller called ``name`` (a built-in stays)."""
+    if name not in BUILT_IN:
+        _known.pop(name, None)
+        _named_by.pop(name, None)
+
+
 def reserve(parameter_names: Iterable[str]) -> None:
     """Keep ``parameter_names`` (a cell's parameters) from a user's controller parameters."""
     _reserved.update(parameter_names)
