@@ -18,6 +18,7 @@ import pytest
 
 from reconsim import load_spec, run_sweep
 from reconsim.report import build_report
+from tests.helpers.golden import differences
 
 GOLDEN = Path(__file__).parent / "golden" / "default_summary.json"
 SPEC = Path(__file__).parents[1] / "sweeps" / "default.toml"
@@ -29,20 +30,6 @@ def comparable(summary: dict[str, Any]) -> dict[str, Any]:
     """The summary without the facts that differ from run to run."""
     sweep = {k: v for k, v in summary["sweep"].items() if k not in RUN_FACTS}
     return summary | {"sweep": sweep}
-
-
-def differences(got: Any, want: Any, path: str = "") -> list[str]:
-    """Every key path where ``got`` and ``want`` differ (both JSON values)."""
-    if isinstance(got, dict) and isinstance(want, dict):
-        out = [f"{path}/{k}: missing" for k in want if k not in got]
-        out += [f"{path}/{k}: unexpected" for k in got if k not in want]
-        for k in want.keys() & got.keys():
-            out += differences(got[k], want[k], f"{path}/{k}")
-        return out
-    if isinstance(got, list) and isinstance(want, list) and len(got) == len(want):
-        return [d for i, (g, w) in enumerate(zip(got, want, strict=True))
-                for d in differences(g, w, f"{path}[{i}]")]
-    return [] if got == want and type(got) is type(want) else [f"{path}: {got!r} != {want!r}"]
 
 
 def test_differences_finds_every_changed_key() -> None:
