@@ -66,8 +66,13 @@ def bench_compare(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
-    """ruff, mypy --strict, and the import contracts (``[tool.importlinter]``)."""
+    """ruff, mypy --strict, the import contracts (``[tool.importlinter]``), and the lints of
+    tools/: the workflows (check-jsonschema, zizmor, pinned actions, nox sessions), no
+    f-string writing HTML in the page code, the templates shipped as package data."""
     session.install("-e", ".[test,lint]")
     session.run("ruff", "check", ".")
     session.run("mypy")
     session.run("lint-imports")
+    session.run("python", "tools/check_workflows.py")
+    session.run("python", "tools/check_html_fstrings.py")
+    session.run("python", "tools/check_package_data.py")
