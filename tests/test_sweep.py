@@ -24,6 +24,9 @@ from reconsim.sweep import runner, store
 from reconsim.sweep.grid import PARAM_COLUMNS, expand
 from reconsim.sweep.runner import run_sweep
 from reconsim.sweep.spec import load_spec, parse_spec
+from tests.helpers.child import child_env
+
+ROOT = Path(__file__).resolve().parent.parent
 
 SMALL = """
 name = "small"
@@ -43,8 +46,8 @@ every = 100
 count = 1
 """
 
-# Heavy enough that a sweep is still running when the test interrupts it: U = 1 or 2 over
-# 30,000 s (~0.2 s of kernel time per 1,000-cell chunk), twelve chunks.
+# The sweep the tests interrupt: twelve chunks of 1,000 cells, U = 1 or 2 over 3,000 s. It
+# need not be slow: its chunks from the third on wait for the signal (tests/helpers/gate.py).
 SLOW = """
 name = "slow"
 chunk_size = 1000
@@ -54,7 +57,7 @@ G = { from = 0, to = 95, step = 5 }
 U = [1, 2]
 B = [0, 5, 10]
 desired = { from = 1, to = 50 }
-duration = 30000
+duration = 3000
 """
 
 
@@ -183,12 +186,18 @@ def test_rerun_of_a_complete_sweep_does_nothing(tmp_path: Path) -> None:
     assert parts(tmp_path / "out") == before
 
 
-def _wait_for_chunks(out: Path, n: int, proc: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 120
-    while len(list((out / "data").glob("part-*.parquet"))) < n if (out / "data").exists() \
-            else True:
+#: Chunks the interrupted sweep finishes before its next chunk is held (tests/helpers/gate.py).
+DONE_BEFORE_SIGNAL = 2
+
+
+def _wait_until_held(out: Path, held: Path, proc: subprocess.Popen[str]) -> None:
+    """Until the sweep has written its first chunks and holds a later one: the state the
+    signal is sent in, whatever the machine's load."""
+    deadline = time.monotonic() + 120  # a sweep that hangs fails, it does not stall the run
+    while not (list(held.glob("held-*")) and len(list(out.glob("data/part-*.parquet")))
+               == DONE_BEFORE_SIGNAL):
         assert proc.poll() is None, "the sweep ended before it could be interrupted"
-        assert time.monotonic() < deadline
+        assert time.monotonic() < deadline, "the sweep never reached the held chunk"
         time.sleep(0.02)
 
 
@@ -201,12 +210,19 @@ def test_interrupted_sweep_resumes_to_the_same_table(tmp_path: Path, sig: int,
                                                      backend: str) -> None:
     spec_path = write_spec(tmp_path, SLOW)
     spec = load_spec(spec_path)
-    out = tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "-m", "reconsim", "sweep", str(spec_path),
-                             "--out", str(out), "--backend", backend, "--jobs", "2"],
+    out, held = tmp_path / "out", tmp_path / "held"
+    held.mkdir()
+    # The sweep's chunks from DONE_BEFORE_SIGNAL on wait for the signal instead of running.
+    env = child_env(PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT),
+                                                             os.environ.get("PYTHONPATH")])),
+                    RECONSIM_TEST_HOLD_FROM=str(DONE_BEFORE_SIGNAL),
+                    RECONSIM_TEST_HOLD_DIR=str(held))
+    proc = subprocess.Popen([sys.executable, "-c", "import tests.helpers.gate as g; g.main()",
+                             "sweep", str(spec_path), "--out", str(out), "--backend", backend,
+                             "--jobs", "2"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
-    _wait_for_chunks(out, 2, proc)
+                            start_new_session=True, cwd=tmp_path, env=env)
+    _wait_until_held(out, held, proc)
     if sig == signal.SIGKILL:
         os.killpg(proc.pid, signal.SIGKILL)  # the sweep and its workers, all at once
     else:
@@ -214,6 +230,7 @@ def test_interrupted_sweep_resumes_to_the_same_table(tmp_path: Path, sig: int,
     _, err = proc.communicate(timeout=60)
     done_at_kill = len(list((out / "data").glob("part-*.parquet")))
     assert done_at_kill < spec.n_chunks, "the sweep finished before the signal"
+    assert done_at_kill == DONE_BEFORE_SIGNAL
     if sig == signal.SIGINT:
         assert proc.returncode == 130, err  # once, in CI: 1 (its stderr was not shown)
         assert "run the same command again to resume" in err
