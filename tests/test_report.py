@@ -12,6 +12,7 @@ import io
 import itertools
 import json
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reconsim import Cell
-from reconsim.report import ReportError, build_report, data
+from reconsim.report import Report, ReportError, build_report, data
 from reconsim.report.build import summarize
 from reconsim.report.charts import Figure
 from reconsim.report.data import (
@@ -54,6 +55,14 @@ from tests.helpers.tables import (
 @pytest.fixture
 def hand_sweep(tmp_path: Path) -> Path:
     return write_table(tmp_path / "hand", hand_table(HAND_ROWS), name="hand")
+
+
+@pytest.fixture(scope="module")
+def hand_report(tmp_path_factory: pytest.TempPathFactory) -> Report:
+    """The report of :func:`hand_sweep`'s table, built once for the tests that only read it
+    (none writes into its folder)."""
+    return build_report(write_table(tmp_path_factory.mktemp("hand") / "hand",
+                                    hand_table(HAND_ROWS), name="hand"))
 
 
 def test_law_verdict_on_a_hand_computed_table(hand_sweep: Path) -> None:
@@ -158,8 +167,8 @@ def test_boundary_counts_every_ledger_row_and_splits_them_by_variant(tmp_path: P
 
 
 def test_summary_json_has_the_issue_s_keys_and_the_page_the_same_numbers(
-        hand_sweep: Path) -> None:
-    report = build_report(hand_sweep)
+        hand_report: Report) -> None:
+    report = hand_report
     saved = json.loads(report.summary.read_text(encoding="utf-8"))
     assert saved == json.loads(json.dumps(report.data, default=str))
     assert (saved["law"]["cells"], saved["law"]["mismatches"]) == (7, 3)
@@ -253,8 +262,9 @@ def test_model_sweep_law_breaks_where_the_model_says(tmp_path: Path) -> None:
     assert law["mismatches"] == recount > 0
 
 
-def test_report_writes_every_figure_as_svg_and_png(hand_sweep: Path) -> None:
-    report = build_report(hand_sweep)
+def test_report_writes_every_figure_as_svg_and_png(hand_report: Report) -> None:
+    report = hand_report
+    hand_sweep = report.html.parent
     names = list(report.data["figures"])
     assert names == ["law", "boundary", "read_cost", "controllers", "tradeoff",
                      "timeline_law_mismatch"]
@@ -316,18 +326,20 @@ def test_strings_from_the_spec_are_escaped(tmp_path: Path) -> None:
     assert "\\u003cb\\u003ebold" in page
 
 
-def test_page_is_self_contained(hand_sweep: Path) -> None:
-    page = build_report(hand_sweep).html.read_text(encoding="utf-8")
+def test_page_is_self_contained(hand_report: Report) -> None:
+    page = hand_report.html.read_text(encoding="utf-8")
     assert not re.search(r"<script[^>]*\ssrc\s*=", page, re.IGNORECASE)
     assert not re.search(r"<link[^>]*\shref\s*=", page, re.IGNORECASE)
     assert not re.search(r"""\ssrc\s*=\s*["']?(https?:)?//""", page, re.IGNORECASE)
     assert "vegaEmbed" in page
 
 
-def test_report_is_deterministic(hand_sweep: Path) -> None:
-    first = build_report(hand_sweep)
-    page, summary = first.html.read_bytes(), first.summary.read_bytes()
-    second = build_report(hand_sweep)
+def test_report_is_deterministic(hand_report: Report, tmp_path: Path) -> None:
+    # Built again over a copy of the first build's folder: its table and its report.
+    page, summary = hand_report.html.read_bytes(), hand_report.summary.read_bytes()
+    again = tmp_path / "hand"
+    shutil.copytree(hand_report.html.parent, again)
+    second = build_report(again)
     assert second.html.read_bytes() == page
     assert second.summary.read_bytes() == summary
 

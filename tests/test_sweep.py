@@ -273,11 +273,22 @@ def test_another_spec_is_refused_then_forced(tmp_path: Path) -> None:
     assert table(out).height == load_spec(b).n_cells
 
 
-def _half_done(tmp_path: Path) -> tuple[Path, Path]:
+@pytest.fixture(scope="module")
+def small_done(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """SMALL swept to the end by the command line, once a module: the DIR that each
+    :func:`_half_done` copies (no test writes into this one)."""
+    tmp = tmp_path_factory.mktemp("small")
+    spec_path = write_spec(tmp, SMALL)
+    out = tmp / "out"
+    assert cli("sweep", spec_path, "--out", out, "--backend", "sequential").returncode == 0
+    return out
+
+
+def _half_done(tmp_path: Path, small_done: Path) -> tuple[Path, Path]:
     """A sweep of SMALL into tmp_path/out stopped after two chunks: (spec file, DIR)."""
     spec_path = write_spec(tmp_path, SMALL)
     out = tmp_path / "out"
-    assert cli("sweep", spec_path, "--out", out, "--backend", "sequential").returncode == 0
+    shutil.copytree(small_done, out)
     for p in sorted((out / "data").iterdir())[2:]:
         p.unlink()
     return spec_path, out
@@ -327,9 +338,9 @@ def _without(column: str) -> store.Model:
 
 
 @pytest.mark.parametrize("edit", ["version", "columns", "dtype", "missing"])
-def test_a_manifest_of_another_model_is_refused_then_forced(tmp_path: Path,
-                                                            edit: str) -> None:
-    spec_path, out = _half_done(tmp_path)
+def test_a_manifest_of_another_model_is_refused_then_forced(tmp_path: Path, edit: str,
+                                                            small_done: Path) -> None:
+    spec_path, out = _half_done(tmp_path, small_done)
     manifest = json.loads((out / "sweep.json").read_text())
     model = manifest["model"]
     if edit == "version":
@@ -358,8 +369,9 @@ def test_a_manifest_of_another_model_is_refused_then_forced(tmp_path: Path,
 
 
 @pytest.mark.parametrize("chunk", ["columns", "version", "unstamped"])
-def test_a_chunk_of_another_model_is_refused_then_forced(tmp_path: Path, chunk: str) -> None:
-    spec_path, out = _half_done(tmp_path)
+def test_a_chunk_of_another_model_is_refused_then_forced(tmp_path: Path, chunk: str,
+                                                         small_done: Path) -> None:
+    spec_path, out = _half_done(tmp_path, small_done)
     path = out / "data" / "part-00001.parquet"
     frame = pl.read_parquet(path)
     if chunk == "columns":  # this model's version, another set of columns
@@ -379,8 +391,10 @@ def test_a_chunk_of_another_model_is_refused_then_forced(tmp_path: Path, chunk: 
                          "--force to start over or --out for another directory")
 
 
-def test_chunks_of_another_size_are_refused_then_forced(tmp_path: Path) -> None:
-    spec_path, out = _half_done(tmp_path)  # as another reconsim's default chunk size made
+def test_chunks_of_another_size_are_refused_then_forced(tmp_path: Path,
+                                                        small_done: Path) -> None:
+    # as another reconsim's default chunk size made
+    spec_path, out = _half_done(tmp_path, small_done)
     manifest = json.loads((out / "sweep.json").read_text())
     manifest["chunk_size"] = 400
     (out / "sweep.json").write_text(json.dumps(manifest))
