@@ -14,8 +14,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from reconsim import load_spec, run_sweep
 from reconsim.report import build_report
 from tests.helpers.golden import differences
@@ -39,7 +37,6 @@ def test_differences_finds_every_changed_key() -> None:
                                               "/c/d: 1 != 1.0", "/e: unexpected"]
 
 
-@pytest.mark.slow
 def test_default_sweep_summary_is_golden(tmp_path: Path) -> None:
     out = tmp_path / "default"
     run_sweep(load_spec(SPEC), out, jobs=2, progress=False)
