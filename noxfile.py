@@ -13,9 +13,16 @@ PYTHON = False if nox.options.default_venv_backend == "none" else None
 
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
-    """Run the test suite (property tests, golden figures, CLI, doctests)."""
+    """Run the test suite (property tests, golden figures, CLI, doctests) on every core
+    (pytest-xdist, ``-n auto``); ``-- ARGS`` go to pytest after it: ``-- -k foo``,
+    ``-- -n 0`` for one process."""
     session.install("-e", ".[test]")
-    session.run("pytest", *session.posargs)
+    # worksteal: an idle worker takes queued tests from a busy one, so that the long ones
+    # (property tests against the reference model, sweeps) do not end up on one worker.
+    xdist = ["-n", "auto", "--dist", "worksteal"]
+    if any(a.replace(" ", "") in ("no:xdist", "-pno:xdist") for a in session.posargs):
+        xdist = []  # -p no:xdist knows no -n
+    session.run("pytest", *xdist, *session.posargs)
 
 
 @nox.session(python=PYTHON)
@@ -66,11 +73,16 @@ def bench_compare(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
-    """ruff, mypy --strict, and the import contracts (``[tool.importlinter]``)."""
+    """ruff, mypy --strict, the import contracts (``[tool.importlinter]``), and the lints of
+    tools/: the workflows (check-jsonschema, zizmor, pinned actions, nox sessions), no
+    f-string writing HTML in the page code, the templates shipped as package data."""
     session.install("-e", ".[test,lint]")
     session.run("ruff", "check", ".")
     session.run("mypy")
     session.run("lint-imports")
+    session.run("python", "tools/check_workflows.py")
+    session.run("python", "tools/check_html_fstrings.py")
+    session.run("python", "tools/check_package_data.py")
 
 
 @nox.session(python=PYTHON)

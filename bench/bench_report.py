@@ -24,7 +24,7 @@ from bench.conftest import QUICK
 from reconsim.report import build_report
 from reconsim.sweep.runner import run_sweep
 from reconsim.sweep.spec import load_spec
-from tests.test_report_golden import differences
+from tests.helpers.golden import differences
 
 MILLION = Path(__file__).resolve().parent.parent / "sweeps" / "million.toml"
 

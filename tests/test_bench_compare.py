@@ -14,21 +14,9 @@ import pytest
 
 from reconsim.benchmarks.compare import compare_runs, load_run, render
 from reconsim.cli import main
+from tests.helpers.runs import BASE, HEAD, changed_run
 
-DATA = Path(__file__).resolve().parent / "data"
-BASE, HEAD = DATA / "bench-base.json", DATA / "bench-head.json"
 BASELINE = Path(__file__).resolve().parent.parent / "bench" / "quality-baseline.json"
-
-
-def changed_run(tmp_path: Path, variant: str, figure: str, delta: int) -> Path:
-    """A copy of the head run with one quality figure of one variant moved by ``delta``."""
-    doc = json.loads(HEAD.read_text())
-    for b in doc["benchmarks"]:
-        if b["name"] == f"test_variant[{variant}]":
-            b["extra_info"]["quality"][figure] += delta
-    out = tmp_path / "head-changed.json"
-    out.write_text(json.dumps(doc))
-    return out
 
 
 def baseline_of(run: Path, tmp_path: Path) -> Path:

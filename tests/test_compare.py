@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -12,43 +11,12 @@ import pytest
 
 from reconsim.cli import main
 from reconsim.compare.cells import SAMPLE, compare, output_name
-from reconsim.sweep.runner import run_sweep
-from reconsim.sweep.spec import parse_spec
-
-SPEC = """
-name = "{name}"
-[grid]
-controller = ["ledger", "intent", "expectations"]
-G = {G}
-U = [5, 15, 30]
-B = 5
-desired = [3, 6]
-duration = 300
-schedule = ["seed", "none"]
-[schedule.seed]
-events = [[100, 2]]
-[schedule.none]
-events = []
-"""
-
-
-def sweep(out: Path, name: str = "a", G: str = "[0, 10, 30]") -> Path:
-    run_sweep(parse_spec(SPEC.format(name=name, G=G)), out, jobs=1, backend="sequential",
-              progress=False)
-    return out
+from tests.helpers.sweeps import compare_sweep, edited
 
 
 @pytest.fixture(scope="module")
 def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return sweep(tmp_path_factory.mktemp("sweeps") / "a")
-
-
-def edited(base: Path, out: Path, **columns: pl.Expr) -> Path:
-    """A copy of sweep ``base`` with some columns rewritten in every chunk file."""
-    shutil.copytree(base, out)
-    for part in (out / "data").glob("part-*.parquet"):
-        pl.read_parquet(part).with_columns(**columns).write_parquet(part)
-    return out
+    return compare_sweep(tmp_path_factory.mktemp("sweeps") / "a")
 
 
 def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -59,7 +27,7 @@ def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
 
 def test_identical_sweeps_exit_0(base: Path, tmp_path: Path,
                                  capsys: pytest.CaptureFixture[str]) -> None:
-    again = sweep(tmp_path / "again")  # the same spec run again: the same figures
+    again = compare_sweep(tmp_path / "again")  # the same spec run again: the same figures
     page = tmp_path / "page.html"
     status, out, _ = run([str(base), str(again), "--json", "--html", str(page)], capsys)
     assert status == 0
@@ -118,7 +86,7 @@ def test_tolerance(base: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str
 
 def test_cells_in_one_side_only_are_counted_and_listed(
         base: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    other = sweep(tmp_path / "other", name="other", G="[10, 30, 60, 90]")
+    other = compare_sweep(tmp_path / "other", name="other", G="[10, 30, 60, 90]")
     status, out, _ = run([str(base), str(other), "--json", "--html",
                           str(tmp_path / "p.html")], capsys)
     assert status == 0  # the matched cells agree
@@ -163,7 +131,7 @@ def test_bad_input_is_one_line_exit_2_nothing_written(
     args, message = {
         "missing": ([str(base), str(tmp_path / "nope")], "no such directory"),
         "not a sweep": ([str(base), str(tmp_path)], "not a sweep"),
-        "no overlap": ([str(base), str(sweep(tmp_path / "far", G="[60, 90]"))],
+        "no overlap": ([str(base), str(compare_sweep(tmp_path / "far", G="[60, 90]"))],
                        "no cells in common"),
         "metrics": ([str(base), str(edited(base, tmp_path / "less", reads=pl.lit(0)))
                      ], "different metric sets"),

@@ -18,7 +18,7 @@ from reconsim.report.data import Sweep, load_sweep
 from reconsim.report.source import SweepSource
 from reconsim.sweep import facts
 from reconsim.sweep.facts import FACTS_KEY, merge
-from tests.test_report_world import sweep
+from tests.helpers.sweeps import run_spec
 
 #: Every kind of parameter column: lists of records (lag, create_faults), a list of times
 #: (restart_at), a nullable one (max_per_round), floats, a seed axis, two schedules (one
@@ -53,7 +53,7 @@ count = 1
 
 
 def _sweep(tmp: Path) -> Path:
-    return sweep(tmp, SPEC)
+    return run_spec(tmp, SPEC)
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,31 +22,8 @@ from reconsim.benchmarks.compare import BenchError
 from reconsim.benchmarks.history import load_history
 from reconsim.benchmarks.history_page import HISTORY_PAGE, render_html
 from reconsim.cli import main
-
-DATA = Path(__file__).resolve().parent / "data"
-BASE = DATA / "bench-base.json"
-MACHINE_ID = "Linux-CPython-3.11-64bit"
-
-
-def saved_run(results: Path, n: int, commit: str, time: str | None, *, node: str = "vm",
-              changes: dict[tuple[str, str], int] | None = None, dirty: bool = False,
-              ran: str | None = None) -> Path:
-    """Save a copy of the base run as ``nox -s bench`` autosaves it, under
-    ``results/bench/<machine-id>/NNNN_<commit>.json``: from host ``node``, at ``commit``
-    (committed at ``time``; None outside git), with quality figures moved by ``changes``
-    ((variant, figure) -> delta)."""
-    doc = json.loads(BASE.read_text())
-    doc["machine_info"]["node"] = node
-    doc["commit_info"].update(id=commit, time=time, dirty=dirty)
-    doc["datetime"] = ran or f"2026-12-{n:02d}T08:00:00+00:00"
-    for b in doc["benchmarks"]:
-        for (variant, figure), delta in (changes or {}).items():
-            if b["name"] == f"test_variant[{variant}]":
-                b["extra_info"]["quality"][figure] += delta
-    path = results / "bench" / MACHINE_ID / f"{n:04d}_{commit[:8]}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(doc))
-    return path
+from tests.helpers.child import child_env, pytest_command
+from tests.helpers.runs import BASE, MACHINE_ID, saved_run
 
 
 def base_figures() -> dict[str, dict[str, Any]]:
@@ -221,7 +197,7 @@ def test_runs_saved_by_pytest_benchmark_autosave(tmp_path: Path) -> None:
     repo.mkdir()
     (repo / "bench_tiny.py").write_text(TINY_BENCH)
     (repo / ".gitignore").write_text("results/\n__pycache__/\n")
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+    env = {**child_env(), "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid",
            "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
 
@@ -239,8 +215,8 @@ def test_runs_saved_by_pytest_benchmark_autosave(tmp_path: Path) -> None:
         run(git, "commit", "-q", "-m", f"day {day}", GIT_COMMITTER_DATE=date,
             GIT_AUTHOR_DATE=date)
         commits.append(run(git, "rev-parse", "HEAD"))
-        run(sys.executable, "-m", "pytest", "bench_tiny.py", "-q", "-p", "no:cacheprovider",
-            "--benchmark-storage=results/bench", "--benchmark-autosave")
+        run(*pytest_command("bench_tiny.py", "-q", "-p", "no:cacheprovider",
+                            "--benchmark-storage=results/bench", "--benchmark-autosave"))
     saved = sorted((repo / "results" / "bench").glob("*/*.json"))
     assert [p.name[:4] for p in saved] == ["0001", "0002"]
     h = load_history(repo / "results" / "bench")

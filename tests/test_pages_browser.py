@@ -9,12 +9,12 @@ import polars as pl
 import pytest
 
 from reconsim.cli import main
-from tests.test_bench_compare import BASE, HEAD, changed_run
-from tests.test_compare import edited, sweep
-from tests.test_report_browser import CHROMIUM, load_page
+from tests.helpers.browser import load_page
+from tests.helpers.runs import BASE, HEAD, changed_run
+from tests.helpers.sweeps import compare_sweep, edited
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary on PATH "
-                                "(apt-get install -y chromium)")
+# Without Chromium: skipped locally, failed under CI (tests/conftest.py).
+pytestmark = pytest.mark.browser
 
 
 def rendered(page: Path) -> list[str]:
@@ -31,7 +31,7 @@ def rendered(page: Path) -> list[str]:
 
 
 def test_compare_page_renders(tmp_path: Path) -> None:
-    a = sweep(tmp_path / "a")
+    a = compare_sweep(tmp_path / "a")
     b = edited(a, tmp_path / "<b>", overshoot=pl.col("overshoot") + (pl.col("G") == 30),
                reads=pl.col("reads") - (pl.col("U") == 5))
     page = tmp_path / "page.html"

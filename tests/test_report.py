@@ -2,7 +2,8 @@
 it writes, escaping, self-containment, and the results index.
 
 Tables here are written by hand (``hand_table``) or simulated (``model_frame``) and saved
-as a sweep's output directory (``write_table``); the other test_report_* modules use them.
+as a sweep's output directory (``write_table``): ``tests/helpers/tables.py``, which the other
+test_report_* modules use too.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import io
 import itertools
 import json
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +22,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reconsim import METRIC_NAMES, Cell
-from reconsim.model.laws import law_columns
-from reconsim.model.simulate import DEATHS_DTYPE, simulate
-from reconsim.report import ReportError, build_report, data
+from reconsim import Cell
+from reconsim.report import Report, ReportError, build_report, data
 from reconsim.report.build import summarize
 from reconsim.report.charts import Figure
 from reconsim.report.data import (
@@ -42,106 +42,27 @@ from reconsim.report.sections import law, read_cost
 from reconsim.report.sections.law import MAX_G_BINS, law_facets, law_figure, law_verdict
 from reconsim.site import publish
 from reconsim.web import bundle
-
-SCHEDULES: dict[str, list[dict[str, int]]] = {
-    "seed": [{"at": 300, "count": 2}],
-    "none": [],
-    "start": [{"at": 0, "count": 2}],
-}
-
-
-#: The values the fixtures below hold fixed: the model's defaults (B 5, six copies, 900 s,
-#: ledger_base 20, undamped, uncapped), so a fixture's seed slice is the default cell.
-HAND_FIXED: dict[str, Any] = {"B": 5, "desired": 6, "duration": 900, "ledger_base": 20,
-                              "observe": "ready", "max_per_round": None, "gain": 1.0}
-
-
-def write_table(sweep_dir: Path, frame: pl.DataFrame, name: str = "demo",
-                **meta: Any) -> Path:
-    """Write ``frame`` as a sweep's output: data/part-00000.parquet and sweep.json."""
-    (sweep_dir / "data").mkdir(parents=True, exist_ok=True)
-    frame.write_parquet(sweep_dir / "data" / "part-00000.parquet")
-    info = {"name": name, "spec": {"name": name, "grid": {"G": [0, 30]}}, "spec_hash": "f00d",
-            "version": "0.1.0", "cells": frame.height, "started": "2026-01-01T00:00:00+00:00",
-            "finished": "2026-01-01T00:00:02+00:00", "cells_per_second": 1234.5} | meta
-    (sweep_dir / "sweep.json").write_text(json.dumps(info), encoding="utf-8")
-    return sweep_dir
-
-
-def model_frame(schedules: dict[str, list[dict[str, int]]] | None = None,
-                **grid: list[Any]) -> pl.DataFrame:
-    """Simulate a grid of cells (both controllers by default) with a schedule column."""
-    schedules = schedules or {"seed": SCHEDULES["seed"], "none": SCHEDULES["none"]}
-    axes: dict[str, list[Any]] = {"controller": ["ledger", "intent"], "G": [0, 10, 20, 30],
-                                  "U": [5, 15, 35], "B": [0, 5], "desired": [0, 6]}
-    axes |= grid
-    rows = list(itertools.product(*axes.values(), list(schedules)))
-    frame = pl.DataFrame(rows, schema=[*axes, "schedule"], orient="row").with_columns(
-        duration=pl.lit(HAND_FIXED["duration"], pl.Int64),
-        ledger_base=pl.lit(HAND_FIXED["ledger_base"], pl.Int64),
-        deaths=pl.col("schedule").replace_strict(schedules, return_dtype=DEATHS_DTYPE),
-        observe=pl.lit("ready"), max_per_round=pl.lit(None, pl.Int64), gain=pl.lit(1.0),
-    )
-    return simulate(frame).with_columns(law_columns(frame.columns))
-
-
-def write_sweep(sweep_dir: Path, name: str = "demo") -> Path:
-    """A small simulated sweep on disk (also used by the browser test)."""
-    return write_table(sweep_dir, model_frame(), name=name)
-
-
-def hand_table(rows: list[dict[str, Any]]) -> pl.DataFrame:
-    """A sweep table from hand-written rows: unspecified parameters get fixed values,
-    unspecified metrics 0 (``rounds`` 1); the law columns are computed by reconsim.model.laws."""
-    defaults: dict[str, Any] = {"controller": "ledger", "G": 30, "U": 15, "schedule": "seed",
-                                **HAND_FIXED}
-    metrics = dict.fromkeys(METRIC_NAMES, 0) | {"rounds": 1, "stable_at": None,
-                                                "work_per_round": 0.0, "reads_per_round": 0.0}
-    full = [defaults | metrics | r for r in rows]
-    frame = pl.DataFrame(full, schema_overrides={"stable_at": pl.Int64,
-                                                 "max_per_round": pl.Int64})
-    frame = frame.with_columns(
-        deaths=pl.col("schedule").replace_strict(SCHEDULES, return_dtype=DEATHS_DTYPE),
-        work_per_round=pl.col("work_per_round").cast(pl.Float64),
-        reads_per_round=pl.col("reads_per_round").cast(pl.Float64),
-    )
-    return frame.with_columns(law_columns(frame.columns))
-
-
-#: Ten cells whose law and boundary figures are worked out by hand beside each row:
-#: law = desired * (ceil((G + B) / U) - 1); above = U >= G + B.
-HAND_ROWS: list[dict[str, Any]] = [
-    # ledger: law 6 * (2 - 1) = 6, holds; below, overshoots
-    {"controller": "ledger", "G": 20, "U": 15, "B": 5, "desired": 6, "overshoot": 6},
-    # ledger: law 6 * (3 - 1) = 12, holds; below, overshoots
-    {"controller": "ledger", "G": 30, "U": 15, "B": 5, "desired": 6, "overshoot": 12},
-    # ledger: law 6 * (1 - 1) = 0, holds; above, zero
-    {"controller": "ledger", "G": 0, "U": 15, "B": 5, "desired": 6, "overshoot": 0},
-    # ledger: law 6 * (0 - 1) = -6, fails by +6 (negative law); above, zero
-    {"controller": "ledger", "G": 0, "U": 5, "B": 0, "desired": 6, "schedule": "none",
-     "overshoot": 0},
-    # ledger: law 3 * (2 - 1) = 3, fails by -3; below, zero with desired > 0
-    {"controller": "ledger", "G": 0, "U": 5, "B": 10, "desired": 3, "schedule": "none",
-     "overshoot": 0},
-    # ledger: law 6 * (1 - 1) = 0, fails by +6; above, overshoots
-    {"controller": "ledger", "G": 40, "U": 60, "B": 5, "desired": 6, "schedule": "none",
-     "overshoot": 6},
-    # ledger: law 0, holds; below, zero with desired = 0
-    {"controller": "ledger", "G": 30, "U": 5, "B": 5, "desired": 0, "overshoot": 0},
-    # intent: no law; below, zero with desired > 0
-    {"controller": "intent", "G": 30, "U": 15, "B": 5, "desired": 6, "overshoot": 0},
-    # intent: below, overshoots
-    {"controller": "intent", "G": 60, "U": 15, "B": 5, "desired": 6, "overshoot": 2},
-    # a controller reconsim does not know: above, zero
-    {"controller": "oracle", "G": 0, "U": 15, "B": 5, "desired": 6, "overshoot": 0},
-]
-
-
+from tests.helpers.tables import (
+    HAND_FIXED,
+    HAND_ROWS,
+    SCHEDULES,
+    hand_table,
+    model_frame,
+    write_table,
+)
 
 
 @pytest.fixture
 def hand_sweep(tmp_path: Path) -> Path:
     return write_table(tmp_path / "hand", hand_table(HAND_ROWS), name="hand")
+
+
+@pytest.fixture(scope="module")
+def hand_report(tmp_path_factory: pytest.TempPathFactory) -> Report:
+    """The report of :func:`hand_sweep`'s table, built once for the tests that only read it
+    (none writes into its folder)."""
+    return build_report(write_table(tmp_path_factory.mktemp("hand") / "hand",
+                                    hand_table(HAND_ROWS), name="hand"))
 
 
 def test_law_verdict_on_a_hand_computed_table(hand_sweep: Path) -> None:
@@ -246,8 +167,8 @@ def test_boundary_counts_every_ledger_row_and_splits_them_by_variant(tmp_path: P
 
 
 def test_summary_json_has_the_issue_s_keys_and_the_page_the_same_numbers(
-        hand_sweep: Path) -> None:
-    report = build_report(hand_sweep)
+        hand_report: Report) -> None:
+    report = hand_report
     saved = json.loads(report.summary.read_text(encoding="utf-8"))
     assert saved == json.loads(json.dumps(report.data, default=str))
     assert (saved["law"]["cells"], saved["law"]["mismatches"]) == (7, 3)
@@ -341,8 +262,9 @@ def test_model_sweep_law_breaks_where_the_model_says(tmp_path: Path) -> None:
     assert law["mismatches"] == recount > 0
 
 
-def test_report_writes_every_figure_as_svg_and_png(hand_sweep: Path) -> None:
-    report = build_report(hand_sweep)
+def test_report_writes_every_figure_as_svg_and_png(hand_report: Report) -> None:
+    report = hand_report
+    hand_sweep = report.html.parent
     names = list(report.data["figures"])
     assert names == ["law", "boundary", "read_cost", "controllers", "tradeoff",
                      "timeline_law_mismatch"]
@@ -404,18 +326,20 @@ def test_strings_from_the_spec_are_escaped(tmp_path: Path) -> None:
     assert "\\u003cb\\u003ebold" in page
 
 
-def test_page_is_self_contained(hand_sweep: Path) -> None:
-    page = build_report(hand_sweep).html.read_text(encoding="utf-8")
+def test_page_is_self_contained(hand_report: Report) -> None:
+    page = hand_report.html.read_text(encoding="utf-8")
     assert not re.search(r"<script[^>]*\ssrc\s*=", page, re.IGNORECASE)
     assert not re.search(r"<link[^>]*\shref\s*=", page, re.IGNORECASE)
     assert not re.search(r"""\ssrc\s*=\s*["']?(https?:)?//""", page, re.IGNORECASE)
     assert "vegaEmbed" in page
 
 
-def test_report_is_deterministic(hand_sweep: Path) -> None:
-    first = build_report(hand_sweep)
-    page, summary = first.html.read_bytes(), first.summary.read_bytes()
-    second = build_report(hand_sweep)
+def test_report_is_deterministic(hand_report: Report, tmp_path: Path) -> None:
+    # Built again over a copy of the first build's folder: its table and its report.
+    page, summary = hand_report.html.read_bytes(), hand_report.summary.read_bytes()
+    again = tmp_path / "hand"
+    shutil.copytree(hand_report.html.parent, again)
+    second = build_report(again)
     assert second.html.read_bytes() == page
     assert second.summary.read_bytes() == summary
 

@@ -13,7 +13,7 @@ import pytest
 from reconsim.report import build_report
 from reconsim.report.build import summarize
 from reconsim.report.data import load_sweep, variant_label, variant_order, variant_params
-from tests.test_report import hand_table, write_table
+from tests.helpers.tables import hand_table, write_table
 
 
 def cell(controller: str, G: int, restart: list[int] | None, **figures: Any) -> dict[str, Any]:

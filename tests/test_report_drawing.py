@@ -15,7 +15,7 @@ from reconsim.report.build import build_figures, summarize_sections, vegalite_ve
 from reconsim.report.charts import Figure
 from reconsim.report.data import load_sweep
 from reconsim.report.drawing import Beside, DrawingError, Drawn, Inline
-from tests.test_report import model_frame, write_table
+from tests.helpers.tables import model_frame, write_table
 
 
 @pytest.fixture(scope="module")

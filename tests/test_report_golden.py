@@ -14,10 +14,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from reconsim import load_spec, run_sweep
 from reconsim.report import build_report
+from tests.helpers.golden import differences
 
 GOLDEN = Path(__file__).parent / "golden" / "default_summary.json"
 SPEC = Path(__file__).parents[1] / "sweeps" / "default.toml"
@@ -31,20 +30,6 @@ def comparable(summary: dict[str, Any]) -> dict[str, Any]:
     return summary | {"sweep": sweep}
 
 
-def differences(got: Any, want: Any, path: str = "") -> list[str]:
-    """Every key path where ``got`` and ``want`` differ (both JSON values)."""
-    if isinstance(got, dict) and isinstance(want, dict):
-        out = [f"{path}/{k}: missing" for k in want if k not in got]
-        out += [f"{path}/{k}: unexpected" for k in got if k not in want]
-        for k in want.keys() & got.keys():
-            out += differences(got[k], want[k], f"{path}/{k}")
-        return out
-    if isinstance(got, list) and isinstance(want, list) and len(got) == len(want):
-        return [d for i, (g, w) in enumerate(zip(got, want, strict=True))
-                for d in differences(g, w, f"{path}[{i}]")]
-    return [] if got == want and type(got) is type(want) else [f"{path}: {got!r} != {want!r}"]
-
-
 def test_differences_finds_every_changed_key() -> None:
     want = {"a": 1, "b": [1, 2], "c": {"d": 1.0}}
     got = {"a": 2, "b": [1, 3], "c": {"d": 1}, "e": 0}
@@ -52,7 +37,6 @@ def test_differences_finds_every_changed_key() -> None:
                                               "/c/d: 1 != 1.0", "/e: unexpected"]
 
 
-@pytest.mark.slow
 def test_default_sweep_summary_is_golden(tmp_path: Path) -> None:
     out = tmp_path / "default"
     run_sweep(load_spec(SPEC), out, jobs=2, progress=False)

@@ -1,13 +1,13 @@
 """The HTML kit and the templates: a value is escaped exactly once unless it is markup we
-built, whichever kind of data it comes from; summary.json keeps the values as they are."""
+built, whichever kind of data it comes from; summary.json keeps the values as they are.
+
+That no f-string in the page code writes HTML, and that the templates ship as package data,
+are lints of the source: ``nox -s lint`` runs them (``tools/check_html_fstrings.py``,
+``tools/check_package_data.py``)."""
 
 from __future__ import annotations
 
-import ast
-import fnmatch
 import json
-import re
-import tomllib
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ from reconsim.report import build_report
 from reconsim.report.blocks import key_text
 from reconsim.site import publish
 from reconsim.web.html import TableCell, esc, folded, table, verdict
-from tests.test_report import HAND_ROWS, hand_table, write_table
+from tests.helpers.tables import HAND_ROWS, hand_table, write_table
 
 ROOT = Path(__file__).parents[1]
 
@@ -155,35 +155,3 @@ def test_blocks_escape_text_and_keep_markup_once() -> None:
     assert folded(inner, 3, "rows") is inner
     # Text helpers give text; escaping is left to where it meets markup.
     assert key_text({"schedule": "<s>", "G": 1000, "U": None}, ()) == "schedule = <s>, G = 1,000"
-
-
-def test_templates_ship_with_the_package() -> None:
-    """Every file under a templates/ folder of the package is package data in pyproject.toml."""
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    data = config["tool"]["setuptools"]["package-data"]
-    folders = sorted((ROOT / "reconsim").rglob("templates"))
-    assert len(folders) >= 4
-    for folder in folders:
-        package = ".".join(folder.parent.relative_to(ROOT).parts)
-        patterns = data.get(package, [])
-        for f in sorted(folder.iterdir()):
-            assert any(fnmatch.fnmatch(f"templates/{f.name}", p) for p in patterns), f
-
-
-def test_no_f_string_in_the_page_code_writes_html() -> None:
-    """An f-string is text (escaped where it meets markup); HTML is written as Markup. A
-    tag or an entity in an f-string would be escaped into visible text, or, if wrapped in
-    Markup, let its values through unescaped."""
-    report = ROOT / "reconsim" / "report"
-    modules = [ROOT / "reconsim" / "web" / "html.py", report / "blocks.py", report / "page.py",
-               ROOT / "reconsim" / "site.py", *sorted((report / "sections").glob("*.py"))]
-    html = re.compile(r"<[a-zA-Z/!]|&[a-zA-Z#0-9]+;")
-    found = []
-    for path in modules:
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.JoinedStr):
-                literal = "".join(v.value for v in node.values
-                                  if isinstance(v, ast.Constant) and isinstance(v.value, str))
-                if html.search(literal):
-                    found.append(f"{path.name}:{node.lineno}")
-    assert found == []

@@ -11,7 +11,7 @@ from reconsim.report import build_report
 from reconsim.report.build import summarize
 from reconsim.report.data import load_sweep
 from reconsim.report.sections import read_cost as read_cost_section
-from tests.test_report import hand_table, model_frame, write_table
+from tests.helpers.tables import hand_table, model_frame, write_table
 
 
 def series(controller: str, G: int, schedule: str,

@@ -16,7 +16,7 @@ from reconsim.report.data import load_sweep
 from reconsim.report.page import SECTIONS
 from reconsim.report.section import NOT_IN_JSON, Context, to_json
 from reconsim.report.sections import timelines
-from tests.test_report import HAND_ROWS, hand_table, model_frame, write_table
+from tests.helpers.tables import HAND_ROWS, hand_table, model_frame, write_table
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ from reconsim.model.studies.seed001 import cells as seed_cells
 from reconsim.report import build_report
 from reconsim.report.build import summarize
 from reconsim.report.data import load_sweep
-from tests.test_report import write_table
+from tests.helpers.tables import write_table
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ import pytest
 from reconsim.cli import main
 from reconsim.report import ReportError, build_report
 from reconsim.report.source import SweepSource
-from tests.test_report import HAND_ROWS, hand_table, write_table
+from tests.helpers.tables import HAND_ROWS, hand_table, write_table
 
 
 def test_a_file_url_reads_and_writes_the_local_folder(tmp_path: Path) -> None:

@@ -15,13 +15,14 @@ import numpy as np
 import polars as pl
 import pytest
 
-from reconsim import load_spec, run_sweep, simulate
+from reconsim import simulate
 from reconsim.model.simulate import DEATHS_DTYPE
 from reconsim.report import build_report
 from reconsim.report.build import summarize
 from reconsim.report.data import load_sweep
 from reconsim.report.section import Context, to_json
 from reconsim.report.sections import delays
+from tests.helpers.sweeps import run_spec
 
 #: The world sweep's axes (and the fixed values below): spreads, jitter and a stale
 #: window, two controllers, 20 seeds.
@@ -97,17 +98,9 @@ events = [[300, 2]]
 """
 
 
-def sweep(tmp: Path, text: str) -> Path:
-    spec_path = tmp / "spec.toml"
-    spec_path.write_text(text, encoding="utf-8")
-    out = tmp / "out"
-    run_sweep(load_spec(spec_path), out, jobs=1, backend="sequential", progress=False)
-    return out
-
-
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
-    out = sweep(tmp_path_factory.mktemp("world"), WORLD_SPEC)
+    out = run_spec(tmp_path_factory.mktemp("world"), WORLD_SPEC)
     return out, summarize(load_sweep(out))
 
 
@@ -297,7 +290,7 @@ def test_faults_compare_each_cell_with_its_twin(world: tuple[Path, dict[str, Any
 
 
 def test_claim_at_the_measured_delays(tmp_path: Path) -> None:
-    out = sweep(tmp_path, CLAIM_SPEC)
+    out = run_spec(tmp_path, CLAIM_SPEC)
     c = summarize(load_sweep(out))["delays"]["claim"]
     cells = simulate(pl.DataFrame({
         "controller": ["ledger"] * 20, "G": [0] * 20, "G_spread": [27] * 20, "U": [15] * 20,
@@ -315,7 +308,7 @@ def test_claim_at_the_measured_delays(tmp_path: Path) -> None:
 
 
 def test_a_switch_without_twins_is_counted_and_said(tmp_path: Path) -> None:
-    out = sweep(tmp_path, WATCH_SPEC)
+    out = run_spec(tmp_path, WATCH_SPEC)
     report = build_report(out)
     f = report.data["faults"]
     by = {(v["switch"], v["value"]): v for v in f["values"]}
@@ -341,7 +334,7 @@ def test_a_switch_without_twins_is_counted_and_said(tmp_path: Path) -> None:
 
 
 def test_sweep_in_seed_001_s_world_says_so(tmp_path: Path) -> None:
-    out = sweep(tmp_path, PLAIN_SPEC)
+    out = run_spec(tmp_path, PLAIN_SPEC)
     report = build_report(out)
     d, f = report.data["delays"], report.data["faults"]
     assert (d["cells"], len(d["rows"]), d["boundary"]["cells"], d["claim"]["cells"]) == (0, 0, 0, 0)

@@ -25,6 +25,9 @@ from reconsim.sweep import runner, store
 from reconsim.sweep.grid import PARAM_COLUMNS, expand
 from reconsim.sweep.runner import run_sweep
 from reconsim.sweep.spec import load_spec, parse_spec
+from tests.helpers.child import child_env
+
+ROOT = Path(__file__).resolve().parent.parent
 
 SMALL = """
 name = "small"
@@ -44,8 +47,8 @@ every = 100
 count = 1
 """
 
-# Heavy enough that a sweep is still running when the test interrupts it: U = 1 or 2 over
-# 30,000 s (~0.2 s of kernel time per 1,000-cell chunk), twelve chunks.
+# The sweep the tests interrupt: twelve chunks of 1,000 cells, U = 1 or 2 over 3,000 s. It
+# need not be slow: its chunks from the third on wait for the signal (tests/helpers/gate.py).
 SLOW = """
 name = "slow"
 chunk_size = 1000
@@ -55,7 +58,7 @@ G = { from = 0, to = 95, step = 5 }
 U = [1, 2]
 B = [0, 5, 10]
 desired = { from = 1, to = 50 }
-duration = 30000
+duration = 3000
 """
 
 
@@ -187,12 +190,18 @@ def test_rerun_of_a_complete_sweep_does_nothing(tmp_path: Path) -> None:
     assert parts(tmp_path / "out") == before
 
 
-def _wait_for_chunks(out: Path, n: int, proc: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 120
-    while len(list((out / "data").glob("part-*.parquet"))) < n if (out / "data").exists() \
-            else True:
+#: Chunks the interrupted sweep finishes before its next chunk is held (tests/helpers/gate.py).
+DONE_BEFORE_SIGNAL = 2
+
+
+def _wait_until_held(out: Path, held: Path, proc: subprocess.Popen[str]) -> None:
+    """Until the sweep has written its first chunks and holds a later one: the state the
+    signal is sent in, whatever the machine's load."""
+    deadline = time.monotonic() + 120  # a sweep that hangs fails, it does not stall the run
+    while not (list(held.glob("held-*")) and len(list(out.glob("data/part-*.parquet")))
+               == DONE_BEFORE_SIGNAL):
         assert proc.poll() is None, "the sweep ended before it could be interrupted"
-        assert time.monotonic() < deadline
+        assert time.monotonic() < deadline, "the sweep never reached the held chunk"
         time.sleep(0.02)
 
 
@@ -205,12 +214,19 @@ def test_interrupted_sweep_resumes_to_the_same_table(tmp_path: Path, sig: int,
                                                      backend: str) -> None:
     spec_path = write_spec(tmp_path, SLOW)
     spec = load_spec(spec_path)
-    out = tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "-m", "reconsim", "sweep", str(spec_path),
-                             "--out", str(out), "--backend", backend, "--jobs", "2"],
+    out, held = tmp_path / "out", tmp_path / "held"
+    held.mkdir()
+    # The sweep's chunks from DONE_BEFORE_SIGNAL on wait for the signal instead of running.
+    env = child_env(PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT),
+                                                             os.environ.get("PYTHONPATH")])),
+                    RECONSIM_TEST_HOLD_FROM=str(DONE_BEFORE_SIGNAL),
+                    RECONSIM_TEST_HOLD_DIR=str(held))
+    proc = subprocess.Popen([sys.executable, "-c", "import tests.helpers.gate as g; g.main()",
+                             "sweep", str(spec_path), "--out", str(out), "--backend", backend,
+                             "--jobs", "2"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
-    _wait_for_chunks(out, 2, proc)
+                            start_new_session=True, cwd=tmp_path, env=env)
+    _wait_until_held(out, held, proc)
     if sig == signal.SIGKILL:
         os.killpg(proc.pid, signal.SIGKILL)  # the sweep and its workers, all at once
     else:
@@ -218,6 +234,7 @@ def test_interrupted_sweep_resumes_to_the_same_table(tmp_path: Path, sig: int,
     _, err = proc.communicate(timeout=60)
     done_at_kill = len(list((out / "data").glob("part-*.parquet")))
     assert done_at_kill < spec.n_chunks, "the sweep finished before the signal"
+    assert done_at_kill == DONE_BEFORE_SIGNAL
     if sig == signal.SIGINT:
         assert proc.returncode == 130, err  # once, in CI: 1 (its stderr was not shown)
         assert "run the same command again to resume" in err
@@ -260,11 +277,22 @@ def test_another_spec_is_refused_then_forced(tmp_path: Path) -> None:
     assert table(out).height == load_spec(b).n_cells
 
 
-def _half_done(tmp_path: Path) -> tuple[Path, Path]:
+@pytest.fixture(scope="module")
+def small_done(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """SMALL swept to the end by the command line, once a module: the DIR that each
+    :func:`_half_done` copies (no test writes into this one)."""
+    tmp = tmp_path_factory.mktemp("small")
+    spec_path = write_spec(tmp, SMALL)
+    out = tmp / "out"
+    assert cli("sweep", spec_path, "--out", out, "--backend", "sequential").returncode == 0
+    return out
+
+
+def _half_done(tmp_path: Path, small_done: Path) -> tuple[Path, Path]:
     """A sweep of SMALL into tmp_path/out stopped after two chunks: (spec file, DIR)."""
     spec_path = write_spec(tmp_path, SMALL)
     out = tmp_path / "out"
-    assert cli("sweep", spec_path, "--out", out, "--backend", "sequential").returncode == 0
+    shutil.copytree(small_done, out)
     for p in sorted((out / "data").iterdir())[2:]:
         p.unlink()
     return spec_path, out
@@ -314,9 +342,9 @@ def _without(column: str) -> store.Model:
 
 
 @pytest.mark.parametrize("edit", ["version", "columns", "dtype", "missing"])
-def test_a_manifest_of_another_model_is_refused_then_forced(tmp_path: Path,
-                                                            edit: str) -> None:
-    spec_path, out = _half_done(tmp_path)
+def test_a_manifest_of_another_model_is_refused_then_forced(tmp_path: Path, edit: str,
+                                                            small_done: Path) -> None:
+    spec_path, out = _half_done(tmp_path, small_done)
     manifest = json.loads((out / "sweep.json").read_text())
     model = manifest["model"]
     if edit == "version":
@@ -345,8 +373,9 @@ def test_a_manifest_of_another_model_is_refused_then_forced(tmp_path: Path,
 
 
 @pytest.mark.parametrize("chunk", ["columns", "version", "unstamped"])
-def test_a_chunk_of_another_model_is_refused_then_forced(tmp_path: Path, chunk: str) -> None:
-    spec_path, out = _half_done(tmp_path)
+def test_a_chunk_of_another_model_is_refused_then_forced(tmp_path: Path, chunk: str,
+                                                         small_done: Path) -> None:
+    spec_path, out = _half_done(tmp_path, small_done)
     path = out / "data" / "part-00001.parquet"
     frame = pl.read_parquet(path)
     if chunk == "columns":  # this model's version, another set of columns
@@ -366,8 +395,10 @@ def test_a_chunk_of_another_model_is_refused_then_forced(tmp_path: Path, chunk: 
                          "--force to start over or --out for another directory")
 
 
-def test_chunks_of_another_size_are_refused_then_forced(tmp_path: Path) -> None:
-    spec_path, out = _half_done(tmp_path)  # as another reconsim's default chunk size made
+def test_chunks_of_another_size_are_refused_then_forced(tmp_path: Path,
+                                                        small_done: Path) -> None:
+    # as another reconsim's default chunk size made
+    spec_path, out = _half_done(tmp_path, small_done)
     manifest = json.loads((out / "sweep.json").read_text())
     manifest["chunk_size"] = 400
     (out / "sweep.json").write_text(json.dumps(manifest))

@@ -23,7 +23,7 @@ from reconsim.report.sections.timelines import (
     cell_of,
     downsample,
 )
-from tests.test_report import model_frame, write_table
+from tests.helpers.tables import model_frame, write_table
 
 # --- reconsim run --plot ---
 

@@ -69,3 +69,10 @@ def params_matrix(controller: Controller, cells: Mapping[str, NDArray[Any]]) -> 
     for k, name in enumerate(controller.params):
         matrix[:, k] = cells[name]
     return matrix
+
+
+def writable(values: NDArray[Any]) -> Int64Array:
+    """``values`` as a C-contiguous, writable int64 array (copied only where it is not one).
+    numba compiles a kernel once per pattern of read-only and writable inputs, and polars
+    hands some columns over read-only: all writable, each kernel compiles once."""
+    return np.require(values, np.int64, ["C_CONTIGUOUS", "WRITEABLE"])

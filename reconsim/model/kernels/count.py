@@ -57,7 +57,7 @@ from numpy.typing import NDArray
 
 from reconsim.model import params
 from reconsim.model.controllers import BUILT_IN, Controller, ControllerError, Round
-from reconsim.model.kernels.arrays import by_controller, params_matrix, take_rows
+from reconsim.model.kernels.arrays import by_controller, params_matrix, take_rows, writable
 
 # The controller's names, bound by specialise() for each controller (see .specialise).
 from reconsim.model.kernels.specialise import (
@@ -468,7 +468,7 @@ def simulate_arrays(
     missing = [name for name in COUNT_INPUTS if name not in arrays]
     if missing:
         raise TypeError(f"simulate_arrays: missing {', '.join(missing)}")
-    a = {name: np.ascontiguousarray(values, np.int64) for name, values in arrays.items()}
+    a = {name: writable(values) for name, values in arrays.items()}
     n = len(a["controller"])
     for name, values in (("deaths", "deaths_at"), ("restart_at", "restart_at")):
         offsets = a[f"{name}_offsets"]

@@ -101,6 +101,7 @@ from reconsim.model.kernels.arrays import (
     controller_params,
     params_matrix,
     take_rows,
+    writable,
 )
 from reconsim.model.kernels.count import (
     CREATED,
@@ -832,7 +833,7 @@ def simulate_world_arrays(
                              "values, one entry per cell + 1")
     names = (*WORLD_INPUTS, *(p for p in controller_params(controllers) if p in arrays))
     a = {name: np.asarray(arrays[name]) == _FLAGS[name] if name in _FLAGS
-         else np.ascontiguousarray(arrays[name], np.int64) for name in names}
+         else writable(arrays[name]) for name in names}
     # The count kernel's bounds, read for the worst this world allows: a round every
     # second where rounds are jittered or watch-triggered, the longest delays. Creates per
     # round stay at most `desired` (lost and failed commands add none), so the bounds hold.
