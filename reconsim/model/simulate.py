@@ -37,7 +37,6 @@ __all__ = ["DEATHS_DTYPE", "PARAM_DTYPES", "cells_frame", "kernel_inputs", "run_
 REQUIRED_COLUMNS = tuple(p.name for p in PARAMS if p.required)
 
 
-
 def _frame_params(cells: pl.DataFrame) -> tuple[pl.DataFrame, tuple[Parameter, ...]]:
     """``cells`` with each controller named by its name, and the parameters its rows take:
     :data:`PARAMS` and their user controllers' own. A controller named by its import path
@@ -45,14 +44,13 @@ def _frame_params(cells: pl.DataFrame) -> tuple[pl.DataFrame, tuple[Parameter, .
     if "controller" not in cells.columns or cells.schema["controller"] == pl.Null:
         return cells, PARAMS
     values = cells["controller"].cast(pl.String).unique().drop_nulls().to_list()
-    unknown = [v for v in values if v not in registry.names()]
-    if unknown:
-        try:
-            renamed = {v: registry.resolve(v).name for v in unknown}
-        except ControllerError as exc:
-            raise ValueError(f"controller: {exc}") from None
+    try:
+        renamed = {v: registry.resolve(v).name for v in values if v not in registry.names()}
+    except ControllerError as exc:
+        raise ValueError(f"controller: {exc}") from None
+    if renamed:
         cells = cells.with_columns(pl.col("controller").cast(pl.String).replace(renamed))
-    users = {renamed.get(v, v) if unknown else v for v in values} - set(BUILT_IN)
+    users = {renamed.get(v, v) for v in values} - set(BUILT_IN)
     if not users:
         return cells, PARAMS
     return cells, tuple(p for p in all_params()

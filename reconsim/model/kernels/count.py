@@ -24,14 +24,19 @@ Nothing changes between the seconds where a round runs, a cohort becomes
 ready or a death is scheduled, so the kernel jumps from one such second to
 the next and adds up the per-second metrics over the gaps.
 
-Settled cells skip their idle rounds. A round at s that corrects nothing (diff = 0)
-while every cohort is listed (``C(s-L) = C``) and every death is on the ledger
-(``D(s-G) = D``) leaves a state that only a scripted death can change: the next
-rounds read the same ``seen = C - D`` (no copy is created, none dies before the next
-death event), ``intent`` counts no pending copy (``C - max(D, C(t-L), ...) = 0``),
-``expectations`` are all observed (they wait for at most ``s' + L`` or a death + G,
-both behind), so their diff is 0 again, by induction, and a restart meanwhile changes
-nothing they use (the kernel applies it at the next round it steps, as before). So the
+The controller's decision is its definition's (:mod:`reconsim.model.controllers`),
+compiled into a kernel of its own (:mod:`.specialise`), on the round these counts make.
+
+Settled cells skip their idle rounds. A round at s of a steady controller
+(:attr:`~reconsim.model.controllers.Controller.steady`) that corrects nothing (diff = 0)
+and leaves its memory as it was, while every cohort is listed (``C(s-L) = C``) and every
+death is on the ledger (``D(s-G) = D``), leaves a state that only a scripted death can
+change: the next rounds read the same ``seen = C - D`` (no copy is created, none dies
+before the next death event), nothing is pending (``C - max(D, C(t-L), ...) = 0``) and
+nothing unobserved (expectations wait for at most ``s' + L`` or a death + G, both
+behind), so a steady decision is 0 again, by induction, and a restart meanwhile changes
+nothing it uses (the kernel applies it at the next round it steps, as before) — but for a
+controller with a memory of its own, whose restart resets it: its idle rounds end there. So the
 ``k`` rounds before the next death (or the end) each add one round and
 ``seen + ledger_base`` reads, in closed form: ``k`` of them at once. Cohorts still
 becoming ready (observe="created") change only the live count, which the gaps count
@@ -268,6 +273,8 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                 # Settled: see the module's docstring. The rounds before the next death
                 # (or the end) read `seen` copies each and do nothing.
                 end = min(ev[0, i_ev], big) if i_ev < n_ev else big
+                if HAS_MEMORY and p_rs < n_rs:  # a restart resets its memory
+                    end = min(end, restarts[p_rs])
                 idle = (end - 1 - s) // U
                 if idle > 0:
                     rounds += idle

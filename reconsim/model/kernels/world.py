@@ -38,8 +38,8 @@ exactly "some non-empty interval opens or closes at t" — a per-second count of
 interval ends, looked up only at the seconds the read's queue holds a change at (every
 interval end is queued there) to find the next such second; in watch cells with lag
 windows, scanned second by second; where a window opens or closes, the two reads are
-compared copy by copy. Delete targets, ``intent``'s pending
-count and scripted deaths walk the copies held, in creation order. Copies that can
+compared copy by copy. Delete targets, the pending count (for a controller that
+sees it) and scripted deaths walk the copies held, in creation order. Copies that can
 matter no more (dead, and off every read the remaining rounds can make, lag included)
 are dropped once the copies held have doubled, so the arrays hold roughly the copies
 alive or listed. Cost per cell: O(transient rounds x copies held + copies made), plus
@@ -51,9 +51,11 @@ copy's read membership changes — its ``birth + 1`` and ``listed`` from its cre
 ``r >= quiet_from`` (stale or not) holds exactly the copies listed and never removed, the
 same set every time, and no remembered copy is pending there (all are listed) and no
 expectation waits (each waits for a listing or a removal + g, all behind). When a round at
-s corrects nothing (diff = 0) and every read from s on looks at ``r >= quiet_from`` (the
-read at s, and for each lag window reaching past s, ``max(s + 1, from) - extra``), the
-rounds up to the next scripted death (or the end) read that same set and decide 0 again,
+s of a steady controller (:attr:`~reconsim.model.controllers.Controller.steady`) corrects
+nothing (diff = 0), leaving its memory as it was, and every read from s on looks at
+``r >= quiet_from`` (the read at s, and for each lag window reaching past s,
+``max(s + 1, from) - extra``), the rounds up to the next scripted death (or the end; a
+restart, for a controller with a memory of its own) read that same set and decide 0 again,
 by induction: no copy is created (so no fault or rate draw happens), none is removed,
 a restart changes nothing they use, and a watch trigger cannot fire (its two reads are
 the same set). So they add one round and ``seen + ledger_base`` reads each, counted in
@@ -67,13 +69,15 @@ changes are consumed (a death at ``removed + grace`` can lie past ``quiet_from``
 lag per second is filled only as far as it is looked at: a settled cell's cost grows with
 its duration only by the queues' bitmap words (one per 64 seconds).
 
-Cells run grouped by class — controller, trigger, lag windows or none, U — not in the
-batch's order: cells of one class take the same branches of the cell loop, while a batch
-that cycles through the classes row by row (as a sweep's grid does) mispredicts them all
-the time. The inputs are gathered in that order (stably) and the results scattered back;
-on the world mix this took 15-20% off the kernel's time, more than the gathering costs
-(reading the inputs through an index instead gained nothing). Grouping makes some blocks
-costlier than others, so the threads take blocks one at a time.
+Each controller runs on a kernel compiled for it (:mod:`.specialise`: its decision and
+what it sees are compile-time constants). Cells run grouped by class — controller,
+trigger, lag windows or none, U — not in the batch's order: cells of one class take the
+same branches of the cell loop, while a batch that cycles through the classes row by row
+(as a sweep's grid does) mispredicts them all the time. The inputs are gathered in that
+order (stably) and the results scattered back; on the world mix this took 15-20% off the
+kernel's time, more than the gathering costs (reading the inputs through an index instead
+gained nothing). Grouping makes some blocks costlier than others, so the threads take
+blocks one at a time.
 
 Random numbers come from :mod:`reconsim.model.rng`'s counter-based streams, so each draw
 is a pure function of (seed, stream, counter): no state crosses cells or blocks.
@@ -582,6 +586,8 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                         oldest = min(oldest, max(s + 1, lag[_FROM, w]) - lag[_EXTRA, w])
                 if oldest >= quiet_from:
                     end = min(ev[0, i_ev], duration + 1) if i_ev < n_ev else duration + 1
+                    if HAS_MEMORY and p_rs < n_rs:  # a restart resets its memory
+                        end = min(end, restarts[p_rs])
                     idle = 0
                     if U_jitter == 0:
                         if next_periodic < end:
