@@ -367,7 +367,10 @@ def _main(argv: Sequence[str] | None) -> int:
     where = ""  # the parser's own errors name the program already
     command = None
     try:
-        _named_controllers(sys.argv[1:] if argv is None else argv)
+        given = list(sys.argv[1:] if argv is None else argv)
+        if given[:1] == ["run"]:
+            where = "reconsim run: "
+        _named_controllers(given)
         args = build_parser().parse_args(argv)
         command = args.command
         where = f"reconsim {command}: "

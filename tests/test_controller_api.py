@@ -123,7 +123,7 @@ def test_an_unknown_keyword_names_the_nearest() -> None:
         make_cell(controller="deadband:DEADBAND", bnad=2)
     with pytest.raises(ValueError, match="band must be an integer in"):
         make_cell(controller="deadband:DEADBAND", band=-1)
-    with pytest.raises(ValueError, match="not a parameter of controller 'ledger'"):
+    with pytest.raises(ValueError, match="controller 'ledger' takes no options"):
         Cell(controller="ledger", options=(("band", 1),))
 
 
@@ -139,7 +139,7 @@ def test_an_unknown_keyword_names_the_nearest() -> None:
     ("def decide(v, p, m):\n    return 0\nBAD = Controller('bad', decide, 'x', "
      "params={'G': Param(Int(0, 5), 1, 'clash')})",
      "parameter 'G' is a cell parameter's name"),
-    ("BAD = 42", "is a int, not a reconsim Controller definition"),
+    ("BAD = 42", "controller 'userctl_bad:BAD': it is a int, not a reconsim Controller"),
     ("raise RuntimeError('broken module')", "importing 'userctl_bad' raised RuntimeError"),
 ])
 def test_a_bad_definition_is_one_line(module: Path, source: str, message: str,
@@ -155,7 +155,8 @@ def test_a_bad_definition_is_one_line(module: Path, source: str, message: str,
 
 
 @pytest.mark.parametrize(("body", "message"), [
-    ("raise ValueError('no')", "controller 'bad2': decide raised ValueError: no"),
+    ("if v.t > 30:\n                raise ValueError('no')\n            return 0",
+     "controller 'bad2': decide raised ValueError: no"),
     ("return 10**7", "decide returned a correction beyond 1,000,000 copies"),
     ("return {1: 2}", "numba cannot compile its decide"),
 ])
@@ -175,7 +176,7 @@ def test_a_decision_that_misbehaves_is_one_line(module: Path, body: str, message
 
 def test_a_path_that_does_not_resolve_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", "--controller", "no_such_module_here:X"]) == 2
-    assert capsys.readouterr().err == ("error: controller 'no_such_module_here:X': cannot "
+    assert capsys.readouterr().err == ("error: reconsim run: controller 'no_such_module_here:X': cannot "
                                       "import 'no_such_module_here' (No module named "
                                       "'no_such_module_here')\n")
     with pytest.raises(ControllerError, match="not a built-in"):
@@ -193,7 +194,7 @@ def test_two_definitions_may_not_share_a_name(module: Path) -> None:
 
 SWEEP = """
 name = "mine"
-import_path = ["{folder}"]
+import_path = ["{folder}", "{extra}"]
 
 [grid]
 controller = ["ledger", "{ref}"]
@@ -207,9 +208,11 @@ duration = 300
 
 def write_spec(folder: Path, ref: str = "deadband:DEADBAND", param: str = "band",
                values: str = "[0, 2]") -> Path:
+    """A spec in ``folder`` importing from the examples and from ``folder`` itself (the
+    workers, other processes, import from there too)."""
     spec = folder / "mine.toml"
-    spec.write_text(SWEEP.format(folder=EXAMPLES, ref=ref, param=param, values=values),
-                    encoding="utf-8")
+    spec.write_text(SWEEP.format(folder=EXAMPLES, extra=folder, ref=ref, param=param,
+                                 values=values), encoding="utf-8")
     return spec
 
 
@@ -244,7 +247,7 @@ def test_a_resume_with_another_version_of_the_controller_is_refused(
         MINE = Controller("mine", decide, "version one", params={
             "k": Param(Int(0, 5), 0, "unused")}, version="1")
     """)
-    spec_path = write_spec(tmp_path, f"{name}:MINE", "k", "[0, 1]")
+    spec_path = write_spec(module, f"{name}:MINE", "k", "[0, 1]")
     out = tmp_path / "out"
     run_sweep(load_spec(spec_path), out, progress=False)
     assert registry.get("mine").identity == "mine@1"

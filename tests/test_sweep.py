@@ -448,7 +448,7 @@ def test_foreign_directory_is_refused_even_with_force(tmp_path: Path) -> None:
     ('name = "t"\n[grid]\nU = [0]\n', "grid.U: U must be an integer in [1, 1000000], got 0"),
     ('name = "t"\n[grid]\nG = ["x"]\n', "grid.G: G must be an integer in [0, 1000000], got 'x'"),
     ('name = "t"\n[grid]\nU = { from = 1, to = 5, step = -1 }\n', "step must be a positive"),
-    ('name = "t"\n[grid]\ncontroller = ["pid"]\n', "controller must be one of"),
+    ('name = "t"\n[grid]\ncontroller = ["pid"]\n', "controller 'pid': not a built-in"),
     ('name = "t"\n[grid]\nschedule = ["x"]\n', "unknown schedule 'x'"),
     ('name = "t/../x"\n', "name must be a plain slug"),
 ])

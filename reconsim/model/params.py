@@ -259,7 +259,8 @@ def make_cell(**params: Any) -> Cell:
     except ReconsimError as exc:
         raise ValueError(f"controller: {exc}") from None
     fields = {k: v for k, v in params.items() if k in _FIELDS}
-    options = {k: v for k, v in params.items() if k not in _FIELDS}
+    options = dict(params.get("options", ())) | {
+        k: v for k, v in params.items() if k not in _FIELDS and k != "options"}
     for name in options:
         if name not in controller.params:
             near = difflib.get_close_matches(name, [*_FIELDS, *controller.params], n=1)

@@ -41,8 +41,9 @@ def _frame_params(cells: pl.DataFrame) -> tuple[pl.DataFrame, tuple[Parameter, .
     """``cells`` with each controller named by its name, and the parameters its rows take:
     :data:`PARAMS` and their user controllers' own. A controller named by its import path
     is resolved (its module imported) and its rows renamed; an unknown one is refused."""
-    if "controller" not in cells.columns or cells.schema["controller"] == pl.Null:
-        return cells, PARAMS
+    if "controller" not in cells.columns or not isinstance(
+            cells.schema["controller"], (pl.String, pl.Categorical, pl.Enum)):
+        return cells, PARAMS  # the frame's check says what is wrong
     values = cells["controller"].cast(pl.String).unique().drop_nulls().to_list()
     try:
         renamed = {v: registry.resolve(v).name for v in values if v not in registry.names()}

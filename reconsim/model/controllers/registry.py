@@ -92,8 +92,9 @@ def register(controller: Controller, source: str | None = None) -> Controller:
     """Make ``controller`` known by its name; the one already known under that name if it is
     the same definition. Two different definitions may not share a name."""
     if not isinstance(controller, Controller):
-        raise ControllerError(f"{source or controller!r} is a {type(controller).__name__}, "
-                              "not a reconsim Controller definition")
+        raise ControllerError(f"controller {source or controller!r}: it is a "
+                              f"{type(controller).__name__}, not a reconsim Controller "
+                              "definition")
     held = _known.get(controller.name)
     if held is not None and held is not controller:
         if controller.name in BUILT_IN:

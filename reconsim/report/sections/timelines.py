@@ -261,8 +261,11 @@ def cell_of(sweep: Sweep, row: Mapping[str, Any]) -> Cell:
 
 
 def _parameters(cell: Cell) -> dict[str, Any]:
-    """A cell's parameters as JSON values (records as lists)."""
-    return json.loads(json.dumps(dataclasses.asdict(cell)))  # type: ignore[no-any-return]
+    """A cell's parameters as JSON values (records as lists); a user's controller's
+    parameters among them, by name."""
+    values = dataclasses.asdict(cell)
+    values |= dict(values.pop("options"))
+    return json.loads(json.dumps(values))  # type: ignore[no-any-return]
 
 
 def _timeline(sweep: Sweep, row: Mapping[str, Any], kind: str, title: str,
