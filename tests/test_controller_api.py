@@ -176,9 +176,9 @@ def test_a_decision_that_misbehaves_is_one_line(module: Path, body: str, message
 
 def test_a_path_that_does_not_resolve_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", "--controller", "no_such_module_here:X"]) == 2
-    assert capsys.readouterr().err == ("error: reconsim run: controller 'no_such_module_here:X': cannot "
-                                      "import 'no_such_module_here' (No module named "
-                                      "'no_such_module_here')\n")
+    assert capsys.readouterr().err == (
+        "error: reconsim run: controller 'no_such_module_here:X': cannot import "
+        "'no_such_module_here' (No module named 'no_such_module_here')\n")
     with pytest.raises(ControllerError, match="not a built-in"):
         registry.resolve("nosuchname")
 
