@@ -62,7 +62,7 @@ from numpy.typing import NDArray
 
 from reconsim.model import params
 from reconsim.model.controllers import BUILT_IN, Controller, ControllerError, Round
-from reconsim.model.kernels.arrays import by_controller, params_matrix, take_rows, writable
+from reconsim.model.kernels.arrays import by_controller, params_matrix, writable
 
 # The controller's names, bound by specialise() for each controller (see .specialise).
 from reconsim.model.kernels.specialise import (
@@ -306,17 +306,18 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
 
 
 def _simulate(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
-    cparams: Int64Array2D, observe: Int64Array, max_per_round: Int64Array,
-    gain: Int64Array, desired: Int64Array, U: Int64Array, G: Int64Array,
-    B: Int64Array, duration: Int64Array, ledger_base: Int64Array,
+    rows: Int64Array, out: Int64Array2D, cparams: Int64Array2D, observe: Int64Array,
+    max_per_round: Int64Array, gain: Int64Array, desired: Int64Array, U: Int64Array,
+    G: Int64Array, B: Int64Array, duration: Int64Array, ledger_base: Int64Array,
     death_offsets: Int64Array, death_at: Int64Array, death_count: Int64Array,
     restart_offsets: Int64Array, restart_at: Int64Array,
-) -> Int64Array:
-    """The cells' metrics, a metric a row; a cell whose controller returned a correction
-    beyond the bound has -1 rounds. ``cparams`` holds each cell's controller parameters,
-    a row per cell (the controller is the one this function was specialised for)."""
-    n = desired.shape[0]
-    out = np.empty((_N_OUT, n), np.int64)  # a metric a row: columns for polars
+) -> None:
+    """Run the cells ``rows`` of the batch into their columns of ``out`` (a metric a row);
+    a cell whose controller returned a correction beyond the bound gets -1 rounds.
+    ``cparams`` holds each cell's controller parameters, a row per cell (the controller is
+    the one this function was specialised for). The cells are read in place, through
+    ``rows``: a batch of several controllers is not gathered per controller."""
+    n = rows.shape[0]
     n_blocks = (n + _BLOCK - 1) // _BLOCK
     for b in numba.prange(n_blocks):
         lo = b * _BLOCK
@@ -324,7 +325,8 @@ def _simulate(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
         max_rounds = 1
         max_ev = 1
         max_rs = 1
-        for i in range(lo, hi):
+        for j in range(lo, hi):
+            i = rows[j]
             max_rounds = max(max_rounds, duration[i] // U[i] + 1)
             max_ev = max(max_ev, death_offsets[i + 1] - death_offsets[i])
             max_rs = max(max_rs, restart_offsets[i + 1] - restart_offsets[i])
@@ -334,7 +336,8 @@ def _simulate(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
         rs_dummy = np.empty(max_rs, np.int64)
         mem = MEMORY_INIT.copy()
         mem_before = MEMORY_INIT.copy()
-        for i in range(lo, hi):
+        for j in range(lo, hi):
+            i = rows[j]
             mem[:] = MEMORY_INIT
             # Events in one second commute — together they kill min(total, live) — so only
             # their order in time matters.
@@ -349,7 +352,6 @@ def _simulate(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
                 duration[i], ledger_base[i], ev, n_ev, rs_at, n_rs, hs, out, i,
             ):
                 out[0, i] = -1
-    return out
 
 
 #: One cell's scratch (its block allocates its largest cell's) above this is refused: the
@@ -487,26 +489,24 @@ def simulate_arrays(
                   deaths_count=a["deaths_count"], restart_at_offsets=a["restart_at_offsets"])
     if parallel is None:
         parallel = n >= PARALLEL_MIN_CELLS
-    out = np.empty((n, _N_OUT), np.int64)
-    for code, rows in by_controller(a["controller"], None):
-        cells = a if rows is None else take_rows(a, rows)
+    out = np.empty((_N_OUT, n), np.int64)  # a metric a row: columns for polars
+    codes = a["controller"]
+    order = None if not n or (codes == codes[0]).all() else np.argsort(codes, kind="stable")
+    inputs = [a[name] for name in COUNT_INPUTS[1:]]
+    for code, rows in by_controller(codes, order):
         controller = controllers[code]
-        cparams = params_matrix(controller, cells)
         kernel = _kernels(controller)["_simulate@parallel" if parallel else "_simulate"]
+        cells = np.arange(n, dtype=np.int64) if rows is None else rows
         try:
-            result = kernel(cparams, *(cells[name] for name in COUNT_INPUTS[1:])).T
+            kernel(cells, out, params_matrix(controller, a), *inputs)
         except numba.core.errors.NumbaError as exc:
             raise compile_failure(controller, exc) from None
         except Exception as exc:  # raised by the controller's decide, in its code
             raise raised(controller, exc) from None
-        if (result[:, 0] < 0).any():
+        if (out[0, cells] < 0).any():
             raise ControllerError(f"controller {controller.name!r}: decide returned a "
                                   f"correction beyond {params.MAX_COPIES:,} copies")
-        if rows is None:
-            out[:] = result
-        else:
-            out[rows] = result
-    return out
+    return out.T
 
 
 @functools.cache
