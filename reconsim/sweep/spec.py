@@ -178,9 +178,7 @@ class Spec:
     def resolve_controllers(self) -> tuple[Controller, ...]:
         """Its users' controllers, resolved (their modules imported, ``import_path`` first):
         what a worker does before it runs a chunk."""
-        for folder in reversed(self.import_path):
-            if folder not in sys.path:
-                sys.path.insert(0, folder)
+        _on_path(self.import_path)
         return tuple(registry.resolve(ref) for _, ref in self.controllers)
 
     def controller_identities(self) -> tuple[str, ...]:
@@ -285,6 +283,13 @@ def _import_path(raw: Any, base: Path) -> tuple[str, ...]:
     return folders
 
 
+def _on_path(folders: tuple[str, ...]) -> None:
+    """Put ``folders`` first on ``sys.path``, in order (those there already stay where they are)."""
+    for folder in reversed(folders):
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+
+
 def _users_controllers(grid: Mapping[str, Any], import_path: tuple[str, ...],
                        ) -> tuple[tuple[str, str], ...]:
     """The users' controllers the ``controller`` axis names: (name, how it names it),
@@ -292,9 +297,7 @@ def _users_controllers(grid: Mapping[str, Any], import_path: tuple[str, ...],
     raw = grid.get("controller", [])
     if not isinstance(raw, list):
         return ()  # the axis's own check says what is wrong
-    for folder in reversed(import_path):
-        if folder not in sys.path:
-            sys.path.insert(0, folder)
+    _on_path(import_path)
     out: dict[str, str] = {}
     for ref in raw:
         if isinstance(ref, str) and ref not in registry.BUILT_IN:

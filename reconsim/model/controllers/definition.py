@@ -46,7 +46,6 @@ import keyword
 from collections import namedtuple
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import ModuleType
 from typing import Any, Final, NamedTuple
 
 import numpy as np
@@ -264,7 +263,3 @@ def decide_in_python(controller: Controller, v: Round, p: Any,
                               f"{type(exc).__name__}: {exc} at t = {v.t}") from None
     return controller.check_correction(value, v.t)
 
-
-def module_of(controller: Controller) -> ModuleType | None:
-    """The module defining ``decide``, if known."""
-    return inspect.getmodule(controller.decide)

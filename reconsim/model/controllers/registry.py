@@ -154,10 +154,6 @@ def resolve(ref: str | Controller) -> Controller:
     return controller
 
 
-def resolve_all(refs: Iterable[Any]) -> tuple[Controller, ...]:
-    """:func:`resolve` of each of ``refs``, in order, without repeats."""
-    return tuple(dict.fromkeys(resolve(r) for r in refs))
-
 
 def _import(path: str) -> Any:
     module_name, _, attribute = path.partition(":")
