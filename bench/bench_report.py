@@ -2,7 +2,7 @@
 
 The table is the sweep's own output: the spec run by :func:`reconsim.sweep.runner.run_sweep`
 into a temporary directory. ``RECONSIM_BENCH_QUICK=1`` runs the same grid with
-desired = 1 only (159,600 cells). The issue's goal: at most 15 s and 5 MB; the size is
+desired = 1 only (159,600 cells). The goal: at most 15 s and 5 MB; the size is
 asserted (it is deterministic), the time reported.
 
 ``test_report_at_scale`` runs the sweep and then the report at 10^6, 10^7 and 10^8 cells,
@@ -28,7 +28,7 @@ from tests.helpers.golden import differences
 
 MILLION = Path(__file__).resolve().parent.parent / "sweeps" / "million.toml"
 
-#: The issue's budget for a million-cell report.
+#: The budget for a million-cell report.
 MAX_SECONDS = 15.0
 MAX_HTML_BYTES = 5_000_000
 

@@ -42,7 +42,7 @@ QUICK = os.environ.get("RECONSIM_BENCH_QUICK", "") not in ("", "0")
 
 
 def grid_batch(n_cells: int) -> pl.DataFrame:
-    """``n_cells`` cells cycling through the core issue's grid: both controllers,
+    """``n_cells`` cells cycling through the core grid: both controllers,
     G in {0..90}, U in {5..90}, B in {1, 5, 10}, desired in {3, 6, 12}, deaths (300, 2), 900 s."""
     combos = list(itertools.product(
         ["ledger", "intent"], [0, 10, 20, 30, 45, 60, 90], [5, 10, 15, 20, 30, 45, 60, 90],

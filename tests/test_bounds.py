@@ -49,7 +49,7 @@ def refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     return lines[0]
 
 
-# --- the table, row by row ------------------------------------------------------
+# --- the bounds table, row by row -------------------------------------------------------
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["run", "--desired", str(INT64_MAX), "--json"],

@@ -96,8 +96,10 @@ def test_the_cli_page_names_every_subcommand() -> None:
 
 def test_no_product_file_names_an_issue_number() -> None:
     files = [README, *DOCS.glob("*.md"), *DOCS.glob("*.py"),
-             *(p for p in (ROOT / "reconsim").rglob("*")
-               if p.is_file() and p.suffix in {".py", ".html", ".css", ".js"})]
+             *(p for folder in ("reconsim", "bench", "tests", "examples", "sweeps")
+               for p in (ROOT / folder).rglob("*")
+               if p.is_file() and p.suffix in {".py", ".html", ".css", ".js", ".toml", ".md"})]
+    # The word and a number after it, joined by a space, a dash, a "#" or a line break.
     found = [(p.relative_to(ROOT), m.group(0)) for p in files
-             for m in re.finditer(r"\bissue[ -]?\d+", p.read_text(encoding="utf-8"), re.I)]
+             for m in re.finditer(r"\bissue[\s#-]*\d+", p.read_text(encoding="utf-8"), re.I)]
     assert found == []

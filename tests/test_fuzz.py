@@ -84,7 +84,7 @@ VALID_AXES: dict[str, st.SearchStrategy[Any]] = {
     "max_per_round": st.sampled_from([UNLIMITED, 1, 2, 5]),
     "gain": st.sampled_from([1.0, 0.5, 0.001, 0.333, 1]),
     "ttl": st.integers(0, 120), "restart_at": st.lists(st.integers(0, 300), max_size=3),
-    # issue 8's world; lag and create_faults name the [lag.w0] and [faults.f0] tables
+    # the richer world; lag and create_faults name the [lag.w0] and [faults.f0] tables
     "B_spread": st.integers(0, 15), "G_spread": st.integers(0, 30),
     "U_jitter": st.integers(0, 20), "seed": st.integers(0, 2**31 - 1),
     "delete_order": st.sampled_from(DELETE_ORDERS), "grace": st.integers(0, 40),

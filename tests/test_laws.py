@@ -1,4 +1,4 @@
-"""The laws as columns: their values, and the rows they speak of (issue 8's world included)."""
+"""The laws as columns: their values, and the rows they speak of (the richer world included)."""
 
 from __future__ import annotations
 

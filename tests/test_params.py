@@ -69,7 +69,7 @@ def test_importing_parameters_and_grid_does_not_load_numba() -> None:
 
 def test_table_columns_keep_the_published_order() -> None:
     # README, "The table": the parameter columns in the order they have always been written.
-    # Issue 8's parameters follow them, in declaration order.
+    # The richer world's parameters follow them, in declaration order.
     assert PARAM_COLUMNS == ("controller", "G", "U", "B", "desired", "duration", "ledger_base",
                              "schedule", "deaths", "observe", "max_per_round", "gain", "ttl",
                              "restart_at", "B_spread", "G_spread", "U_jitter", "seed",

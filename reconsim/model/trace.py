@@ -1,8 +1,8 @@
 """One cell second by second: the reference model's per-second trace, as a polars frame.
 
 :func:`trace` runs :func:`~reconsim.model.reference.run_reference` with an observer and
-keeps one row per second t = 0 … duration, taken at the end of the second (after issue
-8's step 8). Columns:
+keeps one row per second t = 0 … duration, taken at the end of the second (after the
+world's step 8). Columns:
 
 * ``t`` — the second; ``desired`` — copies that should run;
 * ``live`` — copies running (step 8's sample: ready, not yet dead; terminating ones count);
