@@ -8,14 +8,21 @@
 ...                       params={"band": Param(Int(0, 1000), 1, "the gap it leaves alone")},
 ...                       steady=True)
 
-The decision's arguments and result, ``sees``, ``memory`` and ``steady`` are described in
+The decision's arguments and result, ``rank``, ``sees``, ``memory`` and ``steady`` are
+described in
 :mod:`reconsim.model.controllers.definition`; check a definition with
 :func:`reconsim.testing.check_controller` (``reconsim check-controller``).
 """
 
-from reconsim.model.controllers.definition import Controller, ControllerError, Param, Round
+from reconsim.model.controllers.definition import (
+    Controller,
+    ControllerError,
+    Entry,
+    Param,
+    Round,
+)
 from reconsim.model.controllers.registry import BUILT_IN, known, register, resolve
 from reconsim.model.kinds import Choice, Flag, Int, Thousandths
 
-__all__ = ["BUILT_IN", "Choice", "Controller", "ControllerError", "Flag", "Int", "Param", "Round",
-           "Thousandths", "known", "register", "resolve"]
+__all__ = ["BUILT_IN", "Choice", "Controller", "ControllerError", "Entry", "Flag", "Int", "Param",
+           "Round", "Thousandths", "known", "register", "resolve"]

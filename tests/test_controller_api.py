@@ -4,6 +4,7 @@ both kernels alike, from a user's module, and a bad definition is refused in one
 from __future__ import annotations
 
 import json
+import re
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -102,6 +103,88 @@ def test_a_false_steady_claim_is_found_by_the_checker(module: Path) -> None:
     with pytest.raises(ControllerMismatchError, match=r"reconsim run --controller "
                        rf"{name}:LIAR .*"):
         check_controller(f"{name}:LIAR", examples=100)
+
+
+RANKED = """
+    from reconsim.controllers import Controller, Flag, Param
+    def decide(v, p, m):
+        return v.desired - v.seen
+    def rank(e, p):
+        if p.by == 0:
+            return 0  # all keys equal: the cell's delete_order decides
+        if p.by == 1:
+            return e.created  # the oldest first, whatever the cell's order
+        if p.by == 2:
+            return -e.created  # the newest first
+        # Kubernetes-like: entries the read shows not ready first, then the most recently
+        # ready, then the newest
+        if e.ready < 0:
+            return -e.created
+        return (1 << 40) - (e.ready << 20) - e.created
+    RANKED = Controller("ranked", decide, "the ledger's rule, deleting by a rank",
+                        params={"by": Param(Choice(("equal", "oldest", "newest", "readiness")),
+                                            "readiness", "how it ranks")},
+                        rank=rank, steady=True)
+""".replace("Flag, Param", "Choice, Param")
+
+#: Worlds where deletions happen and which entries they take changes the live count.
+DELETING = [{"G": 20}, {"G": 5, "B": 30, "B_spread": 20, "desired": 10, "grace": 30},
+            {"G": 5, "B": 10, "B_spread": 20, "G_spread": 9, "observe": "created",
+             "deaths": ((100, 2), (200, 3)), "U": 5},
+            {"G": 0, "B": 30, "B_spread": 20, "grace": 30, "desired": 3, "U": 1}]
+
+
+@pytest.mark.parametrize("world", DELETING)
+@pytest.mark.parametrize("order", ["oldest", "newest"])
+def test_equal_keys_leave_the_choice_to_the_delete_order(
+        module: Path, world: dict[str, object], order: str) -> None:
+    ref = write_module(module, "userctl_ranked", RANKED) + ":RANKED"
+    ledger = run_cell(controller="ledger", delete_order=order, **world)
+    assert run_cell(controller=ref, by="equal", delete_order=order, **world) == ledger
+    # By creation second, the same order (copies created in one second tie, in that order).
+    assert run_cell(controller=ref, by=order, delete_order=order, **world) == ledger
+
+
+def test_a_rank_overrides_the_delete_order(module: Path) -> None:
+    ref = write_module(module, "userctl_ranked", RANKED) + ":RANKED"
+    overridden = 0
+    for world in DELETING:
+        cell = make_cell(controller=ref, by="newest", delete_order="oldest", **world)
+        compare_cell(cell)
+        overridden += run_reference(cell) != run_cell(controller="ledger", delete_order="oldest",
+                                                      **world)
+    assert overridden >= 1
+
+
+def test_a_rank_by_readiness_runs_alike_on_the_kernel_and_the_reference(module: Path) -> None:
+    ref = write_module(module, "userctl_ranked", RANKED) + ":RANKED"
+    differs = 0
+    for world in DELETING:
+        cell = make_cell(controller=ref, **world)
+        compare_cell(cell)
+        differs += run_reference(cell) != run_cell(controller="ledger", **world)
+    assert differs >= 1  # the ranking does change what happens
+    assert check_controller(ref, examples=40) == 40
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ("return 0.5", "rank returned 0.5 at t = "),
+    ("return 1 << 63", "not an integer below 2^62"),
+    ("raise KeyError('k')", "rank raised KeyError: 'k' at t = "),
+])
+def test_a_rank_that_misbehaves_is_one_line(module: Path, body: str, message: str) -> None:
+    write_module(module, "userctl_badrank", f"""
+        from reconsim.controllers import Controller
+        def decide(v, p, m):
+            return v.desired - v.seen
+        def rank(e, p):
+            {body}
+        BAD = Controller("badrank", decide, "ranks badly", rank=rank)
+    """)
+    with pytest.raises(ControllerError, match=rf"^controller 'badrank': .*{re.escape(message)}"):
+        run_reference(make_cell(controller="userctl_badrank:BAD", G=20))
+    with pytest.raises(ControllerError, match="rank must be a function"):
+        Controller("badrank2", lambda v, p, m: 0, "x", rank=3)  # type: ignore[arg-type]
 
 
 def test_cell_text_names_a_users_controller_by_its_path() -> None:

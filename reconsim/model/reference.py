@@ -9,7 +9,8 @@ Per second t = 0 … duration, in this order (the richer world's numbered rules)
 
 1. scripted deaths; 2. restarts; 3. does a round run (its period, or a watch trigger);
 4. the read (stale inside a lag window); 5. the decision; 6. creates (faults, slow
-start); 7. deletes (oldest or newest, grace); 8. sample the live count.
+start); 7. deletes (oldest or newest, or by the controller's rank; grace); 8. sample the
+live count.
 
 Where the rules leave a choice open, this model decides (docs/model.md repeats it):
 
@@ -39,8 +40,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reconsim.model import rng
-from reconsim.model.controllers import Round, registry
-from reconsim.model.controllers.definition import decide_in_python, reference_params
+from reconsim.model.controllers import Entry, Round, registry
+from reconsim.model.controllers.definition import (
+    decide_in_python,
+    rank_in_python,
+    reference_params,
+)
 from reconsim.model.params import Cell, damped, permille
 
 
@@ -227,10 +232,14 @@ def run_reference(  # noqa: PLR0912, PLR0915 — the spec, in order
                     batch *= 2
                 remembered.extend(arrived)
                 expecting = Expectations(t, creations=arrived)
-            # 7. Deletes to the oldest or newest entries of the ledger it read.
+            # 7. Deletes to the entries of the ledger it read: the oldest or newest, or
+            # those the controller's rank puts first (equal keys in that order).
             elif diff < 0:
                 delete_commands += -diff
                 order = seen if cell.delete_order == "oldest" else seen[::-1]
+                if controller.rank is not None:
+                    order = sorted(order, key=lambda c: rank_in_python(controller, Entry(
+                        t=t, created=c.birth, ready=c.ready if c.ready + c.g <= r else -1), p))
                 targets = order[:-diff]
                 for c in targets:  # a command to a removed copy is wasted
                     if c.removed is None:

@@ -101,7 +101,8 @@ def simulate(cells: pl.DataFrame, *, checked: bool = False) -> pl.DataFrame:
     ``delete_order``, ``trigger`` strings; ``fail_rate``, ``lost_rate`` numbers;
     ``slow_start`` boolean; ``lag`` list of struct{from, to, extra}; ``create_faults`` list
     of struct{at, count, kind}) are optional and take their defaults when absent. Rows in
-    seed 001's world run on the count kernel, the others on the world kernel. ``ttl`` may
+    seed 001's world run on the count kernel, the others (and those of a controller with a
+    ``rank``) on the world kernel. ``ttl`` may
     be null where the controller is not ``expectations``, ``restart_at`` where it is
     ``ledger``. Other columns pass through
     untouched; rows keep their order. Raises ``ValueError`` naming the column and the
@@ -113,6 +114,9 @@ def simulate(cells: pl.DataFrame, *, checked: bool = False) -> pl.DataFrame:
 
     cells, params = _frame_params(cells)
     world = world_rows(cells, None if checked else _check_frame(cells, params))
+    ranked = _ranked_rows(cells)
+    if ranked is not None:
+        world = ranked if world is None else world | ranked
     known = registry.known()
     if world is None:  # seed 001's world throughout: the count kernel alone
         counts = simulate_arrays(
@@ -195,6 +199,19 @@ def world_rows(cells: pl.DataFrame, off: list[str] | None = None) -> np.ndarray 
     if not differs:
         return None
     return cells.select(pl.any_horizontal(differs)).to_series().to_numpy()
+
+
+def _ranked_rows(cells: pl.DataFrame) -> np.ndarray | None:
+    """Rows whose controller ranks the entries it deletes, or None when none does: the count
+    kernel does not hold the entries (seed 001's world has no use for them), the world
+    kernel does."""
+    if "controller" not in cells.columns:
+        return None
+    names = cells["controller"].cast(pl.String).unique().to_list()
+    ranked = [n for n in names if n in registry.names() and registry.get(n).rank is not None]
+    if not ranked:
+        return None
+    return cells["controller"].cast(pl.String).is_in(ranked).to_numpy()
 
 
 def _switches_off(cells: pl.DataFrame) -> list[str]:

@@ -10,10 +10,11 @@ from __future__ import annotations
 from reconsim.model.controllers.definition import (
     Controller,
     ControllerError,
+    Entry,
     Param,
     Round,
 )
 from reconsim.model.controllers.registry import BUILT_IN, known, register, resolve
 
-__all__ = ["BUILT_IN", "Controller", "ControllerError", "Param", "Round", "known", "register",
-           "resolve"]
+__all__ = ["BUILT_IN", "Controller", "ControllerError", "Entry", "Param", "Round", "known",
+           "register", "resolve"]

@@ -31,6 +31,18 @@ The decision is ``decide(v, p, m) -> int``:
 It returns the correction: ``n > 0`` creates ``n`` copies, ``n < 0`` deletes ``-n`` of
 the read's entries, 0 does nothing; an integer with ``|n| <= MAX_COPIES``.
 
+Which entries a deletion takes is the controller's too, if it defines ``rank(e, p) ->
+int``: each entry of the read gets a key, and the ``-n`` entries with the smallest keys
+are deleted; entries with equal keys go in the cell's ``delete_order`` (``oldest``: the
+first created first). ``e``, an :data:`Entry`, is what the read shows of one entry:
+``t`` the round's second, ``created`` the second it was created, ``ready`` the second it
+became ready if the read shows it ready (its readiness reaches the ledger with the
+entry's own delay, as its listing does), else -1. The read lists only entries it does
+not know to be terminating (the ledger drops an entry once it shows its deletion, as
+Kubernetes' ``FilterActivePods`` does), so there is no terminating flag to see. Without
+``rank`` every key is equal: ``delete_order`` alone decides. A key is an integer with
+``|key| < 2^62``; a tuple of criteria is one integer, its most significant first.
+
 ``steady`` declares what lets the fast kernel skip idle rounds in closed form: in a
 settled world — the read unchanged, nothing pending, nothing unobserved — a round that
 decides 0 and leaves the memory as it was would decide 0 at every later second too (the
@@ -56,6 +68,15 @@ from reconsim.model.kinds import MAX_COPIES, Choice, Flag, Int, Kind, Thousandth
 
 class ControllerError(ReconsimError):
     """A controller definition that cannot be used, or that misbehaved in a round."""
+
+
+class Entry(NamedTuple):
+    """One entry of the read, as :attr:`Controller.rank` sees it (see the module's
+    docstring)."""
+
+    t: int
+    created: int
+    ready: int
 
 
 class Round(NamedTuple):
@@ -104,32 +125,21 @@ class Controller:
     steady: bool = False
     #: A version string; without one, the identity is a digest of the defining module.
     version: str | None = None
+    #: ``rank(e, p) -> int``: which read entries a deletion takes, smallest keys first.
+    rank: Callable[..., int] | None = None
 
     def __post_init__(self) -> None:
         where = f"controller {self.name!r}"
         if not isinstance(self.name, str) or not self.name.isidentifier() \
                 or keyword.iskeyword(self.name):
             raise ControllerError(f"controller {self.name!r}: a name must be an identifier")
-        if not callable(self.decide) or inspect.isclass(self.decide):
-            raise ControllerError(f"{where}: decide must be a function decide(v, p, m)")
+        for role, function, signature in (("decide", self.decide, "decide(v, p, m)"),
+                                          ("rank", self.rank, "rank(e, p) -> int")):
+            if (function is not None or role == "decide") and (
+                    not callable(function) or inspect.isclass(function)):
+                raise ControllerError(f"{where}: {role} must be a function {signature}")
         for name, param in self.params.items():
-            if not isinstance(param, Param):
-                raise ControllerError(f"{where}: parameter {name!r} must be declared with "
-                                      "Param(kind, default, help)")
-            if not isinstance(param.kind, PARAM_KINDS):
-                raise ControllerError(
-                    f"{where}: parameter {name!r} has kind {type(param.kind).__name__}; "
-                    "a controller's parameters are Int, Choice, Flag or Thousandths "
-                    "(bounded: every value must be checked)")
-            if not name.isidentifier() or keyword.iskeyword(name):
-                raise ControllerError(f"{where}: parameter {name!r} is not an identifier")
-            if isinstance(param.kind, Int) and param.kind.maximum is None:
-                raise ControllerError(f"{where}: parameter {name!r} has no upper bound "
-                                      "(Int(minimum, maximum): every value must be checked)")
-            try:
-                param.kind.check(name, param.default)
-            except ValueError as exc:
-                raise ControllerError(f"{where}: default of {exc}") from None
+            _check_param(where, name, param)
         for name, initial in self.memory.items():
             if not name.isidentifier() or not isinstance(initial, int) \
                     or isinstance(initial, bool) or abs(initial) >= 2**62:
@@ -162,15 +172,16 @@ class Controller:
     def digest(self) -> str:
         """The first 12 hex digits of the SHA-256 of the source of ``decide``'s module
         (its helpers included), with the declaration's parameters, memory and flags."""
-        module = inspect.getmodule(self.decide)
-        try:
-            source = inspect.getsource(module if module is not None else self.decide)
-        except (OSError, TypeError):
-            source = repr(self.decide.__code__.co_code)
+        functions = [self.decide] if self.rank is None else [self.decide, self.rank]
+        modules = {id(m): m for m in map(inspect.getmodule, functions) if m is not None}
+        sources = [_source(m) for m in modules.values()] or [_source(self.decide)]
+        if any(inspect.getmodule(f) is None for f in functions):
+            sources += [_source(f) for f in functions if inspect.getmodule(f) is None]
         declared = repr((self.name, sorted((n, p.kind, p.default) for n, p in
                                            self.params.items()),
-                         sorted(self.memory.items()), self.sees, self.steady))
-        return hashlib.sha256((source + declared).encode()).hexdigest()[:12]
+                         sorted(self.memory.items()), self.sees, self.steady,
+                         *(() if self.rank is None else ("ranked",))))
+        return hashlib.sha256(("".join(sources) + declared).encode()).hexdigest()[:12]
 
     @property
     def params_type(self) -> Any:
@@ -191,6 +202,36 @@ class Controller:
                                   f"t = {t}, beyond the {MAX_COPIES:,} copies a correction "
                                   "may make")
         return int(value)
+
+
+def _check_param(where: str, name: str, param: Any) -> None:
+    """Refuse a controller's parameter declaration that cannot be used."""
+    if not isinstance(param, Param):
+        raise ControllerError(f"{where}: parameter {name!r} must be declared with "
+                              "Param(kind, default, help)")
+    if not isinstance(param.kind, PARAM_KINDS):
+        raise ControllerError(
+            f"{where}: parameter {name!r} has kind {type(param.kind).__name__}; "
+            "a controller's parameters are Int, Choice, Flag or Thousandths "
+            "(bounded: every value must be checked)")
+    if not name.isidentifier() or keyword.iskeyword(name):
+        raise ControllerError(f"{where}: parameter {name!r} is not an identifier")
+    if isinstance(param.kind, Int) and param.kind.maximum is None:
+        raise ControllerError(f"{where}: parameter {name!r} has no upper bound "
+                              "(Int(minimum, maximum): every value must be checked)")
+    try:
+        param.kind.check(name, param.default)
+    except ValueError as exc:
+        raise ControllerError(f"{where}: default of {exc}") from None
+
+
+def _source(thing: Any) -> str:
+    """The source of a module or function, or its bytecode where there is no source."""
+    try:
+        return inspect.getsource(thing)
+    except (OSError, TypeError):
+        code = getattr(thing, "__code__", None)
+        return repr(code.co_code) if code is not None else repr(thing)
 
 
 def _names_read(function: Callable[..., Any]) -> set[str]:
@@ -263,3 +304,22 @@ def decide_in_python(controller: Controller, v: Round, p: Any,
                               f"{type(exc).__name__}: {exc} at t = {v.t}") from None
     return controller.check_correction(value, v.t)
 
+
+#: The largest key :attr:`Controller.rank` may return, in magnitude (below 2^62).
+MAX_RANK: Final = (1 << 62) - 1
+
+
+def rank_in_python(controller: Controller, e: Entry, p: Any) -> int:
+    """One entry's deletion key as the reference model takes it: exceptions and keys that
+    are not integers below 2^62 become one :class:`ControllerError` naming the controller."""
+    assert controller.rank is not None
+    try:
+        value = controller.rank(e, p)
+    except Exception as exc:  # the user's code: whatever it raised, named in one line
+        raise ControllerError(f"controller {controller.name!r}: rank raised "
+                              f"{type(exc).__name__}: {exc} at t = {e.t}") from None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
+            or abs(int(value)) > MAX_RANK:
+        raise ControllerError(f"controller {controller.name!r}: rank returned {value!r} at "
+                              f"t = {e.t}, not an integer below 2^62 in magnitude")
+    return int(value)

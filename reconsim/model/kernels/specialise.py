@@ -1,13 +1,13 @@
 """One compiled kernel per controller, cached on disk.
 
-A kernel module's loop calls ``decide`` (and the other names of :data:`CONTROLLER_NAMES`)
+A kernel module's loop calls ``decide`` (and ``rank``, and reads the other names below)
 as module globals. :func:`specialise` makes, for one controller, new function objects from
-the same code with those globals bound to the controller's — its compiled ``decide``, its
-parameters' named tuple, its memory's initial values, what it sees, whether it is steady —
-and compiles them with numba, which reads globals as compile-time constants: the branches
-a controller does not need (the walk that counts ``pending``, the memory check, the
-skipping of idle rounds) are compiled out, and the built-ins run as fast as when their
-rules were written into the loop.
+the same code with those globals bound to the controller's — its compiled ``decide`` and
+``rank``, its parameters' named tuple, its memory's initial values, what it sees, whether
+it is steady — and compiles them with numba, which reads globals as compile-time
+constants: the branches a controller does not need (the walk that counts ``pending``, the
+memory check, the skipping of idle rounds, the ranking) are compiled out, and the built-ins
+run as fast as when their rules were written into the loop.
 
 Passing the compiled ``decide`` as an argument instead would also specialise the kernel,
 but numba does not cache a function typed on a dispatcher argument: every process would
@@ -39,6 +39,18 @@ def decide(v: Any, p: Any, m: Any) -> int:
     raise RuntimeError("a kernel runs a controller only once specialised for it")
 
 
+def rank(e: Any, p: Any) -> int:
+    """The controller's deletion key for a read entry (unbound)."""
+    raise RuntimeError("a kernel runs a controller only once specialised for it")
+
+
+def no_rank(e: Any, p: Any) -> int:
+    """The key of every entry for a controller without ``rank``: all equal."""
+    return 0
+
+
+#: Whether the controller ranks the entries a deletion takes.
+RANKED = False
 #: The named tuple of the controller's parameters, and how many it has.
 PARAMS_TYPE: Any = None
 N_PARAMS = 0
@@ -56,6 +68,12 @@ def compiled_decide(controller: Controller) -> Any:
     return numba.njit(nogil=True)(controller.decide)
 
 
+@functools.cache
+def compiled_rank(controller: Controller) -> Any:
+    """``controller.rank`` (or :func:`no_rank`) compiled by numba, lazily as decide."""
+    return numba.njit(nogil=True)(controller.rank or no_rank)
+
+
 def specialise(namespace: Mapping[str, Any], functions: Mapping[str, Mapping[str, Any]],
                controller: Controller) -> dict[str, Any]:
     """Compile ``functions`` (name -> numba options) of the module whose globals are
@@ -65,6 +83,8 @@ def specialise(namespace: Mapping[str, Any], functions: Mapping[str, Mapping[str
     bound = dict(namespace)
     bound.update({
         "decide": compiled_decide(controller),
+        "rank": compiled_rank(controller),
+        "RANKED": controller.rank is not None,
         "PARAMS_TYPE": controller.params_type,
         "N_PARAMS": len(controller.params),
         "MEMORY_INIT": controller.initial_memory(),
@@ -89,8 +109,10 @@ def specialise(namespace: Mapping[str, Any], functions: Mapping[str, Mapping[str
 
 
 def raised(controller: Controller, exc: Exception) -> ControllerError:
-    """An exception ``decide`` raised inside a kernel, as one line naming the controller."""
-    return ControllerError(f"controller {controller.name!r}: decide raised "
+    """An exception ``decide`` (or ``rank``) raised inside a kernel, as one line naming the
+    controller."""
+    code = "decide" if controller.rank is None else "decide or rank"
+    return ControllerError(f"controller {controller.name!r}: {code} raised "
                            f"{type(exc).__name__}: {exc}")
 
 

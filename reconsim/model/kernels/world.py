@@ -99,7 +99,7 @@ from numba.np.unsafe.ndarray import to_fixed_tuple
 from numpy.typing import NDArray
 
 from reconsim.model import params, rng
-from reconsim.model.controllers import BUILT_IN, Controller, ControllerError, Round
+from reconsim.model.controllers import BUILT_IN, Controller, ControllerError, Entry, Round
 from reconsim.model.kernels.arrays import (
     by_controller,
     controller_params,
@@ -124,11 +124,13 @@ from reconsim.model.kernels.specialise import (
     MEMORY_INIT,
     N_PARAMS,
     PARAMS_TYPE,
+    RANKED,
     SEES_PENDING,
     STEADY,
     compile_failure,
     decide,
     raised,
+    rank,
     specialise,
 )
 
@@ -306,6 +308,23 @@ def _drain(ps: Int64Array2D, bits: UInt64Array2D, q: int, lo: int, t: int) -> in
         total += _consume(ps, bits, q, u)
         u = _next(bits, q, u + 1, t + 1)
     return total
+
+
+def _ranked(  # noqa: PLR0913, PLR0917 — numba takes scalars positionally
+        cp: Int64Array2D, n: int, s: int, r: int, delete_newest: bool, p: Any) -> Int64Array:
+    """The copies the read at ``r`` lists, in the order a deletion at ``s`` takes them: by
+    the controller's rank, equal keys oldest (or newest) first."""
+    order = np.empty(n, np.int64)
+    keys = np.empty(n, np.int64)
+    m = 0
+    for h in range(n):
+        i = n - 1 - h if delete_newest else h
+        if cp[_LISTED, i] <= r and not (cp[_REMOVED, i] <= r - cp[_G, i]):
+            ready = cp[_READY, i] if cp[_READY, i] + cp[_G, i] <= r else -1
+            order[m] = i
+            keys[m] = rank(Entry(s, cp[_BIRTH, i], ready), p)
+            m += 1
+    return order[:m][np.argsort(keys[:m], kind="mergesort")]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -556,16 +575,21 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                         break
                     batch *= 2
                 exp_active, exp_set = True, s
-            elif diff < 0:  # 7. Deletes to the oldest or newest entries it read.
-                commands -= diff
+            elif diff < 0:  # 7. Deletes to the oldest or newest entries it read, or
+                commands -= diff  # to those the controller's rank puts first
                 hit = min(-diff, seen)
                 exp_seen = -_NEVER
+                if RANKED:
+                    targets = _ranked(cp, n, s, r, delete_newest, p)
                 for h in range(n):
                     if hit == 0:
                         break
-                    i = n - 1 - h if delete_newest else h
-                    if not (cp[_LISTED, i] <= r and not (cp[_REMOVED, i] <= r - cp[_G, i])):
-                        continue
+                    if RANKED:
+                        i = targets[h]
+                    else:
+                        i = n - 1 - h if delete_newest else h
+                        if not (cp[_LISTED, i] <= r and not (cp[_REMOVED, i] <= r - cp[_G, i])):
+                            continue
                     hit -= 1
                     if cp[_REMOVED, i] == _NEVER:
                         cp[_REMOVED, i] = s
@@ -753,8 +777,9 @@ def _simulate_world(  # noqa: PLR0913, PLR0917 — numba takes arrays positional
 
 
 #: The functions compiled per controller (:func:`.specialise.specialise`), callees first:
-#: the cell loop, then the batch loop on one thread and on all of them.
-_PER_CONTROLLER: Final = {"_run_cell": {"nogil": True}, "_simulate_world": {},
+#: the deletion ranking, the cell loop, then the batch loop on one thread and on all of them.
+_PER_CONTROLLER: Final = {"_ranked": {"nogil": True}, "_run_cell": {"nogil": True},
+                          "_simulate_world": {},
                           "_simulate_world@parallel": {"parallel": True}}
 #: Batches smaller than this run on one thread.
 PARALLEL_MIN_CELLS: Final = 8 * _BLOCK
