@@ -80,3 +80,27 @@ def test_cold_compile_and_cached_start(benchmark, tmp_path: Path) -> None:  # ty
                                 wall_seconds=round(time.perf_counter() - started, 2))
     print(f"\nuser controller: cold compile {cold:.2f} s, cached start {cached:.2f} s")
     assert cached < cold
+
+
+@pytest.mark.benchmark(group="user controller: reference model alone")
+@pytest.mark.parametrize("engine", ["kernel", "reference"])
+def test_reference_model_alone(benchmark, ledger_mix: pl.DataFrame,  # type: ignore[no-untyped-def]
+                               engine: str) -> None:
+    """A controller declared ``compiled=False`` (code numba cannot compile) runs on the
+    reference model alone: the ledger's own decision so declared, against the ledger on the
+    kernels, on the same cells of the world mix."""
+    from reconsim.controllers import BUILT_IN, Controller
+
+    ledger = BUILT_IN["ledger"]
+    registry.register(Controller("ledger_in_python", ledger.decide, ledger.help,
+                                 compiled=False))
+    cells = ledger_mix.head(40 if QUICK else 400)
+    if engine == "reference":
+        cells = cells.with_columns(controller=pl.lit("ledger_in_python"))
+    simulate(cells.head(5))
+    out = benchmark.pedantic(simulate, args=(cells,), rounds=1 if QUICK else 3,
+                             warmup_rounds=0)
+    rate = cells.height / benchmark.stats.stats.median
+    benchmark.extra_info.update(cells=cells.height, cells_per_second=round(rate, 1))
+    RATES[f"world mix, ledger on the {engine} ({cells.height:,} cells)"] = rate
+    assert out.select(METRICS).equals(simulate(ledger_mix.head(cells.height)).select(METRICS))

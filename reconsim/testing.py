@@ -148,7 +148,9 @@ def check_controller(ref: str | Controller, *, examples: int = 200,
     path) over every world parameter on the reference model and on the fast kernels;
     raise :class:`ControllerMismatchError` at the first difference (Hypothesis shrinks it
     to a small cell first), or a :class:`~reconsim.model.controllers.ControllerError` if the
-    definition cannot be used. Returns the number of cells checked."""
+    definition cannot be used. Returns the number of cells checked. A controller declared
+    ``compiled=False`` runs on the reference model alone: its cells are only run (an
+    exception or a bad correction is still its ``ControllerError``)."""
     controller = registry.resolve(ref)
     checked = 0
 

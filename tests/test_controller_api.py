@@ -319,6 +319,43 @@ def test_a_sweep_runs_a_users_controller_beside_ours(tmp_path: Path) -> None:
     assert manifest["model"]["controllers"] == [registry.get("deadband").identity]
 
 
+PYTHON_ONLY = """
+    from fractions import Fraction
+    from reconsim.controllers import Controller, Int, Param
+    def decide(v, p, m):
+        gap = Fraction(v.desired - v.seen)  # numba knows no Fraction
+        return 0 if abs(gap) <= p.band else int(gap)
+    MINE = Controller("python_only", decide, "a deadband written with fractions",
+                      params={"band": Param(Int(0, 1000), 1, "the gap it leaves alone")},
+                      steady=True, compiled=COMPILED)
+"""
+
+
+def test_code_numba_cannot_compile_runs_on_the_reference_model_alone(
+        tmp_path: Path, module: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from reconsim import load_spec, run_sweep, scan
+
+    refused = write_module(module, "userctl_dict", PYTHON_ONLY.replace("COMPILED", "True"))
+    assert main(["run", "--controller", f"{refused}:MINE"]) == 2
+    assert "numba cannot compile its decide" in capsys.readouterr().err
+    name = write_module(module, "userctl_dict2", PYTHON_ONLY.replace(
+        "COMPILED", "False").replace('"python_only"', '"python_alone"'))
+    ref = f"{name}:MINE"
+    # The same decisions as the compiled deadband, cell for cell, on every path.
+    for band, world in [(0, {"G": 20}), (2, {"G": 45, "B_spread": 4, "trigger": "watch"})]:
+        assert run_cell(controller=ref, band=band, **world) == run_cell(
+            controller="deadband:DEADBAND", band=band, **world)
+    assert main(["check-controller", ref, "--examples", "5"]) == 0
+    assert "5 cells ran without error on the reference model" in capsys.readouterr().out
+    out = tmp_path / "out"
+    run_sweep(load_spec(write_spec(module, ref)), out, jobs=2, progress=False)
+    table = scan(out).collect().sort("G", "band", "controller")
+    fast = table.filter(controller="ledger")
+    alone = table.filter(controller="python_alone", band=0)
+    assert alone["created"].to_list() == fast["created"].to_list()
+    assert alone["missing_copy_seconds"].to_list() == fast["missing_copy_seconds"].to_list()
+
+
 def test_a_resume_with_another_version_of_the_controller_is_refused(
         tmp_path: Path, module: Path) -> None:
     from reconsim import load_spec, run_sweep

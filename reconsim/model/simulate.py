@@ -7,19 +7,20 @@ specs and tables does not pay for it.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-from reconsim.model.controllers import BUILT_IN, ControllerError, registry
+from reconsim.model.controllers import BUILT_IN, Controller, ControllerError, registry
 from reconsim.model.kernels.arrays import controller_params, take_rows
 from reconsim.model.params import (
     BY_NAME,
     DEATHS_DTYPE,
     METRIC_NAMES,
+    METRICS,
     PARAM_DTYPES,
     PARAMS,
     WORLD_SWITCHES,
@@ -102,7 +103,8 @@ def simulate(cells: pl.DataFrame, *, checked: bool = False) -> pl.DataFrame:
     ``slow_start`` boolean; ``lag`` list of struct{from, to, extra}; ``create_faults`` list
     of struct{at, count, kind}) are optional and take their defaults when absent. Rows in
     seed 001's world run on the count kernel, the others (and those of a controller with a
-    ``rank``) on the world kernel. ``ttl`` may
+    ``rank``) on the world kernel, those of a controller declared ``compiled=False`` on the
+    reference model. ``ttl`` may
     be null where the controller is not ``expectations``, ``restart_at`` where it is
     ``ledger``. Other columns pass through
     untouched; rows keep their order. Raises ``ValueError`` naming the column and the
@@ -113,6 +115,11 @@ def simulate(cells: pl.DataFrame, *, checked: bool = False) -> pl.DataFrame:
     from reconsim.model.kernels.count import OUT_COLUMNS, simulate_arrays
 
     cells, params = _frame_params(cells)
+    slow = _rows_of(cells, lambda c: not c.compiled)
+    if slow is not None:
+        if not checked:
+            _check_frame(cells, params)
+        return _simulate_split(cells, slow, params)
     world = world_rows(cells, None if checked else _check_frame(cells, params))
     ranked = _ranked_rows(cells)
     if ranked is not None:
@@ -201,17 +208,48 @@ def world_rows(cells: pl.DataFrame, off: list[str] | None = None) -> np.ndarray 
     return cells.select(pl.any_horizontal(differs)).to_series().to_numpy()
 
 
+def _rows_of(cells: pl.DataFrame, which: Callable[[Controller], bool]) -> np.ndarray | None:
+    """The rows whose controller is ``which``, or None when there are none."""
+    if "controller" not in cells.columns:
+        return None
+    names = cells["controller"].cast(pl.String).unique().to_list()
+    chosen = [n for n in names if n in registry.names() and which(registry.get(n))]
+    if not chosen:
+        return None
+    return cells["controller"].cast(pl.String).is_in(chosen).to_numpy()
+
+
 def _ranked_rows(cells: pl.DataFrame) -> np.ndarray | None:
     """Rows whose controller ranks the entries it deletes, or None when none does: the count
     kernel does not hold the entries (seed 001's world has no use for them), the world
     kernel does."""
-    if "controller" not in cells.columns:
-        return None
-    names = cells["controller"].cast(pl.String).unique().to_list()
-    ranked = [n for n in names if n in registry.names() and registry.get(n).rank is not None]
-    if not ranked:
-        return None
-    return cells["controller"].cast(pl.String).is_in(ranked).to_numpy()
+    return _rows_of(cells, lambda c: c.rank is not None)
+
+
+def _simulate_split(cells: pl.DataFrame, slow: np.ndarray,
+                    params: tuple[Parameter, ...]) -> pl.DataFrame:
+    """``cells`` (checked) with their metrics: the rows ``slow`` marks (a controller declared
+    ``compiled=False``) on the reference model, one by one, the others on the kernels."""
+    from reconsim.model.reference import run_reference
+
+    values: dict[str, list[Any]] = {m.name: [None] * cells.height for m in METRICS}
+    fast = np.flatnonzero(~slow)
+    if len(fast):
+        done = simulate(cells[fast], checked=True)
+        for name, column in values.items():
+            for i, v in zip(fast, done[name].to_list(), strict=True):
+                column[i] = v
+    names = {p.name: p for p in params}
+    for i in np.flatnonzero(slow):
+        row = cells.row(int(i), named=True)
+        metrics = run_reference(make_cell(**{
+            k: v for k, v in row.items()
+            if k in names and (v is not None or names[k].kind.null_is_value)}))
+        for name, column in values.items():
+            column[i] = metrics[name]
+    return cells.with_columns(
+        pl.Series(m.name, values[m.name], dtype=pl.Float64 if m.float else pl.Int64)
+        for m in METRICS)
 
 
 def _switches_off(cells: pl.DataFrame) -> list[str]:

@@ -43,6 +43,13 @@ Kubernetes' ``FilterActivePods`` does), so there is no terminating flag to see. 
 ``rank`` every key is equal: ``delete_order`` alone decides. A key is an integer with
 ``|key| < 2^62``; a tuple of criteria is one integer, its most significant first.
 
+``compiled=False`` is for code numba cannot compile (a dictionary, a library call): the
+controller then runs on the reference model alone, everywhere — ``run_cell``,
+``simulate``, sweeps, the report — with the same results and far slower (see
+docs/performance.md for the measured factor); ``check-controller`` then checks only that
+its code runs without error on random cells, as there is no second implementation to
+compare with.
+
 ``steady`` declares what lets the fast kernel skip idle rounds in closed form: in a
 settled world — the read unchanged, nothing pending, nothing unobserved — a round that
 decides 0 and leaves the memory as it was would decide 0 at every later second too (the
@@ -127,6 +134,8 @@ class Controller:
     version: str | None = None
     #: ``rank(e, p) -> int``: which read entries a deletion takes, smallest keys first.
     rank: Callable[..., int] | None = None
+    #: False for code numba cannot compile: it then runs on the reference model alone.
+    compiled: bool = True
 
     def __post_init__(self) -> None:
         where = f"controller {self.name!r}"
@@ -180,7 +189,8 @@ class Controller:
         declared = repr((self.name, sorted((n, p.kind, p.default) for n, p in
                                            self.params.items()),
                          sorted(self.memory.items()), self.sees, self.steady,
-                         *(() if self.rank is None else ("ranked",))))
+                         *(() if self.rank is None else ("ranked",)),
+                         *(() if self.compiled else ("reference model alone",))))
         return hashlib.sha256(("".join(sources) + declared).encode()).hexdigest()[:12]
 
     @property

@@ -122,4 +122,5 @@ def compile_failure(controller: Controller, exc: Exception) -> ControllerError:
     reason = next((line for line in lines if not line.startswith(
         ("Failed in", "-", "During:", "File", "[", "^", ">"))), type(exc).__name__)
     return ControllerError(f"controller {controller.name!r}: numba cannot compile its decide "
-                           f"({reason}); run it on the reference model alone instead")
+                           f"({reason}); declare it with compiled=False to run it on the "
+                           "reference model alone")
