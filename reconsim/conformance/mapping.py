@@ -1,0 +1,54 @@
+"""A scenario of the ReplicaSet data set as a reconsim cell: the one place that says how."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from reconsim.conformance.load import Scenario
+from reconsim.model.controllers import registry
+from reconsim.model.params import Cell, make_cell
+
+#: The controllers the mapping prefers, best first: the first one known is the default.
+PREFERRED: Final = ("replicaset", "expectations")
+#: The real controller's burst cap (``burstReplicas``): what one sync may create or delete.
+BURST_REPLICAS: Final = 500
+#: The expectations' timeout, seconds.
+EXPECTATIONS_TTL: Final = 300
+
+
+def default_controller() -> str:
+    """The best controller available for the mapping: the first of :data:`PREFERRED` that
+    is known."""
+    names = registry.names()
+    return next(name for name in PREFERRED if name in names)
+
+
+def cell_of(scenario: Scenario, controller: str | None = None) -> Cell:
+    """The reconsim cell that stands for ``scenario``, run by ``controller`` (default
+    :func:`default_controller`).
+
+    The world the data set states, in reconsim's parameters:
+
+    * pods are counted from creation + G, Pending ones too: ``observe="created"``;
+    * a sync runs on every change of the pods the controller counts, and there is no
+      periodic resync within the run: ``trigger="watch"``, ``U = duration + 1`` (so the
+      only periodic round is second 0, where the real controller's first sync is);
+    * the deletion ranking deletes the youngest pods first when every pod is on one
+      rank: ``delete_order="newest"``;
+    * ``burstReplicas`` caps a sync's creates and deletes: ``max_per_round=500``;
+    * creates go in ``slowStartBatch`` batches: ``slow_start=True``;
+    * the expectations expire after 5 minutes: ``ttl=300`` (for ``expectations``);
+    * the controller reads its own ReplicaSet's pods only: ``ledger_base=0``;
+    * deaths and create faults are the scenario's scripted schedules, and ``desired``,
+      ``G``, ``B``, ``grace`` and ``duration`` its own values.
+
+    ``logarithmic_scale_down`` has no counterpart: reconsim ranks deletions by creation
+    order alone.
+    """
+    return make_cell(
+        controller=default_controller() if controller is None else controller,
+        ttl=EXPECTATIONS_TTL, observe="created", delete_order="newest",
+        max_per_round=BURST_REPLICAS, slow_start=True, trigger="watch",
+        U=scenario.duration + 1, ledger_base=0, deaths=scenario.deaths,
+        create_faults=scenario.create_faults, G=scenario.G, B=scenario.B,
+        grace=scenario.grace, desired=scenario.desired, duration=scenario.duration)

@@ -1,0 +1,30 @@
+"""A comparison with the real controller as the table ``reconsim conformance`` prints."""
+
+from __future__ import annotations
+
+from reconsim.conformance.compare import METRICS_COMPARED, Conformance
+
+
+def render(result: Conformance) -> str:
+    """Scenarios matched per metric, on all ten and second by second, then the remaining
+    differences by cause, each with an example and its first differing second."""
+    n = len(result.outcomes)
+    width = max(len(m) for m in (*METRICS_COMPARED, "all ten metrics", "second by second"))
+    lines = [f"{n} scenarios of the Kubernetes v1.23.13 ReplicaSet controller, reconsim "
+             f"controller {result.controller}", "", f"{'metric':<{width}}  matched"]
+    rows = [(m, result.matched(m)) for m in METRICS_COMPARED]
+    rows += [("all ten metrics", result.all_metrics), ("second by second", result.per_second),
+             ("both", result.matching)]
+    lines += [f"{name:<{width}}  {count:>{len(str(n))}}/{n}" for name, count in rows]
+    groups = result.by_cause()
+    if not groups:
+        lines += ["", "no differences"]
+        return "\n".join(lines) + "\n"
+    cause_width = max(len("cause"), *(len(c) for c in groups))
+    lines += ["", f"{'cause':<{cause_width}}  scenarios  example  first differing second"]
+    for cause, found in groups.items():
+        first = found[0]
+        second = "none (a metric only)" if first.first_second is None else (
+            f"{first.first_second} ({', '.join(first.series)})")
+        lines.append(f"{cause:<{cause_width}}  {len(found):>9}  {first.id:<7}  {second}")
+    return "\n".join(lines) + "\n"
