@@ -26,7 +26,7 @@ from typing import Any, Final
 from reconsim.io import write_atomic
 from reconsim.report.charts import Figure
 from reconsim.report.data import Sweep, load_sweep
-from reconsim.report.drawing import Drawn, drawing
+from reconsim.report.drawing import Drawn, draw_all
 from reconsim.report.page import SECTIONS, Summaries, render_page
 from reconsim.report.section import Context
 from reconsim.report.source import ReportError, SweepSource
@@ -88,18 +88,12 @@ def summarize_sections(sweep: Sweep) -> Summaries:
 
 
 def summarize_and_draw(sweep: Sweep) -> tuple[Summaries, list[Drawn]]:
-    """:func:`summarize_sections`, each section's charts handed to :mod:`.drawing` as soon
-    as its summary is ready (drawn in a second process beside the next sections' queries,
-    up to :data:`~.drawing.BESIDE_MAX_CELLS` cells); with every chart drawn, in page order."""
-    context = Context.of(sweep)
-    summaries = []
-    with drawing(sweep.cells, vegalite_version()) as drawer:
-        for section in SECTIONS:
-            summary = section.summarize(sweep)
-            summaries.append(summary)
-            drawer.submit(functools.partial(section.charts, summary, context))
-        drawn = drawer.drawn()
-    return Summaries(context, tuple(summaries)), drawn
+    """:func:`summarize_sections`, and every chart drawn, in page order: the charts are made
+    from the summaries once the queries are done (:mod:`.drawing`)."""
+    summaries = summarize_sections(sweep)
+    charts = [functools.partial(section.charts, summary, summaries.context)
+              for section, summary in zip(SECTIONS, summaries.sections, strict=True)]
+    return summaries, draw_all(charts, vegalite_version())
 
 
 def summarize(sweep: Sweep) -> dict[str, Any]:
