@@ -99,6 +99,9 @@ SCHEDULE = 'name = "huge"\n[grid]\nschedule = "s"\nduration = {duration}\n[sched
     ('name = "huge"\n[grid]\nG = {from = 0, to = 1000000000000000000}\n',
      "grid.G: the range from 0 to 1000000000000000000 holds 1000000000000000001 values, "
      f"more than the {MAX_AXIS_VALUES:,} an axis may hold"),
+    ('name = "huge"\n[grid]\nU = {from = 1, to = 1000000000000000000000000000000}\n',
+     "grid.U: the range from 1 to 1000000000000000000000000000000 holds "
+     "1000000000000000000000000000000 values"),  # more than len() of a range can count
     ('name = "huge"\n[grid]\nG = {from = 999999, to = 1000001, step = 2}\n',
      "grid.G: G must be an integer in [0, 1000000], got 1000001"),
     ('name = "huge"\n[grid]\nmax_per_round = {from = 0, to = 3}\n',

@@ -456,9 +456,12 @@ def _range(raw: dict[str, Any], axis: str) -> tuple[int, ...]:
         raise SpecError(f"grid.{axis}.step must be a positive integer, "
                         f"got {shown(parts['step'])}")
     values = range(parts["from"], parts["to"] + 1, parts["step"])
-    if len(values) > MAX_AXIS_VALUES:  # counted before a value is built
+    # Counted before a value is built, in Python's integers (len() of a range past 2^63
+    # values overflows).
+    count = max(0, (parts["to"] - parts["from"]) // parts["step"] + 1)
+    if count > MAX_AXIS_VALUES:
         raise SpecError(f"grid.{axis}: the range from {shown(parts['from'])} to "
-                        f"{shown(parts['to'])} holds {shown(len(values))} values, more than "
+                        f"{shown(parts['to'])} holds {shown(count)} values, more than "
                         f"the {MAX_AXIS_VALUES:,} an axis may hold")
     return tuple(values)
 
