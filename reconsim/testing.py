@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, Verbosity, given, settings
 from hypothesis import strategies as st
 
 from reconsim.errors import ReconsimError
+from reconsim.model import rng
 from reconsim.model.controllers import Controller, registry
 from reconsim.model.kinds import Choice, Flag, Int, Kind, Thousandths
 from reconsim.model.params import (
@@ -25,7 +26,6 @@ from reconsim.model.params import (
     FAULT_KINDS,
     METRIC_NAMES,
     OBSERVE,
-    SEED_MAX,
     TRIGGERS,
     Cell,
     cell_text,
@@ -117,7 +117,7 @@ def world_cells(draw: st.DrawFn, max_duration: int = 200, controllers: tuple[str
         B_spread=sometimes(st.integers(1, 15), 0),
         G_spread=sometimes(st.integers(1, 30), 0),
         U_jitter=sometimes(st.integers(1, 50), 0),  # often larger than U
-        seed=draw(st.integers(0, SEED_MAX)),
+        seed=draw(st.integers(0, rng.MAX_SEED)),
         delete_order=draw(st.sampled_from(DELETE_ORDERS)),
         grace=sometimes(st.integers(1, 40), 0),
         lag=sometimes(windows, ()),

@@ -15,6 +15,7 @@ import pytest
 
 from reconsim import Cell, run_cell, run_reference, simulate
 from reconsim.cli import main
+from reconsim.model import rng
 from reconsim.model.kernels import count as kernel
 from reconsim.model.kinds import Cap, Events, Int, Records, Times
 from reconsim.model.params import (
@@ -22,7 +23,6 @@ from reconsim.model.params import (
     MAX_EVENTS,
     MAX_SECONDS,
     PARAMS,
-    SEED_MAX,
 )
 from reconsim.model.simulate import cells_frame, kernel_inputs
 from reconsim.sweep import runner
@@ -136,7 +136,7 @@ def test_run_cell_refuses_a_huge_duration_with_a_value_error() -> None:
 def test_every_integer_parameter_is_bounded() -> None:
     for p in PARAMS:
         if p.name == "seed":  # a stream's name, no count: it never enters a sum
-            assert p.kind.maximum == SEED_MAX == 2**31 - 1
+            assert p.kind.maximum == rng.MAX_SEED == 2**31 - 1
         elif isinstance(p.kind, (Int, Cap)):
             assert p.kind.maximum in (MAX_SECONDS, MAX_COPIES), p.name
         elif isinstance(p.kind, Records):

@@ -50,7 +50,7 @@ def test_compiled_splitmix64_equals_python(x: int) -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.integers(0, rng.SEED_LIMIT - 1), st.integers(0, 4), st.integers(0, (1 << 28) - 1),
+@given(st.integers(0, rng.MAX_SEED), st.integers(0, 4), st.integers(0, (1 << 28) - 1),
        st.integers(1, 10**9))
 def test_compiled_uniform_equals_python(seed: int, stream: int, k: int, n: int) -> None:
     got = rng.uniform(seed, stream, k, n)
@@ -61,7 +61,7 @@ def test_compiled_uniform_equals_python(seed: int, stream: int, k: int, n: int) 
 def test_counter_layout() -> None:
     assert rng.counter(1, 0, 0) == 1 << 32
     assert rng.counter(0, 4, 5) == (4 << 28) + 5
-    assert rng.counter(rng.SEED_LIMIT - 1, 4, (1 << 28) - 1) < 1 << 63
+    assert rng.counter(rng.MAX_SEED, 4, (1 << 28) - 1) < 1 << 63
 
 
 def test_streams_are_distinct_and_roughly_uniform() -> None:

@@ -20,6 +20,7 @@ from typing import Any, Final
 import polars as pl
 
 from reconsim.errors import ReconsimError
+from reconsim.model import rng
 from reconsim.model.controllers import BUILT_IN, Controller, registry
 from reconsim.model.controllers.registry import ControllerKind
 from reconsim.model.kinds import (
@@ -75,8 +76,6 @@ WINDOWS_DTYPE: Final = pl.List(pl.Struct({"from": pl.Int64, "to": pl.Int64,
                                           "extra": pl.Int64}))
 FAULTS_DTYPE: Final = pl.List(pl.Struct({"at": pl.Int64, "count": pl.Int64,
                                          "kind": pl.String}))
-#: Largest cell seed: the random streams take seeds below 2^31.
-SEED_MAX: Final = 2**31 - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,7 +183,7 @@ class Cell:
         "uniform in "
         "0..2 U_jitter", world=True))
     seed: int = field(default=0, metadata=declare(
-        Int(0, SEED_MAX), "the cell's random streams, 0 <= seed < 2^31", world=True))
+        Int(0, rng.MAX_SEED), "the cell's random streams, 0 <= seed < 2^31", world=True))
     delete_order: str = field(default="oldest", metadata=declare(
         Choice(DELETE_ORDERS), "delete commands go to the oldest or newest ledger entries",
         variant=True, world=True))

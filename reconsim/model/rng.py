@@ -34,8 +34,8 @@ if TYPE_CHECKING:
 #: SplitMix64's increment (the golden ratio in 64 bits), added before the finaliser.
 INCREMENT: Final = 0x9E3779B97F4A7C15
 MASK64: Final = (1 << 64) - 1
-#: Exclusive upper bound of a cell's seed.
-SEED_LIMIT: Final = 1 << 31
+#: The largest seed of a cell: its streams' counters take seeds below 2^31.
+MAX_SEED: Final = (1 << 31) - 1
 
 STARTUP, LEDGER_DELAY, INTERVAL, FAIL, LOST = 0, 1, 2, 3, 4
 #: A random death schedule's stream (``[schedule.X] rate = ...``), after the cells' five.

@@ -76,8 +76,8 @@ MAX_CHUNK_SIZE: Final = 10**6
 MAX_CHUNK_ENTRIES: Final = 10**7
 #: Values an axis may hold: every value of a parameter bounded by MAX_SECONDS or MAX_COPIES.
 MAX_AXIS_VALUES: Final = max(MAX_SECONDS, MAX_COPIES) + 1
-#: A chaos schedule's seed: any integer int64 holds.
-MAX_SEED: Final = 2**63 - 1
+#: A random death schedule's seed: any integer int64 holds.
+MAX_SCHEDULE_SEED: Final = 2**63 - 1
 
 #: Axes whose values are names of schedules defined in their own tables, by the kind of
 #: their records (``lag`` names ``[lag.X]`` tables, ``create_faults`` ``[faults.X]``).
@@ -498,7 +498,8 @@ def _schedule(name: str, table: Any) -> Schedule:
             raise SpecError(str(exc)) from None
     else:
         bounds = {"count": (0, MAX_COPIES), "start": (0, MAX_SECONDS),
-                  "until": (0, MAX_SECONDS), "seed": (0, MAX_SEED), "every": (1, MAX_SECONDS)}
+                  "until": (0, MAX_SECONDS), "seed": (0, MAX_SCHEDULE_SEED),
+                  "every": (1, MAX_SECONDS)}
         for key, (low, high) in bounds.items():
             if key in params:
                 _check_int(params[key], f"{where}.{key}", low, high)
