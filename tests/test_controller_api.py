@@ -3,6 +3,7 @@ both kernels alike, from a user's module, and a bad definition is refused in one
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 import sys
@@ -72,9 +73,12 @@ def test_our_controllers_pass_the_checker() -> None:
         assert check_controller(name, examples=25) == 25
 
 
-def test_the_examples_pass_the_checker() -> None:
-    assert check_controller("deadband:DEADBAND", examples=25) == 25
-    assert check_controller("holdoff:HOLDOFF", examples=25) == 25
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.py")), ids=lambda p: p.stem)
+def test_every_example_passes_the_checker(path: Path) -> None:
+    """Each module of examples/controllers/, by its import path, one definition each."""
+    module = importlib.import_module(path.stem)
+    (name,) = [n for n, v in vars(module).items() if isinstance(v, Controller)]
+    assert check_controller(f"{path.stem}:{name}", examples=25) == 25
 
 
 def test_a_controller_that_depends_on_t_is_run_every_round(module: Path) -> None:

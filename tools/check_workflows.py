@@ -1,6 +1,8 @@
-"""Lint the CI workflows users copy (``nox -s lint``): valid GitHub workflows, free of
-zizmor's medium and high findings, running only nox sessions this project has, with every
-action pinned to a full commit; and first, that both checks do catch a bad workflow.
+"""Lint the CI workflows users copy (``nox -s lint``): ours and the user repository's
+example (``examples/user-repo``): valid GitHub workflows, free of zizmor's medium and high
+findings, each running only nox sessions of its own repository's noxfile, with every action
+pinned to a full commit (the example to the same commits as ours); and first, that both
+checks do catch a bad workflow.
 
 Exit 0 when all hold; otherwise 1, each failed check named on stderr.
 """
@@ -18,7 +20,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+#: The example of a user's own repository, with a workflow of its own.
+USER_REPO = ROOT / "examples" / "user-repo"
+#: Each repository's workflows, by the folder that holds its noxfile.
+REPOS = {repo: sorted((repo / ".github" / "workflows").glob("*.yml"))
+         for repo in (ROOT, USER_REPO)}
+WORKFLOWS = [p for found in REPOS.values() for p in found]
+#: The nox sessions each repository's workflows run or name (the example's comment tells
+#: how to record a baseline), no more and no fewer.
+SESSIONS_NAMED = {ROOT: {"tests", "lint", "bench", "bench_compare", "sweep"},
+                  USER_REPO: {"bench", "bench_compare", "bench_record"}}
 
 
 class CheckError(Exception):
@@ -48,14 +59,19 @@ def schema(*paths: Path) -> subprocess.CompletedProcess[str]:
                *map(str, paths))
 
 
-def zizmor(path: Path) -> subprocess.CompletedProcess[str]:
+def zizmor(*paths: Path) -> subprocess.CompletedProcess[str]:
     return run(tool("zizmor"), "--offline", "--format", "json", "--min-severity", "medium",
-               str(path))
+               *map(str, paths))
+
+
+def shown(path: Path) -> str:
+    return str(path.relative_to(ROOT))
 
 
 def the_workflows_exist() -> None:
-    require([p.name for p in WORKFLOWS] == ["bench.yml", "ci.yml"],
-            [p.name for p in WORKFLOWS])
+    require([shown(p) for p in WORKFLOWS] == [
+        ".github/workflows/bench.yml", ".github/workflows/ci.yml",
+        "examples/user-repo/.github/workflows/bench.yml"], [shown(p) for p in WORKFLOWS])
 
 
 def a_bad_workflow_is_caught_by_both_checks() -> None:
@@ -78,27 +94,45 @@ def workflows_follow_the_github_schema() -> None:
 
 
 def zizmor_finds_nothing_of_medium_or_high_severity() -> None:
-    done = zizmor(ROOT / ".github" / "workflows")
+    done = zizmor(*(repo / ".github" / "workflows" for repo in REPOS))
     findings = json.loads(done.stdout)
     require(findings == [],
             [(f["ident"], f["determinations"]["severity"]) for f in findings])
     require(done.returncode == 0, done.stderr)
 
 
-def workflows_run_only_nox_sessions_of_this_project() -> None:
-    tree = ast.parse((ROOT / "noxfile.py").read_text())
-    sessions = {f.name for f in tree.body if isinstance(f, ast.FunctionDef)
-                and any("session" in ast.unparse(d) for d in f.decorator_list)}
-    used = {m for p in WORKFLOWS for m in re.findall(r"nox -s (\w+)", p.read_text())}
-    require(used == {"tests", "lint", "bench", "bench_compare", "sweep"}, used)
-    require(used <= sessions, used - sessions)
+def nox_sessions(noxfile: Path) -> set[str]:
+    """The sessions a noxfile defines: its functions decorated with ``nox.session``."""
+    tree = ast.parse(noxfile.read_text(encoding="utf-8"))
+    return {f.name for f in tree.body if isinstance(f, ast.FunctionDef)
+            and any("session" in ast.unparse(d) for d in f.decorator_list)}
+
+
+def workflows_run_only_nox_sessions_of_their_repository() -> None:
+    for repo, workflows in REPOS.items():
+        sessions = nox_sessions(repo / "noxfile.py")
+        used = {m for p in workflows for m in re.findall(r"nox -s (\w+)", p.read_text())}
+        require(used == SESSIONS_NAMED[repo], (shown(repo / "noxfile.py"), used))
+        require(used <= sessions, (shown(repo / "noxfile.py"), used - sessions))
+
+
+def actions(path: Path) -> list[str]:
+    """Every ``uses:`` of a workflow: ``owner/name@ref``."""
+    return re.findall(r"uses:\s*(\S+)", path.read_text(encoding="utf-8"))
 
 
 def actions_are_pinned_to_full_commits() -> None:
     for p in WORKFLOWS:
-        for ref in re.findall(r"uses:\s*(\S+)", p.read_text()):
+        for ref in actions(p):
             require(re.fullmatch(r"[\w.-]+/[\w./-]+@[0-9a-f]{40}", ref) is not None,
-                    (p.name, ref))
+                    (shown(p), ref))
+
+
+def the_example_pins_the_commits_we_pin() -> None:
+    """A user copies the example's pins: they are ours, reviewed once, never drifting."""
+    ours = {ref for p in REPOS[ROOT] for ref in actions(p)}
+    for p in REPOS[USER_REPO]:
+        require(set(actions(p)) <= ours, (shown(p), set(actions(p)) - ours))
 
 
 CHECKS: list[Callable[[], None]] = [
@@ -106,8 +140,9 @@ CHECKS: list[Callable[[], None]] = [
     a_bad_workflow_is_caught_by_both_checks,
     workflows_follow_the_github_schema,
     zizmor_finds_nothing_of_medium_or_high_severity,
-    workflows_run_only_nox_sessions_of_this_project,
+    workflows_run_only_nox_sessions_of_their_repository,
     actions_are_pinned_to_full_commits,
+    the_example_pins_the_commits_we_pin,
 ]
 
 
@@ -120,7 +155,7 @@ def main() -> int:
             failed += 1
             print(f"{check.__name__}: {exc}", file=sys.stderr)
     print(f"workflows: {len(CHECKS) - failed} of {len(CHECKS)} checks hold "
-          f"({', '.join(p.name for p in WORKFLOWS)})")
+          f"({', '.join(shown(p) for p in WORKFLOWS)})")
     return 1 if failed else 0
 
 
