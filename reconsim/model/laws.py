@@ -17,6 +17,10 @@ G + B, and the law's analogue reads ceil(G / U). The law speaks of the ``ledger`
 controller without a cap or damping (``max_per_round`` null, ``gain`` 1) only; on other
 rows its columns are null.
 
+Where the delays vary, :func:`law_readings` reads the worst-case law's rows three ways:
+at the lowest delays and the longest interval (``law_lowest``), at the mean delays and
+the mean interval, exactly (``law_mean``), and at the worst (``law_worst``).
+
 These are *claims to check*, never inputs to the model: the report compares them
 with the simulated overshoot cell by cell.
 """
@@ -115,6 +119,59 @@ def law_columns(columns: Collection[str] | None = None) -> list[pl.Expr]:
         (shortest >= pl.col("G") + g_spread + pl.col("B") + b_spread)
         .alias("above_boundary_worst"),
     ]
+
+
+def _int(name: str) -> pl.Expr:
+    return pl.col(name).cast(pl.Int64)
+
+
+def _ceil_div(a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    """⌈a / b⌉ in integers, for a ≥ 0 and b ≥ 1."""
+    return (a + b - 1) // b
+
+
+def _created() -> pl.Expr:
+    return pl.col("observe").eq_missing("created")
+
+
+def in_readings() -> pl.Expr:
+    """Rows the law's readings cover: those of ``law_overshoot_worst``."""
+    return pl.col("law_overshoot_worst").is_not_null()
+
+
+def law_lowest() -> pl.Expr:
+    """The law at the lowest delays and the longest interval (null outside the readings)."""
+    g, b, u, j, d = _int("G"), _int("B"), _int("U"), _int("U_jitter"), _int("desired")
+    delay = pl.when(_created()).then(g).otherwise(g + b)
+    return pl.when(in_readings()).then(d * (_ceil_div(delay, u + j) - 1)).alias("law_lowest")
+
+
+def law_mean() -> pl.Expr:
+    """The law at the mean delays and the mean interval, exactly (null outside the
+    readings).
+
+    Twice the mean delay is ``2G + G_spread (+ 2B + B_spread)``; the interval after a
+    periodic round is ``max(1, U - J + Z)``, Z uniform in 0 … 2J, whose sum over the 2J + 1
+    values of Z is ``(2J + 1)·U + c(c + 1)/2`` with ``c = max(0, J + 1 - U)``. So the
+    ratio is ``twice_delay · (2J + 1) / (2 · that sum)``.
+    """
+    g, b, u, j, d = _int("G"), _int("B"), _int("U"), _int("U_jitter"), _int("desired")
+    gs, bs = _int("G_spread"), _int("B_spread")
+    twice = pl.when(_created()).then(2 * g + gs).otherwise(2 * g + gs + 2 * b + bs)
+    c = pl.max_horizontal(pl.lit(0, dtype=pl.Int64), j + 1 - u)
+    twice_sum = 2 * (2 * j + 1) * u + c * (c + 1)
+    rounds = _ceil_div(twice * (2 * j + 1), twice_sum)
+    return pl.when(in_readings()).then(d * (rounds - 1)).alias("law_mean")
+
+
+def law_worst() -> pl.Expr:
+    """The law at the worst delays: ``law_overshoot_worst``."""
+    return pl.col("law_overshoot_worst").cast(pl.Int64).alias("law_worst")
+
+
+def law_readings() -> list[pl.Expr]:
+    """``law_lowest``, ``law_mean`` and ``law_worst``, from a table with the law columns."""
+    return [law_lowest(), law_mean(), law_worst()]
 
 
 def law_digest() -> str:

@@ -36,7 +36,7 @@ from reconsim.model.params import (
     WORLD_PARAMS,
     applies,
 )
-from reconsim.model.studies.seed001 import BASE, U_SCAN_G
+from reconsim.model.studies.seed001 import BASE, G_SCAN_U, U_SCAN_G
 from reconsim.report.source import ReportError, SweepSource
 from reconsim.sweep.facts import FACTS_KEY, TableFacts, merge
 from reconsim.sweep.table import flat
@@ -66,7 +66,7 @@ def flat_value(value: Any) -> Any:
 #: (the model's defaults, B 5, six copies, 900 s; G 30 and U 15 as in its scans).
 SEED_SETTING: Final[Mapping[str, Any]] = {
     name: flat_value(getattr(BASE, name)) for name in PARAM_NAMES if name != "deaths"
-} | {"G": U_SCAN_G, "U": 15}
+} | {"G": U_SCAN_G, "U": G_SCAN_U}
 
 Deaths = tuple[tuple[int, int], ...]
 

@@ -21,6 +21,13 @@ from reconsim.model.simulate import cells_frame, simulate
 #: The seed's fixed setting: six copies, 5 s startup, two deaths at second 300, 900 s run.
 BASE: Final = Cell(desired=6, B=5, duration=900, deaths=((300, 2),))
 
+#: The seed's measured report chain (13.53 s on average, 26.36 s at worst) as the sweeps
+#: model it: a ledger delay uniform in 0 … 27 s (mean 13.5 s), B = 5 s fixed, and the
+#: seed's loop period, 15 s.
+MEASURED: Final[dict[str, int]] = {"G": 0, "G_spread": 27, "B": 5, "B_spread": 0,
+                                   "U_jitter": 0}
+MEASURED_U: Final = 15
+
 G_SCAN_U: Final = 15
 G_SCAN_G: Final = (0, 5, 10, 20, 30, 60)
 #: controller -> rows of (G, work/round, created, unneeded, delete commands, deleted,

@@ -33,7 +33,8 @@ import altair as alt
 import polars as pl
 from markupsafe import Markup
 
-from reconsim.model.laws import BOUNDARY_WORST, LAW_WORST_FORMULA
+from reconsim.model.laws import BOUNDARY_WORST, LAW_WORST_FORMULA, in_readings, law_readings
+from reconsim.model.studies.seed001 import MEASURED, MEASURED_U
 from reconsim.report.blocks import examples_table, where_sentence, where_table
 from reconsim.report.charts import ALARM, Figure, finish, inline, names_expr
 from reconsim.report.data import (
@@ -57,11 +58,6 @@ READINGS: Final = {
     "mean": "desired \u00d7 (\u2308(G + G_spread/2 + B + B_spread/2) / \u016a\u2309 \u2212 1)",
     "worst": LAW_WORST_FORMULA,
 }
-#: Seed 001's measured report chain (13.53 s mean, 26.36 s worst) as the sweeps model it:
-#: a ledger delay uniform in 0 … 27 s (mean 13.5 s), B = 5 s, fixed; its loop period 15 s.
-MEASURED: Final[Mapping[str, int]] = {"G": 0, "G_spread": 27, "B": 5, "B_spread": 0,
-                                      "U_jitter": 0}
-MEASURED_U: Final = 15
 #: Most rows the summary lists (the rest are counted; the chart draws its panels' rows).
 MAX_ROWS: Final = 400
 #: Most (G, G_spread, B, B_spread, U_jitter) panels the chart draws.
@@ -76,57 +72,14 @@ def _int(name: str) -> pl.Expr:
     return pl.col(name).cast(pl.Int64)
 
 
-def _created() -> pl.Expr:
-    return pl.col("observe").eq_missing("created")
-
-
 def varying() -> pl.Expr:
     """Rows whose delays or period vary: a spread or a jitter above 0."""
     return (_int("G_spread") > 0) | (_int("B_spread") > 0) | (_int("U_jitter") > 0)
 
 
-def in_scope() -> pl.Expr:
-    """Rows the law's readings cover: those of ``law_overshoot_worst``."""
-    return pl.col("law_overshoot_worst").is_not_null()
-
-
-def _ceil_div(a: pl.Expr, b: pl.Expr) -> pl.Expr:
-    """⌈a / b⌉ in integers, for a ≥ 0 and b ≥ 1."""
-    return (a + b - 1) // b
-
-
-def law_lowest() -> pl.Expr:
-    """The law at the lowest delays and the longest interval (null outside the scope)."""
-    g, b, u, j, d = _int("G"), _int("B"), _int("U"), _int("U_jitter"), _int("desired")
-    delay = pl.when(_created()).then(g).otherwise(g + b)
-    return pl.when(in_scope()).then(d * (_ceil_div(delay, u + j) - 1)).alias("law_lowest")
-
-
-def law_mean() -> pl.Expr:
-    """The law at the mean delays and the mean interval, exactly (null outside the scope).
-
-    Twice the mean delay is ``2G + G_spread (+ 2B + B_spread)``; the interval after a
-    periodic round is ``max(1, U - J + Z)``, Z uniform in 0 … 2J, whose sum over the 2J + 1
-    values of Z is ``(2J + 1)·U + c(c + 1)/2`` with ``c = max(0, J + 1 - U)``. So the
-    ratio is ``twice_delay · (2J + 1) / (2 · that sum)``.
-    """
-    g, b, u, j, d = _int("G"), _int("B"), _int("U"), _int("U_jitter"), _int("desired")
-    gs, bs = _int("G_spread"), _int("B_spread")
-    twice = pl.when(_created()).then(2 * g + gs).otherwise(2 * g + gs + 2 * b + bs)
-    c = pl.max_horizontal(pl.lit(0, dtype=pl.Int64), j + 1 - u)
-    twice_sum = 2 * (2 * j + 1) * u + c * (c + 1)
-    rounds = _ceil_div(twice * (2 * j + 1), twice_sum)
-    return pl.when(in_scope()).then(d * (rounds - 1)).alias("law_mean")
-
-
-def law_worst() -> pl.Expr:
-    """The law at the worst delays: ``law_overshoot_worst``."""
-    return pl.col("law_overshoot_worst").cast(pl.Int64).alias("law_worst")
-
-
 def with_readings(table: Table) -> pl.LazyFrame:
     """The table with ``law_lowest``, ``law_mean`` and ``law_worst``."""
-    return lazy(table).with_columns(law_lowest(), law_mean(), law_worst())
+    return lazy(table).with_columns(law_readings())
 
 
 @dataclass(frozen=True, slots=True)
@@ -391,7 +344,7 @@ def _boundary(cells: pl.LazyFrame, rest: Sequence[str],
     ledger = rows.get("ledger")
     led = cells.filter(pl.col("controller") == "ledger")
     failing = ledger["above_positive"] if ledger else 0
-    scoped = collect(led.filter(in_scope(), above).select(
+    scoped = collect(led.filter(in_readings(), above).select(
         pl.len().alias("cells"), (o > 0).sum().alias("positive"))).row(0, named=True)
     figures = ["overshoot", "unneeded", "law_worst", "above_boundary_worst"]
     return Boundary(
@@ -414,7 +367,7 @@ def _boundary(cells: pl.LazyFrame, rest: Sequence[str],
 def _claim(cells: pl.LazyFrame, axes: Sequence[str]) -> Claim:
     """The ledger cells the law covers at :data:`MEASURED` and U = 15: how many oscillate
     (overshoot > 0), by how much, per replicate group."""
-    at = cells.filter(pl.col("controller") == "ledger", in_scope(),
+    at = cells.filter(pl.col("controller") == "ledger", in_readings(),
                       *(_int(k) == v for k, v in MEASURED.items()), _int("U") == MEASURED_U)
     o, u = pl.col("overshoot"), pl.col("unneeded")
     whole = collect(at.select(
