@@ -100,3 +100,25 @@ def test_boundary_chart_counts_are_the_verdict_s(tmp_path: Path) -> None:
     # Binned to a bounded number of marks: U has 4 values, G + B at most 60 bins.
     assert grid.height <= 4 * 60
     assert "GB" in boundary.chart.binned
+
+
+def test_headings_are_lettered_from_the_page_s_list(tmp_path: Path) -> None:
+    """A section's letter is its place among the lettered sections of SECTIONS: a new
+    section is its module plus one line in the list, and the letters follow."""
+    import re
+
+    from reconsim.report.page import section_letters
+
+    letters = section_letters()
+    lettered = [s for s in SECTIONS if s.lettered]
+    assert [letters[s.name] for s in lettered] == [chr(ord("a") + i)
+                                                   for i in range(len(lettered))]
+    report = build_report(write_table(tmp_path / "t", model_frame()))
+    page = report.html.read_text(encoding="utf-8")
+    headings = re.findall(r'<section id="([a-z_0-9]+)"><h2>([^<]*)</h2>', page)
+    expected = [(s.anchor or s.name,
+                 f"{letters[s.name]}. {s.title}" if s.lettered else s.title)
+                for s in SECTIONS]
+    assert [h for h in headings if h[0] not in ("intro", "glance", "definitions")] == [
+        (anchor, title.replace("'", "&#39;")) for anchor, title in expected]
+    assert "(a) the overshoot law, (b) the boundary U ≥ G + B" in page

@@ -88,8 +88,16 @@ def render_page(summaries: Summaries, figures: Sequence[Figure], bundle: str) ->
     by_name = {f.name: f for f in figures}
     context = summaries.context
     pairs = list(zip(SECTIONS, summaries.sections, strict=True))
+    letters = section_letters()
     return render(
         "reconsim.report", "page.html", sweep=context.sweep, bundle=Markup(bundle),
         controllers=controller_rows(context), definitions=definition_rows(),
+        checks=", ".join(f"({letters[s.name]}) {s.checks}" for s in SECTIONS if s.checks),
         glance=[line for s, x in pairs if (line := s.glance(x)) is not None],
-        sections=[s.render(x, context, by_name) for s, x in pairs])
+        sections=[s.html(x, context, by_name, letters.get(s.name)) for s, x in pairs])
+
+
+def section_letters() -> dict[str, str]:
+    """Each lettered section's letter, by name: a, b, c, … in :data:`SECTIONS`' order."""
+    lettered = [s.name for s in SECTIONS if s.lettered]
+    return {name: chr(ord("a") + i) for i, name in enumerate(lettered)}

@@ -165,6 +165,21 @@ class Section(Generic[S]):
     #: Whether the summary's fields are top-level entries of ``summary.json`` rather than
     #: one entry under ``name`` (the sweep's own section: ``sweep`` and ``axes``).
     spread: bool = False
+    #: Its heading, and its element's id on the page (``name`` unless given).
+    title: str = ""
+    anchor: str = ""
+    #: Whether its heading takes a letter (a, b, …: its place among the lettered sections
+    #: of the page's list), and the claim it checks as the page's introduction names it.
+    lettered: bool = True
+    checks: str | None = None
+
+    def html(self, summary: S, context: Context, figures: Mapping[str, Figure],
+             letter: str | None) -> Markup:
+        """The section on the page: its element, its heading (with ``letter``) and
+        :attr:`render`'s content."""
+        heading = f"{letter}. {self.title}" if letter else self.title
+        return Markup('<section id="{}"><h2>{}</h2>{}</section>').format(
+            self.anchor or self.name, heading, self.render(summary, context, figures))
 
     def entries(self, summary: S) -> dict[str, Any]:
         """The section's entries of ``summary.json``: its summary under its name."""

@@ -1,4 +1,4 @@
-"""b. The boundary U >= G + B: overshoot zero or positive on each side of it, on every
+"""The boundary U >= G + B: overshoot zero or positive on each side of it, on every
 ledger row, with the line U = G + B drawn over the overshoot map."""
 
 from __future__ import annotations
@@ -137,7 +137,7 @@ def boundary_paragraphs(b: BoundarySummary) -> tuple[str, list[Markup]]:
 
 
 def render(b: BoundarySummary, context: Context, figures: Mapping[str, Figure]) -> Markup:
-    """Section b: the four counts, the chart with the line U = G + B, and both answers."""
+    """The four counts, the chart with the line U = G + B, and both answers."""
     hide = context.constant
     kind, paragraphs = boundary_paragraphs(b)
     counts = table(["ledger cells", "overshoot = 0", "overshoot > 0", "all"], [
@@ -148,8 +148,7 @@ def render(b: BoundarySummary, context: Context, figures: Mapping[str, Figure]) 
          b.below_positive, b.below_cells],
     ])
     parts = [
-        Markup('<section id="boundary"><h2>b. The boundary U ≥ G + B</h2>'
-               "<p>By the law, the ledger controller stops overshooting once the loop period U "
+        Markup("<p>By the law, the ledger controller stops overshooting once the loop period U "
                "is at least G + B: a copy is then on the ledger before the next round looks. "
                "Seed 001 claims both directions: U ≥ G + B gives zero overshoot, and U &lt; "
                "G + B gives overshoot. The four counts are over {:,} ledger cells: every "
@@ -177,7 +176,6 @@ def render(b: BoundarySummary, context: Context, figures: Mapping[str, Figure]) 
                   where_table(b.where_below_zero, "such cells",
                               among="cells with U < G + B and desired > 0"),
                   examples_table(b.examples_below_zero, hide)]
-    parts.append(Markup("</section>"))
     return Markup("").join(parts)
 
 
@@ -381,4 +379,5 @@ def glance(b: BoundarySummary) -> Markup | None:
                       BOUNDARY, b.above_zero, b.above_cells, b.below_positive, b.below_cells)
 
 
-SECTION = Section("boundary", summarize, render, charts, glance)
+SECTION = Section("boundary", summarize, render, charts, glance,
+                  title="The boundary U ≥ G + B", checks="the boundary U ≥ G + B")

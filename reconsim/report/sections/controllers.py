@@ -1,4 +1,4 @@
-"""d. Controllers and their variants compared, on every cell of each.
+"""Controllers and their variants compared, on every cell of each.
 
 A variant is a controller with its values of whichever of observe, max_per_round, gain,
 ttl and restart_at vary in the sweep (null where the parameter does not apply; see
@@ -295,14 +295,14 @@ def controllers_table(c: ControllersSummary) -> Markup:
 
 
 def render(c: ControllersSummary, context: Context, figures: Mapping[str, Figure]) -> Markup:
-    """Section d: every controller and variant side by side, against G."""
+    """Every controller and variant side by side, against G."""
     varying = ", ".join(c.varying)
-    parts = [Markup('<section id="controllers"><h2>d. Controllers compared</h2>')]
+    parts: list[Markup] = []
     if not c.compared:
         only = c.variants[0].variant if c.variants else "none"
         parts += [Markup("<p>This sweep holds one controller only ({}), so there is nothing "
                          "to compare. Its figures over all its cells:</p>").format(only),
-                  controllers_table(c), Markup("</section>")]
+                  controllers_table(c)]
         return Markup("").join(parts)
     parts.append(Markup(
         "<p>Every controller (and variant) the sweep ran, on all its cells: what its "
@@ -315,7 +315,7 @@ def render(c: ControllersSummary, context: Context, figures: Mapping[str, Figure
     if "controllers" in figures:
         parts.append(figure_html(figures["controllers"]))
     parts += [verdict("none", controllers_paragraphs(c, context.constant)),
-              controllers_table(c), tradeoff_html(c, figures), Markup("</section>")]
+              controllers_table(c), tradeoff_html(c, figures)]
     return Markup("").join(parts)
 
 
@@ -651,4 +651,5 @@ def glance(c: ControllersSummary) -> Markup | None:
                                             ", ".join(f.never_overshoot) or "none")
 
 
-SECTION = Section("controllers", summarize, render, charts, glance)
+SECTION = Section("controllers", summarize, render, charts, glance,
+                  title="Controllers compared", checks="the controllers side by side")

@@ -1,4 +1,4 @@
-"""f. Delays that vary: overshoot over seeds where ledger delays, startups or the period
+"""Delays that vary: overshoot over seeds where ledger delays, startups or the period
 vary per copy or per round (``G_spread``, ``B_spread``, ``U_jitter`` > 0), against the law
 read at the lowest, the mean and the worst delays; the worst-case boundary; seed 001's
 own claim at its measured delays.
@@ -493,11 +493,10 @@ def claim_sentence(c: Claim) -> tuple[str, Markup]:
 
 
 def render(d: Delays, context: Context, figures: Mapping[str, Figure]) -> Markup:
-    """Section f: the readings of the law, the worst-case boundary, the seed's claim, the
+    """The readings of the law, the worst-case boundary, the seed's claim, the
     chart and the table per (G, G_spread, B, B_spread, U, U_jitter, controller)."""
     hide = context.constant
     head = Markup(
-        '<section id="delays"><h2>f. Delays that vary</h2>'
         "<p>Seed 001 measured its report chain's delay at 13.53 s on average and 26.36 s at "
         "worst: a real ledger delay is not one number. Here each copy draws its own startup "
         "(B + 0 … B_spread) and ledger delay (G + 0 … G_spread), and rounds may wobble by "
@@ -510,7 +509,7 @@ def render(d: Delays, context: Context, figures: Mapping[str, Figure]) -> Markup
     if d.cells == 0:
         return head + Markup("<p>This sweep has no cells whose delays vary (every G_spread, "
                              "B_spread and U_jitter is 0), so this section has nothing to "
-                             "check.</p></section>")
+                             "check.</p>")
     parts = [head, Markup("<p>{:,} of the sweep's {:,} cells have delays that vary, in {:,} "
                           "replicate groups (cells equal in every parameter but the seed)."
                           "</p>").format(d.cells, d.of, d.groups)]
@@ -570,7 +569,6 @@ def render(d: Delays, context: Context, figures: Mapping[str, Figure]) -> Markup
         parts.append(Markup("<p>The first {:,} of {:,} rows (by G, G_spread, B, B_spread, "
                             "U_jitter, controller, U); summary.json lists the same.</p>")
                      .format(len(d.rows), d.rows_total))
-    parts.append(Markup("</section>"))
     return Markup("").join(parts)
 
 
@@ -675,4 +673,4 @@ def glance(d: Delays) -> Markup | None:
     return link + Markup(": ") + Markup("; ").join(parts) + "."
 
 
-SECTION = Section("delays", summarize, render, charts, glance)
+SECTION = Section("delays", summarize, render, charts, glance, title="Delays that vary")

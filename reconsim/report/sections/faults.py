@@ -1,4 +1,4 @@
-"""g. Faults and real control planes: each fault family and semantic switch of the richer world,
+"""Faults and real control planes: each fault family and semantic switch of the richer world,
 every controller's overshoot, unneeded copies, wasted deletes and missing copy-seconds
 against its twin cells; under ``trigger = "watch"``, overshoot against the resync period.
 
@@ -307,10 +307,9 @@ def resync_sentences(f: Faults) -> list[Markup]:
 
 
 def render(f: Faults, context: Context, figures: Mapping[str, Figure]) -> Markup:
-    """Section g: each switch value against its twins, the chart, and the resync table."""
+    """Each switch value against its twins, the chart, and the resync table."""
     hide = context.constant
     head = Markup(
-        '<section id="faults"><h2>g. Faults and real control planes</h2>'
         "<p>The richer world adds what real control planes do: create commands that fail or "
         "lose their reply, stale reads, newest-first deletes, a grace period, watch-triggered "
         "rounds and slow-start batches. Each is compared with its <em>twin</em>: the same "
@@ -320,7 +319,7 @@ def render(f: Faults, context: Context, figures: Mapping[str, Figure]) -> Markup
         "copy-seconds.</p>")
     if not f.switches_present:
         return head + Markup("<p>This sweep has no fault or semantic switch off its default, "
-                             "so this section has nothing to compare.</p></section>")
+                             "so this section has nothing to compare.</p>")
     twinned = [v for v in f.values if v.twinned]
     alone = [v for v in f.values if not v.twinned]
     parts = [head, Markup("<p>{:,} of the sweep's {:,} cells have at least one switch off its "
@@ -372,7 +371,6 @@ def render(f: Faults, context: Context, figures: Mapping[str, Figure]) -> Markup
                           f"{r.overshooting:,} ({share(r.overshooting, r.cells)})",
                           r.mean, r.median, r.p95, r.max, r.rounds_median]
                          for r in f.resync])]
-    parts.append(Markup("</section>"))
     return Markup("").join(parts)
 
 
@@ -433,5 +431,6 @@ def glance(f: Faults) -> Markup | None:
     return text + "."
 
 
-SECTION = Section("faults", summarize, render, charts, glance)
+SECTION = Section("faults", summarize, render, charts, glance,
+                  title="Faults and real control planes")
 

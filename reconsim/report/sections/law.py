@@ -1,4 +1,4 @@
-"""a. The overshoot law: the ledger controller's measured overshoot against
+"""The overshoot law: the ledger controller's measured overshoot against
 :data:`~reconsim.model.laws.LAW_FORMULA`, on every ledger row the law covers; where it
 fails, parameter by parameter; G x U heatmaps with every mismatched cell outlined."""
 
@@ -316,12 +316,11 @@ def scope_table(scopes: Sequence[LawScope]) -> Markup:
 
 
 def render(law: LawSummary, context: Context, figures: Mapping[str, Figure]) -> Markup:
-    """Section a: the law, where it applies, its verdict, its heatmaps and where it fails."""
+    """The law, where it applies, its verdict, its heatmaps and where it fails."""
     hide = context.constant
     kind, paragraphs = law_paragraphs(law)
     parts = [
-        Markup('<section id="law"><h2>a. The overshoot law</h2>'
-               "<p>Seed 001 found that the ledger controller, which trusts only the late "
+        Markup("<p>Seed 001 found that the ledger controller, which trusts only the late "
                "ledger, overshoots by <code>{ready}</code> copies: ⌈(G + B) / U⌉ rounds run "
                "between creating a copy and seeing it on the ledger, and every round after the "
                "first creates the same missing copies again. Seed 001 measured it on 56 cells "
@@ -353,7 +352,6 @@ def render(law: LawSummary, context: Context, figures: Mapping[str, Figure]) -> 
                       where_table(other.where, "such mismatches",
                                   among="cells with U ≥ B and a positive delay"),
                       examples_table(other.examples, hide)]
-    parts.append(Markup("</section>"))
     return Markup("").join(parts)
 
 
@@ -612,4 +610,5 @@ def glance(law: LawSummary) -> Markup:
             early=c.U_below_B.cells, other=c.elsewhere.cells)
 
 
-SECTION = Section("law", summarize, render, charts, glance)
+SECTION = Section("law", summarize, render, charts, glance, title="The overshoot law",
+                  checks="the overshoot law")

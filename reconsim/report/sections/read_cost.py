@@ -1,4 +1,4 @@
-"""c. Read cost against the loop period: what a faster loop pays, and what oscillation adds.
+"""Read cost against the loop period: what a faster loop pays, and what oscillation adds.
 
 Every round reads the whole ledger: the service's own entries plus ``ledger_base``
 entries of other services. Seed 001's trade-off: a faster loop (smaller U) reads more
@@ -718,7 +718,7 @@ def by_gb_table(by: ByGB) -> Markup:
 
 
 def render(rc: ReadCostSummary, context: Context, figures: Mapping[str, Figure]) -> Markup:
-    """Section c: reads per round and per second against U, oscillation's toll, and the
+    """Reads per round and per second against U, oscillation's toll, and the
     fastest loop without overshoot for each (G, B)."""
     by = rc.by_GB
     hide = context.constant
@@ -726,8 +726,7 @@ def render(rc: ReadCostSummary, context: Context, figures: Mapping[str, Figure])
                   per_second_paragraph(rc.per_second),
                   *by_gb_paragraphs(by, rc.chart.fixed)]
     parts = [
-        Markup('<section id="reads"><h2>c. Read cost versus period</h2>'
-               "<p>Every round, the loop reads the whole ledger: the service's own entries plus "
+        Markup("<p>Every round, the loop reads the whole ledger: the service's own entries plus "
                "<code>ledger_base</code> entries of other services. <code>reads</code> sums them "
                "over the run; <code>reads_per_round</code> = reads / rounds; "
                "<strong><code>reads_per_second</code> = reads / (duration + 1)</strong>, a run "
@@ -766,7 +765,6 @@ def render(rc: ReadCostSummary, context: Context, figures: Mapping[str, Figure])
         head = list(points[0])
         parts += [Markup("<details><summary>The chart's cells</summary>"),
                   table(head, ([p[h] for h in head] for p in points)), Markup("</details>")]
-    parts.append(Markup("</section>"))
     return Markup("").join(parts)
 
 
@@ -857,4 +855,5 @@ def glance(rc: ReadCostSummary) -> Markup:
     return link + Markup(" {}.").format(Markup("; ").join(parts))
 
 
-SECTION = Section("read_cost", summarize, render, charts, glance)
+SECTION = Section("read_cost", summarize, render, charts, glance, anchor="reads",
+                  title="Read cost versus period", checks="what a faster loop costs in reads")

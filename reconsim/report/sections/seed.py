@@ -1,4 +1,4 @@
-"""e. Seed 001's own tables: the model's figures beside the published ones, when the sweep
+"""Seed 001's own tables: the model's figures beside the published ones, when the sweep
 holds their cells, every mismatch marked."""
 
 from __future__ import annotations
@@ -297,10 +297,9 @@ def seed_paragraphs(seed: SeedSummary) -> tuple[str, list[Markup]]:
 
 
 def render(seed: SeedSummary, context: Context, figures: Mapping[str, Figure]) -> Markup:
-    """Section e: seed 001's published tables beside the model's figures."""
+    """Seed 001's published tables beside the model's figures."""
     kind, paragraphs = seed_paragraphs(seed)
-    parts = [Markup('<section id="seed"><h2>e. Seed 001\'s tables</h2>'
-                    "<p>Seed 001 published three tables: a scan of G (U = 15 s, both "
+    parts = [Markup("<p>Seed 001 published three tables: a scan of G (U = 15 s, both "
                     "controllers), a scan of U (G = 30 s, ledger) and a 7 &times; 8 overshoot "
                     "table, all with B = 5 s, six copies and two deaths at second 300. Where the "
                     "sweep ran the same cells, the model's figures are set beside the published "
@@ -314,7 +313,6 @@ def render(seed: SeedSummary, context: Context, figures: Mapping[str, Figure]) -
         parts += [Markup("<h3>Disagreements</h3>"),
                   table(["experiment", "controller", "G", "U", "schedule", "figure",
                          "published", "model"], rows)]
-    parts.append(Markup("</section>"))
     return Markup("").join(parts)
 
 
@@ -332,4 +330,5 @@ def glance(seed: SeedSummary) -> Markup:
                   "published figure.").format(seed.agree, seed.compared)
 
 
-SECTION = Section("seed001", summarize, render, glance=glance)
+SECTION = Section("seed001", summarize, render, glance=glance, anchor="seed",
+                  title="Seed 001's tables", checks="seed 001's own tables")

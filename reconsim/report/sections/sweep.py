@@ -36,7 +36,6 @@ def render(summary: Context, context: Context, figures: Mapping[str, Figure]) ->
     schedules = [(name, ", ".join(f"{at}:{count}" for at, count in events) or "none")
                  for name, events in s.schedules.items()]
     return Markup("").join([
-        Markup('<section id="sweep"><h2>The sweep</h2>'),
         table(["", ""], facts),
         *(Markup("<p><strong>Note:</strong> {}</p>").format(n) for n in notes),
         Markup("<h3>Parameters</h3>"
@@ -47,10 +46,11 @@ def render(summary: Context, context: Context, figures: Mapping[str, Figure]) ->
         table(["schedule", "deaths (second:copies)"], schedules),
         Markup("<details><summary>The sweep's spec</summary><pre>"),
         json.dumps(s.spec, indent=2, sort_keys=True, ensure_ascii=False),
-        Markup("</pre></details></section>"),
+        Markup("</pre></details>"),
     ])
 
 
 #: The sweep's facts and axes: summary.json's ``sweep`` and ``axes`` (the page's
 #: :class:`~reconsim.report.section.Context`, computed once by :meth:`Context.of`).
-SECTION = Section("sweep", Context.of, render, spread=True)
+SECTION = Section("sweep", Context.of, render, spread=True, title="The sweep",
+                  lettered=False)

@@ -415,8 +415,7 @@ def charts(t: Timelines, context: Context) -> list[Figure]:
 def render(t: Timelines, context: Context, figures: Mapping[str, Figure]) -> Markup:
     """Each telling cell: why it was chosen, its timeline, and whether it gives the table's
     figures."""
-    parts = [Markup('<section id="timelines"><h2>Timelines of telling cells</h2>'
-                    "<p>A few cells second by second, traced by the reference model: the "
+    parts = [Markup("<p>A few cells second by second, traced by the reference model: the "
                     "copies live, on the ledger as it stands, pending (created, not yet "
                     "listed) and terminating, each round's commands and the scripted deaths. "
                     "Each timeline's sums and extremes are checked against the table's "
@@ -441,8 +440,8 @@ def render(t: Timelines, context: Context, figures: Mapping[str, Figure]) -> Mar
         name = f"timeline_{entry.kind}"
         if name in figures:
             parts.append(figure_html(figures[name]))
-    parts.append(Markup("</section>"))
     return Markup("").join(parts)
 
 
-SECTION = Section("timelines", summarize, render, charts)
+SECTION = Section("timelines", summarize, render, charts,
+                  title="Timelines of telling cells", lettered=False)
