@@ -1,8 +1,10 @@
 """A user's controller against a built-in of the same shape, side by side in one run: the
 deadband controller with ``band = 0`` decides exactly as ``ledger`` does, so on the same
 cells it must give the same metrics, and its kernel (compiled from the user's module)
-should run as fast as the built-in's. Also its cold compile and its cached start, each in a
-fresh process."""
+should run as fast as the built-in's. Each records its quality figures
+(``extra_info["quality"]``, as the controller benchmarks do), so ``reconsim bench-compare``
+compares the user's controller and the built-in alike. Also its cold compile and its cached
+start, each in a fresh process."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from bench.bench_controllers import quality
 from bench.conftest import QUICK, RATES, world_batch
 from reconsim import simulate
 from reconsim.model.controllers import registry
@@ -44,7 +47,8 @@ def test_same_shape_as_a_built_in(benchmark, ledger_mix: pl.DataFrame,  # type: 
     out = benchmark.pedantic(simulate, args=(cells,), rounds=3 if QUICK else 7,
                              warmup_rounds=1)
     rate = cells.height / benchmark.stats.stats.median
-    benchmark.extra_info.update(cells=cells.height, cells_per_second=round(rate))
+    benchmark.extra_info.update(cells=cells.height, cells_per_second=round(rate),
+                                quality=quality(out))
     RATES[f"world mix, {controller} ({cells.height:,} ledger cells)"] = rate
     baseline = simulate(ledger_mix)
     assert out.select(METRICS).equals(baseline.select(METRICS))

@@ -1,8 +1,9 @@
 """Two runs of the controller benchmarks compared: quality figures exactly, time as a ratio.
 
 Reads pytest-benchmark JSON files as ``nox -s bench`` saves them (``--benchmark-json`` or
-``results/bench/**.json``). A controller benchmark (``bench/bench_controllers.py``) keeps
-its deterministic figures in ``extra_info["quality"]``; every other benchmark is ignored.
+``results/bench/**.json``). A controller benchmark (``bench/bench_controllers.py``, and
+``bench/bench_user_controller.py``'s user's controller beside a built-in) keeps its
+deterministic figures in ``extra_info["quality"]``; every other benchmark is ignored.
 
 * Quality figures are compared exactly, base → head. Any change fails
   (:attr:`Comparison.failed`) unless the head's quality baseline

@@ -1,7 +1,9 @@
 """Two sweeps compared cell by cell: which cells changed, by how much, and where.
 
 Cells are matched on the parameter columns of a sweep table
-(:data:`reconsim.sweep.grid.PARAM_COLUMNS`); cells in only one sweep are counted and listed
+(:data:`reconsim.sweep.grid.PARAM_COLUMNS`, then the users' controllers' parameters either
+table has, :func:`reconsim.sweep.table.user_param_columns`: null in a table without them,
+as for every other controller); cells in only one sweep are counted and listed
 (a bounded sample), never dropped. For each metric: how many matched cells changed
 (by more than its tolerance), the largest changes, how the changed cells spread over
 each parameter, and the delta (B - A) aggregated over G x U per panel.
@@ -26,7 +28,7 @@ from reconsim.errors import ReconsimError
 from reconsim.model.params import METRIC_NAMES, PARAMS
 from reconsim.sweep.grid import PARAM_COLUMNS
 from reconsim.sweep.store import DATA
-from reconsim.sweep.table import flat
+from reconsim.sweep.table import flat, user_param_columns
 
 #: Cells listed in full: per side among unmatched cells, per metric among the largest changes.
 SAMPLE: Final = 20
@@ -175,7 +177,12 @@ def compare(a: str | Path, b: str | Path,
     """
     tolerances = dict(tolerances or {})
     (la, sa), (lb, sb) = _scan(a), _scan(b)
-    keys = _columns((sa, sb), (str(a), str(b)), PARAM_COLUMNS, "parameter columns")
+    # A user's controller's parameters are parameters like a built-in's: null for the other
+    # controllers, so null where a table has none of its cells.
+    users = tuple(dict.fromkeys((*user_param_columns(sa), *user_param_columns(sb))))
+    la, sa = _with_nulls(la, sa, users, sb)
+    lb, sb = _with_nulls(lb, sb, users, sa)
+    keys = _columns((sa, sb), (str(a), str(b)), (*PARAM_COLUMNS, *users), "parameter columns")
     metrics = _columns((sa, sb), (str(a), str(b)), METRIC_NAMES, "metric sets")
     if not metrics:
         raise CompareError(f"{a}: no metric columns")
@@ -203,7 +210,7 @@ def compare(a: str | Path, b: str | Path,
         **{f"min__{m}": (pl.col(f"{m}__b") - pl.col(f"{m}__a")).min() for m in metrics},
         **{f"max__{m}": (pl.col(f"{m}__b") - pl.col(f"{m}__a")).max() for m in metrics},
         **{f"distinct__{k}": (pl.col(k).drop_nulls() if k in _NULL_IF_INAPPLICABLE
-                              else pl.col(k)).n_unique() for k in keys},
+                              or k in users else pl.col(k)).n_unique() for k in keys},
     )
     distinct_q = [frame.select(pl.len().alias("rows"),
                                pl.struct(list(_KEY)).n_unique().alias("cells"))
@@ -242,6 +249,17 @@ def compare(a: str | Path, b: str | Path,
         only_b_sample=_flat(samples[1], scope).to_dicts(),
         shown=tuple(shown),
     )
+
+
+def _with_nulls(lazy: pl.LazyFrame, schema: pl.Schema, columns: Sequence[str],
+                other: pl.Schema) -> tuple[pl.LazyFrame, pl.Schema]:
+    """``lazy`` with a null column (of ``other``'s dtype) for each of ``columns`` it lacks,
+    and its schema."""
+    missing = [c for c in columns if c not in schema]
+    if not missing:
+        return lazy, schema
+    lazy = lazy.with_columns(pl.lit(None, dtype=other[c]).alias(c) for c in missing)
+    return lazy, lazy.collect_schema()
 
 
 def _collect(queries: Sequence[pl.LazyFrame]) -> list[pl.DataFrame]:

@@ -24,6 +24,7 @@ from typing import Any, Final
 
 import polars as pl
 
+from reconsim.model.kinds import Cap
 from reconsim.model.laws import law_columns
 from reconsim.model.params import (
     BY_NAME,
@@ -39,7 +40,7 @@ from reconsim.model.params import (
 from reconsim.model.studies.seed001 import BASE, G_SCAN_U, U_SCAN_G
 from reconsim.report.source import ReportError, SweepSource
 from reconsim.sweep.facts import FACTS_KEY, TableFacts, merge
-from reconsim.sweep.table import flat
+from reconsim.sweep.table import flat, user_param_columns
 
 #: The columns :func:`~reconsim.model.laws.law_columns` derives from a cell's parameters
 #: and overshoot.
@@ -378,20 +379,30 @@ def in_order(names: Iterable[str]) -> list[str]:
     return sorted(names, key=lambda c: (known.index(c) if c in known else len(known), c))
 
 
+def user_params(columns: Iterable[str]) -> list[str]:
+    """The columns of a table that hold users' controllers' parameters, as the table's
+    names say (:func:`reconsim.sweep.table.user_param_columns`): reading it imports no
+    controller."""
+    return list(user_param_columns(columns))
+
+
 def variant_params(table: Table, sizes: Mapping[str, int] | None = None,
                    variants: pl.DataFrame | None = None) -> list[str]:
-    """The :data:`VARIANT_PARAMS` that take more than one value among one controller's rows
+    """The :data:`VARIANT_PARAMS`, then the users' controllers' parameters
+    (:func:`user_params`), that take more than one value among one controller's rows
     (``sizes``, each axis's number of values over the sweep where known, rules out those
     with one value without a query; ``variants``, the table's distinct rows of controller
     and the variant parameters where known, answers without one)."""
-    present = [p for p in VARIANT_PARAMS if p in lazy(table).collect_schema()
+    schema = lazy(table).collect_schema()
+    present = [p for p in (*VARIANT_PARAMS, *user_params(schema.names())) if p in schema
                and (sizes is None or sizes.get(p, 2) > 1)]
     if not present:
         return []
     # The distinct combinations first (a few rows), counted per controller in memory:
     # n_unique per controller over every row took 4 s at 10^8 cells.
-    combos = (variants if variants is not None
-              else collect(lazy(table).group_by("controller", *present).agg(pl.len())))
+    if variants is None or any(p not in variants.columns for p in present):
+        variants = collect(lazy(table).group_by("controller", *present).agg(pl.len()))
+    combos = variants
     counts = combos.group_by("controller").agg(pl.col(p).n_unique() for p in present)
     if counts.height == 0:
         return []
@@ -588,9 +599,17 @@ def describe(fixed: Mapping[str, Any], controller: str | None = None) -> str:
 
 
 def _inapplicable(axis: str, controller: str, value: Any) -> bool:
-    """Whether ``value`` is the null of a parameter that does not apply to ``controller``."""
-    return (value is None and axis in PARAM_NAMES and controller in CONTROLLERS
-            and not applies(axis, controller))
+    """Whether ``value`` is the null of a parameter that does not apply to ``controller``:
+    a built-in's as the parameter declares; a user's controller's parameter is null for
+    every other controller, and a user's controller (not known to the report, which imports
+    none) has a null exactly where a parameter does not apply to it, but a cap's (no cap)."""
+    if value is not None:
+        return False
+    if axis not in PARAM_NAMES:
+        return True
+    if controller not in CONTROLLERS:
+        return not isinstance(BY_NAME[axis].kind, Cap)
+    return not applies(axis, controller)
 
 
 def _text(value: Any) -> str:

@@ -17,8 +17,8 @@ A chunk's facts:
   :data:`MAX_VALUES` distinct values (the report then asks the table for that column);
 * ``schedules``: the distinct (``schedule``, ``duration``, ``deaths``) rows;
 * ``variants``: the distinct rows of ``controller`` and the variant parameters
-  (:data:`reconsim.model.params.VARIANT_PARAMS`), which say which of them vary within a
-  controller.
+  (:data:`reconsim.model.params.VARIANT_PARAMS`, then the users' controllers' parameters
+  among the columns), which say which of them vary within a controller.
 
 A file without facts (written by another tool, or by a reconsim before them) is read the
 long way; so is a table whose footers disagree with its columns.
@@ -35,6 +35,7 @@ import polars as pl
 
 from reconsim.model.laws import law_digest
 from reconsim.model.params import VARIANT_PARAMS
+from reconsim.sweep.table import user_param_columns
 
 #: The Parquet metadata key of a chunk's facts.
 FACTS_KEY: Final = "reconsim.facts"
@@ -43,8 +44,15 @@ FACTS_KEY: Final = "reconsim.facts"
 MAX_VALUES: Final = 1000
 #: The columns whose distinct rows ``schedules`` lists.
 SCHEDULE_ROWS: Final = ("schedule", "duration", "deaths")
-#: The columns whose distinct rows ``variants`` lists.
+#: The columns whose distinct rows ``variants`` lists (then the users' controllers'
+#: parameters: :func:`variant_columns`).
 VARIANT_ROWS: Final = ("controller", *VARIANT_PARAMS)
+
+
+def variant_columns(columns: Sequence[str]) -> tuple[str, ...]:
+    """:data:`VARIANT_ROWS`, then those of the parameter ``columns`` that are no cell
+    parameter: a user's controller's (a variant parameter too)."""
+    return (*VARIANT_ROWS, *user_param_columns(columns))
 
 
 def chunk_facts(frame: pl.DataFrame, columns: Sequence[str]) -> str:
@@ -57,7 +65,7 @@ def chunk_facts(frame: pl.DataFrame, columns: Sequence[str]) -> str:
         facts[name] = {"nulls": column.null_count(),
                        "values": values.to_list() if values.len() <= MAX_VALUES else None}
     schedules = frame.select(SCHEDULE_ROWS).unique(maintain_order=True)
-    variants = frame.select(VARIANT_ROWS).unique(maintain_order=True)
+    variants = frame.select(variant_columns(columns)).unique(maintain_order=True)
     return json.dumps({
         "rows": frame.height,
         "law": law_digest(),
@@ -124,7 +132,8 @@ def merge(footers: Sequence[str], schema: Mapping[str, pl.DataType],
                                  for c in columns},
                           values=values,
                           schedules=_distinct_rows(parsed, "schedules", SCHEDULE_ROWS, schema),
-                          variants=_distinct_rows(parsed, "variants", VARIANT_ROWS, schema))
+                          variants=_distinct_rows(parsed, "variants",
+                                                  variant_columns(columns), schema))
     except (KeyError, TypeError, ValueError, pl.exceptions.PolarsError):
         # Facts that do not fit the table's columns: the table is read instead.
         return None
@@ -135,7 +144,7 @@ def _distinct_rows(parsed: Sequence[Mapping[str, Any]], key: str, columns: Seque
     """The distinct rows every chunk lists under ``key``, united; None where one lists
     none (past :data:`MAX_VALUES`, or a footer without them)."""
     lists = [doc.get(key) for doc in parsed]
-    if any(rows is None for rows in lists):
-        return None
+    if any(rows is None or any(set(row) != set(columns) for row in rows) for rows in lists):
+        return None  # not every chunk lists them (or lists other columns)
     return pl.DataFrame([row for rows in lists for row in rows or ()],
                         schema={c: schema[c] for c in columns}).unique()

@@ -1,15 +1,40 @@
 """The sweep table's parameter columns as scalars: a schedule (a list) as ``a,b,c``, a
 record list as JSON, and back. The report groups and shows them so; ``compare`` pairs
-cells on them."""
+cells on them. Which of a table's columns are its users' controllers' parameters, known
+from the column names alone (:func:`user_param_columns`)."""
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Iterable
 from typing import Any
 
 import polars as pl
 
 from reconsim.model.kinds import Kind, Records, Times
+from reconsim.model.laws import law_columns
+from reconsim.model.params import METRIC_NAMES, PARAMS, table_columns
+
+
+def user_param_columns(columns: Iterable[str]) -> tuple[str, ...]:
+    """The columns, among a sweep table's ``columns``, that hold users' controllers'
+    parameters: those that are no cell parameter, metric or law column (nor a hidden
+    ``__`` column). A sweep writes one per parameter of each user's controller it ran,
+    null for the other controllers; reading a table learns them from its names alone,
+    without importing any controller.
+
+    >>> user_param_columns(["controller", "G", "ttl", "band", "overshoot", "law_holds"])
+    ('band',)
+    """
+    return tuple(c for c in columns if c not in _known_columns() and not c.startswith("__"))
+
+
+@functools.cache
+def _known_columns() -> frozenset[str]:
+    """The columns every sweep table may hold but a user's controller's parameters."""
+    laws = (e.meta.output_name() for e in law_columns())
+    return frozenset((*table_columns(PARAMS), *METRIC_NAMES, *laws))
 
 
 def flat(axis: str, dtype: pl.DataType) -> pl.Expr:

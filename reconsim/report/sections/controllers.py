@@ -1,8 +1,11 @@
 """Controllers and their variants compared, on every cell of each.
 
-A variant is a controller with its values of whichever of observe, max_per_round, gain,
-ttl and restart_at vary in the sweep (null where the parameter does not apply; see
-:func:`reconsim.report.data.variant_label`). For each variant: the cost of its
+A variant is a controller with its values of whichever of its variant parameters
+(observe, max_per_round, gain, ttl, restart_at, ..., and a user's controller's own, such
+as the deadband's band, known from the table's columns alone) vary in the sweep (null
+where the parameter does not apply; see :func:`reconsim.report.data.variant_label`). A
+user's controller is a variant like a built-in, in the table, the charts and the
+trade-off frontier, under the name the table holds. For each variant: the cost of its
 corrections (unneeded copies, overshoot, delete commands that killed nothing), the
 service it delivers (excess and missing copy-seconds) and when it settles
 (``stable_at``; null when a run ends unsettled), over all its cells and per G.

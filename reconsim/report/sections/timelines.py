@@ -29,6 +29,8 @@ from markupsafe import Markup
 
 from reconsim.model.kinds import Cap
 from reconsim.model.params import (
+    CONTROLLERS,
+    DEFAULTS,
     METRIC_NAMES,
     PARAM_NAMES,
     PARAMS,
@@ -37,7 +39,14 @@ from reconsim.model.params import (
 )
 from reconsim.model.trace import metrics_of, trace_cell
 from reconsim.report.charts import ALARM, WIDTH, Figure, finish, inline
-from reconsim.report.data import SEED_SETTING, Sweep, collect, lazy, seed_schedules
+from reconsim.report.data import (
+    SEED_SETTING,
+    Sweep,
+    collect,
+    lazy,
+    seed_schedules,
+    user_params,
+)
 from reconsim.report.section import NOT_IN_JSON, Context, Section
 from reconsim.sweep.table import unflat
 from reconsim.web.html import figure_html, num, verdict
@@ -247,6 +256,11 @@ def cell_of(sweep: Sweep, row: Mapping[str, Any]) -> Cell:
     """The :class:`Cell` of a row of ``sweep.table`` (axes flattened as the report shows
     them: lists as ``a,b`` or ``none``, records as JSON); a null is a parameter that does
     not apply (its default), or no cap."""
+    return Cell(**_cell_params(sweep, row))
+
+
+def _cell_params(sweep: Sweep, row: Mapping[str, Any]) -> dict[str, Any]:
+    """The cell parameters of a row, as :func:`cell_of` reads them (unchecked)."""
     params: dict[str, Any] = {"deaths": deaths_of(sweep, row["schedule"], row["duration"])}
     for p in PARAMS:
         if p.name == "deaths" or p.name not in row:
@@ -257,7 +271,7 @@ def cell_of(sweep: Sweep, row: Mapping[str, Any]) -> Cell:
                 params[p.name] = None
             continue
         params[p.name] = unflat(p.kind, value)
-    return Cell(**params)
+    return params
 
 
 def _parameters(cell: Cell) -> dict[str, Any]:
@@ -268,10 +282,25 @@ def _parameters(cell: Cell) -> dict[str, Any]:
     return json.loads(json.dumps(values))  # type: ignore[no-any-return]
 
 
+def _row_parameters(sweep: Sweep, row: Mapping[str, Any]) -> dict[str, Any]:
+    """A row's parameters as :func:`_parameters` gives a cell's, from the table alone: the
+    cell's (defaults where the table has none), then its user's controller's, by name."""
+    values = dict(DEFAULTS) | _cell_params(sweep, row) | {
+        name: row[name] for name in user_params(row) if row[name] is not None}
+    return json.loads(json.dumps(values))  # type: ignore[no-any-return]
+
+
 def _timeline(sweep: Sweep, row: Mapping[str, Any], kind: str, title: str,
               why: str) -> Timeline:
-    """A chosen row, traced when it fits the budget and checked against its metrics."""
+    """A chosen row, traced when it fits the budget and checked against its metrics. A
+    user's controller's row is not traced: the report runs no code its table names (the
+    module that defines the controller may not even be there)."""
     metrics = {m: row[m] for m in METRIC_NAMES}
+    if row["controller"] not in CONTROLLERS:
+        return Timeline(kind, title, True, why + (
+            f" Not traced here: {row['controller']} is a user's controller, and a report "
+            "runs no code its table names; `reconsim run --controller package.module:Name "
+            "... --plot FILE` draws it."), _row_parameters(sweep, row), metrics)
     try:
         cell = cell_of(sweep, row)
     except ValueError as exc:  # a table from another version, or written by hand
