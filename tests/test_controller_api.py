@@ -191,6 +191,19 @@ def test_a_rank_that_misbehaves_is_one_line(module: Path, body: str, message: st
         Controller("badrank2", lambda v, p, m: 0, "x", rank=3)  # type: ignore[arg-type]
 
 
+def test_the_same_source_under_another_module_name_is_another_identity(module: Path) -> None:
+    """Its kernels are cached under its identity: a copied module must not load the
+    original's compiled kernel (which would import the original's module)."""
+    source = (EXAMPLES / "deadband.py").read_text(encoding="utf-8")
+    digests = []
+    for name in ("userctl_copy_a", "userctl_copy_b"):
+        (module / f"{name}.py").write_text(source, encoding="utf-8")
+        with registry.scope():
+            digests.append(registry.resolve(f"{name}:DEADBAND").digest)
+            registry.forget("deadband")
+    assert digests[0] != digests[1]
+
+
 def test_cell_text_names_a_users_controller_by_its_path() -> None:
     cell = make_cell(controller="deadband:DEADBAND", band=3, G=20)
     assert cell_text(cell).startswith("--controller deadband:DEADBAND ")

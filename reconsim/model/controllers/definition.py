@@ -180,14 +180,18 @@ class Controller:
     @property
     def digest(self) -> str:
         """The first 12 hex digits of the SHA-256 of the source of ``decide``'s module
-        (its helpers included), with the declaration's parameters, memory and flags."""
+        (its helpers included), with the module and qualified names of ``decide`` (and
+        ``rank``) and the declaration's parameters, memory and flags."""
         functions = [self.decide] if self.rank is None else [self.decide, self.rank]
         modules = {id(m): m for m in map(inspect.getmodule, functions) if m is not None}
         sources = [_source(m) for m in modules.values()] or [_source(self.decide)]
         if any(inspect.getmodule(f) is None for f in functions):
             sources += [_source(f) for f in functions if inspect.getmodule(f) is None]
-        declared = repr((self.name, sorted((n, p.kind, p.default) for n, p in
-                                           self.params.items()),
+        # Where the code lives too: the same source imported under two module names is two
+        # controllers, and its kernels must not share numba's cache entries.
+        where = [(f.__module__, f.__qualname__) for f in functions]
+        declared = repr((self.name, where, sorted((n, p.kind, p.default) for n, p in
+                                                  self.params.items()),
                          sorted(self.memory.items()), self.sees, self.steady,
                          *(() if self.rank is None else ("ranked",)),
                          *(() if self.compiled else ("reference model alone",))))
