@@ -6,7 +6,7 @@ Reads pytest-benchmark JSON files as ``nox -s bench`` saves them (``--benchmark-
 deterministic figures in ``extra_info["quality"]``; every other benchmark is ignored.
 
 * Quality figures are compared exactly, base → head. Any change fails
-  (:attr:`Comparison.failed`) unless the head's quality baseline
+  (:attr:`BenchComparison.failed`) unless the head's quality baseline
   (``bench/quality-baseline.json`` of the pull request) records exactly the head's figures:
   the change was made on purpose and committed with it.
 * Time per cell is given as ratios head / base: of the fastest rounds (what the benchmarks
@@ -190,7 +190,7 @@ class VariantComparison:
 
 
 @dataclass(frozen=True)
-class Comparison:
+class BenchComparison:
     """Everything ``reconsim bench-compare`` reports."""
 
     base: Run
@@ -234,7 +234,7 @@ class Comparison:
 
 def compare_runs(base: Run, head: Run,
                  baseline: Mapping[str, Mapping[str, int]] | None = None,
-                 baseline_path: str | None = None) -> Comparison:
+                 baseline_path: str | None = None) -> BenchComparison:
     """Compare two runs variant by variant (head's order, then variants only in base)."""
     names = [*head.variants, *(n for n in base.variants if n not in head.variants)]
     figures = list(dict.fromkeys(
@@ -257,7 +257,7 @@ def compare_runs(base: Run, head: Run,
         out.append(VariantComparison(name, changes, status, in_baseline, ratio, median_ratio,
                                      spread,
                                      b.timing if b else None, h.timing if h else None))
-    return Comparison(base, head, tuple(out), tradeoffs(head), baseline_path, tuple(figures))
+    return BenchComparison(base, head, tuple(out), tradeoffs(head), baseline_path, tuple(figures))
 
 
 def tradeoffs(run: Run) -> tuple[Tradeoff, ...]:
@@ -298,7 +298,7 @@ def _short(commit: str | None) -> str:
     return commit[:10] if commit else "?"
 
 
-def render(c: Comparison, markdown: bool = False) -> str:
+def render(c: BenchComparison, markdown: bool = False) -> str:
     """The comparison as text: a markdown document (for a job summary) or aligned columns."""
     h2 = "## " if markdown else ""
     h3 = "### " if markdown else ""

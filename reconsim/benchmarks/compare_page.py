@@ -3,12 +3,12 @@ quality-against-cost chart, self-contained."""
 
 from __future__ import annotations
 
-from reconsim.benchmarks.compare import Comparison
+from reconsim.benchmarks.compare import BenchComparison
 from reconsim.web.kit import chart, render_page
 from reconsim.web.tradeoff import COST_FIGURES, QUALITY_FIGURES, tradeoff_chart
 
 
-def render_html(c: Comparison) -> str:
+def render_html(c: BenchComparison) -> str:
     """The comparison as one self-contained page."""
     charts = [chart("tradeoff", "Quality against cost (head run)",
                     tradeoff_chart(c.tradeoffs))] if c.tradeoffs else []

@@ -66,7 +66,7 @@ class MetricDiff:
 
 
 @dataclass(frozen=True)
-class Comparison:
+class SweepComparison:
     """Everything ``reconsim compare`` reports."""
 
     a: str
@@ -169,7 +169,7 @@ def _changed(m: str, tolerance: float) -> pl.Expr:
 
 
 def compare(a: str | Path, b: str | Path,
-            tolerances: Mapping[str, float] | None = None) -> Comparison:
+            tolerances: Mapping[str, float] | None = None) -> SweepComparison:
     """Compare sweep directories ``a`` and ``b`` cell by cell.
 
     Raises :class:`CompareError` on a missing or unreadable directory, different metric or
@@ -241,7 +241,7 @@ def compare(a: str | Path, b: str | Path,
     diffs = [_located(matched, MetricDiff(m, tolerances.get(m, 0.0), int(c[f"changed__{m}"]),
                                           c[f"min__{m}"], c[f"max__{m}"]), scope)
              for m in metrics]
-    return Comparison(
+    return SweepComparison(
         a=str(a), b=str(b), keys=keys, varying=varying, panels=panels, metrics=tuple(diffs),
         cells_a=cells_a, cells_b=cells_b, matched=int(c["matched"]),
         only_a=cells_a - int(c["matched"]), only_b=cells_b - int(c["matched"]),
@@ -372,7 +372,7 @@ def _table(head: Sequence[str], rows: Sequence[Sequence[str]], markdown: bool) -
             for r in (head, *rows)]
 
 
-def render(c: Comparison, markdown: bool = False) -> str:
+def render(c: SweepComparison, markdown: bool = False) -> str:
     """The comparison as text: markdown (for a job summary) or aligned columns."""
     h2, h3 = ("## ", "### ") if markdown else ("", "")
     lines = [f"{h2}{c.a} → {c.b}: cells compared", "",

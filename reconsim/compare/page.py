@@ -8,7 +8,7 @@ from typing import Any
 import altair as alt
 import polars as pl
 
-from reconsim.compare.cells import Comparison, MetricDiff, where_text
+from reconsim.compare.cells import MetricDiff, SweepComparison, where_text
 from reconsim.web.charts import inline
 from reconsim.web.kit import chart, render_page
 
@@ -53,7 +53,7 @@ def delta_chart(m: MetricDiff, panels: tuple[str, ...]) -> dict[str, Any]:
     return spec
 
 
-def render_html(c: Comparison) -> str:
+def render_html(c: SweepComparison) -> str:
     """The comparison as one self-contained page."""
     charts = {m.metric: chart(f"delta-{m.metric}", f"{m.metric}: B - A over G x U",
                               delta_chart(m, c.panels))

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from typing import Any, Final
 
 import jinja2
@@ -42,17 +42,33 @@ def plain(value: Any) -> str:
     return "null" if value is None else str(value)
 
 
-def num(value: Any, digits: int = 3) -> str:
-    """A figure as text: thousands separated, floats to at most ``digits`` decimals."""
-    if isinstance(value, bool) or value is None:
-        return plain(value)
-    if isinstance(value, int):
+def num(value: Any, digits: int = 3, *, significant: int | None = None,
+        missing: str = "null") -> str:
+    """A figure as text, the one formatter of every page: thousands separated, exact
+    integers without a decimal point, other floats to at most ``digits`` decimals (or to
+    ``significant`` significant digits), null as ``missing``.
+
+    >>> num(1234567), num(0.038885245901), num(2.0), num(None)
+    ('1,234,567', '0.039', '2', 'null')
+    >>> num(0.038885245901, significant=6), num(None, missing="—")
+    ('0.0388852', '—')
+    """
+    if value is None:
+        return missing
+    if isinstance(value, int) and not isinstance(value, bool):
         return f"{value:,}"
-    if isinstance(value, float):
-        if value == int(value):
-            return f"{value:,.0f}"
-        return f"{value:,.{digits}f}".rstrip("0").rstrip(".")
-    return plain(value)
+    if not isinstance(value, float):
+        return plain(value)
+    if value == int(value):
+        return f"{value:,.0f}"
+    if significant is not None:
+        return f"{value:,.{significant}g}"
+    return f"{value:,.{digits}f}".rstrip("0").rstrip(".")
+
+
+#: The figures of the comparison and benchmark pages' tables: six significant digits, a
+#: dash for null.
+table_number: Final = partial(num, significant=6, missing="\u2014")
 
 
 def pct(fraction: float | None, digits: int = 1) -> str:

@@ -14,21 +14,7 @@ from typing import Any
 from markupsafe import Markup
 
 from reconsim.web.bundle import javascript_bundle
-from reconsim.web.html import environment, script_json
-
-
-def number(value: Any) -> str:
-    """A figure for a table: thousands separated, floats to six significant digits (exact
-    integers without a decimal point), a dash for null.
-
-    >>> number(1234567), number(0.038885245901), number(2.0), number(None)
-    ('1,234,567', '0.0388852', '2', '—')
-    """
-    if value is None:
-        return "—"
-    if isinstance(value, float):
-        return f"{value:,.0f}" if value.is_integer() else f"{value:,.6g}"
-    return f"{value:,}" if isinstance(value, int) else str(value)
+from reconsim.web.html import environment, script_json, table_number
 
 
 def chart(name: str, title: str, spec: Mapping[str, Any]) -> dict[str, Any]:
@@ -39,6 +25,6 @@ def chart(name: str, title: str, spec: Mapping[str, Any]) -> dict[str, Any]:
 def render_page(package: str, template: str, /, **context: Any) -> str:
     """Render ``template`` with ``context`` and the Vega bundle (the report's style and
 chart-drawing script are included by the templates)."""
-    return environment(package, number).get_template(template).render(
+    return environment(package, table_number).get_template(template).render(
         bundle=Markup(javascript_bundle()), **context,
     )
