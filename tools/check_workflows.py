@@ -28,7 +28,7 @@ REPOS = {repo: sorted((repo / ".github" / "workflows").glob("*.yml"))
 WORKFLOWS = [p for found in REPOS.values() for p in found]
 #: The nox sessions each repository's workflows run or name (the example's comment tells
 #: how to record a baseline), no more and no fewer.
-SESSIONS_NAMED = {ROOT: {"tests", "lint", "bench", "bench_compare", "sweep"},
+SESSIONS_NAMED = {ROOT: {"tests", "lint", "bench", "bench_compare", "sweep", "docs"},
                   USER_REPO: {"bench", "bench_compare", "bench_record"}}
 
 
