@@ -7,7 +7,7 @@ specs and tables does not pay for it.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -38,13 +38,15 @@ __all__ = ["DEATHS_DTYPE", "PARAM_DTYPES", "cells_frame", "kernel_inputs", "run_
 REQUIRED_COLUMNS = tuple(p.name for p in PARAMS if p.required)
 
 
-def _frame_params(cells: pl.DataFrame) -> tuple[pl.DataFrame, tuple[Parameter, ...]]:
-    """``cells`` with each controller named by its name, and the parameters its rows take:
-    :data:`PARAMS` and their user controllers' own. A controller named by its import path
-    is resolved (its module imported) and its rows renamed; an unknown one is refused."""
+def _frame_params(cells: pl.DataFrame) -> tuple[pl.DataFrame, tuple[Parameter, ...],
+                                                 tuple[Controller, ...]]:
+    """``cells`` with each controller named by its name, the parameters its rows take
+    (:data:`PARAMS` and their user controllers' own) and its controllers. A controller
+    named by its import path is resolved (its module imported) and its rows renamed; an
+    unknown one is refused."""
     if "controller" not in cells.columns or not isinstance(
             cells.schema["controller"], (pl.String, pl.Categorical, pl.Enum)):
-        return cells, PARAMS  # the frame's check says what is wrong
+        return cells, PARAMS, ()  # the frame's check says what is wrong
     values = cells["controller"].cast(pl.String).unique().drop_nulls().to_list()
     try:
         renamed = {v: registry.resolve(v).name for v in values if v not in registry.names()}
@@ -52,11 +54,13 @@ def _frame_params(cells: pl.DataFrame) -> tuple[pl.DataFrame, tuple[Parameter, .
         raise ValueError(f"controller: {exc}") from None
     if renamed:
         cells = cells.with_columns(pl.col("controller").cast(pl.String).replace(renamed))
-    users = {renamed.get(v, v) for v in values} - set(BUILT_IN)
+    names = {renamed.get(v, v) for v in values}
+    controllers = tuple(registry.get(n) for n in sorted(names) if n in registry.names())
+    users = names - set(BUILT_IN)
     if not users:
-        return cells, PARAMS
-    return cells, tuple(p for p in all_params()
-                        if p.name in PARAM_DTYPES or any(p.applies_to(u) for u in users))
+        return cells, PARAMS, controllers
+    return cells, tuple(p for p in all_params() if p.name in PARAM_DTYPES
+                        or any(p.applies_to(u) for u in users)), controllers
 
 
 def run_cell(**params: Any) -> dict[str, Any]:
@@ -114,14 +118,16 @@ def simulate(cells: pl.DataFrame, *, checked: bool = False) -> pl.DataFrame:
     """
     from reconsim.model.kernels.count import OUT_COLUMNS, simulate_arrays
 
-    cells, params = _frame_params(cells)
-    slow = _rows_of(cells, lambda c: not c.compiled)
+    cells, params, controllers = _frame_params(cells)
+    slow = _rows_of(cells, [c.name for c in controllers if not c.compiled])
     if slow is not None:
         if not checked:
             _check_frame(cells, params)
         return _simulate_split(cells, slow, params)
     world = world_rows(cells, None if checked else _check_frame(cells, params))
-    ranked = _ranked_rows(cells)
+    # The count kernel does not hold the entries (seed 001's world has no use for them):
+    # rows of a controller that ranks the entries it deletes go to the world kernel.
+    ranked = _rows_of(cells, [c.name for c in controllers if c.rank is not None])
     if ranked is not None:
         world = ranked if world is None else world | ranked
     known = registry.known()
@@ -208,22 +214,11 @@ def world_rows(cells: pl.DataFrame, off: list[str] | None = None) -> np.ndarray 
     return cells.select(pl.any_horizontal(differs)).to_series().to_numpy()
 
 
-def _rows_of(cells: pl.DataFrame, which: Callable[[Controller], bool]) -> np.ndarray | None:
-    """The rows whose controller is ``which``, or None when there are none."""
-    if "controller" not in cells.columns:
+def _rows_of(cells: pl.DataFrame, names: list[str]) -> np.ndarray | None:
+    """The rows whose controller is one of ``names``, or None when there are none."""
+    if not names:
         return None
-    names = cells["controller"].cast(pl.String).unique().to_list()
-    chosen = [n for n in names if n in registry.names() and which(registry.get(n))]
-    if not chosen:
-        return None
-    return cells["controller"].cast(pl.String).is_in(chosen).to_numpy()
-
-
-def _ranked_rows(cells: pl.DataFrame) -> np.ndarray | None:
-    """Rows whose controller ranks the entries it deletes, or None when none does: the count
-    kernel does not hold the entries (seed 001's world has no use for them), the world
-    kernel does."""
-    return _rows_of(cells, lambda c: c.rank is not None)
+    return cells["controller"].cast(pl.String).is_in(names).to_numpy()
 
 
 def _simulate_split(cells: pl.DataFrame, slow: np.ndarray,

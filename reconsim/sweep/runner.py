@@ -368,9 +368,13 @@ def _backend(backend: str, jobs: int, scheduler: str | None) -> Iterator[tuple[i
     if backend == "loky":
         n_jobs = joblib.cpu_count() if jobs == -1 else jobs
         # Each worker sets its own polars pool as it starts (reconsim.process.start_worker);
-        # this process's environment stays as it is.
+        # this process's environment stays as it is. No memory-mapping of arguments (a
+        # task's are a spec and a chunk number): joblib then makes no temporary folder for
+        # loky's resource tracker to clean, which, racing the pool's own clean-up when a
+        # sweep stops on an error, printed a second line after the sweep's one.
         with joblib.parallel_config(backend="loky", initializer=start_worker,
-                                    initargs=(worker_polars_threads(n_jobs),)):
+                                    initargs=(worker_polars_threads(n_jobs),),
+                                    max_nbytes=None):
             # Several processes share the cores: one kernel thread each.
             yield n_jobs, (1 if n_jobs > 1 else None)
         return
