@@ -121,4 +121,4 @@ def test_headings_are_lettered_from_the_page_s_list(tmp_path: Path) -> None:
                 for s in SECTIONS]
     assert [h for h in headings if h[0] not in ("intro", "glance", "definitions")] == [
         (anchor, title.replace("'", "&#39;")) for anchor, title in expected]
-    assert "(a) the overshoot law, (b) the boundary U ≥ G + B" in page
+    assert "(b) the overshoot law, (c) the boundary U ≥ G + B" in page
