@@ -266,7 +266,7 @@ def test_report_writes_every_figure_as_svg_and_png(hand_report: Report) -> None:
     report = hand_report
     hand_sweep = report.html.parent
     names = list(report.data["figures"])
-    assert names == ["law", "boundary", "read_cost", "controllers", "tradeoff",
+    assert names == ["answers", "law", "boundary", "read_cost", "controllers", "tradeoff",
                      "timeline_law_mismatch"]
     for name in names:
         svg = hand_sweep / "figures" / f"{name}.svg"

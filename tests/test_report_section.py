@@ -72,7 +72,7 @@ def test_charts_draw_from_the_summaries_without_reading_the_table(
     monkeypatch.setattr(timelines, "trace_cell", no_trace)
     figures = build_figures(summaries)
     assert [f.name for f in figures] == [
-        "law", "boundary", "read_cost", "controllers", "tradeoff", "delays", "faults",
+        "answers", "law", "boundary", "read_cost", "controllers", "tradeoff", "delays", "faults",
         "timeline_law_mismatch", "timeline_below_boundary", "timeline_above_boundary",
         "timeline_slowest_settling"]
     data = summaries.to_json()

@@ -21,7 +21,7 @@ is filtered out.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -88,7 +88,8 @@ class Period:
 
 @dataclass(frozen=True, slots=True)
 class VariantAnswer:
-    """One variant's answer: its smallest swept U with zero overshoot in every cell
+    """One variant's answer: over all its cells, how many overshoot and the most overshoot
+    and unneeded copies in one; its smallest swept U with zero overshoot in every cell
     (``zero``; ``zero_stays``: whether every larger swept U has none either) and its
     smallest with zero overshoot at the 99th percentile (``p99``); None where no swept U
     gives it."""
@@ -97,6 +98,9 @@ class VariantAnswer:
     controller: str
     params: dict[str, Any]
     cells: int
+    overshooting: int
+    overshoot_max: float | None
+    unneeded_max: float | None
     zero: Period | None
     zero_stays: bool | None
     p99: Period | None
@@ -274,8 +278,36 @@ def _answer(label: str, first: Mapping[str, Any], params: Sequence[str],
     return VariantAnswer(variant=label, controller=first["controller"],
                          params={p: first[p] for p in params},
                          cells=sum(r.cells for r in rows),
+                         overshooting=sum(r.overshooting for r in rows),
+                         overshoot_max=_largest(r.overshoot.max for r in rows),
+                         unneeded_max=_largest(r.unneeded.max for r in rows),
                          zero=None if zero is None else _period(zero), zero_stays=stays,
                          p99=None if p99 is None else _period(p99))
+
+
+def _largest(values: Iterable[float | None]) -> float | None:
+    """The largest of values (nulls left out; None when none is left)."""
+    known = [v for v in values if v is not None]
+    return max(known) if known else None
+
+
+def provision_text(s: AnswersSummary) -> str:
+    """Whether each variant over-provisions, in one sentence: its cells overshooting, the
+    largest overshoot, and the swept U where it does."""
+    parts = []
+    for a in s.variants:
+        if a.overshooting == 0:
+            parts.append(f"{a.variant} never overshoots")
+            continue
+        us = [r.U for r in s.rows if r.variant == a.variant and r.overshooting]
+        between = [u for u in s.U_values if us[0] <= u <= us[-1]]
+        where = (f"U = {num(us[0])} s" if len(us) == 1
+                 else f"U from {num(us[0])} to {num(us[-1])} s" if len(us) == len(between)
+                 else f"{len(us)} of the swept U from {num(us[0])} to {num(us[-1])} s")
+        parts.append(f"{a.variant} overshoots in {a.overshooting:,} of {a.cells:,} cells (up "
+                     f"to {num(a.overshoot_max)} {'copy' if a.overshoot_max == 1 else 'copies'}, "
+                     f"at {where})")
+    return "Over-provisioning: " + "; ".join(parts) + "."
 
 
 def _basis(answers: Sequence[VariantAnswer]) -> tuple[str, dict[str, int]]:
@@ -351,8 +383,8 @@ def _with_sentence(s: AnswersSummary) -> AnswersSummary:
         if len(best) == 1:
             text = f"Best choice: {best[0]} ({where}, by the trade-off rule)."
         else:
-            text = (f"No single best choice ({where}): {_names(best)} are all on the "
-                    "trade-off frontier.")
+            text = (f"No single best choice ({where}): {_names(best)} are "
+                    f"{'both' if len(best) == 2 else 'all'} on the trade-off frontier.")
         if never and s.basis == "zero":
             text += (f" {_names(never)} never {'reach' if len(never) > 1 else 'reaches'} "
                      f"zero overshoot in every cell in {swept}.")
@@ -397,7 +429,8 @@ def render(s: AnswersSummary, context: Context, figures: Mapping[str, Figure]) -
         box.append(Markup("<strong>U takes one value in this sweep ({} s)</strong>: this "
                           "section says whether each controller overshoots at that period, "
                           "not which period to choose.").format(num(s.U_values[0])))
-    box.append(Markup("<strong>{}</strong>").format(s.sentence))
+    box += [Markup("{}").format(provision_text(s)),
+            Markup("<strong>{}</strong>").format(s.sentence)]
     parts.append(verdict("none", box))
     if "answers" in figures:
         parts.append(figure_html(figures["answers"]))
@@ -452,7 +485,8 @@ def rows_table(s: AnswersSummary) -> Markup:
              r.unneeded.max, r.missing_copy_seconds_median, r.reads_per_round_median]
             for r in s.rows]
     return table(["controller / variant", "U", "cells", "cells overshooting",
-                  "overshoot median", "p95", "p99", "max", "unneeded median", "p95", "max",
+                  "overshoot median", "overshoot p95", "overshoot p99", "overshoot max",
+                  "unneeded median", "unneeded p95", "unneeded max",
                   "missing copy-s (median)", "reads per round (median)"], rows)
 
 
@@ -485,7 +519,8 @@ def charts(s: AnswersSummary, context: Context) -> list[Figure]:
 
 def glance(s: AnswersSummary) -> Markup | None:
     """The answer, in one sentence."""
-    return Markup('<a href="#answers">Answers</a>: {}').format(s.sentence)
+    return Markup('<a href="#answers">Answers</a>: {} {}').format(provision_text(s),
+                                                                   s.sentence)
 
 
 SECTION = Section("answers", summarize, render, charts, glance, title="Answers")
