@@ -150,6 +150,21 @@ def test_the_sentence_names_the_one_best_choice(tmp_path: Path) -> None:
         "overshoots in 6 of 6 cells (up to 1 copy, at U from 5 to 30 s).")
 
 
+def test_variants_by_trigger_and_cap_and_many_are_counted(tmp_path: Path) -> None:
+    rows = [r | {"trigger": t, "max_per_round": m} for r in hand_rows()
+            for t in ("periodic", "watch") for m in (None, 2, 3)]
+    s = answers.summarize(load_sweep(write_table(tmp_path / "v", hand_table(rows))))
+    assert s.varying == ("max_per_round", "trigger")
+    assert "intent \u00b7 max_per_round=unlimited \u00b7 trigger=watch" in {
+        a.variant for a in s.variants}
+    assert [(o.axis, o.values) for o in s.over] == [("seed", 2)]
+    # Every variant's rows hold its two seeds at each U: nothing pooled across variants.
+    assert {r.cells for r in s.rows} == {2}
+    assert s.best == tuple(a.variant for a in s.variants if a.controller == "intent")
+    assert ("6 variants are all on the trade-off frontier" in s.sentence)
+    assert "6 variants never reach zero overshoot in every cell" in s.sentence
+
+
 def test_no_controller_without_overshoot_is_said(tmp_path: Path) -> None:
     rows = [r | {"overshoot": 1} for r in hand_rows()]
     s = answers.summarize(load_sweep(write_table(tmp_path / "all", hand_table(rows))))

@@ -346,6 +346,9 @@ def _names(items: Sequence[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
+#: Past this many variants, the sentence counts them instead of naming each.
+LISTED: Final = 4
+
 #: The trade-off figures in words, as the sentence names them.
 TRADEOFF_WORDS: Final = {"excess_copy_seconds": "excess copy-seconds",
                          "wasted_delete_commands": "wasted deletes",
@@ -382,12 +385,17 @@ def _with_sentence(s: AnswersSummary) -> AnswersSummary:
         best = [f"{v} at U = {num(at[v])} s" + _least(v, s.candidates) for v in s.best]
         if len(best) == 1:
             text = f"Best choice: {best[0]} ({where}, by the trade-off rule)."
-        else:
+        elif len(best) <= LISTED:
             text = (f"No single best choice ({where}): {_names(best)} are "
                     f"{'both' if len(best) == 2 else 'all'} on the trade-off frontier.")
+        else:
+            text = (f"No single best choice ({where}): {len(best)} variants are all on the "
+                    "trade-off frontier (the table of candidates marks them).")
         if never and s.basis == "zero":
-            text += (f" {_names(never)} never {'reach' if len(never) > 1 else 'reaches'} "
-                     f"zero overshoot in every cell in {swept}.")
+            who = _names(never) if len(never) <= LISTED else f"{len(never)} variants"
+            text += (f" {who} never {'reach' if len(never) > 1 else 'reaches'} "
+                     f"zero overshoot in every cell in {swept}"
+                     + ("." if len(never) <= LISTED else " (the table marks them).") )
     return dataclasses.replace(s, sentence=text)
 
 
