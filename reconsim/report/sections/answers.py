@@ -395,7 +395,7 @@ def _with_sentence(s: AnswersSummary) -> AnswersSummary:
             who = _names(never) if len(never) <= LISTED else f"{len(never)} variants"
             text += (f" {who} never {'reach' if len(never) > 1 else 'reaches'} "
                      f"zero overshoot in every cell in {swept}"
-                     + ("." if len(never) <= LISTED else " (the table marks them).") )
+                     + ("." if len(never) <= LISTED else " (the table marks them)."))
     return dataclasses.replace(s, sentence=text)
 
 
