@@ -511,7 +511,9 @@ def charts(s: AnswersSummary, context: Context) -> list[Figure]:
                alt.Tooltip("max:Q", format=",.3~f"), alt.Tooltip("cells:Q")]
     y = alt.Y("median:Q", title="copies (symlog scale)", scale=alt.Scale(type="symlog"))
     band = alt.Chart().mark_area(opacity=0.18).encode(
-        x=x, y=y, y2="p95:Q", color=alt.Color("variant:N", sort=order, legend=None))
+        # Its own fill scale (the same palette in the same order): a colour without a
+        # legend here and with one on the lines would conflict in Vega-Lite.
+        x=x, y=y, y2="p95:Q", fill=alt.Fill("variant:N", sort=order, legend=None))
     line = alt.Chart().mark_line(point=alt.OverlayMarkDef(size=18)).encode(
         x=x, y=y, color=color, tooltip=tooltip,
         strokeDash=alt.StrokeDash("variant:N", sort=order, legend=None))
