@@ -11,8 +11,9 @@ round); and the best choice by the report's trade-off rule
 its own smallest zero-overshoot period.
 
 Exact and streaming: the quantiles come from counts of cells per (variant, U, value),
-one ``group_by`` per figure on the lazy table (a few rows per group where values repeat,
-never more than the cells), read in memory by nearest rank: the p-th percentile is the
+three ``group_by`` on the lazy table (overshoot and unneeded copies together, with the
+trade-off sums; missing copy-seconds; reads per round: a few rows per group where values
+repeat, never more than the cells), read in memory by nearest rank: the p-th percentile is the
 smallest value with at least ``ceil(p * n)`` of the group's ``n`` cells at or below it; the
 median is the usual one (the mean of the two middle values when ``n`` is even). No cell
 is filtered out.
@@ -207,13 +208,32 @@ def _counts(t: pl.LazyFrame, keys: Sequence[str], value: str) -> pl.DataFrame:
     return collect(t.group_by(*keys, value).agg(pl.len()))
 
 
-def _means(t: pl.LazyFrame, keys: Sequence[str]) -> pl.DataFrame:
-    """Per (variant, U): its cells, those overshooting, and the trade-off figures' means."""
-    wasted = pl.col("delete_commands") - pl.col("deleted")
-    return collect(t.group_by(*keys).agg(
-        pl.len().alias("cells"), (pl.col("overshoot") > 0).sum().alias("overshooting"),
-        pl.col("excess_copy_seconds").mean(), wasted.mean().alias("wasted_delete_commands"),
-        pl.col("missing_copy_seconds").mean(), pl.col("reads").mean()))
+#: The trade-off figures (means per cell), as columns or expressions of a cell's columns.
+TRADEOFF: Final = {
+    "excess_copy_seconds": pl.col("excess_copy_seconds"),
+    "wasted_delete_commands": pl.col("delete_commands") - pl.col("deleted"),
+    "missing_copy_seconds": pl.col("missing_copy_seconds"),
+    "reads": pl.col("reads"),
+}
+
+
+def _joint(t: pl.LazyFrame, keys: Sequence[str]) -> pl.DataFrame:
+    """The cells per (keys, overshoot, unneeded), with the sums and non-null counts of the
+    trade-off figures: one streaming ``group_by`` gives both figures' counts per value and
+    the means (the two figures move together, so the groups are few)."""
+    return collect(t.group_by(*keys, *SPREAD).agg(
+        pl.len(), *(e.sum().alias(f"{f}__sum") for f, e in TRADEOFF.items()),
+        *(e.count().alias(f"{f}__n") for f, e in TRADEOFF.items())))
+
+
+def _means(joint: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
+    """Per (variant, U), from :func:`_joint`'s groups: its cells, those overshooting, and
+    the trade-off figures' means (null where every value is)."""
+    n = {f: pl.col(f"{f}__n").sum() for f in TRADEOFF}
+    return joint.group_by(keys, maintain_order=True).agg(
+        pl.col("len").sum().alias("cells"),
+        pl.col("len").filter(pl.col("overshoot") > 0).sum().alias("overshooting"),
+        *(pl.when(n[f] > 0).then(pl.col(f"{f}__sum").sum() / n[f]).alias(f) for f in TRADEOFF))
 
 
 def answers_verdict(table: Table, axes: Sequence[str], sizes: Mapping[str, int],
@@ -222,10 +242,13 @@ def answers_verdict(table: Table, axes: Sequence[str], sizes: Mapping[str, int],
     params = variant_params(table, sizes, variant_rows)
     keys = ["controller", *params, "U"]
     t = lazy(table)
-    figures = _means(t, keys)
-    for value in (*SPREAD, *COST):
-        figures = figures.join(quantiles(_counts(t, keys, value), keys, value), on=keys,
-                               how="left", nulls_equal=True)
+    joint = _joint(t, keys)
+    figures = _means(joint, keys)
+    counts = {m: joint.group_by(*keys, m).agg(pl.col("len").sum()) for m in SPREAD}
+    counts |= {m: _counts(t, keys, m) for m in COST}
+    for value, c in counts.items():
+        figures = figures.join(quantiles(c, keys, value), on=keys, how="left",
+                               nulls_equal=True)
     figures = figures.with_columns(variant_label(params))
     order = variant_order(figures, params)
     rank = {v: i for i, v in enumerate(order)}
