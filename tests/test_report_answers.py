@@ -184,6 +184,9 @@ def test_one_u_says_what_it_cannot_answer(tmp_path: Path) -> None:
     assert ("U takes one value in this sweep (15 s)</strong>: this section says whether "
             "each controller overshoots at that period, not which period to choose") in page
     assert "answers" not in report.data["figures"]
+    # Nor a read-cost chart against U: one line says why.
+    assert "read_cost" not in report.data["figures"]
+    assert "U takes one value in this sweep (15 s), so there is no chart against U." in page
     # Still answered at that U: intent has no overshoot there, the ledger has.
     assert s["sentence"].startswith("Best choice: intent at U = 15 s")
 
