@@ -150,6 +150,17 @@ def test_the_sentence_names_the_one_best_choice(tmp_path: Path) -> None:
         "overshoots in 6 of 6 cells (up to 1 copy, at U from 5 to 30 s).")
 
 
+def test_a_larger_u_that_overshoots_again_is_said(tmp_path: Path) -> None:
+    rows = [r | {"overshoot": 1} if (r["controller"], r["U"], r["seed"]) == ("intent", 30, 0)
+            else r for r in hand_rows()]
+    s = answers.summarize(load_sweep(write_table(tmp_path / "again", hand_table(rows))))
+    intent = next(a for a in s.variants if a.variant == "intent")
+    assert intent.zero is not None
+    assert (intent.zero.U, intent.zero_stays) == (15, False)
+    assert s.sentence.startswith("Best choice: intent at U = 15 s (a larger swept U "
+                                 "overshoots again)")
+
+
 def test_variants_by_trigger_and_cap_and_many_are_counted(tmp_path: Path) -> None:
     rows = [r | {"trigger": t, "max_per_round": m} for r in hand_rows()
             for t in ("periodic", "watch") for m in (None, 2, 3)]

@@ -405,7 +405,10 @@ def _with_sentence(s: AnswersSummary) -> AnswersSummary:
         where = ("each controller at its smallest U with zero overshoot in every cell"
                  if s.basis == "zero" else "each controller at its smallest U with zero "
                  "overshoot at the 99th percentile (none has zero in every cell)")
-        best = [f"{v} at U = {num(at[v])} s" + _least(v, s.candidates) for v in s.best]
+        again = {a.variant for a in s.variants if s.basis == "zero" and a.zero_stays is False}
+        best = [f"{v} at U = {num(at[v])} s" + _least(v, s.candidates)
+                + (" (a larger swept U overshoots again)" if v in again else "")
+                for v in s.best]
         if len(best) == 1:
             text = f"Best choice: {best[0]} ({where}, by the trade-off rule)."
         elif len(best) <= LISTED:
@@ -439,10 +442,11 @@ def summarize(sweep: Sweep) -> AnswersSummary:
 
 def _scope(s: AnswersSummary) -> str:
     """What each row is taken over, in words."""
-    over = over_text(s.over)
-    if s.full_grid or not s.over:
-        return f"over {over}"
-    return f"over every cell it has there (the sweep spans {over})"
+    if s.full_grid:
+        return f"over {over_text(s.over)}"
+    if not s.over:
+        return "over every cell it has there"
+    return f"over every cell it has there (the sweep spans {over_text(s.over)})"
 
 
 def render(s: AnswersSummary, context: Context, figures: Mapping[str, Figure]) -> Markup:
