@@ -145,7 +145,7 @@ def test_the_sentence_names_the_one_best_choice(tmp_path: Path) -> None:
     assert "oracle never reaches zero overshoot in every cell" in s.sentence
     assert [(o.axis, o.values) for o in s.over] == [("seed", 2)]
     assert answers.provision_text(s) == (
-        "Over-provisioning: ledger overshoots in 4 of 6 cells (up to 7 copies, at U from 5 "
+        "ledger overshoots in 4 of 6 cells (up to 7 copies, at U from 5 "
         "to 15 s); intent overshoots in 1 of 6 cells (up to 1 copy, at U = 5 s); oracle "
         "overshoots in 6 of 6 cells (up to 1 copy, at U from 5 to 30 s).")
 

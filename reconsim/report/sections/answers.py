@@ -330,7 +330,7 @@ def provision_text(s: AnswersSummary) -> str:
         parts.append(f"{a.variant} overshoots in {a.overshooting:,} of {a.cells:,} cells (up "
                      f"to {num(a.overshoot_max)} {'copy' if a.overshoot_max == 1 else 'copies'}, "
                      f"at {where})")
-    return "Over-provisioning: " + "; ".join(parts) + "."
+    return "; ".join(parts) + "."
 
 
 def _basis(answers: Sequence[VariantAnswer]) -> tuple[str, dict[str, int]]:
@@ -464,7 +464,7 @@ def render(s: AnswersSummary, context: Context, figures: Mapping[str, Figure]) -
         box.append(Markup("<strong>U takes one value in this sweep ({} s)</strong>: this "
                           "section says whether each controller overshoots at that period, "
                           "not which period to choose.").format(num(s.U_values[0])))
-    box += [Markup("{}").format(provision_text(s)),
+    box += [Markup("<strong>Over-provisioning</strong>: {}").format(provision_text(s)),
             Markup("<strong>{}</strong>").format(s.sentence)]
     parts.append(verdict("none", box))
     if "answers" in figures:
