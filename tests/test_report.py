@@ -266,7 +266,7 @@ def test_report_writes_every_figure_as_svg_and_png(hand_report: Report) -> None:
     report = hand_report
     hand_sweep = report.html.parent
     names = list(report.data["figures"])
-    assert names == ["law", "boundary", "read_cost", "controllers", "tradeoff",
+    assert names == ["answers", "law", "boundary", "read_cost", "controllers", "tradeoff",
                      "timeline_law_mismatch"]
     for name in names:
         svg = hand_sweep / "figures" / f"{name}.svg"
@@ -398,7 +398,8 @@ def test_sweep_without_ledger_cells_says_the_law_is_unchecked(tmp_path: Path) ->
     report = build_report(write_table(tmp_path / "noledger", frame))
     assert report.data["law"]["cells"] == 0
     assert report.data["boundary"]["cells"] == 0
-    assert list(report.data["figures"]) == ["read_cost", "controllers", "tradeoff"]
+    # One U (15 s): no chart against U, the read cost's nor the answers'.
+    assert list(report.data["figures"]) == ["controllers", "tradeoff"]
     page = report.html.read_text(encoding="utf-8")
     assert "so the law is not checked" in page
     assert "so the boundary is not checked" in page

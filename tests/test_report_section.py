@@ -72,7 +72,7 @@ def test_charts_draw_from_the_summaries_without_reading_the_table(
     monkeypatch.setattr(timelines, "trace_cell", no_trace)
     figures = build_figures(summaries)
     assert [f.name for f in figures] == [
-        "law", "boundary", "read_cost", "controllers", "tradeoff", "delays", "faults",
+        "answers", "law", "boundary", "read_cost", "controllers", "tradeoff", "delays", "faults",
         "timeline_law_mismatch", "timeline_below_boundary", "timeline_above_boundary",
         "timeline_slowest_settling"]
     data = summaries.to_json()
@@ -121,4 +121,4 @@ def test_headings_are_lettered_from_the_page_s_list(tmp_path: Path) -> None:
                 for s in SECTIONS]
     assert [h for h in headings if h[0] not in ("intro", "glance", "definitions")] == [
         (anchor, title.replace("'", "&#39;")) for anchor, title in expected]
-    assert "(a) the overshoot law, (b) the boundary U ≥ G + B" in page
+    assert "(b) the overshoot law, (c) the boundary U ≥ G + B" in page

@@ -19,6 +19,7 @@ from reconsim.model.params import CONTROLLERS, METRICS
 from reconsim.report.charts import Figure
 from reconsim.report.section import Context, Section
 from reconsim.report.sections import (
+    answers,
     boundary,
     controllers,
     delays,
@@ -54,6 +55,7 @@ def definition_rows() -> list[tuple[str, str]]:
 
 #: The report's sections, in page order.
 SECTIONS: Final[tuple[Section[Any], ...]] = (
+    answers.SECTION,
     law.SECTION,
     boundary.SECTION,
     read_cost.SECTION,

@@ -311,12 +311,17 @@ def render(c: ControllersSummary, context: Context, figures: Mapping[str, Figure
         "<p>Every controller (and variant) the sweep ran, on all its cells: what its "
         "corrections cost (unneeded copies, overshoot, wasted delete commands = "
         "delete_commands &minus; deleted), the service it gives (excess and missing "
-        "copy-seconds) and when it settles (stable_at). {}The chart averages over every U, B, "
-        "desired count and schedule at each G (left) and takes the largest (right).</p>").format(
+        "copy-seconds) and when it settles (stable_at). {}{}</p>").format(
             f"A variant is a controller with its values of {varying}, which vary in this "
-            "sweep. " if varying else ""))
+            "sweep. " if varying else "",
+            "The chart averages over every U, B, desired count and schedule at each G (left) "
+            "and takes the largest (right)." if "controllers" in figures else ""))
     if "controllers" in figures:
         parts.append(figure_html(figures["controllers"]))
+    elif (g := _one_g(context)) is not None:
+        parts.append(Markup("<p>G takes one value in this sweep ({} s), so there is no chart "
+                            "against G: the table below gives each variant's figures "
+                            "there.</p>").format(num(g)))
     parts += [verdict("none", controllers_paragraphs(c, context.constant)),
               controllers_table(c), tradeoff_html(c, figures)]
     return Markup("").join(parts)
@@ -629,11 +634,21 @@ def summarize(sweep: Sweep) -> ControllersSummary:
     return controllers_verdict(sweep.table, sweep.axes, sweep.sizes, sweep.variants)
 
 
+def _one_g(context: Context) -> Any:
+    """G's value when the sweep holds one only (a chart against it would be one point a
+    line), else None."""
+    g = context.axes.get("G")
+    return g.min if g is not None and g.distinct == 1 else None
+
+
 def charts(c: ControllersSummary, context: Context) -> list[Figure]:
-    """Each figure against G per variant, when the sweep compares two or more."""
+    """Each figure against G per variant (when G takes more than one value), and quality
+    against cost, when the sweep compares two or more."""
     if not c.compared:
         return []
-    return [controllers_figure(c.by_G, c.figures, [v.variant for v in c.variants]),
+    against_g = ([] if _one_g(context) is not None else
+                 [controllers_figure(c.by_G, c.figures, [v.variant for v in c.variants])])
+    return [*against_g,
             Figure("tradeoff", "Quality against cost, per controller variant",
                    tradeoff_chart([Tradeoff(t.variant, _figures_of(t), t.beaten_by)
                                    for t in c.tradeoffs]))]

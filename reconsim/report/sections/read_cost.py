@@ -732,13 +732,17 @@ def render(rc: ReadCostSummary, context: Context, figures: Mapping[str, Figure])
                "<strong><code>reads_per_second</code> = reads / (duration + 1)</strong>, a run "
                "covering the seconds 0 … duration. Seed 001's trade-off: a faster loop reads "
                "more often, and under delay it oscillates, which puts more entries on the "
-               "ledger. A <em>series</em> is a set of cells that differ only in U.</p>"
-               "<p>The chart shows one slice of the sweep: {} (seed 001's values where the "
-               "sweep has them, else each parameter's most common value).</p>").format(
-                   fixed_text(rc.chart.fixed, hide)),
+               "ledger. A <em>series</em> is a set of cells that differ only in U.</p>"),
     ]
     if "read_cost" in figures:
+        parts.append(Markup("<p>The chart shows one slice of the sweep: {} (seed 001's values "
+                            "where the sweep has them, else each parameter's most common "
+                            "value).</p>").format(fixed_text(rc.chart.fixed, hide)))
+    if "read_cost" in figures:
         parts.append(figure_html(figures["read_cost"]))
+    elif (u := _one_u(context)) is not None:
+        parts.append(Markup("<p>U takes one value in this sweep ({} s), so there is no chart "
+                            "against U.</p>").format(num(u)))
     parts.append(verdict("none", paragraphs))
     if by.rows:
         shown = ", ".join(f"{k} = {plain(v)}" for k, v in by.shown.items())
@@ -827,8 +831,18 @@ def summarize(sweep: Sweep) -> ReadCostSummary:
                              sweep.axis_facts)
 
 
+def _one_u(context: Context) -> Any:
+    """U's value when the sweep holds one only (a chart against it would be one point a
+    line), else None."""
+    u = context.axes.get("U")
+    return u.min if u is not None and u.distinct == 1 else None
+
+
 def charts(rc: ReadCostSummary, context: Context) -> list[Figure]:
-    """Reads per round and per second against U at the chart's fixed slice."""
+    """Reads per round and per second against U at the chart's fixed slice (none when U
+    takes one value)."""
+    if _one_u(context) is not None:
+        return []
     return [read_cost_figure(rc.chart.points, rc.chart.fixed, context.sweep.controllers,
                              hide=context.constant)]
 

@@ -1,0 +1,563 @@
+"""Answers: does the loop over-provision, and which period and which controller to use.
+
+For every controller variant (:func:`reconsim.report.data.variant_params`: a controller
+with its values of the variant parameters that vary, ``trigger`` among them) and every
+swept loop period U, the overshoot and the unneeded copies over every other axis of the
+sweep (seeds, G, B, spreads, schedules, ...): median, p95 and max; then each variant's
+smallest U with zero overshoot in every cell, and the smallest with zero overshoot at the
+99th percentile, with what that period costs (median missing copy-seconds and reads per
+round); and the best choice by the report's trade-off rule
+(:func:`reconsim.web.tradeoff.frontier`, the controllers section's), each variant taken at
+its own smallest zero-overshoot period.
+
+Exact and streaming: the quantiles come from counts of cells per (variant, U, value),
+three ``group_by`` on the lazy table (overshoot and unneeded copies together, with the
+trade-off sums; missing copy-seconds; reads per round: a few rows per group where values
+repeat, never more than the cells), read in memory by nearest rank: the p-th percentile is the
+smallest value with at least ``ceil(p * n)`` of the group's ``n`` cells at or below it; the
+median is the usual one (the mean of the two middle values when ``n`` is even). No cell
+is filtered out.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import altair as alt
+import polars as pl
+from markupsafe import Markup
+
+from reconsim.model.params import VARIANT_PARAMS
+from reconsim.report.charts import WIDTH, Figure, finish, inline, names_expr
+from reconsim.report.data import (
+    Sweep,
+    Table,
+    collect,
+    lazy,
+    user_params,
+    variant_label,
+    variant_order,
+    variant_params,
+)
+from reconsim.report.section import NOT_IN_JSON, Context, Section
+from reconsim.web.html import figure_html, folded, num, table, verdict
+from reconsim.web.tradeoff import frontier
+
+#: The figures whose spread over the other axes each row shows: column -> its name.
+SPREAD: Final = {"overshoot": "overshoot (copies)", "unneeded": "unneeded copies"}
+#: The cost of a period: column -> its name (medians over the cells at that U).
+COST: Final = {"missing_copy_seconds": "missing copy-seconds",
+               "reads_per_round": "reads per round"}
+
+
+@dataclass(frozen=True, slots=True)
+class Spread:
+    """A figure over the cells of one variant at one U: median, p95 (nearest rank), max."""
+
+    median: float | None
+    p95: float | None
+    max: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class AtU:
+    """One variant at one U, over every cell it has there (``overshooting``: the cells with
+    overshoot > 0; ``overshoot_p99``: the 99th percentile, nearest rank)."""
+
+    variant: str
+    U: int
+    cells: int
+    overshooting: int
+    overshoot: Spread
+    overshoot_p99: float | None
+    unneeded: Spread
+    missing_copy_seconds_median: float | None
+    reads_per_round_median: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Period:
+    """A period a variant may run at, and what it costs there (medians over its cells)."""
+
+    U: int
+    missing_copy_seconds_median: float | None
+    reads_per_round_median: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class VariantAnswer:
+    """One variant's answer: over all its cells, how many overshoot and the most overshoot
+    and unneeded copies in one; its smallest swept U with zero overshoot in every cell
+    (``zero``; ``zero_stays``: whether every larger swept U has none either) and its
+    smallest with zero overshoot at the 99th percentile (``p99``); None where no swept U
+    gives it."""
+
+    variant: str
+    controller: str
+    params: dict[str, Any]
+    cells: int
+    overshooting: int
+    overshoot_max: float | None
+    unneeded_max: float | None
+    zero: Period | None
+    zero_stays: bool | None
+    p99: Period | None
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A variant at the period it is compared at: the trade-off figures there (means over
+    its cells at that U, as the controllers section's) and who beats it."""
+
+    variant: str
+    U: int
+    excess_copy_seconds: float | None
+    wasted_delete_commands: float | None
+    missing_copy_seconds: float | None
+    reads: float | None
+    beaten_by: tuple[str, ...]
+    on_frontier: bool
+
+
+@dataclass(frozen=True, slots=True)
+class OverAxis:
+    """An axis the figures at one U are taken over, and its number of values."""
+
+    axis: str
+    values: int
+
+
+@dataclass(frozen=True, slots=True)
+class AnswersSummary:
+    """``summary.json``'s ``answers``: the swept periods, what each row is taken over, every
+    (variant, U) row, each variant's answer, the candidates compared and the verdict.
+
+    ``basis`` is ``zero`` (the candidates are the variants at their smallest U with zero
+    overshoot in every cell), ``p99`` (none has one: at their smallest U with zero
+    overshoot at the 99th percentile) or ``none`` (no variant reaches either)."""
+
+    U_values: tuple[int, ...]
+    varying: tuple[str, ...]
+    over: tuple[OverAxis, ...]
+    full_grid: bool
+    rows: tuple[AtU, ...]
+    variants: tuple[VariantAnswer, ...]
+    basis: str
+    candidates: tuple[Candidate, ...]
+    best: tuple[str, ...]
+    sentence: str
+    chart: pl.DataFrame | None = field(default=None, metadata=NOT_IN_JSON)
+
+    @property
+    def swept(self) -> bool:
+        """Whether the sweep runs more than one period."""
+        return len(self.U_values) > 1
+
+
+def _over_axes(axes: Sequence[str], sizes: Mapping[str, int],
+               params: Sequence[str]) -> tuple[OverAxis, ...]:
+    """The axes each (variant, U) row is taken over: every axis but the controller, U and
+    the variant parameters (those that do not vary within a controller are one value per
+    variant), with more than one value."""
+    left_out = {"controller", "U", *params, *VARIANT_PARAMS, *user_params(axes)}
+    return tuple(OverAxis(a, sizes[a]) for a in axes if a not in left_out and sizes[a] > 1)
+
+
+def over_text(over: Sequence[OverAxis]) -> str:
+    """``30 seeds and 2 G values`` (``one cell`` when nothing else varies)."""
+    if not over:
+        return "its one cell (no other axis varies)"
+    parts = [f"{o.values:,} seeds" if o.axis == "seed" else f"{o.values:,} {o.axis} values"
+             for o in over]
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def _ranks(n: pl.Expr) -> dict[str, pl.Expr]:
+    """The 1-based ranks read from a group of ``n`` sorted values: the median's two middle
+    ones and the nearest ranks ``ceil(p * n)`` of the 95th and 99th percentiles (integer
+    arithmetic, exact)."""
+    return {"lo": (n + 1) // 2, "hi": n // 2 + 1, "p95": (95 * n + 99) // 100,
+            "p99": (99 * n + 99) // 100}
+
+
+def quantiles(counts: pl.DataFrame, keys: Sequence[str], value: str) -> pl.DataFrame:
+    """Per group of ``keys``, from its cells' counts per ``value`` (column ``len``; nulls
+    left out): ``{value}__median``, ``__p95``, ``__p99`` (nearest rank) and ``__max``.
+
+    >>> c = pl.DataFrame({"k": [1, 1, 1], "v": [0, 1, 4], "len": [18, 1, 1]})
+    >>> quantiles(c, ["k"], "v").row(0)
+    (1, 0.0, 1.0, 4.0, 4.0)
+    """
+    keys = list(keys)
+    h = counts.filter(pl.col(value).is_not_null()).sort([*keys, value], nulls_last=False)
+    h = h.with_columns(pl.col("len").cum_sum().over(keys).alias("__cum"),
+                       pl.col("len").sum().over(keys).alias("__n"))
+    at = {name: pl.col(value).filter(pl.col("__cum") >= rank).first().cast(pl.Float64)
+          for name, rank in _ranks(pl.col("__n")).items()}
+    return h.group_by(keys, maintain_order=True).agg(
+        ((at["lo"] + at["hi"]) / 2).alias(f"{value}__median"),
+        at["p95"].alias(f"{value}__p95"), at["p99"].alias(f"{value}__p99"),
+        pl.col(value).max().cast(pl.Float64).alias(f"{value}__max"))
+
+
+def _counts(t: pl.LazyFrame, keys: Sequence[str], value: str) -> pl.DataFrame:
+    """The cells per (keys, value): one streaming ``group_by``."""
+    return collect(t.group_by(*keys, value).agg(pl.len()))
+
+
+#: The trade-off figures (means per cell), as columns or expressions of a cell's columns.
+TRADEOFF: Final = {
+    "excess_copy_seconds": pl.col("excess_copy_seconds"),
+    "wasted_delete_commands": pl.col("delete_commands") - pl.col("deleted"),
+    "missing_copy_seconds": pl.col("missing_copy_seconds"),
+    "reads": pl.col("reads"),
+}
+
+
+def _joint(t: pl.LazyFrame, keys: Sequence[str]) -> pl.DataFrame:
+    """The cells per (keys, overshoot, unneeded), with the sums and non-null counts of the
+    trade-off figures: one streaming ``group_by`` gives both figures' counts per value and
+    the means (the two figures move together, so the groups are few)."""
+    return collect(t.group_by(*keys, *SPREAD).agg(
+        pl.len(), *(e.sum().alias(f"{f}__sum") for f, e in TRADEOFF.items()),
+        *(e.count().alias(f"{f}__n") for f, e in TRADEOFF.items())))
+
+
+def _means(joint: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
+    """Per (variant, U), from :func:`_joint`'s groups: its cells, those overshooting, and
+    the trade-off figures' means (null where every value is)."""
+    n = {f: pl.col(f"{f}__n").sum() for f in TRADEOFF}
+    return joint.group_by(keys, maintain_order=True).agg(
+        pl.col("len").sum().alias("cells"),
+        pl.col("len").filter(pl.col("overshoot") > 0).sum().alias("overshooting"),
+        *(pl.when(n[f] > 0).then(pl.col(f"{f}__sum").sum() / n[f]).alias(f) for f in TRADEOFF))
+
+
+def answers_verdict(table: Table, axes: Sequence[str], sizes: Mapping[str, int],
+                    variant_rows: pl.DataFrame | None = None) -> AnswersSummary:
+    """Every variant's figures at every swept U over every other axis, and the answers."""
+    params = variant_params(table, sizes, variant_rows)
+    keys = ["controller", *params, "U"]
+    t = lazy(table)
+    joint = _joint(t, keys)
+    figures = _means(joint, keys)
+    counts = {m: joint.group_by(*keys, m).agg(pl.col("len").sum()) for m in SPREAD}
+    counts |= {m: _counts(t, keys, m) for m in COST}
+    for value, c in counts.items():
+        figures = figures.join(quantiles(c, keys, value), on=keys, how="left",
+                               nulls_equal=True)
+    figures = figures.with_columns(variant_label(params))
+    order = variant_order(figures, params)
+    rank = {v: i for i, v in enumerate(order)}
+    figures = figures.with_columns(pl.col("variant").replace_strict(
+        rank, return_dtype=pl.Int64).alias("__rank")).sort("__rank", "U").drop("__rank")
+    rows = tuple(_at_u(r) for r in figures.iter_rows(named=True))
+    over = _over_axes(axes, sizes, params)
+    product = 1
+    for o in over:
+        product *= o.values
+    u_values = tuple(sorted({r.U for r in rows}))
+    answers = []
+    for label in order:
+        mine = figures.filter(pl.col("variant") == label)
+        first = mine.row(0, named=True)
+        answers.append(_answer(label, first, params, [r for r in rows if r.variant == label]))
+    basis, picked = _basis(answers)
+    candidates = _candidates(figures, picked)
+    best = tuple(c.variant for c in candidates if c.on_frontier)
+    summary = AnswersSummary(
+        U_values=u_values, varying=tuple(params), over=over,
+        full_grid=all(r.cells == product for r in rows), rows=rows,
+        variants=tuple(answers), basis=basis, candidates=candidates, best=best,
+        sentence="", chart=_chart_rows(rows))
+    return _with_sentence(summary)
+
+
+def _at_u(r: Mapping[str, Any]) -> AtU:
+    """One row of figures as an :class:`AtU`."""
+    def spread(m: str) -> Spread:
+        return Spread(r[f"{m}__median"], r[f"{m}__p95"], r[f"{m}__max"])
+
+    return AtU(variant=r["variant"], U=r["U"], cells=r["cells"], overshooting=r["overshooting"],
+               overshoot=spread("overshoot"), overshoot_p99=r["overshoot__p99"],
+               unneeded=spread("unneeded"),
+               missing_copy_seconds_median=r["missing_copy_seconds__median"],
+               reads_per_round_median=r["reads_per_round__median"])
+
+
+def _period(row: AtU) -> Period:
+    return Period(row.U, row.missing_copy_seconds_median, row.reads_per_round_median)
+
+
+def _answer(label: str, first: Mapping[str, Any], params: Sequence[str],
+            rows: Sequence[AtU]) -> VariantAnswer:
+    """A variant's smallest zero-overshoot periods, from its rows (in order of U)."""
+    zero = next((r for r in rows if r.overshooting == 0), None)
+    p99 = next((r for r in rows if r.overshoot_p99 == 0), None)
+    stays = None if zero is None else all(r.overshooting == 0 for r in rows if r.U > zero.U)
+    return VariantAnswer(variant=label, controller=first["controller"],
+                         params={p: first[p] for p in params},
+                         cells=sum(r.cells for r in rows),
+                         overshooting=sum(r.overshooting for r in rows),
+                         overshoot_max=_largest(r.overshoot.max for r in rows),
+                         unneeded_max=_largest(r.unneeded.max for r in rows),
+                         zero=None if zero is None else _period(zero), zero_stays=stays,
+                         p99=None if p99 is None else _period(p99))
+
+
+def _largest(values: Iterable[float | None]) -> float | None:
+    """The largest of values (nulls left out; None when none is left)."""
+    known = [v for v in values if v is not None]
+    return max(known) if known else None
+
+
+def provision_text(s: AnswersSummary) -> str:
+    """Whether each variant over-provisions, in one sentence: its cells overshooting, the
+    largest overshoot, and the swept U where it does."""
+    parts = []
+    for a in s.variants:
+        if a.overshooting == 0:
+            parts.append(f"{a.variant} never overshoots")
+            continue
+        us = [r.U for r in s.rows if r.variant == a.variant and r.overshooting]
+        between = [u for u in s.U_values if us[0] <= u <= us[-1]]
+        where = (f"U = {num(us[0])} s" if len(us) == 1
+                 else f"U from {num(us[0])} to {num(us[-1])} s" if len(us) == len(between)
+                 else f"{len(us)} of the swept U from {num(us[0])} to {num(us[-1])} s")
+        parts.append(f"{a.variant} overshoots in {a.overshooting:,} of {a.cells:,} cells (up "
+                     f"to {num(a.overshoot_max)} {'copy' if a.overshoot_max == 1 else 'copies'}, "
+                     f"at {where})")
+    return "; ".join(parts) + "."
+
+
+def _basis(answers: Sequence[VariantAnswer]) -> tuple[str, dict[str, int]]:
+    """Which periods the variants are compared at: each one's smallest U with zero overshoot
+    in every cell, where any has one; else at the 99th percentile; else none."""
+    zero = {a.variant: a.zero.U for a in answers if a.zero is not None}
+    if zero:
+        return "zero", zero
+    p99 = {a.variant: a.p99.U for a in answers if a.p99 is not None}
+    return ("p99", p99) if p99 else ("none", {})
+
+
+def _candidates(figures: pl.DataFrame, picked: Mapping[str, int]) -> tuple[Candidate, ...]:
+    """The picked (variant, U) pairs with their trade-off figures and the frontier rule's
+    verdict (:func:`reconsim.web.tradeoff.frontier`, as the controllers section applies it)."""
+    at = {r["variant"]: r for r in figures.iter_rows(named=True)
+          if picked.get(r["variant"]) == r["U"]}
+    names = [v for v in picked if v in at]
+    wanted = ("excess_copy_seconds", "wasted_delete_commands", "missing_copy_seconds", "reads")
+    rows = frontier({v: {f: _rounded(at[v][f]) for f in wanted} for v in names})
+    return tuple(Candidate(
+        variant=t.name, U=picked[t.name],
+        excess_copy_seconds=t.figures["excess_copy_seconds"],
+        wasted_delete_commands=t.figures["wasted_delete_commands"],
+        missing_copy_seconds=t.figures["missing_copy_seconds"], reads=t.figures["reads"],
+        beaten_by=t.beaten_by, on_frontier=t.on_frontier) for t in rows)
+
+
+def _rounded(value: float | None) -> float | None:
+    """A mean to three places, as the controllers section's trade-off figures."""
+    return None if value is None else round(float(value), 3)
+
+
+def _names(items: Sequence[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+#: Past this many variants, the sentence counts them instead of naming each.
+LISTED: Final = 4
+
+#: The trade-off figures in words, as the sentence names them.
+TRADEOFF_WORDS: Final = {"excess_copy_seconds": "excess copy-seconds",
+                         "wasted_delete_commands": "wasted deletes",
+                         "missing_copy_seconds": "missing copy-seconds", "reads": "reads"}
+
+
+def _least(variant: str, candidates: Sequence[Candidate]) -> str:
+    """`` (fewest reads)``: the trade-off figures on which ``variant`` alone is lowest among
+    the frontier's candidates (nothing when it is alone on the frontier or lowest on none)."""
+    front = [c for c in candidates if c.on_frontier]
+    if len(front) < 2:
+        return ""
+    mine = next(c for c in front if c.variant == variant)
+    lowest = [w for f, w in TRADEOFF_WORDS.items()
+              if getattr(mine, f) is not None
+              and all(getattr(c, f) is not None and getattr(c, f) > getattr(mine, f)
+                      for c in front if c is not mine)]
+    return f" (fewest {' and '.join(lowest)})" if lowest else ""
+
+
+def _with_sentence(s: AnswersSummary) -> AnswersSummary:
+    """The summary with its one-sentence answer."""
+    at = {c.variant: c.U for c in s.candidates}
+    never = [a.variant for a in s.variants if a.zero is None]
+    swept = (f"the swept U ({num(s.U_values[0])} to {num(s.U_values[-1])} s)" if s.swept
+             else f"the one swept U ({num(s.U_values[0])} s)")
+    if s.basis == "none":
+        text = (f"No controller reaches zero overshoot in {swept}, not even at the 99th "
+                "percentile: no period here avoids over-provisioning.")
+    else:
+        where = ("each controller at its smallest U with zero overshoot in every cell"
+                 if s.basis == "zero" else "each controller at its smallest U with zero "
+                 "overshoot at the 99th percentile (none has zero in every cell)")
+        again = {a.variant for a in s.variants if s.basis == "zero" and a.zero_stays is False}
+        best = [f"{v} at U = {num(at[v])} s" + _least(v, s.candidates)
+                + (" (a larger swept U overshoots again)" if v in again else "")
+                for v in s.best]
+        if len(best) == 1:
+            text = f"Best choice: {best[0]} ({where}, by the trade-off rule)."
+        elif len(best) <= LISTED:
+            text = (f"No single best choice ({where}): {_names(best)} are "
+                    f"{'both' if len(best) == 2 else 'all'} on the trade-off frontier.")
+        else:
+            text = (f"No single best choice ({where}): {len(best)} variants are all on the "
+                    "trade-off frontier (the table of candidates marks them).")
+        if never and s.basis == "zero":
+            who = _names(never) if len(never) <= LISTED else f"{len(never)} variants"
+            text += (f" {who} never {'reach' if len(never) > 1 else 'reaches'} "
+                     f"zero overshoot in every cell in {swept}"
+                     + ("." if len(never) <= LISTED else " (the table marks them)."))
+    return dataclasses.replace(s, sentence=text)
+
+
+def _chart_rows(rows: Sequence[AtU]) -> pl.DataFrame:
+    """The chart's rows: per variant, U and figure, its median, p95 and max."""
+    out = [{"variant": r.variant, "U": r.U, "figure": m, "median": getattr(r, m).median,
+            "p95": getattr(r, m).p95, "max": getattr(r, m).max, "cells": r.cells}
+           for r in rows for m in SPREAD]
+    return pl.DataFrame(out, schema={"variant": pl.String, "U": pl.Int64, "figure": pl.String,
+                                     "median": pl.Float64, "p95": pl.Float64,
+                                     "max": pl.Float64, "cells": pl.Int64})
+
+
+def summarize(sweep: Sweep) -> AnswersSummary:
+    """The answers (``summary.json``'s ``answers``)."""
+    return answers_verdict(sweep.table, sweep.axes, sweep.sizes, sweep.variants)
+
+
+def _scope(s: AnswersSummary) -> str:
+    """What each row is taken over, in words."""
+    if s.full_grid:
+        return f"over {over_text(s.over)}"
+    if not s.over:
+        return "over every cell it has there"
+    return f"over every cell it has there (the sweep spans {over_text(s.over)})"
+
+
+def render(s: AnswersSummary, context: Context, figures: Mapping[str, Figure]) -> Markup:
+    """The answer in a box, the chart against U, each variant's periods and every row."""
+    parts = [Markup(
+        "<p>Does the loop over-provision, and which period U and which controller should "
+        "run it? For each controller{} at each swept U: the overshoot (the most copies ever "
+        "running beyond the desired count) and the unneeded copies (created beyond the "
+        "desired count and the deaths), {}, as median, p95 and max (p95 and p99 by nearest "
+        "rank); then each one's smallest U with zero overshoot in every cell, and in 99 % of "
+        "them, with what that period costs.</p>").format(
+            f" and variant ({', '.join(s.varying)} vary)" if s.varying else "", _scope(s))]
+    box = []
+    if not s.swept:
+        box.append(Markup("<strong>U takes one value in this sweep ({} s)</strong>: this "
+                          "section says whether each controller overshoots at that period, "
+                          "not which period to choose.").format(num(s.U_values[0])))
+    box += [Markup("<strong>Over-provisioning</strong>: {}").format(provision_text(s)),
+            Markup("<strong>{}</strong>").format(s.sentence)]
+    parts.append(verdict("none", box))
+    if "answers" in figures:
+        parts.append(figure_html(figures["answers"]))
+    parts.append(answers_table(s))
+    if s.candidates:
+        parts.append(candidates_table(s))
+    parts.append(Markup("<h3>At each U</h3>"))
+    parts.append(folded(rows_table(s), len(s.rows), "rows: every controller at every U"))
+    return Markup("").join(parts)
+
+
+def answers_table(s: AnswersSummary) -> Markup:
+    """Each variant's smallest zero-overshoot periods and their cost."""
+    rows = []
+    for a in s.variants:
+        z, p = a.zero, a.p99
+        never = "never in the swept U"
+        zero_u: Any = never if z is None else (
+            z.U if a.zero_stays else f"{num(z.U)} (a larger U overshoots again)")
+        rows.append([a.variant, a.cells, zero_u,
+                     None if z is None else z.missing_copy_seconds_median,
+                     None if z is None else z.reads_per_round_median,
+                     never if p is None else p.U,
+                     None if p is None else p.missing_copy_seconds_median,
+                     None if p is None else p.reads_per_round_median])
+    return table(["controller / variant", "cells", "smallest U: zero overshoot in every cell",
+                  "missing copy-s there (median)", "reads per round there (median)",
+                  "smallest U: zero overshoot at p99", "missing copy-s there (median)",
+                  "reads per round there (median)"], rows, missing="\u2014")
+
+
+def candidates_table(s: AnswersSummary) -> Markup:
+    """The variants compared, at their periods, by the trade-off rule."""
+    head = Markup("<p>Compared at {}: the trade-off figures (means per cell at that U; lower "
+                  "is better), as the controllers section compares them over all cells.</p>"
+                  ).format("each one's smallest U with zero overshoot in every cell"
+                           if s.basis == "zero" else "each one's smallest U with zero "
+                           "overshoot at the 99th percentile")
+    rows = [[c.variant, c.U, c.excess_copy_seconds, c.wasted_delete_commands,
+             c.missing_copy_seconds, c.reads,
+             "yes" if c.on_frontier else "no: beaten by " + ", ".join(c.beaten_by)]
+            for c in s.candidates]
+    return head + table(["controller / variant", "U", "excess copy-s (mean)",
+                         "wasted delete commands (mean)", "missing copy-s (mean)",
+                         "reads (mean)", "on the frontier"], rows)
+
+
+def rows_table(s: AnswersSummary) -> Markup:
+    """Every (variant, U) row."""
+    rows = [[r.variant, r.U, r.cells, r.overshooting, r.overshoot.median, r.overshoot.p95,
+             r.overshoot_p99, r.overshoot.max, r.unneeded.median, r.unneeded.p95,
+             r.unneeded.max, r.missing_copy_seconds_median, r.reads_per_round_median]
+            for r in s.rows]
+    return table(["controller / variant", "U", "cells", "cells overshooting",
+                  "overshoot median", "overshoot p95", "overshoot p99", "overshoot max",
+                  "unneeded median", "unneeded p95", "unneeded max",
+                  "missing copy-s (median)", "reads per round (median)"], rows)
+
+
+def charts(s: AnswersSummary, context: Context) -> list[Figure]:
+    """Overshoot and unneeded copies against U, per variant (none when U has one value)."""
+    if not s.swept or s.chart is None:
+        return []
+    order = [a.variant for a in s.variants]
+    x = alt.X("U:Q", title="U: loop period (s)", scale=alt.Scale(zero=False))
+    color = alt.Color("variant:N", sort=order, title="controller / variant",
+                      legend=alt.Legend(labelLimit=260))
+    tooltip = [alt.Tooltip("variant:N"), alt.Tooltip("U:Q"), alt.Tooltip("figure:N"),
+               alt.Tooltip("median:Q", format=",.3~f"), alt.Tooltip("p95:Q", format=",.3~f"),
+               alt.Tooltip("max:Q", format=",.3~f"), alt.Tooltip("cells:Q")]
+    y = alt.Y("median:Q", title="copies (symlog scale)", scale=alt.Scale(type="symlog"))
+    band = alt.Chart().mark_area(opacity=0.18).encode(
+        # Its own fill scale (the same palette in the same order): a colour without a
+        # legend here and with one on the lines would conflict in Vega-Lite.
+        x=x, y=y, y2="p95:Q", fill=alt.Fill("variant:N", sort=order, legend=None))
+    line = alt.Chart().mark_line(point=alt.OverlayMarkDef(size=18)).encode(
+        x=x, y=y, color=color, tooltip=tooltip,
+        strokeDash=alt.StrokeDash("variant:N", sort=order, legend=None))
+    chart = alt.layer(band, line, data=inline(s.chart)).properties(
+        width=(WIDTH - 380) // 2, height=220).facet(
+        column=alt.Column("figure:N", title=None, sort=list(SPREAD),
+                          header=alt.Header(labelExpr=names_expr(SPREAD), labelFontSize=12)))
+    title = "Overshoot and unneeded copies against the loop period U"
+    sub = (f"Each line: one controller (variant), its median at each U over "
+           f"{over_text(s.over)}; the band reaches the p95. The tooltip adds the max")
+    return [Figure("answers", title, finish(chart, title, sub))]
+
+
+def glance(s: AnswersSummary) -> Markup | None:
+    """The answer, in one sentence."""
+    return Markup('<a href="#answers">Answers</a>: {} {}').format(provision_text(s),
+                                                                   s.sentence)
+
+
+SECTION = Section("answers", summarize, render, charts, glance, title="Answers")

@@ -1,0 +1,213 @@
+"""The Answers section: every (controller, U) row recounted from the Parquet table with
+polars, each controller's smallest zero-overshoot U, the sentence's choice, a sweep of one
+U, and the controllers section's line when G has one value."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+from reconsim.report import build_report
+from reconsim.report.data import load_sweep
+from reconsim.report.sections import answers
+from tests.helpers.tables import SCHEDULES, hand_table, model_frame, write_table
+
+SEEDS = list(range(6))
+
+
+def nearest_rank(values: list[float], p: float) -> float:
+    """The p-th percentile by nearest rank: the value at 1-based rank ceil(p * n)."""
+    ordered = sorted(values)
+    return float(ordered[math.ceil(p * len(ordered)) - 1])
+
+
+def recount(sweep_dir: Path) -> dict[tuple[str, int], dict[str, Any]]:
+    """Per (controller, U), straight from the Parquet files: the figures the section shows."""
+    frame = pl.read_parquet(sweep_dir / "data" / "*.parquet")
+    out = {}
+    for (controller, u), part in frame.group_by("controller", "U"):
+        over, unneeded = part["overshoot"].to_list(), part["unneeded"].to_list()
+        out[(str(controller), int(u))] = {
+            "cells": part.height,
+            "overshooting": sum(1 for o in over if o > 0),
+            "overshoot": (part["overshoot"].median(), nearest_rank(over, 0.95),
+                          float(max(over))),
+            "p99": nearest_rank(over, 0.99),
+            "unneeded": (part["unneeded"].median(), nearest_rank(unneeded, 0.95),
+                         float(max(unneeded))),
+            "missing": part["missing_copy_seconds"].median(),
+            "reads_per_round": part["reads_per_round"].median(),
+            "means": {"excess_copy_seconds": part["excess_copy_seconds"].mean(),
+                      "wasted_delete_commands": (part["delete_commands"]
+                                                 - part["deleted"]).mean(),
+                      "missing_copy_seconds": part["missing_copy_seconds"].mean(),
+                      "reads": part["reads"].mean()},
+        }
+    return out
+
+
+@pytest.fixture(scope="module")
+def seeded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Three controllers, U 5..60, two G values, six seeds, a ledger delay that varies."""
+    frame = model_frame({"seed": SCHEDULES["seed"]},
+                        controller=["ledger", "intent", "expectations"], G=[0, 20],
+                        U=[5, 10, 30, 60], B=[5], desired=[6], seed=SEEDS, G_spread=[10])
+    return write_table(tmp_path_factory.mktemp("answers") / "seeded", frame)
+
+
+def test_every_row_equals_a_recount_from_the_table(seeded: Path) -> None:
+    s = answers.summarize(load_sweep(seeded))
+    want = recount(seeded)
+    assert {(r.variant, r.U) for r in s.rows} == set(want)
+    assert s.U_values == (5, 10, 30, 60)
+    assert [(o.axis, o.values) for o in s.over] == [("G", 2), ("seed", len(SEEDS))]
+    assert s.full_grid
+    for r in s.rows:
+        w = want[(r.variant, r.U)]
+        assert r.cells == w["cells"] == 2 * len(SEEDS)
+        assert r.overshooting == w["overshooting"]
+        assert (r.overshoot.median, r.overshoot.p95, r.overshoot.max) == w["overshoot"]
+        assert r.overshoot_p99 == w["p99"]
+        assert (r.unneeded.median, r.unneeded.p95, r.unneeded.max) == w["unneeded"]
+        assert r.missing_copy_seconds_median == w["missing"]
+        assert r.reads_per_round_median == pytest.approx(w["reads_per_round"], abs=1e-12)
+    # The ledger overshoots somewhere: the sweep is a real question, not all zeros.
+    assert any(r.overshooting for r in s.rows if r.variant == "ledger")
+
+
+def test_each_controller_s_smallest_zero_u_and_the_choice(seeded: Path) -> None:
+    s = answers.summarize(load_sweep(seeded))
+    want = recount(seeded)
+    zero = {}
+    for a in s.variants:
+        us = sorted(u for c, u in want if c == a.variant)
+        first = next((u for u in us if want[(a.variant, u)]["overshooting"] == 0), None)
+        p99 = next((u for u in us if want[(a.variant, u)]["p99"] == 0), None)
+        assert (a.zero.U if a.zero else None) == first
+        assert (a.p99.U if a.p99 else None) == p99
+        if a.zero is not None:
+            zero[a.variant] = a.zero.U
+            assert a.zero.missing_copy_seconds_median == want[(a.variant, a.zero.U)]["missing"]
+    # The frontier, recounted: at each one's zero U, no other as good on all four means
+    # (to three places, as the report shows them) and better on one.
+    means = {v: {f: round(x, 3) for f, x in want[(v, u)]["means"].items()}
+             for v, u in zero.items()}
+
+    def beats(a: dict[str, float], b: dict[str, float]) -> bool:
+        return all(a[f] <= b[f] for f in a) and any(a[f] < b[f] for f in a)
+
+    front = [v for v in zero if not any(beats(means[o], means[v]) for o in zero if o != v)]
+    assert s.basis == "zero"
+    assert list(s.best) == front
+    for v in front:
+        assert f"{v} at U = {zero[v]} s" in s.sentence
+
+
+def hand_rows() -> list[dict[str, Any]]:
+    """Two seeds per (controller, U); intent reaches zero overshoot at U 15 with fewer
+    missing copy-seconds and reads than the ledger at its zero U (30): the one best
+    choice. The oracle overshoots at every U."""
+    rows = []
+    for seed in (0, 1):
+        for u in (5, 15, 30):
+            ledger = {5: 6, 15: 3, 30: 0}[u] + seed
+            intent = 1 if (u == 5 and seed == 1) else 0
+            rows += [
+                {"controller": "ledger", "U": u, "seed": seed,
+                 "overshoot": 0 if u == 30 else ledger, "missing_copy_seconds": 200,
+                 "reads": 60, "delete_commands": 2, "deleted": 2},
+                {"controller": "intent", "U": u, "seed": seed, "overshoot": intent,
+                 "missing_copy_seconds": 100 + u, "reads": 50},
+                {"controller": "oracle", "U": u, "seed": seed, "overshoot": 1,
+                 "missing_copy_seconds": 10, "reads": 10},
+            ]
+    return rows
+
+
+def test_the_sentence_names_the_one_best_choice(tmp_path: Path) -> None:
+    s = answers.summarize(load_sweep(write_table(tmp_path / "hand", hand_table(hand_rows()))))
+    by = {a.variant: a for a in s.variants}
+    assert by["ledger"].zero is not None
+    assert by["ledger"].zero.U == 30
+    assert by["intent"].zero is not None
+    assert by["intent"].zero.U == 15
+    # One seed of two overshoots at U 5: the 99th percentile is that seed's cell.
+    assert by["intent"].p99 is not None
+    assert by["intent"].p99.U == 15
+    assert by["oracle"].zero is None
+    assert by["oracle"].p99 is None
+    assert s.best == ("intent",)
+    assert s.sentence.startswith("Best choice: intent at U = 15 s")
+    assert "oracle never reaches zero overshoot in every cell" in s.sentence
+    assert [(o.axis, o.values) for o in s.over] == [("seed", 2)]
+    assert answers.provision_text(s) == (
+        "ledger overshoots in 4 of 6 cells (up to 7 copies, at U from 5 "
+        "to 15 s); intent overshoots in 1 of 6 cells (up to 1 copy, at U = 5 s); oracle "
+        "overshoots in 6 of 6 cells (up to 1 copy, at U from 5 to 30 s).")
+
+
+def test_a_larger_u_that_overshoots_again_is_said(tmp_path: Path) -> None:
+    rows = [r | {"overshoot": 1} if (r["controller"], r["U"], r["seed"]) == ("intent", 30, 0)
+            else r for r in hand_rows()]
+    s = answers.summarize(load_sweep(write_table(tmp_path / "again", hand_table(rows))))
+    intent = next(a for a in s.variants if a.variant == "intent")
+    assert intent.zero is not None
+    assert (intent.zero.U, intent.zero_stays) == (15, False)
+    assert s.sentence.startswith("Best choice: intent at U = 15 s (a larger swept U "
+                                 "overshoots again)")
+
+
+def test_variants_by_trigger_and_cap_and_many_are_counted(tmp_path: Path) -> None:
+    rows = [r | {"trigger": t, "max_per_round": m} for r in hand_rows()
+            for t in ("periodic", "watch") for m in (None, 2, 3)]
+    s = answers.summarize(load_sweep(write_table(tmp_path / "v", hand_table(rows))))
+    assert s.varying == ("max_per_round", "trigger")
+    assert "intent \u00b7 max_per_round=unlimited \u00b7 trigger=watch" in {
+        a.variant for a in s.variants}
+    assert [(o.axis, o.values) for o in s.over] == [("seed", 2)]
+    # Every variant's rows hold its two seeds at each U: nothing pooled across variants.
+    assert {r.cells for r in s.rows} == {2}
+    assert s.best == tuple(a.variant for a in s.variants if a.controller == "intent")
+    assert ("6 variants are all on the trade-off frontier" in s.sentence)
+    assert "6 variants never reach zero overshoot in every cell" in s.sentence
+
+
+def test_no_controller_without_overshoot_is_said(tmp_path: Path) -> None:
+    rows = [r | {"overshoot": 1} for r in hand_rows()]
+    s = answers.summarize(load_sweep(write_table(tmp_path / "all", hand_table(rows))))
+    assert s.basis == "none"
+    assert s.best == ()
+    assert s.candidates == ()
+    assert s.sentence.startswith("No controller reaches zero overshoot in the swept U "
+                                 "(5 to 30 s)")
+
+
+def test_one_u_says_what_it_cannot_answer(tmp_path: Path) -> None:
+    rows = [r for r in hand_rows() if r["U"] == 15]
+    report = build_report(write_table(tmp_path / "one", hand_table(rows)))
+    s = report.data["answers"]
+    assert s["U_values"] == [15]
+    page = report.html.read_text(encoding="utf-8")
+    assert ("U takes one value in this sweep (15 s)</strong>: this section says whether "
+            "each controller overshoots at that period, not which period to choose") in page
+    assert "answers" not in report.data["figures"]
+    # Nor a read-cost chart against U: one line says why.
+    assert "read_cost" not in report.data["figures"]
+    assert "U takes one value in this sweep (15 s), so there is no chart against U." in page
+    # Still answered at that U: intent has no overshoot there, the ledger has.
+    assert s["sentence"].startswith("Best choice: intent at U = 15 s")
+
+
+def test_controllers_chart_is_a_line_when_g_has_one_value(tmp_path: Path) -> None:
+    rows = [r for r in hand_rows() if r["controller"] != "oracle"]
+    report = build_report(write_table(tmp_path / "g", hand_table(rows)))
+    assert "controllers" not in report.data["figures"]
+    assert "tradeoff" in report.data["figures"]
+    page = report.html.read_text(encoding="utf-8")
+    assert "G takes one value in this sweep (30 s), so there is no chart against G" in page
+    # The answers chart is drawn: U has three values.
+    assert "answers" in report.data["figures"]
