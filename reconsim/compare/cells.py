@@ -27,7 +27,7 @@ import polars as pl
 from reconsim.errors import ReconsimError
 from reconsim.model.params import METRIC_NAMES, PARAMS
 from reconsim.sweep.grid import PARAM_COLUMNS
-from reconsim.sweep.store import DATA
+from reconsim.sweep.store import StoreError, scan
 from reconsim.sweep.table import flat, user_param_columns
 
 #: Cells listed in full: per side among unmatched cells, per metric among the largest changes.
@@ -131,16 +131,11 @@ def parse_tolerances(items: Sequence[str]) -> dict[str, float]:
 
 
 def _scan(sweep: str | Path) -> tuple[pl.LazyFrame, pl.Schema]:
-    path = Path(sweep)
-    if not path.is_dir():
-        raise CompareError(f"{path}: no such directory")
-    if not any((path / DATA).glob("part-*.parquet")):
-        raise CompareError(f"{path}: not a sweep (no {DATA}/part-*.parquet)")
-    lazy = pl.scan_parquet(path / DATA / "part-*.parquet")
     try:
-        return lazy, lazy.collect_schema()
-    except (pl.exceptions.PolarsError, OSError) as exc:
-        raise CompareError(f"{path}: unreadable table ({exc})") from None
+        lazy = scan(sweep)
+    except StoreError as exc:
+        raise CompareError(str(exc)) from None
+    return lazy, lazy.collect_schema()
 
 
 def _columns(schemas: tuple[pl.Schema, pl.Schema], dirs: tuple[str, str],
