@@ -14,6 +14,7 @@ from typing import Any, NoReturn
 
 from reconsim.errors import ReconsimError
 from reconsim.process import configure_allocator
+from reconsim.words import counted
 
 # Nothing that imports polars is imported here, at the top: ``main`` sets polars' allocator
 # first (reconsim.process), and ``--help`` stays fast. Each subcommand imports what it needs.
@@ -155,7 +156,7 @@ def _write_report(sweep_dir: str | Path, out: str | None = None) -> None:
     started = time.perf_counter()
     report = build_report(sweep_dir, out=out)
     size = report.html.stat().st_size
-    print(f"{report.html}: {size / 1e6:.1f} MB, {len(report.figures)} figure files, "
+    print(f"{report.html}: {size / 1e6:.1f} MB, {counted(len(report.figures), 'figure file')}, "
           f"{time.perf_counter() - started:.1f} s")
 
 
@@ -300,10 +301,12 @@ def _check_controller(args: argparse.Namespace) -> int:
         return 1
     took = f"{time.perf_counter() - start:.1f} s"
     if not controller.compiled:
-        print(f"{controller.name}: {checked:,} cells ran without error on the reference model "
+        print(f"{controller.name}: {counted(checked, 'cell ran', 'cells ran')} without error "
+              "on the reference model "
               f"({took}); declared compiled=False, it has no kernel to compare with")
         return 0
-    print(f"{controller.name}: {checked:,} cells agree on every metric, reference model "
+    print(f"{controller.name}: {counted(checked, 'cell agrees', 'cells agree')} on every "
+          "metric, reference model "
           f"and kernels ({took})")
     return 0
 

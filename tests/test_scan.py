@@ -35,7 +35,8 @@ def test_a_dir_without_a_table_is_one_line_naming_it(tmp_path: Path, case: str,
         reconsim.scan(path)
     assert isinstance(raised.value, StoreError)
     text = str(raised.value)
-    assert text.startswith(f"{path}: ") and message in text
+    assert text.startswith(f"{path}: ")
+    assert message in text
     assert "\n" not in text
 
 

@@ -29,6 +29,7 @@ from reconsim.model.params import METRIC_NAMES, PARAMS
 from reconsim.sweep.grid import PARAM_COLUMNS
 from reconsim.sweep.store import StoreError, scan
 from reconsim.sweep.table import flat, user_param_columns
+from reconsim.words import counted, plural
 
 #: Cells listed in full: per side among unmatched cells, per metric among the largest changes.
 SAMPLE: Final = 20
@@ -216,9 +217,10 @@ def compare(a: str | Path, b: str | Path,
     (rows_a, cells_a), (rows_b, cells_b) = dist_a.row(0), dist_b.row(0)
     for path, rows, cells in ((a, rows_a, cells_a), (b, rows_b, cells_b)):
         if rows != cells:
-            raise CompareError(f"{path}: {rows - cells:,} duplicate cells (same parameters)")
+            raise CompareError(f"{path}: {counted(rows - cells, 'duplicate cell')} "
+                               "(same parameters)")
     if c["matched"] == 0:
-        raise CompareError(f"no cells in common: {cells_a:,} cells in {a}, "
+        raise CompareError(f"no cells in common: {counted(cells_a, 'cell')} in {a}, "
                            f"{cells_b:,} in {b}, matched on {', '.join(keys)}")
 
     varying = tuple(k for k in keys if distinct[k] > 1)
@@ -370,11 +372,14 @@ def _table(head: Sequence[str], rows: Sequence[Sequence[str]], markdown: bool) -
 def render(c: SweepComparison, markdown: bool = False) -> str:
     """The comparison as text: markdown (for a job summary) or aligned columns."""
     h2, h3 = ("## ", "### ") if markdown else ("", "")
+    differ = sum(m.changed > 0 for m in c.metrics)
     lines = [f"{h2}{c.a} → {c.b}: cells compared", "",
-             f"{c.matched:,} cells matched on their parameters; {c.only_a:,} only in {c.a}, "
+             f"{counted(c.matched, 'cell')} matched on their parameters; "
+             f"{c.only_a:,} only in {c.a}, "
              f"{c.only_b:,} only in {c.b}.",
              ("Identical on every metric." if c.identical else
-              f"{sum(m.changed > 0 for m in c.metrics)} of {len(c.metrics)} metrics differ."),
+              f"{differ} of {counted(len(c.metrics), 'metric')} "
+              f"{plural(differ, 'differs', 'differ')}."),
              ""]
     rows = [[m.metric, f"{m.changed:,}", f"{m.changed / c.matched:.1%}", _num(m.tolerance),
              _num(m.delta_min), _num(m.delta_max)] for m in c.metrics]
@@ -388,7 +393,7 @@ def render(c: SweepComparison, markdown: bool = False) -> str:
     for m in c.metrics:
         if not m.changed:
             continue
-        lines += ["", f"{h3}{m.metric}: {m.changed:,} cells changed", ""]
+        lines += ["", f"{h3}{m.metric}: {counted(m.changed, 'cell')} changed", ""]
         lines += _table(["axis", "where the changed cells lie (changed of matched)"],
                         where_text(m.where), markdown)
         if m.largest:

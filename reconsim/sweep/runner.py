@@ -39,6 +39,7 @@ from reconsim.sweep import store
 from reconsim.sweep.facts import FACTS_KEY, chunk_facts
 from reconsim.sweep.grid import PARAM_COLUMNS, expand, param_columns
 from reconsim.sweep.spec import Spec
+from reconsim.words import counted, plural
 
 #: Notices (a sweep that resumes): the ``reconsim`` command prints them on stderr.
 logger = logging.getLogger(__name__)
@@ -100,10 +101,8 @@ def count(n: int) -> str:
 
 def plan(spec: Spec) -> str:
     """One line: the spec's cells and chunks, known before anything is written."""
-    cells = "cell" if spec.n_cells == 1 else "cells"
-    chunks = "chunk" if spec.n_chunks == 1 else "chunks"
-    return (f"{spec.name}: {count(spec.n_cells)} {cells} in {spec.n_chunks:,} {chunks} of up "
-            f"to {spec.chunk_size:,}")
+    return (f"{spec.name}: {count(spec.n_cells)} {plural(spec.n_cells, 'cell')} in "
+            f"{counted(spec.n_chunks, 'chunk')} of up to {spec.chunk_size:,}")
 
 
 def table_schema(spec: Spec | None = None) -> pl.Schema:
@@ -417,8 +416,9 @@ def _now() -> str:
 def describe(result: SweepResult) -> str:
     """One line saying what a sweep invocation did."""
     if result.computed == 0:
-        return f"{result.out}: already complete, {result.cells:,} cells; nothing to do"
-    return (f"{result.out}: {result.computed:,} cells in {result.chunks_computed} chunks, "
+        return f"{result.out}: already complete, {counted(result.cells, 'cell')}; nothing to do"
+    return (f"{result.out}: {counted(result.computed, 'cell')} in "
+            f"{counted(result.chunks_computed, 'chunk')}, "
             f"{result.seconds:.1f} s, {result.cells_per_second:,.0f} cells/s "
-            f"(table: {result.cells:,} cells)")
+            f"(table: {counted(result.cells, 'cell')})")
 
