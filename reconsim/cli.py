@@ -197,7 +197,9 @@ def _add_compare(sub: Any) -> None:
     p = sub.add_parser(
         "compare", help="compare two sweeps cell by cell",
         description="Compare two sweep directories cell by cell: cells matched on their "
-        "parameters, per metric how many changed, the largest changes and where they lie. "
+        "parameters (or, with --match-on or --ignore, paired on some axes and compared as "
+        "distributions over the others), per metric how many changed, the largest changes "
+        "and where they lie, and the axes whose values differ between the sweeps. "
         "Writes A_vs_B.html (self-contained). Exit status 0 when every matched cell is "
         "identical on every metric, 1 when one differs, 2 on bad input.")
     p.add_argument("a", metavar="A", help="a sweep's output directory")
@@ -205,6 +207,13 @@ def _add_compare(sub: Any) -> None:
     p.add_argument("--tolerance", action="append", default=[], metavar="METRIC=X",
                    help="count a cell as changed only when |B - A| > X for METRIC "
                    "(repeatable; default 0: exact)")
+    p.add_argument("--match-on", metavar="AXES",
+                   help="pair cells on these axes only (comma-separated, e.g. G,B,controller); "
+                   "the other axes are compared as distributions: per value of AXES, each "
+                   "metric's median, p95, max and share of nulls over its cells in A and in B")
+    p.add_argument("--ignore", metavar="AXES",
+                   help="pair cells on every axis but these (comma-separated, e.g. U: two "
+                   "sweeps that differ in U); with --match-on, its axes less these")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--markdown", action="store_true",
                      help="print a markdown summary (for $GITHUB_STEP_SUMMARY)")
@@ -215,10 +224,18 @@ def _add_compare(sub: Any) -> None:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from reconsim.compare.cells import compare, output_name, parse_tolerances, render
+    from reconsim.compare.cells import (
+        compare,
+        output_name,
+        parse_axes,
+        parse_tolerances,
+        render,
+    )
     from reconsim.compare.page import render_html
 
-    comparison = compare(args.a, args.b, parse_tolerances(args.tolerance))
+    comparison = compare(args.a, args.b, parse_tolerances(args.tolerance),
+                         match_on=parse_axes("--match-on", args.match_on),
+                         ignore=parse_axes("--ignore", args.ignore))
     _write_text(args.html or output_name(args.a, args.b), render_html(comparison))
     if args.json:
         print(json.dumps(comparison.to_json(), indent=1, default=str))
