@@ -104,7 +104,7 @@ def _seed(args: argparse.Namespace) -> None:
 
 
 def _add_sweep(sub: Any) -> None:
-    from reconsim.sweep.runner import BACKENDS, DEFAULT_MAX_CELLS, WRITERS
+    from reconsim.sweep.runner import BACKENDS, CONFIRM_CELLS, DEFAULT_MAX_CELLS, WRITERS
 
     p = sub.add_parser(
         "sweep", help="run a spec's grid into a Parquet table (resumable)",
@@ -128,6 +128,13 @@ def _add_sweep(sub: Any) -> None:
                    help="start over when DIR holds another spec's or another model's results")
     p.add_argument("--max-cells", type=int, default=DEFAULT_MAX_CELLS, metavar="N",
                    help=f"refuse a grid of more than N cells (default {DEFAULT_MAX_CELLS:.0e})")
+    p.add_argument("--confirm-above", type=int, default=CONFIRM_CELLS, metavar="N",
+                   help="before a grid of more than N cells, print its estimated time and "
+                   "disk (from a short calibration run of its own cells, nothing written) "
+                   f"and ask to continue (default {CONFIRM_CELLS:.0e}; 0: always)")
+    p.add_argument("--yes", "-y", action="store_true",
+                   help="do not ask: run a grid larger than --confirm-above without a "
+                   "question (needed without a terminal)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar (default: only on a terminal)")
     p.add_argument("--report", action="store_true",
@@ -135,19 +142,52 @@ def _add_sweep(sub: Any) -> None:
     p.set_defaults(handler=_sweep)
 
 
-def _sweep(args: argparse.Namespace) -> None:
+def _sweep(args: argparse.Namespace) -> int:
     from reconsim.sweep.runner import check_size, describe, plan, run_sweep
     from reconsim.sweep.spec import load_spec
 
     spec = load_spec(args.spec)
     check_size(spec, args.max_cells)
     print(plan(spec), flush=True)
+    if not _confirmed(spec, args):
+        print("not started; nothing written")
+        return 1
     result = run_sweep(spec, args.out, jobs=args.jobs, backend=args.backend,
                        scheduler=args.scheduler, force=args.force, progress=args.progress,
                        write_from=args.write_from, max_cells=args.max_cells)
     print(describe(result))
     if args.report:
         _write_report(result.out)
+    return 0
+
+
+def _confirmed(spec: Any, args: argparse.Namespace) -> bool:
+    """Whether a sweep may start: at once up to ``--confirm-above`` cells; above, after
+    its estimate, with ``--yes`` or a yes on the terminal. Without a terminal and without
+    ``--yes``, a :class:`UsageError` saying to pass it."""
+    from reconsim.sweep.runner import CELLS_CEILING, estimate
+
+    limit = args.confirm_above
+    if not 0 <= limit <= CELLS_CEILING:
+        raise UsageError(f"--confirm-above must be an integer in [0, {CELLS_CEILING}], "
+                         f"got {limit}")
+    if spec.n_cells <= limit:
+        return True
+    if args.jobs == 0 or args.jobs < -1:  # the sweep's own check, before the calibration
+        return True
+    line = estimate(spec, jobs=args.jobs).line(spec.name)
+    if args.yes:
+        print(line, flush=True)
+        return True
+    if not sys.stdin.isatty():
+        raise UsageError(f"{line}; more than --confirm-above {limit:,} cells and no "
+                         "terminal to ask on: pass --yes to run it")
+    print(line, flush=True)
+    try:
+        answer = input("continue? [y/N] ")
+    except EOFError:
+        answer = ""
+    return answer.strip().lower() in ("y", "yes")
 
 
 def _write_report(sweep_dir: str | Path, out: str | None = None) -> None:
