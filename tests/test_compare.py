@@ -261,3 +261,15 @@ def test_several_cells_a_side_are_compared_as_distributions(base: Path, tmp_path
         if (r["median_a"], r["p95_a"], r["max_a"]) != (r["median_b"], r["p95_b"], r["max_b"])}
     whole = compare(base, changed, match_on=[])  # no axis: each sweep one distribution
     assert (whole.matched, whole.paired_cells_a) == (1, 108)
+
+
+def test_axes_that_differ_from_the_footers_or_the_table(by_u: tuple[Path, Path],
+                                                        tmp_path: Path) -> None:
+    a, b = by_u
+    from_footers = compare(a, b, ignore=["U"]).axes_differ
+    # rewritten without the chunks' facts: the values are read from the table
+    bare_a, bare_b = edited(a, tmp_path / "a"), edited(b, tmp_path / "b")
+    part = next((bare_a / "data").glob("*.parquet"))
+    assert "reconsim.facts" not in pl.read_parquet_metadata(part)
+    assert compare(bare_a, bare_b, ignore=["U"]).axes_differ == from_footers
+    assert [x["axis"] for x in from_footers] == ["U"]

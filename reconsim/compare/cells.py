@@ -16,6 +16,7 @@ aggregates. Computing lives here; :mod:`reconsim.compare.page` draws the page.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,8 +27,9 @@ import polars as pl
 
 from reconsim.errors import ReconsimError
 from reconsim.model.params import METRIC_NAMES, PARAMS
+from reconsim.sweep.facts import FACTS_KEY, merge
 from reconsim.sweep.grid import PARAM_COLUMNS
-from reconsim.sweep.store import StoreError, scan
+from reconsim.sweep.store import DATA, StoreError, scan
 from reconsim.sweep.table import flat, user_param_columns
 from reconsim.words import counted, plural
 
@@ -323,9 +325,8 @@ def compare(a: str | Path, b: str | Path,
                                pl.struct(list(_KEY)).n_unique().alias("cells"))
                   for frame in (left, right)]
     units_q = [u.select(pl.len()) for u in units] if grouped else []
-    values_q = [_axis_values(frame, keys, sa, users) for frame in (left, right)]
-    counts, dist_a, dist_b, *rest = _collect([counts_q, *distinct_q, *units_q, *values_q])
-    axes = _axes_differ(keys, rest[-2].row(0, named=True), rest[-1].row(0, named=True))
+    counts, dist_a, dist_b, *rest = _collect([counts_q, *distinct_q, *units_q])
+    axes = _axes_between((a, b), (sa, sb), (left, right), keys, users)
     c = counts.row(0, named=True)
     distinct = {k: int(c[f"distinct__{k}"]) for k in on}
     (rows_a, cells_a), (rows_b, cells_b) = dist_a.row(0), dist_b.row(0)
@@ -370,6 +371,60 @@ def compare(a: str | Path, b: str | Path,
         shown=tuple(shown), axes=keys, grouped=grouped, axes_differ=axes,
         paired_cells_a=int(c["cells_a"]), paired_cells_b=int(c["cells_b"]),
     )
+
+
+def _axes_between(paths: tuple[str | Path, str | Path], schemas: tuple[pl.Schema, pl.Schema],
+                  frames: tuple[pl.LazyFrame, pl.LazyFrame], keys: Sequence[str],
+                  users: Sequence[str]) -> list[dict[str, Any]]:
+    """:func:`_axes_differ` of the two sweeps: each axis's values from the chunks' footers
+    where they state them, else (a table written without facts) from the table."""
+    axes = [k for k in keys if not (k == "deaths" and "schedule" in keys)]
+    known = [_footer_values(path, schema, axes, users)
+             for path, schema in zip(paths, schemas, strict=True)]
+    missing = [[k for k in axes if k not in got] for got in known]
+    read = iter(_collect([_axis_values(frame, todo, schemas[0], users)
+                          for frame, todo in zip(frames, missing, strict=True) if todo]))
+    for got, todo in zip(known, missing, strict=True):
+        if todo:
+            got.update(next(read).row(0, named=True))
+    return _axes_differ(axes, known[0], known[1])
+
+
+def _footer_values(sweep: str | Path, schema: pl.Schema, axes: Sequence[str],
+                   users: Sequence[str]) -> dict[str, list[Any]]:
+    """Per axis, the sorted distinct values of a sweep as its chunks' footers state them
+    (:mod:`reconsim.sweep.facts`): none where a footer lists none (past its limit, or a
+    table written without facts), and every axis when none can be read."""
+    files = sorted((Path(sweep) / DATA).glob("part-*.parquet"))
+    own = [k for k in axes if (k in PARAM_COLUMNS and k != "deaths") or k in users]
+    try:
+        footers = [pl.read_parquet_metadata(f).get(FACTS_KEY) for f in files]
+    except (OSError, pl.exceptions.PolarsError):
+        return {}
+    if not footers or any(f is None for f in footers):
+        return {}
+    in_table = [k for k in own if k in _footer_columns(footers[0])]
+    facts = merge([f for f in footers if f is not None], schema, in_table)
+    if facts is None:
+        return {}
+    out: dict[str, list[Any]] = {k: [] for k in own if k not in in_table}  # null-filled
+    for k in in_table:
+        frame = facts.values[k]
+        if frame is None:
+            continue
+        col = frame.select(flat(k, schema[k])).to_series()
+        if k in _NULL_IF_INAPPLICABLE or k in users:
+            col = col.drop_nulls()
+        out[k] = col.unique().sort(nulls_last=False).to_list()
+    return out
+
+
+def _footer_columns(footer: str | None) -> set[str]:
+    try:
+        doc = json.loads(footer or "")
+        return set(doc["columns"])
+    except (ValueError, KeyError, TypeError):
+        return set()
 
 
 def _axis_values(frame: pl.LazyFrame, keys: Sequence[str], schema: pl.Schema,
