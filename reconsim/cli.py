@@ -14,6 +14,7 @@ from typing import Any, NoReturn
 
 from reconsim.errors import ReconsimError
 from reconsim.process import configure_allocator
+from reconsim.words import counted
 
 # Nothing that imports polars is imported here, at the top: ``main`` sets polars' allocator
 # first (reconsim.process), and ``--help`` stays fast. Each subcommand imports what it needs.
@@ -103,7 +104,7 @@ def _seed(args: argparse.Namespace) -> None:
 
 
 def _add_sweep(sub: Any) -> None:
-    from reconsim.sweep.runner import BACKENDS, DEFAULT_MAX_CELLS, WRITERS
+    from reconsim.sweep.runner import BACKENDS, CONFIRM_CELLS, DEFAULT_MAX_CELLS, WRITERS
 
     p = sub.add_parser(
         "sweep", help="run a spec's grid into a Parquet table (resumable)",
@@ -127,6 +128,13 @@ def _add_sweep(sub: Any) -> None:
                    help="start over when DIR holds another spec's or another model's results")
     p.add_argument("--max-cells", type=int, default=DEFAULT_MAX_CELLS, metavar="N",
                    help=f"refuse a grid of more than N cells (default {DEFAULT_MAX_CELLS:.0e})")
+    p.add_argument("--confirm-above", type=int, default=CONFIRM_CELLS, metavar="N",
+                   help="before a grid of more than N cells, print its estimated time and "
+                   "disk (from a short calibration run of its own cells, nothing written) "
+                   f"and ask to continue (default {CONFIRM_CELLS:.0e}; 0: always)")
+    p.add_argument("--yes", "-y", action="store_true",
+                   help="do not ask: run a grid larger than --confirm-above without a "
+                   "question (needed without a terminal)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar (default: only on a terminal)")
     p.add_argument("--report", action="store_true",
@@ -134,19 +142,52 @@ def _add_sweep(sub: Any) -> None:
     p.set_defaults(handler=_sweep)
 
 
-def _sweep(args: argparse.Namespace) -> None:
+def _sweep(args: argparse.Namespace) -> int:
     from reconsim.sweep.runner import check_size, describe, plan, run_sweep
     from reconsim.sweep.spec import load_spec
 
     spec = load_spec(args.spec)
     check_size(spec, args.max_cells)
     print(plan(spec), flush=True)
+    if not _confirmed(spec, args):
+        print("not started; nothing written")
+        return 1
     result = run_sweep(spec, args.out, jobs=args.jobs, backend=args.backend,
                        scheduler=args.scheduler, force=args.force, progress=args.progress,
                        write_from=args.write_from, max_cells=args.max_cells)
     print(describe(result))
     if args.report:
         _write_report(result.out)
+    return 0
+
+
+def _confirmed(spec: Any, args: argparse.Namespace) -> bool:
+    """Whether a sweep may start: at once up to ``--confirm-above`` cells; above, after
+    its estimate, with ``--yes`` or a yes on the terminal. Without a terminal and without
+    ``--yes``, a :class:`UsageError` saying to pass it."""
+    from reconsim.sweep.runner import CELLS_CEILING, estimate
+
+    limit = args.confirm_above
+    if not 0 <= limit <= CELLS_CEILING:
+        raise UsageError(f"--confirm-above must be an integer in [0, {CELLS_CEILING}], "
+                         f"got {limit}")
+    if spec.n_cells <= limit:
+        return True
+    if args.jobs == 0 or args.jobs < -1:  # the sweep's own check, before the calibration
+        return True
+    line = estimate(spec, jobs=args.jobs).line(spec.name)
+    if args.yes:
+        print(line, flush=True)
+        return True
+    if not sys.stdin.isatty():
+        raise UsageError(f"{line}; more than --confirm-above {limit:,} cells and no "
+                         "terminal to ask on: pass --yes to run it")
+    print(line, flush=True)
+    try:
+        answer = input("continue? [y/N] ")
+    except EOFError:
+        answer = ""
+    return answer.strip().lower() in ("y", "yes")
 
 
 def _write_report(sweep_dir: str | Path, out: str | None = None) -> None:
@@ -155,7 +196,7 @@ def _write_report(sweep_dir: str | Path, out: str | None = None) -> None:
     started = time.perf_counter()
     report = build_report(sweep_dir, out=out)
     size = report.html.stat().st_size
-    print(f"{report.html}: {size / 1e6:.1f} MB, {len(report.figures)} figure files, "
+    print(f"{report.html}: {size / 1e6:.1f} MB, {counted(len(report.figures), 'figure file')}, "
           f"{time.perf_counter() - started:.1f} s")
 
 
@@ -196,7 +237,9 @@ def _add_compare(sub: Any) -> None:
     p = sub.add_parser(
         "compare", help="compare two sweeps cell by cell",
         description="Compare two sweep directories cell by cell: cells matched on their "
-        "parameters, per metric how many changed, the largest changes and where they lie. "
+        "parameters (or, with --match-on or --ignore, paired on some axes and compared as "
+        "distributions over the others), per metric how many changed, the largest changes "
+        "and where they lie, and the axes whose values differ between the sweeps. "
         "Writes A_vs_B.html (self-contained). Exit status 0 when every matched cell is "
         "identical on every metric, 1 when one differs, 2 on bad input.")
     p.add_argument("a", metavar="A", help="a sweep's output directory")
@@ -204,6 +247,13 @@ def _add_compare(sub: Any) -> None:
     p.add_argument("--tolerance", action="append", default=[], metavar="METRIC=X",
                    help="count a cell as changed only when |B - A| > X for METRIC "
                    "(repeatable; default 0: exact)")
+    p.add_argument("--match-on", metavar="AXES",
+                   help="pair cells on these axes only (comma-separated, e.g. G,B,controller); "
+                   "the other axes are compared as distributions: per value of AXES, each "
+                   "metric's median, p95, max and share of nulls over its cells in A and in B")
+    p.add_argument("--ignore", metavar="AXES",
+                   help="pair cells on every axis but these (comma-separated, e.g. U: two "
+                   "sweeps that differ in U); with --match-on, its axes less these")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--markdown", action="store_true",
                      help="print a markdown summary (for $GITHUB_STEP_SUMMARY)")
@@ -214,10 +264,18 @@ def _add_compare(sub: Any) -> None:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from reconsim.compare.cells import compare, output_name, parse_tolerances, render
+    from reconsim.compare.cells import (
+        compare,
+        output_name,
+        parse_axes,
+        parse_tolerances,
+        render,
+    )
     from reconsim.compare.page import render_html
 
-    comparison = compare(args.a, args.b, parse_tolerances(args.tolerance))
+    comparison = compare(args.a, args.b, parse_tolerances(args.tolerance),
+                         match_on=parse_axes("--match-on", args.match_on),
+                         ignore=parse_axes("--ignore", args.ignore))
     _write_text(args.html or output_name(args.a, args.b), render_html(comparison))
     if args.json:
         print(json.dumps(comparison.to_json(), indent=1, default=str))
@@ -300,10 +358,12 @@ def _check_controller(args: argparse.Namespace) -> int:
         return 1
     took = f"{time.perf_counter() - start:.1f} s"
     if not controller.compiled:
-        print(f"{controller.name}: {checked:,} cells ran without error on the reference model "
+        print(f"{controller.name}: {counted(checked, 'cell ran', 'cells ran')} without error "
+              "on the reference model "
               f"({took}); declared compiled=False, it has no kernel to compare with")
         return 0
-    print(f"{controller.name}: {checked:,} cells agree on every metric, reference model "
+    print(f"{controller.name}: {counted(checked, 'cell agrees', 'cells agree')} on every "
+          "metric, reference model "
           f"and kernels ({took})")
     return 0
 

@@ -8,12 +8,19 @@ from typing import Any
 import altair as alt
 import polars as pl
 
-from reconsim.compare.cells import MetricDiff, SweepComparison, where_text
+from reconsim.compare.cells import (
+    MetricDiff,
+    SweepComparison,
+    axes_text,
+    largest_columns,
+    pairing_text,
+    where_text,
+)
 from reconsim.web.charts import inline
 from reconsim.web.kit import chart, render_page
 
 
-def delta_chart(m: MetricDiff, panels: tuple[str, ...]) -> dict[str, Any]:
+def delta_chart(m: MetricDiff, panels: tuple[str, ...], grouped: bool = False) -> dict[str, Any]:
     """A G x U heatmap of the delta B - A of one metric, one panel per value of the panel
     axes; each square shows the delta of largest magnitude among its cells."""
     assert m.heatmap is not None
@@ -46,9 +53,12 @@ def delta_chart(m: MetricDiff, panels: tuple[str, ...]) -> dict[str, Any]:
             for i, p in enumerate(panels)})
     titled = drawn.properties(title=alt.TitleParams(
         f"{m.metric}: B - A over G x U", anchor="start",
-        subtitle=["Each square: the matched cells at that G and U (over every other "
-                  "parameter); colour: the change of largest magnitude, grey where one "
-                  "side is null."]))
+        subtitle=[("Each square: the matched pairs at that G and U (over every other "
+                   "pairing axis); colour: the change of the median of largest magnitude, "
+                   "grey where one side is null.") if grouped else
+                  ("Each square: the matched cells at that G and U (over every other "
+                   "parameter); colour: the change of largest magnitude, grey where one "
+                   "side is null.")]))
     spec: dict[str, Any] = titled.to_dict()
     return spec
 
@@ -56,8 +66,11 @@ def delta_chart(m: MetricDiff, panels: tuple[str, ...]) -> dict[str, Any]:
 def render_html(c: SweepComparison) -> str:
     """The comparison as one self-contained page."""
     charts = {m.metric: chart(f"delta-{m.metric}", f"{m.metric}: B - A over G x U",
-                              delta_chart(m, c.panels))
+                              delta_chart(m, c.panels, c.grouped))
               for m in c.metrics if m.changed and m.heatmap is not None}
     where = {m.metric: where_text(m.where, limit=60) for m in c.metrics if m.changed}
     return render_page("reconsim.compare", "compare.html",
-                       c=c, chart_of=charts, where=where, shown=c.shown)
+                       c=c, chart_of=charts, where=where, shown=c.shown,
+                       unit="pair" if c.grouped else "cell", pairing=pairing_text(c),
+                       axes=axes_text(c), figures=largest_columns(c.grouped),
+                       delta="B - A (median)" if c.grouped else "B - A")

@@ -39,6 +39,7 @@ from reconsim.sweep import store
 from reconsim.sweep.facts import FACTS_KEY, chunk_facts
 from reconsim.sweep.grid import PARAM_COLUMNS, expand, param_columns
 from reconsim.sweep.spec import Spec
+from reconsim.words import counted, plural
 
 #: Notices (a sweep that resumes): the ``reconsim`` command prints them on stderr.
 logger = logging.getLogger(__name__)
@@ -52,6 +53,14 @@ WRITERS: Final = ("workers", "parent")
 DEFAULT_MAX_CELLS: Final = 10**10
 #: No ``max_cells`` goes beyond this: cell numbers stay exact in int64 with room to spare.
 CELLS_CEILING: Final = 10**15
+#: A grid of more cells than this gets an estimate of its time and disk first, and
+#: ``reconsim sweep`` asks before it starts (``--confirm-above N``; ``--yes`` does not ask):
+#: 10^8 cells are some minutes on a laptop's cores and about half a gigabyte.
+CONFIRM_CELLS: Final = 10**8
+#: Cells an estimate times (:func:`estimate`), in slices spread over the grid, and half of
+#: them again: the difference is the cost of a cell, the rest the cost of a chunk.
+CALIBRATION_CELLS: Final = 16_000
+CALIBRATION_SLICES: Final = 16
 
 
 class SweepError(ReconsimError):
@@ -88,6 +97,115 @@ def check_size(spec: Spec, max_cells: int = DEFAULT_MAX_CELLS) -> None:
                          f"the limit of {max_cells:,}; --max-cells N raises it")
 
 
+@dataclass(frozen=True)
+class Estimate:
+    """What a spec's sweep will take on this machine, from a short calibration run of its
+    own cells (:func:`estimate`)."""
+
+    cells: int
+    chunks: int
+    seconds: float  # wall-clock, on ``cores`` cores
+    bytes: int  # the table's Parquet files
+    calibrated: int  # cells the calibration ran
+    cores: int
+
+    @property
+    def bytes_per_row(self) -> float:
+        """Disk per cell, the chunks' fixed cost spread over their rows."""
+        return self.bytes / self.cells if self.cells else 0.0
+
+    def line(self, name: str) -> str:
+        """One line: the grid, its time and its disk."""
+        return (f"{name}: {count(self.cells)} {plural(self.cells, 'cell')}: about "
+                f"{duration(self.seconds)} on this machine ({counted(self.cores, 'core')}) "
+                f"and {size(self.bytes)} on disk ({self.bytes_per_row:.1f} bytes a cell), "
+                f"timed on {counted(self.calibrated, 'cell')} of the grid")
+
+
+def estimate(spec: Spec, jobs: int = -1, cells: int = CALIBRATION_CELLS) -> Estimate:
+    """The time and disk ``spec``'s sweep will take here, from a calibration run: slices
+    of its own cells spread over the grid (up to ``cells`` of them) simulated in this
+    process after a few cells have compiled or loaded the kernels, and their Parquet
+    encoded in memory, as a chunk's is; then half of each slice again. The difference
+    between the two runs is the cost of a cell (time and bytes), the rest a chunk's
+    fixed cost (its footer, a call's start-up). Nothing is written; the result is not
+    kept. ``jobs`` below this machine's cores scales the time up."""
+    n = spec.n_cells
+    per = max(1, -(-min(cells, n) // CALIBRATION_SLICES))
+    starts = sorted({min(i * n // CALIBRATION_SLICES, n - per)
+                     for i in range(CALIBRATION_SLICES)})
+    spans = [(lo, min(n, lo + per)) for lo in starts if lo >= 0]
+    halves = [(lo, lo + max(1, (hi - lo) // 2)) for lo, hi in spans]
+    _calibrate(spec, [(lo, lo + 1) for lo, _ in spans])  # the kernels, compiled or loaded
+    full = min((_calibrate(spec, spans) for _ in range(2)), key=lambda r: r[0])
+    half = min((_calibrate(spec, halves) for _ in range(2)), key=lambda r: r[0])
+    rows = sum(hi - lo for lo, hi in spans)
+    half_rows = sum(hi - lo for lo, hi in halves)
+    per_cell, per_chunk = _linear(full[0], half[0], rows, half_rows)
+    bytes_cell, bytes_chunk = _linear(full[1], half[1], rows, half_rows)
+    cores = int(joblib.cpu_count())
+    usable = cores if jobs == -1 else max(1, min(jobs, cores))
+    # Simulated here on every core (numba's threads); the sweep's workers share them.
+    seconds = (n * per_cell + spec.n_chunks * per_chunk) * cores / usable
+    return Estimate(cells=n, chunks=spec.n_chunks, seconds=seconds,
+                    bytes=round(n * bytes_cell + spec.n_chunks * bytes_chunk),
+                    calibrated=rows, cores=usable)
+
+
+def _calibrate(spec: Spec, spans: list[tuple[int, int]]) -> tuple[float, int]:
+    """Seconds to build, simulate and encode the cells of ``spans`` as one chunk, and the
+    bytes of its Parquet (in memory)."""
+    import io
+
+    started = time.perf_counter()
+    frame = simulate(pl.concat([expand(spec, lo, hi) for lo, hi in spans]),
+                     checked=True).with_columns(law_columns())
+    buffer = io.BytesIO()
+    frame.write_parquet(buffer, compression="zstd")
+    return time.perf_counter() - started, buffer.tell()
+
+
+def _linear(full: float, half: float, rows: int, half_rows: int) -> tuple[float, float]:
+    """(per row, fixed) of a cost ``full`` at ``rows`` and ``half`` at ``half_rows``; the
+    plain ratio when the two do not give a positive slope (too few rows, noise)."""
+    if rows > half_rows and full > half:
+        slope = (full - half) / (rows - half_rows)
+        return slope, max(0.0, full - slope * rows)
+    return full / rows, 0.0
+
+
+def duration(seconds: float) -> str:
+    """A duration as a person reads it.
+
+    >>> duration(0.2), duration(42.4), duration(185), duration(7_380), duration(3 * 86_400)
+    ('under a second', '42 s', '3 min 5 s', '2 h 3 min', '3 days')
+    """
+    s = round(seconds)
+    if seconds < 1:
+        return "under a second"
+    if s < 60:
+        return f"{s} s"
+    if s < 3_600:
+        return f"{s // 60} min {s % 60} s" if s % 60 else f"{s // 60} min"
+    if s < 2 * 86_400:
+        h, m = divmod(s // 60, 60)
+        return f"{h} h {m} min" if m else f"{h} h"
+    return f"{s / 86_400:.0f} days"
+
+
+def size(n: float) -> str:
+    """Bytes in decimal units.
+
+    >>> size(950), size(1_234_567), size(4.2e11)
+    ('950 B', '1.2 MB', '420 GB')
+    """
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            value = n / scale
+            return f"{value:.0f} {unit}" if value >= 100 else f"{value:.1f} {unit}"
+    return f"{n:.0f} B"
+
+
 def count(n: int) -> str:
     """A count as a sentence shows it: with thousands separators, or in powers of ten when
     it has more than 18 digits.
@@ -100,10 +218,8 @@ def count(n: int) -> str:
 
 def plan(spec: Spec) -> str:
     """One line: the spec's cells and chunks, known before anything is written."""
-    cells = "cell" if spec.n_cells == 1 else "cells"
-    chunks = "chunk" if spec.n_chunks == 1 else "chunks"
-    return (f"{spec.name}: {count(spec.n_cells)} {cells} in {spec.n_chunks:,} {chunks} of up "
-            f"to {spec.chunk_size:,}")
+    return (f"{spec.name}: {count(spec.n_cells)} {plural(spec.n_cells, 'cell')} in "
+            f"{counted(spec.n_chunks, 'chunk')} of up to {spec.chunk_size:,}")
 
 
 def table_schema(spec: Spec | None = None) -> pl.Schema:
@@ -421,8 +537,9 @@ def _now() -> str:
 def describe(result: SweepResult) -> str:
     """One line saying what a sweep invocation did."""
     if result.computed == 0:
-        return f"{result.out}: already complete, {result.cells:,} cells; nothing to do"
-    return (f"{result.out}: {result.computed:,} cells in {result.chunks_computed} chunks, "
+        return f"{result.out}: already complete, {counted(result.cells, 'cell')}; nothing to do"
+    return (f"{result.out}: {counted(result.computed, 'cell')} in "
+            f"{counted(result.chunks_computed, 'chunk')}, "
             f"{result.seconds:.1f} s, {result.cells_per_second:,.0f} cells/s "
-            f"(table: {result.cells:,} cells)")
+            f"(table: {counted(result.cells, 'cell')})")
 

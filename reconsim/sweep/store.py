@@ -171,8 +171,43 @@ def chunk_path(out: Path, index: int) -> Path:
 
 
 def scan(out: str | Path) -> pl.LazyFrame:
-    """The whole table of a sweep, lazily: one row per cell."""
-    return pl.scan_parquet(Path(out) / DATA / "part-*.parquet")
+    """The whole table of a sweep, lazily: one row per cell.
+
+    Checked before it is returned: a path that is no directory, a directory that cannot
+    be listed, one without chunk files (``DATA/part-*.parquet``) or whose table cannot be
+    read raises :class:`StoreError`, one line naming the path, not a polars error later.
+    """
+    path = Path(out)
+    files = sorted(_chunk_files(path))
+    if not files:
+        raise StoreError(f"{path}: not a sweep's output (no {DATA}/part-*.parquet)")
+    lazy = pl.scan_parquet(path / DATA / "part-*.parquet")
+    try:
+        lazy.collect_schema()
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        raise StoreError(f"{path}: unreadable table ({_first_line(exc)})") from None
+    return lazy
+
+
+def _chunk_files(path: Path) -> list[Path]:
+    """The chunk files of sweep directory ``path``; :class:`StoreError` naming the path
+    when it is no directory or cannot be listed."""
+    try:
+        if not path.is_dir():
+            raise StoreError(f"{path}: no such directory" if not path.exists()
+                             else f"{path}: not a directory")
+        data = path / DATA
+        if not data.is_dir():
+            return []
+        return [p for p in data.iterdir()
+                if p.name.startswith("part-") and p.name.endswith(".parquet")]
+    except OSError as exc:
+        raise StoreError(f"{path}: unreadable ({exc.strerror or exc})") from None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def done_chunks(out: Path) -> set[int]:

@@ -21,13 +21,13 @@ def run_spec(tmp: Path, text: str) -> Path:
     return out
 
 
-#: The sweep ``reconsim compare`` is tested on (108 cells with the default G).
+#: The sweep ``reconsim compare`` is tested on (108 cells with the default G and U).
 COMPARE_SPEC = """
 name = "{name}"
 [grid]
 controller = ["ledger", "intent", "expectations"]
 G = {G}
-U = [5, 15, 30]
+U = {U}
 B = 5
 desired = [3, 6]
 duration = 300
@@ -39,9 +39,10 @@ events = []
 """
 
 
-def compare_sweep(out: Path, name: str = "a", G: str = "[0, 10, 30]") -> Path:
+def compare_sweep(out: Path, name: str = "a", G: str = "[0, 10, 30]",
+                  U: str = "[5, 15, 30]") -> Path:
     """:data:`COMPARE_SPEC` swept into ``out``."""
-    run_sweep(parse_spec(COMPARE_SPEC.format(name=name, G=G)), out, jobs=1,
+    run_sweep(parse_spec(COMPARE_SPEC.format(name=name, G=G, U=U)), out, jobs=1,
               backend="sequential", progress=False)
     return out
 
