@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 from hypothesis import HealthCheck, Verbosity, given, settings
 from hypothesis import strategies as st
@@ -36,6 +36,11 @@ from reconsim.model.simulate import cells_frame, simulate
 T = TypeVar("T")
 
 
+#: reconsim's controllers that decide in rounds: :func:`cells` draws them when it is not
+#: told which (:func:`event_cells` draws those that sync on events).
+IN_ROUNDS: Final = tuple(name for name, c in registry.BUILT_IN.items() if not c.syncs_on_events)
+
+
 class ControllerMismatchError(ReconsimError, AssertionError):
     """The fast kernels and the reference model differ on a cell."""
 
@@ -45,8 +50,9 @@ def cells(draw: st.DrawFn, max_duration: int = 240, controllers: tuple[str, ...]
           ) -> Cell:
     """A random cell, edges included: B = 0, G = 0, desired = 0, U = 1, durations 0 and 1,
     several deaths in one second, deaths larger than the live count, deaths after the end;
-    every controller (or those named) and variant: observe, max_per_round, gain, ttl (0
-    too), restarts, and a user's controller's own parameters."""
+    every controller that decides in rounds (or those named) and variant: observe,
+    max_per_round, gain, ttl (0 too), restarts, and a user's controller's own
+    parameters."""
     duration = draw(st.integers(0, max_duration))
     at = st.integers(0, duration + 30)  # some events fall after the end of the run
     events: list[tuple[int, int]] = draw(st.lists(st.tuples(at, st.integers(0, 20)),
@@ -54,7 +60,7 @@ def cells(draw: st.DrawFn, max_duration: int = 240, controllers: tuple[str, ...]
     same_second: bool = draw(st.booleans())
     if events and same_second:  # a second event in the same second as the first
         events.append((events[0][0], draw(st.integers(0, 20))))
-    controller = registry.get(draw(st.sampled_from(controllers or tuple(registry.BUILT_IN))))
+    controller = registry.get(draw(st.sampled_from(controllers or IN_ROUNDS)))
     options = () if controller.name in registry.BUILT_IN else tuple(
         (name, draw(_values(param.kind))) for name, param in controller.params.items())
     return Cell(
@@ -72,6 +78,9 @@ def cells(draw: st.DrawFn, max_duration: int = 240, controllers: tuple[str, ...]
         ttl=draw(st.integers(0, 120)),
         restart_at=tuple(draw(st.lists(st.integers(0, duration + 10), max_size=3))),
         options=options,
+        # drawn only for the controller that has it: the others' cells stay as they were
+        log_scale_down=draw(st.booleans()) if controller.name in registry.BUILT_IN
+        and "log_scale_down" in controller.params else False,
     )
 
 
@@ -127,6 +136,15 @@ def world_cells(draw: st.DrawFn, max_duration: int = 200, controllers: tuple[str
         trigger=draw(st.sampled_from(TRIGGERS)),
         slow_start=draw(st.booleans()),
     )
+
+
+def event_cells(max_duration: int = 200, controllers: tuple[str, ...] = ()
+                ) -> st.SearchStrategy[Cell]:
+    """:func:`world_cells` of the controllers that sync on events (default: reconsim's own,
+    ``replicaset``)."""
+    names = controllers or tuple(name for name, c in registry.BUILT_IN.items()
+                                 if c.syncs_on_events)
+    return world_cells(max_duration=max_duration, controllers=names)
 
 
 def compare_cell(cell: Cell) -> None:

@@ -74,7 +74,7 @@ def test_table_columns_keep_the_published_order() -> None:
                              "schedule", "deaths", "observe", "max_per_round", "gain", "ttl",
                              "restart_at", "B_spread", "G_spread", "U_jitter", "seed",
                              "delete_order", "grace", "lag", "create_faults", "fail_rate",
-                             "lost_rate", "trigger", "slow_start")
+                             "lost_rate", "trigger", "slow_start", "log_scale_down")
 
 
 def test_every_declared_parameter_reaches_the_table() -> None:
@@ -95,14 +95,15 @@ def test_every_parameter_reaches_the_kernel_and_the_command_line() -> None:
     from reconsim.model.kernels.world import WORLD_INPUTS
 
     arrays = kernel_inputs(cells_frame([Cell()]))
-    assert controller_params(BUILT_IN.values()) == ("ttl",)
-    assert set(arrays) == {*WORLD_INPUTS, "ttl"}
+    assert controller_params(BUILT_IN.values()) == ("ttl", "log_scale_down")
+    assert set(arrays) == {*WORLD_INPUTS, "ttl", "log_scale_down"}
     assert {k.split("_offsets")[0] for k in arrays} >= set(PARAM_NAMES)
     # The count kernel takes seed 001's world: every parameter but the richer world's.
-    keywords = {*COUNT_INPUTS, "ttl"}
+    keywords = {*COUNT_INPUTS, "ttl", "log_scale_down"}
     assert set(kernel_inputs(cells_frame([Cell()]), count=True)) == keywords
     assert {k.split("_offsets")[0] for k in keywords} == {
-        *PARAM_NAMES[:PARAM_NAMES.index("B_spread")], "deaths_at", "deaths_count"}
+        *PARAM_NAMES[:PARAM_NAMES.index("B_spread")], "log_scale_down", "deaths_at",
+        "deaths_count"}
 
 
 def test_kernel_and_reference_share_one_damped() -> None:

@@ -65,7 +65,8 @@ def test_unneeded_counts_every_scheduled_death_even_those_that_never_land() -> N
     ("desired", -1, "desired must be an integer in [0, 1000000], got -1"),
     ("duration", -5, "duration must be an integer in [0, 1000000], got -5"),
     ("ledger_base", -3, "ledger_base must be an integer in [0, 1000000], got -3"),
-    ("controller", "pid", "controller 'pid': not a built-in (ledger, intent, expectations)"),
+    ("controller", "pid",
+     "controller 'pid': not a built-in (ledger, intent, expectations, replicaset)"),
     ("gain", 0.0, "gain must be a multiple of 0.001 in (0, 1], got 0.0"),
 ])
 def test_out_of_range_values_are_named(column: str, value: object, message: str) -> None:

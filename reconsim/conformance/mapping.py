@@ -6,7 +6,7 @@ from typing import Final
 
 from reconsim.conformance.load import Scenario
 from reconsim.model.controllers import registry
-from reconsim.model.params import Cell, make_cell
+from reconsim.model.params import Cell, applies, make_cell
 
 #: The controllers the mapping prefers, best first: the first one known is the default.
 PREFERRED: Final = ("replicaset", "expectations")
@@ -30,24 +30,30 @@ def cell_of(scenario: Scenario, controller: str | None = None) -> Cell:
     The world the data set states, in reconsim's parameters:
 
     * pods are counted from creation + G, Pending ones too: ``observe="created"``;
-    * a sync runs on every change of the pods the controller counts, and there is no
+    * a sync runs on every event reaching the controller's cache (with ``replicaset``,
+      which syncs on events, also on its status writes and retries), and there is no
       periodic resync within the run: ``trigger="watch"``, ``U = duration + 1`` (so the
-      only periodic round is second 0, where the real controller's first sync is);
-    * the deletion ranking deletes the youngest pods first when every pod is on one
-      rank: ``delete_order="newest"``;
+      only periodic round, or resync, is second 0, where the real controller's first
+      sync is);
+    * the deletion ranking: ``replicaset`` ranks pods as ``ActivePodsWithRanks`` does,
+      with ``log_scale_down`` the scenario's ``logarithmic_scale_down``; for the others,
+      the youngest pods first, as every pod is on one rank: ``delete_order="newest"``;
     * ``burstReplicas`` caps a sync's creates and deletes: ``max_per_round=500``;
     * creates go in ``slowStartBatch`` batches: ``slow_start=True``;
-    * the expectations expire after 5 minutes: ``ttl=300`` (for ``expectations``);
+    * the expectations expire after 5 minutes: ``ttl=300`` (``expectations``,
+      ``replicaset``);
     * the controller reads its own ReplicaSet's pods only: ``ledger_base=0``;
     * deaths and create faults are the scenario's scripted schedules, and ``desired``,
       ``G``, ``B``, ``grace`` and ``duration`` its own values.
 
-    ``logarithmic_scale_down`` has no counterpart: reconsim ranks deletions by creation
-    order alone.
+    ``logarithmic_scale_down`` has no counterpart for the controllers that decide in
+    rounds: they rank deletions by creation order alone.
     """
+    name = default_controller() if controller is None else controller
+    ranks = {"log_scale_down": scenario.logarithmic_scale_down} if applies(
+        "log_scale_down", registry.resolve(name).name) else {}
     return make_cell(
-        controller=default_controller() if controller is None else controller,
-        ttl=EXPECTATIONS_TTL, observe="created", delete_order="newest",
+        controller=name, **ranks, ttl=EXPECTATIONS_TTL, observe="created", delete_order="newest",
         max_per_round=BURST_REPLICAS, slow_start=True, trigger="watch",
         U=scenario.duration + 1, ledger_base=0, deaths=scenario.deaths,
         create_faults=scenario.create_faults, G=scenario.G, B=scenario.B,

@@ -60,6 +60,10 @@ OBSERVE: Final = ("ready", "created")
 #: What ``restart_at`` applies to: every controller that keeps a memory a restart wipes
 #: (:attr:`~reconsim.model.controllers.Controller.remembers`), a user's ones included.
 REMEMBERING: Final = "remembering"
+#: What ``observe`` applies to: every controller that decides in rounds. One that syncs on
+#: events (:mod:`reconsim.model.events`) lists a copy from its creation, as an informer's
+#: cache does.
+IN_ROUNDS: Final = "in rounds"
 
 # --- the richer world: its names and record shapes ---
 #: Which ledger entries delete commands go to, by creation order.
@@ -83,9 +87,10 @@ class Parameter:
     """One parameter of a cell: its kind and what it means, as declared on :class:`Cell`.
 
     ``required``: a frame given to ``simulate`` must carry the column (else it takes the
-    default). ``applies``: the controllers it means something to (None: all), or
-    :data:`REMEMBERING` for every controller that keeps a memory a restart wipes; elsewhere
-    its column is null. ``variant``: it describes a controller variant, not the world.
+    default). ``applies``: the controllers it means something to (None: all),
+    :data:`REMEMBERING` for every controller that keeps a memory a restart wipes, or
+    :data:`IN_ROUNDS` for every controller that decides in rounds; elsewhere its column is
+    null. ``variant``: it describes a controller variant, not the world.
     ``world``: one of the richer world's parameters, whose defaults are seed 001's world.
     """
 
@@ -104,6 +109,9 @@ class Parameter:
             return True
         if self.applies == REMEMBERING:
             return controller in registry.names() and registry.get(controller).remembers
+        if self.applies == IN_ROUNDS:
+            return controller in registry.names() and not registry.get(
+                controller).syncs_on_events
         return controller in self.applies
 
     def off_default(self) -> pl.Expr:
@@ -126,6 +134,7 @@ def controller_param(controller: Controller, name: str) -> dict[str, Parameter]:
 
 _EXPECTATIONS: Final = BUILT_IN["expectations"]
 _TTL: Final = _EXPECTATIONS.params["ttl"]
+_REPLICASET: Final = BUILT_IN["replicaset"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -159,14 +168,15 @@ class Cell:
         Int(0, MAX_COPIES), "entries of other services each round also reads"))
     observe: str = field(default="ready", metadata=declare(
         Choice(OBSERVE), "the ledger lists a copy G s after it is ready, or after creation",
-        variant=True))
+        applies=IN_ROUNDS, variant=True))
     max_per_round: int | None = field(default=None, metadata=declare(
         Cap(1, MAX_COPIES), f"cap on one round's creates or delete commands ({UNLIMITED!r}: none)",
         variant=True))
     gain: float = field(default=1.0, metadata=declare(
         Thousandths(open_below=True), "damping: a round corrects ceil(gain x |diff|); gain in "
         "(0, 1], a multiple of 0.001", variant=True))
-    ttl: int = field(default=_TTL.default, metadata=controller_param(_EXPECTATIONS, "ttl"))
+    ttl: int = field(default=_TTL.default, metadata=declare(
+        _TTL.kind, _TTL.help, applies=("expectations", "replicaset"), variant=True))
     restart_at: tuple[int, ...] = field(default=(), metadata=declare(
         Times(), "seconds at which the controller restarts and forgets its memory",
         applies=REMEMBERING, variant=True))
@@ -208,6 +218,9 @@ class Cell:
     slow_start: bool = field(default=False, metadata=declare(
         Flag(), "creates go in batches 1, 2, 4, ...; none after a batch with a failure",
         variant=True, world=True))
+    # --- the parameters of controllers that came after the richer world
+    log_scale_down: bool = field(default=False, metadata=controller_param(
+        _REPLICASET, "log_scale_down"))
 
     #: The values of a user's controller's parameters, (name, value) pairs in its declared
     #: order (:func:`make_cell` fills them in from keywords; built-ins have none).

@@ -35,7 +35,7 @@ Where the rules leave a choice open, this model decides (docs/model.md repeats i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,31 +46,11 @@ from reconsim.model.controllers.definition import (
     rank_in_python,
     reference_params,
 )
+from reconsim.model.copies import Copy, Second
+from reconsim.model.events import run_events
 from reconsim.model.params import Cell, damped, permille
 
-
-@dataclass
-class Copy:
-    """One copy of the service, with the times the richer world gives each copy.
-
-    ``g`` is its own ledger delay; it is ``listed`` from ``ready + g`` (or ``birth + g``
-    with observe="created"); ``removed`` is its first delete command or its death,
-    whichever came first; ``death`` is when it stops running.
-    """
-
-    birth: int
-    ready: int
-    g: int
-    listed: int
-    removed: int | None = None
-    death: int | None = None
-
-    def on_ledger(self, r: int) -> bool:
-        """Whether the ledger lists it at second ``r``: listed, and not removed g or more ago."""
-        return self.listed <= r and not (self.removed is not None and self.removed <= r - self.g)
-
-    def removed_by(self, r: int) -> bool:
-        return self.removed is not None and self.removed <= r
+__all__ = ["Copy", "Expectations", "Second", "run_reference"]
 
 
 @dataclass
@@ -87,26 +67,6 @@ class Expectations:
                 and all(c.removed is not None and c.removed + c.g <= r for c in self.deletions))
 
 
-@dataclass(frozen=True)
-class Second:
-    """What second t left behind, for an observer of :func:`run_reference` (the per-second
-    trace of :mod:`reconsim.model.trace` is one).
-
-    ``live`` is step 8's sample; ``read`` the ledger the round read (stale inside a lag
-    window), None when no round ran; ``copies`` every copy created so far, in creation
-    order — the model's own records: read them during the call, never change them;
-    ``totals`` the running counts up to and including second t (``rounds``, ``created``,
-    ``create_commands``, ``failed_creates``, ``delete_commands``, ``deleted``, ``reads``
-    and ``killed``, the copies scripted deaths killed).
-    """
-
-    t: int
-    live: int
-    read: list[Copy] | None
-    copies: list[Copy]
-    totals: Mapping[str, int]
-
-
 def run_reference(  # noqa: PLR0912, PLR0915 — the spec, in order
         cell: Cell, on_second: Callable[[Second], None] | None = None) -> dict[str, Any]:
     """Run one cell second by second and return its metrics (:data:`.params.METRICS`);
@@ -117,6 +77,8 @@ def run_reference(  # noqa: PLR0912, PLR0915 — the spec, in order
     >>> run_reference(Cell(G=20, create_faults=((0, 2, "fail"),)))["failed_creates"]
     2
     """
+    if registry.get(cell.controller).syncs_on_events:  # its world runs in milliseconds
+        return run_events(cell, on_second)
     G, U, B, desired, seed = cell.G, cell.U, cell.B, cell.desired, cell.seed
     cap = cell.max_per_round
     fail_pm, lost_pm = permille(cell.fail_rate), permille(cell.lost_rate)

@@ -120,10 +120,15 @@ def simulate(cells: pl.DataFrame, *, checked: bool = False) -> pl.DataFrame:
 
     cells, params, controllers = _frame_params(cells)
     slow = _rows_of(cells, [c.name for c in controllers if not c.compiled])
+    events = _rows_of(cells, [c.name for c in controllers if c.syncs_on_events and c.compiled])
     if slow is not None:
         if not checked:
             _check_frame(cells, params)
         return _simulate_split(cells, slow, params)
+    if events is not None:
+        if not checked:
+            _check_frame(cells, params)
+        return _simulate_events(cells, events, params)
     world = world_rows(cells, None if checked else _check_frame(cells, params))
     # The count kernel does not hold the entries (seed 001's world has no use for them):
     # rows of a controller that ranks the entries it deletes go to the world kernel.
@@ -242,6 +247,28 @@ def _simulate_split(cells: pl.DataFrame, slow: np.ndarray,
             if k in names and (v is not None or names[k].kind.null_is_value)}))
         for name, column in values.items():
             column[i] = metrics[name]
+    return cells.with_columns(
+        pl.Series(m.name, values[m.name], dtype=pl.Float64 if m.float else pl.Int64)
+        for m in METRICS)
+
+
+def _simulate_events(cells: pl.DataFrame, events: np.ndarray,
+                     params: tuple[Parameter, ...]) -> pl.DataFrame:
+    """``cells`` (checked) with their metrics: the rows ``events`` marks (a controller that
+    syncs on events) on the event kernel, the others on the other kernels."""
+    from reconsim.model.kernels.events import simulate_event_arrays
+    from reconsim.model.kernels.world import WORLD_OUT_COLUMNS
+
+    if events.all():
+        out = simulate_event_arrays(controllers=registry.known(),
+                                    **kernel_inputs(cells, params=params))
+        return _with_metrics(cells, dict(zip(WORLD_OUT_COLUMNS, out.T, strict=True)))
+    values: dict[str, list[Any]] = {m.name: [None] * cells.height for m in METRICS}
+    for rows in (np.flatnonzero(events), np.flatnonzero(~events)):
+        done = simulate(cells[rows], checked=True)
+        for name, column in values.items():
+            for i, v in zip(rows, done[name].to_list(), strict=True):
+                column[i] = v
     return cells.with_columns(
         pl.Series(m.name, values[m.name], dtype=pl.Float64 if m.float else pl.Int64)
         for m in METRICS)

@@ -8,13 +8,21 @@ process, a user's resolved from its import path or entry point.
 from __future__ import annotations
 
 from reconsim.model.controllers.definition import (
+    ADDED,
+    DELETED,
+    UPDATED,
     Controller,
     ControllerError,
     Entry,
+    Event,
+    Item,
+    Outcome,
     Param,
     Round,
+    Sync,
 )
 from reconsim.model.controllers.registry import BUILT_IN, known, register, resolve
 
-__all__ = ["BUILT_IN", "Controller", "ControllerError", "Entry", "Param", "Round", "known",
-           "register", "resolve"]
+__all__ = ["ADDED", "BUILT_IN", "DELETED", "UPDATED", "Controller", "ControllerError", "Entry",
+           "Event", "Item", "Outcome", "Param", "Round", "Sync", "known", "register",
+           "resolve"]

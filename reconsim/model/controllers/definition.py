@@ -55,6 +55,36 @@ settled world — the read unchanged, nothing pending, nothing unobserved — a 
 decides 0 and leaves the memory as it was would decide 0 at every later second too (the
 decision does not depend on ``t`` there). The kernel proves the rest (the world is
 settled, the memory unchanged); a controller that is not steady runs every round.
+
+A controller that defines ``settle`` **syncs on events** instead of deciding once a
+round: the world then runs in milliseconds (:mod:`reconsim.model.events`, the rules in
+docs/model.md), as a controller-runtime or client-go controller runs. Its key is queued by
+every event that reaches its cache (an entry created, turned ready, terminating or gone,
+each ``G`` s after it happened), by its own status writes and by its retries; one sync
+runs at a time, and a key queued while its sync runs is queued again when the sync ends.
+Its hooks, all plain integer code:
+
+``decide(v, p, m) -> int``
+    as above, with ``v`` a :data:`Sync`: ``t`` the second, ``now`` the instant in
+    milliseconds, ``desired``, ``seen`` the entries its cache lists as active.
+``settle(o, p, m) -> int``
+    after the sync's commands, with ``o`` an :data:`Outcome` (the correction carried out
+    after damping and the cap, and what came of its commands); returns 0 when the sync
+    succeeded, else the delay in milliseconds (>= 1) after which it is retried.
+``observe(e, p, m) -> None``
+    each event reaching its cache, an :data:`Event`: ``kind`` one of :data:`ADDED`,
+    :data:`UPDATED`, :data:`DELETED` (terminating, or gone); ``marked`` 1 when the entry
+    is one its last acting sync deleted and this is the first deletion event of it since.
+``less(a, b, p) -> bool``
+    optional: which entries a deletion takes, as Go's ``sort.Sort`` (pdqsort, unstable)
+    orders the active entries with this ``Less`` when it deletes fewer than all of them
+    (:data:`Item`: ``uid`` the creation number, ``created`` and ``ready`` seconds, ``ready``
+    -1 when the cache does not show it ready, ``now`` the instant, ms). Without it,
+    ``delete_order`` decides.
+
+The event kernel (:mod:`reconsim.model.kernels.events`) compiles these hooks as the other
+kernels compile ``decide``; cells with ``lag`` windows, and a controller declared
+``compiled=False``, run on the reference model.
 """
 
 from __future__ import annotations
@@ -97,6 +127,55 @@ class Round(NamedTuple):
     last_act: int
 
 
+class Sync(NamedTuple):
+    """What one sync of an event-driven controller sees (see the module's docstring)."""
+
+    t: int
+    now: int
+    desired: int
+    seen: int
+
+
+class Outcome(NamedTuple):
+    """What came of one sync's commands, as ``settle`` sees it: ``now`` the instant (ms);
+    ``asked`` the correction carried out (after damping and the cap); for creates,
+    ``issued`` commands sent (slow start stops after a batch with an error), ``ok`` those
+    whose pod was created and whose reply arrived, ``failed`` and ``lost`` the others; for
+    deletes, ``issued`` commands sent and ``not_found`` those whose entry was gone."""
+
+    now: int
+    asked: int
+    issued: int
+    ok: int
+    failed: int
+    lost: int
+    not_found: int
+
+
+class Event(NamedTuple):
+    """One event reaching an event-driven controller's cache (see the module's docstring)."""
+
+    kind: int
+    now: int
+    marked: int
+
+
+class Item(NamedTuple):
+    """One active entry of the cache, as ``less`` sees it (see the module's docstring)."""
+
+    uid: int
+    created: int
+    ready: int
+    now: int
+
+
+#: The kinds of :class:`Event`: an entry's creation, its update (it turned ready), its
+#: deletion seen (terminating or gone).
+ADDED: Final = 0
+UPDATED: Final = 1
+DELETED: Final = 2
+
+
 #: The round's fields a controller sees only if it declares them: its own commands.
 OWN_FIELDS: Final = ("pending", "unobserved", "last_act")
 #: The kinds a controller's parameter may have: each is one integer in the decision.
@@ -136,6 +215,13 @@ class Controller:
     rank: Callable[..., int] | None = None
     #: False for code numba cannot compile: it then runs on the reference model alone.
     compiled: bool = True
+    #: ``settle(o, p, m) -> int``: defined, the controller syncs on events (0: success,
+    #: else the retry's delay in ms).
+    settle: Callable[..., int] | None = None
+    #: ``observe(e, p, m)``: each event reaching an event-driven controller's cache.
+    observe: Callable[..., None] | None = None
+    #: ``less(a, b, p) -> bool``: Go's ``Less`` for the entries an event-driven deletion takes.
+    less: Callable[..., bool] | None = None
 
     def __post_init__(self) -> None:
         where = f"controller {self.name!r}"
@@ -143,12 +229,21 @@ class Controller:
                 or keyword.iskeyword(self.name):
             raise ControllerError(f"controller {self.name!r}: a name must be an identifier")
         for role, function, signature in (("decide", self.decide, "decide(v, p, m)"),
-                                          ("rank", self.rank, "rank(e, p) -> int")):
+                                          ("rank", self.rank, "rank(e, p) -> int"),
+                                          ("settle", self.settle, "settle(o, p, m) -> int"),
+                                          ("observe", self.observe, "observe(e, p, m)"),
+                                          ("less", self.less, "less(a, b, p) -> bool")):
             if (function is not None or role == "decide") and (
                     not callable(function) or inspect.isclass(function)):
                 raise ControllerError(f"{where}: {role} must be a function {signature}")
         for name, param in self.params.items():
             _check_param(where, name, param)
+        if self.settle is None and (self.observe is not None or self.less is not None):
+            raise ControllerError(f"{where}: observe and less are hooks of a controller "
+                                  "that syncs on events: define settle(o, p, m) too")
+        if self.settle is not None and (self.rank is not None or self.sees or self.steady):
+            raise ControllerError(f"{where}: a controller that syncs on events takes no "
+                                      "rank, sees or steady (it has less, observe and settle)")
         for name, initial in self.memory.items():
             if not name.isidentifier() or not isinstance(initial, int) \
                     or isinstance(initial, bool) or abs(initial) >= 2**62:
@@ -167,6 +262,11 @@ class Controller:
                 "(the fast kernels compute only what a controller declares)")
 
     @property
+    def syncs_on_events(self) -> bool:
+        """Whether it syncs on events (it defines ``settle``) rather than once a round."""
+        return self.settle is not None
+
+    @property
     def remembers(self) -> bool:
         """Whether it keeps something a restart wipes (memory or its own commands)."""
         return bool(self.memory or self.sees)
@@ -180,9 +280,10 @@ class Controller:
     @property
     def digest(self) -> str:
         """The first 12 hex digits of the SHA-256 of the source of ``decide``'s module
-        (its helpers included), with the module and qualified names of ``decide`` (and
-        ``rank``) and the declaration's parameters, memory and flags."""
-        functions = [self.decide] if self.rank is None else [self.decide, self.rank]
+        (its helpers included), with the module and qualified names of its functions and
+        the declaration's parameters, memory and flags."""
+        functions = [f for f in (self.decide, self.rank, self.settle, self.observe, self.less)
+                     if f is not None]
         modules = {id(m): m for m in map(inspect.getmodule, functions) if m is not None}
         sources = [_source(m) for m in modules.values()] or [_source(self.decide)]
         if any(inspect.getmodule(f) is None for f in functions):
@@ -194,6 +295,9 @@ class Controller:
                                                   self.params.items()),
                          sorted(self.memory.items()), self.sees, self.steady,
                          *(() if self.rank is None else ("ranked",)),
+                         *(() if self.settle is None else ("events",
+                                                          self.observe is not None,
+                                                          self.less is not None)),
                          *(() if self.compiled else ("reference model alone",))))
         return hashlib.sha256(("".join(sources) + declared).encode()).hexdigest()[:12]
 

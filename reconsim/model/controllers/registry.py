@@ -21,10 +21,11 @@ from reconsim.model.controllers.definition import Controller, ControllerError
 from reconsim.model.controllers.expectations import EXPECTATIONS
 from reconsim.model.controllers.intent import INTENT
 from reconsim.model.controllers.ledger import LEDGER
+from reconsim.model.controllers.replicaset import REPLICASET
 from reconsim.model.kinds import Choice
 
 #: reconsim's controllers by name, in the order of their codes.
-BUILT_IN: Final = {c.name: c for c in (LEDGER, INTENT, EXPECTATIONS)}
+BUILT_IN: Final = {c.name: c for c in (LEDGER, INTENT, EXPECTATIONS, REPLICASET)}
 #: The entry-point group under which a package registers its controllers by short name.
 ENTRY_POINTS: Final = "reconsim.controllers"
 

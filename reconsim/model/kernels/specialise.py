@@ -49,6 +49,32 @@ def no_rank(e: Any, p: Any) -> int:
     return 0
 
 
+def settle(o: Any, p: Any, m: Any) -> int:
+    """An event-driven controller's settling of its sync (unbound)."""
+    raise RuntimeError("a kernel runs a controller only once specialised for it")
+
+
+def observe(e: Any, p: Any, m: Any) -> None:
+    """An event-driven controller's view of a cache event (unbound)."""
+    raise RuntimeError("a kernel runs a controller only once specialised for it")
+
+
+def less(a: Any, b: Any, p: Any) -> bool:
+    """An event-driven controller's deletion order (unbound)."""
+    raise RuntimeError("a kernel runs a controller only once specialised for it")
+
+
+def no_observe(e: Any, p: Any, m: Any) -> None:
+    """The view of a controller without ``observe``: nothing."""
+
+
+def no_less(a: Any, b: Any, p: Any) -> bool:
+    """The order of a controller without ``less``: all tied."""
+    return False
+
+
+#: Whether the controller orders the entries an event-driven deletion takes.
+HAS_LESS = False
 #: Whether the controller ranks the entries a deletion takes.
 RANKED = False
 #: The named tuple of the controller's parameters, and how many it has.
@@ -74,6 +100,15 @@ def compiled_rank(controller: Controller) -> Any:
     return numba.njit(nogil=True)(controller.rank or no_rank)
 
 
+@functools.cache
+def compiled_hooks(controller: Controller) -> tuple[Any, Any, Any]:
+    """An event-driven controller's ``settle``, ``observe`` and ``less`` compiled by numba
+    (lazily, as decide)."""
+    return (numba.njit(nogil=True)(controller.settle or no_rank),
+            numba.njit(nogil=True)(controller.observe or no_observe),
+            numba.njit(nogil=True)(controller.less or no_less))
+
+
 def specialise(namespace: Mapping[str, Any], functions: Mapping[str, Mapping[str, Any]],
                controller: Controller) -> dict[str, Any]:
     """Compile ``functions`` (name -> numba options) of the module whose globals are
@@ -92,6 +127,10 @@ def specialise(namespace: Mapping[str, Any], functions: Mapping[str, Mapping[str
         "SEES_PENDING": "pending" in controller.sees,
         "STEADY": controller.steady,
     })
+    if controller.syncs_on_events:
+        hooks = compiled_hooks(controller)
+        bound.update({"settle": hooks[0], "observe": hooks[1], "less": hooks[2],
+                      "HAS_LESS": controller.less is not None})
     tag = f"{controller.name}_{controller.digest}"
     out: dict[str, Any] = {}
     for key, options in functions.items():

@@ -1,0 +1,821 @@
+"""The event kernel: :mod:`reconsim.model.events` compiled, for controllers that sync on
+events (``settle``).
+
+The same rules (E1 to E7) in one flat loop over machine integers: the copies are columns
+of one array, the instants due a binary heap of int64 keys (instant, what, order: the
+order the reference model's heap pops them in), the cache three columns beside the
+copies'. The controller's hooks (``decide``, ``settle``, ``observe``, ``less``) are
+compiled into it, one kernel per controller (:mod:`.specialise`), and a deletion sorts
+with Go's ``sort.Sort`` step for step (:func:`_go_sort`, the iterative form of
+:mod:`reconsim.model.gosort`: it sorts the same disjoint ranges the same way). Between
+instants the live count is constant: the seconds in between are added up in closed form.
+Inside a ``lag`` window a sync lists each copy as the cache held it at the end of second
+``t - extra``: the copy's own state ``g`` earlier, as its events took ``g`` to arrive.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+import numba
+import numpy as np
+from numba.np.unsafe.ndarray import to_fixed_tuple
+from numpy.typing import NDArray
+
+from reconsim.model import rng
+from reconsim.model.controllers import Controller, ControllerError
+from reconsim.model.controllers.definition import (
+    ADDED,
+    DELETED,
+    UPDATED,
+    Event,
+    Item,
+    Outcome,
+    Sync,
+)
+from reconsim.model.kernels.arrays import Int64Array, by_controller, params_matrix, take_rows
+from reconsim.model.kernels.count import MAX_CORRECTION, damped_int, sorted_into
+
+# The controller's names, bound by specialise() for each controller (see .specialise).
+from reconsim.model.kernels.specialise import (
+    HAS_LESS,
+    MEMORY_INIT,
+    N_PARAMS,
+    PARAMS_TYPE,
+    compile_failure,
+    decide,
+    less,
+    observe,
+    raised,
+    settle,
+    specialise,
+)
+from reconsim.model.kernels.world import WORLD_OUT_COLUMNS, uniform_u64
+
+# What is due at an instant, in the order the rules take it when due together.
+_READY, _LEAVE, _SECOND, _DELIVER, _RETRY = 0, 1, 2, 3, 4
+_ORDER_BITS: Final = 30
+_WHAT_BITS: Final = 3
+_MS: Final = 1000
+# The copies' columns.
+_BORN, _READY_AT, _G, _IS_READY, _DELETING, _GONE, _MARKED, _IN_CACHE, _C_READY, _C_DEL = (
+    range(10))
+_N_COLS: Final = 10
+#: The result of a cell: done, or a correction beyond the bound, or too many events.
+_DONE, _BAD, _TOO_MANY = 0, 1, 2
+_N_OUT: Final = len(WORLD_OUT_COLUMNS)
+
+
+@numba.njit(cache=True, nogil=True)
+def _push(keys: Int64Array, pay: Int64Array, n: int, key: int, a: int, b: int,  # noqa: PLR0913, PLR0917
+          c: int) -> int:
+    """Add an entry to the heap of ``n`` (the arrays have room); return the new size."""
+    i = n
+    keys[i] = key
+    pay[0, i], pay[1, i], pay[2, i] = a, b, c
+    while i > 0:
+        parent = (i - 1) // 2
+        if keys[parent] <= keys[i]:
+            break
+        keys[parent], keys[i] = keys[i], keys[parent]
+        for r in range(3):
+            pay[r, parent], pay[r, i] = pay[r, i], pay[r, parent]
+        i = parent
+    return n + 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _pop(keys: Int64Array, pay: Int64Array, n: int) -> int:
+    """Remove the smallest entry, moved to position ``n - 1``; return the new size."""
+    last = n - 1
+    keys[0], keys[last] = keys[last], keys[0]
+    for r in range(3):
+        pay[r, 0], pay[r, last] = pay[r, last], pay[r, 0]
+    i = 0
+    while True:
+        left, smallest = 2 * i + 1, i
+        if left < last and keys[left] < keys[smallest]:
+            smallest = left
+        if left + 1 < last and keys[left + 1] < keys[smallest]:
+            smallest = left + 1
+        if smallest == i:
+            break
+        keys[smallest], keys[i] = keys[i], keys[smallest]
+        for r in range(3):
+            pay[r, smallest], pay[r, i] = pay[r, i], pay[r, smallest]
+        i = smallest
+    return last
+
+
+def _less(items: Int64Array, i: int, j: int, now: int, p: Any) -> bool:
+    return less(Item(items[0, i], items[1, i], items[2, i], now),
+                Item(items[0, j], items[1, j], items[2, j], now), p)
+
+
+@numba.njit(cache=True, nogil=True)
+def _swap(items: Int64Array, i: int, j: int) -> None:
+    for r in range(3):
+        items[r, i], items[r, j] = items[r, j], items[r, i]
+
+
+def _insertion(items: Int64Array, a: int, b: int, now: int, p: Any) -> None:
+    for i in range(a + 1, b):
+        j = i
+        while j > a and _less(items, j, j - 1, now, p):
+            _swap(items, j, j - 1)
+            j -= 1
+
+
+def _sift_down(items: Int64Array, lo: int, hi: int, first: int, now: int,  # noqa: PLR0913, PLR0917
+               p: Any) -> None:
+    root = lo
+    while True:
+        child = 2 * root + 1
+        if child >= hi:
+            return
+        if child + 1 < hi and _less(items, first + child, first + child + 1, now, p):
+            child += 1
+        if not _less(items, first + root, first + child, now, p):
+            return
+        _swap(items, first + root, first + child)
+        root = child
+
+
+def _median(items: Int64Array, a: int, b: int, c: int,  # noqa: PLR0913, PLR0917
+            swaps: Int64Array, now: int, p: Any) -> int:
+    if _less(items, b, a, now, p):
+        swaps[0] += 1
+        a, b = b, a
+    if _less(items, c, b, now, p):
+        swaps[0] += 1
+        b, c = c, b
+    if _less(items, b, a, now, p):
+        swaps[0] += 1
+        a, b = b, a
+    return b
+
+
+def _partial_insertion(items: Int64Array, a: int, b: int, now: int, p: Any) -> bool:
+    i = a + 1
+    for _ in range(5):
+        while i < b and not _less(items, i, i - 1, now, p):
+            i += 1
+        if i == b:
+            return True
+        if b - a < 50:
+            return False
+        _swap(items, i, i - 1)
+        if i - a >= 2:
+            for j in range(i - 1, 0, -1):
+                if not _less(items, j, j - 1, now, p):
+                    break
+                _swap(items, j, j - 1)
+        if b - i >= 2:
+            for j in range(i + 1, b):
+                if not _less(items, j, j - 1, now, p):
+                    break
+                _swap(items, j, j - 1)
+    return False
+
+
+def _go_sort(items: Int64Array, n: int, now: int, p: Any) -> None:  # noqa: PLR0912, PLR0915
+    """Go's ``sort.Sort`` of ``items[:, :n]`` with the controller's ``less``."""
+    if n < 2:
+        return
+    limit0 = 0
+    while (1 << limit0) <= n:
+        limit0 += 1
+    stack = np.empty((3, 64 + n), np.int64)
+    top = 0
+    stack[0, 0], stack[1, 0], stack[2, 0] = 0, n, limit0
+    top = 1
+    swaps = np.zeros(1, np.int64)
+    mask = np.uint64(0xFFFFFFFFFFFFFFFF)
+    while top > 0:
+        top -= 1
+        a, b, limit = stack[0, top], stack[1, top], stack[2, top]
+        balanced = partitioned = True
+        while True:
+            length = b - a
+            if length <= 12:
+                _insertion(items, a, b, now, p)
+                break
+            if limit == 0:  # heapsort
+                hi = b - a
+                for i in range((hi - 1) // 2, -1, -1):
+                    _sift_down(items, i, hi, a, now, p)
+                for i in range(hi - 1, -1, -1):
+                    _swap(items, a, a + i)
+                    _sift_down(items, 0, i, a, now, p)
+                break
+            if not balanced:  # break patterns
+                state = np.uint64(length)
+                bits = 0
+                while (1 << bits) <= length:
+                    bits += 1
+                modulus = 1 << bits
+                middle = a + (length // 4) * 2
+                for idx in range(middle - 1, middle + 2):
+                    state ^= (state << np.uint64(13)) & mask
+                    state ^= state >> np.uint64(7)
+                    state ^= (state << np.uint64(17)) & mask
+                    other = np.int64(state & np.uint64(modulus - 1))
+                    if other >= length:
+                        other -= length
+                    _swap(items, idx, a + other)
+                limit -= 1
+            swaps[0] = 0
+            i, j, k = a + length // 4, a + length // 4 * 2, a + length // 4 * 3
+            if length >= 8:
+                if length >= 50:
+                    i = _median(items, i - 1, i, i + 1, swaps, now, p)
+                    j = _median(items, j - 1, j, j + 1, swaps, now, p)
+                    k = _median(items, k - 1, k, k + 1, swaps, now, p)
+                j = _median(items, i, j, k, swaps, now, p)
+            pivot = j
+            increasing = swaps[0] == 0
+            if swaps[0] == 12:
+                x, y = a, b - 1
+                while x < y:
+                    _swap(items, x, y)
+                    x += 1
+                    y -= 1
+                pivot = (b - 1) - (pivot - a)
+                increasing = True
+            if balanced and partitioned and increasing and _partial_insertion(
+                    items, a, b, now, p):
+                break
+            if a > 0 and not _less(items, a - 1, pivot, now, p):  # partition equal
+                _swap(items, a, pivot)
+                x, y = a + 1, b - 1
+                while True:
+                    while x <= y and not _less(items, a, x, now, p):
+                        x += 1
+                    while x <= y and _less(items, a, y, now, p):
+                        y -= 1
+                    if x > y:
+                        break
+                    _swap(items, x, y)
+                    x += 1
+                    y -= 1
+                a = x
+                continue
+            # partition
+            _swap(items, a, pivot)
+            x, y = a + 1, b - 1
+            while x <= y and _less(items, x, a, now, p):
+                x += 1
+            while x <= y and not _less(items, y, a, now, p):
+                y -= 1
+            if x > y:
+                _swap(items, y, a)
+                mid, partitioned = y, True
+            else:
+                _swap(items, x, y)
+                x += 1
+                y -= 1
+                while True:
+                    while x <= y and _less(items, x, a, now, p):
+                        x += 1
+                    while x <= y and not _less(items, y, a, now, p):
+                        y -= 1
+                    if x > y:
+                        break
+                    _swap(items, x, y)
+                    x += 1
+                    y -= 1
+                _swap(items, y, a)
+                mid, partitioned = y, False
+            left, right = mid - a, b - mid
+            threshold = length // 8
+            if left < right:
+                balanced = left >= threshold
+                stack[0, top], stack[1, top], stack[2, top] = a, mid, limit
+                top += 1
+                a = mid + 1
+            else:
+                balanced = right >= threshold
+                stack[0, top], stack[1, top], stack[2, top] = mid + 1, b, limit
+                top += 1
+                b = mid
+
+
+@numba.njit(cache=True, nogil=True)
+def _grow(a: Int64Array, size: int) -> Int64Array:
+    out = np.zeros((a.shape[0], size), np.int64)
+    out[:, :a.shape[1]] = a
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _grow1(a: Int64Array, size: int) -> Int64Array:
+    out = np.zeros(size, np.int64)
+    out[:a.shape[0]] = a
+    return out
+
+
+def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop
+        p: Any, mem: Int64Array, cap: int, gain_pm: int, desired: int, U: int, G: int, B: int,
+        duration: int, ledger_base: int, B_spread: int, G_spread: int, U_jitter: int,
+        seed: int, grace: int, delete_newest: bool, watch: bool, slow_start: bool,
+        fail_pm: int, lost_pm: int, ev: Int64Array, n_ev: int, rs_at: Int64Array, n_rs: int,
+        faults: Int64Array, fault_left: Int64Array, f_lo: int, f_hi: int,
+        lag: Int64Array, w_lo: int, w_hi: int, out: Int64Array, row: int) -> int:
+    end_ms = (duration + 1) * _MS
+    pods = np.zeros((_N_COLS, 16), np.int64)
+    n_pods = 0
+    keys = np.zeros(64, np.int64)
+    pay = np.zeros((3, 64), np.int64)
+    n_due = 0
+    order = 0
+    epoch = 0
+    mem[:] = MEMORY_INIT
+    queued, dirty, running = True, True, False
+    st_active, st_ready, st_err = 0, 0, False
+    rounds = created = create_commands = failed = delete_commands = deleted = reads = 0
+    overshoot = excess = missing = last_drift = 0
+    deaths_total = 0
+    for e in range(n_ev):
+        deaths_total += ev[1, e]
+    items = np.zeros((3, 16), np.int64)
+    next_periodic, periodic_i = 0, 0
+    synced_this_second = False
+    live = 0
+    e_next = 0
+    r_next = 0
+    t = 0
+    while t <= duration:
+        start = t * _MS
+        # The second's own entry (its deaths, restarts, a resync).
+        resync = False
+        if t == next_periodic:
+            z = 0
+            if U_jitter > 0:
+                z = int(uniform_u64(seed, rng.INTERVAL, periodic_i, 2 * U_jitter + 1))
+            next_periodic += max(1, U - U_jitter + z)
+            periodic_i += 1
+            resync = True
+        if n_due + 1 >= keys.shape[0]:
+            keys = _grow1(keys, 2 * keys.shape[0])
+            pay = _grow(pay, 2 * pay.shape[1])
+        order += 1
+        n_due = _push(keys, pay, n_due, ((start << _WHAT_BITS | _SECOND) << _ORDER_BITS) | order,
+                      1 if resync else 0, 0, 0)
+        synced_this_second = False
+        while n_due > 0 and (keys[0] >> (_WHAT_BITS + _ORDER_BITS)) < start + _MS:
+            now = keys[0] >> (_WHAT_BITS + _ORDER_BITS)
+            while (n_due > 0 and (keys[0] >> (_WHAT_BITS + _ORDER_BITS)) == now) or queued:
+                while n_due > 0 and (keys[0] >> (_WHAT_BITS + _ORDER_BITS)) == now:
+                    what = (keys[0] >> _ORDER_BITS) & 7
+                    n_due = _pop(keys, pay, n_due)
+                    a, b, c = pay[0, n_due], pay[1, n_due], pay[2, n_due]
+                    # room for the events this entry may add (a few per copy touched)
+                    if n_due + 4 * n_pods + 16 >= keys.shape[0]:
+                        size = 2 * (n_due + 4 * n_pods + 16)
+                        keys = _grow1(keys, size)
+                        pay = _grow(pay, size)
+                    if what == _READY:
+                        if pods[_GONE, a] < 0:
+                            pods[_IS_READY, a] = 1
+                            live += 1
+                            if now + pods[_G, a] < end_ms:
+                                order += 1
+                                n_due = _push(keys, pay, n_due, (((now + pods[_G, a]) << 3
+                                                                  | _DELIVER) << 30) | order,
+                                              a, now // _MS, (pods[_DELETING, a] >= 0) * 1
+                                              + UPDATED * 2)
+                    elif what == _LEAVE:
+                        if pods[_GONE, a] < 0:
+                            pods[_GONE, a] = now
+                            live -= pods[_IS_READY, a]
+                            if now + pods[_G, a] < end_ms:
+                                order += 1
+                                n_due = _push(keys, pay, n_due, (((now + pods[_G, a]) << 3
+                                                                  | _DELIVER) << 30) | order,
+                                              a, -1, 1 + DELETED * 2)
+                    elif what == _SECOND:
+                        for e in range(e_next, n_ev):
+                            if ev[0, e] != t:
+                                break
+                            e_next = e + 1
+                            left = ev[1, e]
+                            for k in range(n_pods):
+                                if left == 0:
+                                    break
+                                if pods[_GONE, k] < 0 and pods[_IS_READY, k] == 1:
+                                    left -= 1
+                                    pods[_GONE, k] = now
+                                    live -= 1
+                                    if now + pods[_G, k] < end_ms:
+                                        if n_due + 2 >= keys.shape[0]:
+                                            keys = _grow1(keys, 2 * keys.shape[0])
+                                            pay = _grow(pay, 2 * pay.shape[1])
+                                        order += 1
+                                        n_due = _push(keys, pay, n_due, (((
+                                            now + pods[_G, k]) << 3 | _DELIVER) << 30)
+                                            | order, k, -1, 1 + DELETED * 2)
+                        while e_next < n_ev and ev[0, e_next] < t:
+                            e_next += 1
+                        restart = False
+                        while r_next < n_rs and rs_at[r_next] <= t:
+                            if rs_at[r_next] == t:
+                                restart = True
+                            r_next += 1
+                        if restart:
+                            mem[:] = MEMORY_INIT
+                            for k in range(n_pods):
+                                pods[_MARKED, k] = 0
+                            epoch += 1
+                            if not dirty:
+                                dirty = True
+                                if not running:
+                                    queued = True
+                        if a == 1 and not dirty:
+                            dirty = True
+                            if not running:
+                                queued = True
+                    elif what == _DELIVER:
+                        kind = c >> 1
+                        deleting = (c & 1) == 1
+                        if kind == DELETED:
+                            pods[_IN_CACHE, a] = 0
+                        else:
+                            pods[_IN_CACHE, a] = 1
+                            pods[_C_READY, a] = b
+                            pods[_C_DEL, a] = 1 if deleting else 0
+                        if kind == DELETED or deleting:
+                            marked = pods[_MARKED, a]
+                            pods[_MARKED, a] = 0
+                            observe(Event(DELETED, now, marked), p, mem)
+                        else:
+                            observe(Event(kind, now, 0), p, mem)
+                        if watch and not dirty:
+                            dirty = True
+                            if not running:
+                                queued = True
+                    elif what == _RETRY and a == epoch and not dirty:
+                        dirty = True
+                        if not running:
+                            queued = True
+                if not queued:
+                    continue
+                # One sync (E5, E6).
+                queued, running, dirty = False, True, False
+                n_active = 0
+                n_ready = 0
+                if items.shape[1] < n_pods + 1:
+                    items = _grow(items, 2 * (n_pods + 1))
+                stale = -1
+                for w in range(w_lo, w_hi):
+                    if lag[0, w] <= t < lag[1, w]:
+                        stale = lag[2, w]
+                        break
+                if stale < 0:
+                    for k in range(n_pods):
+                        if pods[_IN_CACHE, k] == 1 and pods[_C_DEL, k] == 0:
+                            items[0, n_active] = k
+                            items[1, n_active] = pods[_BORN, k] // _MS
+                            items[2, n_active] = pods[_C_READY, k]
+                            if pods[_C_READY, k] >= 0:
+                                n_ready += 1
+                            n_active += 1
+                else:  # the cache as it stood at the end of second t - extra: each copy's
+                    # API state g before (the events it received by then)
+                    seen_at = (t - stale) * _MS + _MS - 1
+                    for k in range(n_pods):
+                        api = seen_at - pods[_G, k]
+                        if pods[_BORN, k] > api or 0 <= pods[_GONE, k] <= api or (
+                                0 <= pods[_DELETING, k] <= api):
+                            continue
+                        items[0, n_active] = k
+                        items[1, n_active] = pods[_BORN, k] // _MS
+                        items[2, n_active] = -1
+                        if pods[_READY_AT, k] <= api and (
+                                pods[_GONE, k] < 0 or pods[_READY_AT, k] <= pods[_GONE, k]):
+                            items[2, n_active] = pods[_READY_AT, k] // _MS
+                            n_ready += 1
+                        n_active += 1
+                if not synced_this_second:
+                    synced_this_second = True
+                    rounds += 1
+                    reads += ledger_base
+                reads += n_active
+                diff = decide(Sync(t, now, desired, n_active), p, mem)
+                if diff > MAX_CORRECTION or diff < -MAX_CORRECTION:
+                    return _BAD
+                diff = damped_int(diff, gain_pm)
+                if cap > 0:
+                    diff = max(-cap, min(cap, diff))
+                issued = ok = n_failed = lost = not_found = 0
+                if diff != 0:
+                    for k in range(n_pods):
+                        pods[_MARKED, k] = 0
+                if diff > 0:
+                    if n_pods + diff > pods.shape[1]:
+                        pods = _grow(pods, 2 * (n_pods + diff))
+                    if n_due + 2 * diff + 4 >= keys.shape[0]:
+                        size = 2 * (n_due + 2 * diff + 4)
+                        keys = _grow1(keys, size)
+                        pay = _grow(pay, size)
+                    remaining = diff
+                    batch = 1 if slow_start else diff
+                    while remaining > 0:
+                        batch = min(batch, remaining)
+                        errors = 0
+                        for _ in range(batch):
+                            result = 0  # ok
+                            found = False
+                            for f in range(f_lo, f_hi):
+                                if faults[0, f] <= t and fault_left[f - f_lo] > 0:
+                                    fault_left[f - f_lo] -= 1
+                                    result = 1 + faults[2, f]  # 1 fail, 2 lost
+                                    found = True
+                                    break
+                            if not found:
+                                if fail_pm > 0 and uniform_u64(
+                                        seed, rng.FAIL, create_commands, 1000) < fail_pm:
+                                    result = 1
+                                elif lost_pm > 0 and uniform_u64(
+                                        seed, rng.LOST, create_commands, 1000) < lost_pm:
+                                    result = 2
+                            create_commands += 1
+                            issued += 1
+                            if result == 1:
+                                failed += 1
+                                n_failed += 1
+                                errors += 1
+                                continue
+                            k = n_pods
+                            n_pods += 1
+                            ready = B
+                            if B_spread > 0:
+                                ready += int(uniform_u64(seed, rng.STARTUP, k, B_spread + 1))
+                            g = G
+                            if G_spread > 0:
+                                g += int(uniform_u64(seed, rng.LEDGER_DELAY, k, G_spread + 1))
+                            pods[:, k] = 0
+                            pods[_BORN, k] = now
+                            pods[_READY_AT, k] = now + ready * _MS
+                            pods[_G, k] = g * _MS
+                            pods[_DELETING, k] = -1
+                            pods[_GONE, k] = -1
+                            pods[_C_READY, k] = -1
+                            created += 1
+                            if now + g * _MS < end_ms:
+                                order += 1
+                                n_due = _push(keys, pay, n_due, (((now + g * _MS) << 3
+                                                                  | _DELIVER) << 30) | order,
+                                              k, -1, ADDED * 2)
+                            if now + ready * _MS < end_ms:
+                                order += 1
+                                n_due = _push(keys, pay, n_due, (((now + ready * _MS) << 3
+                                                                  | _READY) << 30) | order,
+                                              k, 0, 0)
+                            if result == 2:
+                                lost += 1
+                                errors += 1
+                            else:
+                                ok += 1
+                        remaining -= batch
+                        if errors > 0 and slow_start:
+                            break
+                        batch *= 2
+                elif diff < 0:
+                    take = -diff
+                    ordered = HAS_LESS and take < n_active
+                    if ordered:
+                        _go_sort(items, n_active, now, p)
+                    for x in range(take):
+                        k = items[0, x] if ordered or not delete_newest else items[
+                            0, n_active - 1 - x]
+                        issued += 1
+                        delete_commands += 1
+                        if pods[_GONE, k] >= 0:
+                            not_found += 1
+                            continue
+                        pods[_MARKED, k] = 1
+                        if pods[_DELETING, k] < 0:
+                            deleted += 1
+                            pods[_DELETING, k] = now
+                            if n_due + 4 >= keys.shape[0]:
+                                keys = _grow1(keys, 2 * keys.shape[0] + 8)
+                                pay = _grow(pay, 2 * pay.shape[1] + 8)
+                            if grace == 0:
+                                pods[_GONE, k] = now
+                                live -= pods[_IS_READY, k]
+                                if now + pods[_G, k] < end_ms:
+                                    order += 1
+                                    n_due = _push(keys, pay, n_due, (((now + pods[_G, k]) << 3
+                                                                      | _DELIVER) << 30)
+                                                  | order, k, -1, 1 + DELETED * 2)
+                            else:
+                                c_ready = pods[_READY_AT, k] // _MS if pods[
+                                    _IS_READY, k] == 1 else -1
+                                if now + pods[_G, k] < end_ms:
+                                    order += 1
+                                    n_due = _push(keys, pay, n_due, (((now + pods[_G, k]) << 3
+                                                                      | _DELIVER) << 30)
+                                                  | order, k, c_ready, 1 + UPDATED * 2)
+                                if now + grace * _MS < end_ms:
+                                    order += 1
+                                    n_due = _push(keys, pay, n_due, (((now + grace * _MS) << 3
+                                                                      | _LEAVE) << 30)
+                                                  | order, k, 0, 0)
+                delay = settle(Outcome(now, diff, issued, ok, n_failed, lost, not_found), p, mem)
+                err = delay > 0
+                if n_active != st_active or n_ready != st_ready or err != st_err:
+                    st_active, st_ready, st_err = n_active, n_ready, err
+                    if not dirty:
+                        dirty = True  # the status write queues the key (running: dirty)
+                if err and now + delay < end_ms:
+                    if n_due + 2 >= keys.shape[0]:
+                        keys = _grow1(keys, 2 * keys.shape[0])
+                        pay = _grow(pay, 2 * pay.shape[1])
+                    order += 1
+                    n_due = _push(keys, pay, n_due, (((now + delay) << 3 | _RETRY) << 30)
+                                  | order, epoch, 0, 0)
+                running = False
+                if dirty:
+                    queued = True
+                if order >= (1 << _ORDER_BITS) - 1024:
+                    return _TOO_MANY
+        # The end of second t, and the seconds up to the next instant due: live is constant.
+        upto = duration
+        if n_due > 0:
+            upto = min(duration, (keys[0] >> (_WHAT_BITS + _ORDER_BITS)) // _MS - 1)
+        upto = min(upto, next_periodic - 1)
+        if e_next < n_ev and ev[0, e_next] - 1 < upto:
+            upto = ev[0, e_next] - 1
+        if r_next < n_rs and rs_at[r_next] - 1 < upto:
+            upto = rs_at[r_next] - 1
+        upto = max(upto, t)
+        span = upto - t + 1
+        gap = live - desired
+        overshoot = max(overshoot, gap)
+        if gap > 0:
+            excess += span * gap
+        elif gap < 0:
+            missing -= span * gap
+        if gap != 0:
+            last_drift = upto
+        t = upto + 1
+    out[0, row] = rounds
+    out[1, row] = created
+    out[2, row] = delete_commands
+    out[3, row] = deleted
+    out[4, row] = overshoot
+    out[5, row] = -1 if last_drift == duration else last_drift + 1
+    out[6, row] = reads
+    out[7, row] = excess
+    out[8, row] = missing
+    out[9, row] = deaths_total
+    out[10, row] = create_commands
+    out[11, row] = failed
+    return _DONE
+
+
+def _run_block(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
+        lo: int, hi: int, cparams: Int64Array, cap: Int64Array, gain_pm: Int64Array,
+        desired: Int64Array, U: Int64Array, G: Int64Array, B: Int64Array,
+        duration: Int64Array, ledger_base: Int64Array, B_spread: Int64Array,
+        G_spread: Int64Array, U_jitter: Int64Array, seed: Int64Array, grace: Int64Array,
+        delete_newest: Int64Array, watch: Int64Array, slow_start: Int64Array,
+        fail_pm: Int64Array, lost_pm: Int64Array, death_offsets: Int64Array,
+        death_at: Int64Array, death_count: Int64Array, restart_offsets: Int64Array,
+        restart_at: Int64Array, fault_offsets: Int64Array, faults: Int64Array,
+        lag_offsets: Int64Array, lag: Int64Array, out: Int64Array) -> None:
+    mem = MEMORY_INIT.copy()
+    for i in range(lo, hi):
+        p = PARAMS_TYPE(*to_fixed_tuple(cparams[i], N_PARAMS))  # type: ignore[call-arg]
+        n_ev = death_offsets[i + 1] - death_offsets[i]
+        ev = np.empty((2, max(1, n_ev)), np.int64)
+        n_ev = sorted_into(death_at, death_count, death_offsets[i], death_offsets[i + 1],
+                           ev[0], ev[1])
+        n_rs = restart_offsets[i + 1] - restart_offsets[i]
+        rs_at = np.empty(max(1, n_rs), np.int64)
+        rs_dummy = np.empty(max(1, n_rs), np.int64)
+        n_rs = sorted_into(restart_at, restart_at, restart_offsets[i], restart_offsets[i + 1],
+                           rs_at, rs_dummy)
+        f_lo, f_hi = fault_offsets[i], fault_offsets[i + 1]
+        fault_left = np.empty(max(1, f_hi - f_lo), np.int64)
+        for f in range(f_lo, f_hi):
+            fault_left[f - f_lo] = faults[1, f]
+        ended = _run_cell(
+            p, mem, cap[i], gain_pm[i], desired[i], U[i], G[i], B[i], duration[i],
+            ledger_base[i], B_spread[i], G_spread[i], U_jitter[i], seed[i], grace[i],
+            delete_newest[i] == 1, watch[i] == 1, slow_start[i] == 1, fail_pm[i],
+            lost_pm[i], ev, n_ev, rs_at, n_rs, faults, fault_left, f_lo, f_hi, lag,
+            lag_offsets[i], lag_offsets[i + 1], out, i)
+        if ended != _DONE:
+            out[0, i] = -ended
+
+
+#: Cells per parallel block.
+_BLOCK: Final = 64
+
+
+def _simulate_events(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
+        cparams: Int64Array, cap: Int64Array, gain_pm: Int64Array, desired: Int64Array,
+        U: Int64Array, G: Int64Array, B: Int64Array, duration: Int64Array,
+        ledger_base: Int64Array, B_spread: Int64Array, G_spread: Int64Array,
+        U_jitter: Int64Array, seed: Int64Array, grace: Int64Array, delete_newest: Int64Array,
+        watch: Int64Array, slow_start: Int64Array, fail_pm: Int64Array, lost_pm: Int64Array,
+        death_offsets: Int64Array, death_at: Int64Array, death_count: Int64Array,
+        restart_offsets: Int64Array, restart_at: Int64Array, fault_offsets: Int64Array,
+        faults: Int64Array, lag_offsets: Int64Array, lag: Int64Array) -> Int64Array:
+    n = len(desired)
+    out = np.zeros((_N_OUT, n), np.int64)
+    for b in numba.prange((n + _BLOCK - 1) // _BLOCK):
+        lo = b * _BLOCK
+        _run_block(lo, min(n, lo + _BLOCK), cparams, cap, gain_pm, desired, U, G, B,
+                   duration, ledger_base, B_spread, G_spread, U_jitter, seed, grace,
+                   delete_newest, watch, slow_start, fail_pm, lost_pm, death_offsets,
+                   death_at, death_count, restart_offsets, restart_at, fault_offsets,
+                   faults, lag_offsets, lag, out)
+    return out
+
+
+#: The functions compiled per controller (:func:`.specialise.specialise`), callees first.
+_PER_CONTROLLER: Final = {
+    "_less": {"nogil": True}, "_insertion": {"nogil": True}, "_sift_down": {"nogil": True},
+    "_median": {"nogil": True}, "_partial_insertion": {"nogil": True},
+    "_go_sort": {"nogil": True}, "_run_cell": {"nogil": True}, "_run_block": {"nogil": True},
+    "_simulate_events": {"parallel": True}}
+
+#: The arrays :func:`simulate_event_arrays` reads, by the names
+#: :func:`reconsim.model.simulate.kernel_inputs` gives them.
+EVENT_INPUTS: Final = (
+    "controller", "max_per_round", "gain", "desired", "U", "G", "B", "duration",
+    "ledger_base", "B_spread", "G_spread", "U_jitter", "seed", "grace", "delete_order",
+    "trigger", "slow_start", "fail_rate", "lost_rate", "deaths_offsets", "deaths_at",
+    "deaths_count", "restart_at_offsets", "restart_at", "create_faults_offsets",
+    "create_faults_at", "create_faults_count", "create_faults_kind", "lag_offsets",
+    "lag_from", "lag_to", "lag_extra")
+
+
+def simulate_event_arrays(*, controllers: Sequence[Controller],
+                          **arrays: NDArray[np.generic]) -> Int64Array:
+    """Run a batch of validated cells of controllers that sync on events, none with lag
+    windows; an ``(n, len(WORLD_OUT_COLUMNS))`` int64 matrix (the world kernel's columns).
+    Takes the world kernel's keyword arrays (:data:`EVENT_INPUTS` of them, and each
+    controller parameter by its name)."""
+    from reconsim.model import params as model_params
+
+    a = {name: np.ascontiguousarray(np.asarray(arrays[name]).astype(np.int64))
+         for name in EVENT_INPUTS}
+    a["delete_order"] = (a["delete_order"] == model_params.DELETE_ORDERS.index("newest")
+                         ).astype(np.int64)
+    a["trigger"] = (a["trigger"] == model_params.TRIGGERS.index("watch")).astype(np.int64)
+    n = len(a["controller"])
+    out = np.empty((n, _N_OUT), np.int64)
+    for code, rows in by_controller(a["controller"], None):
+        cells = a if rows is None else take_rows(a, rows)
+        chosen = {**cells, **{k: (arrays[k] if rows is None else np.asarray(arrays[k])[rows])
+                              for k in controllers[code].params}}
+        result = _run_group(controllers[code], chosen)
+        if rows is None:
+            out[:] = result
+        else:
+            out[rows] = result
+    return out
+
+
+def _records(a: Mapping[str, NDArray[Any]], *names: str) -> Int64Array:
+    """A schedule's fields as the rows of one array (one column at least: numba wants one)."""
+    if not len(a[names[0]]):
+        return np.zeros((len(names), 1), np.int64)
+    return np.ascontiguousarray(np.stack([a[n] for n in names]).astype(np.int64))
+
+
+def _run_group(controller: Controller, a: Mapping[str, NDArray[Any]]) -> Int64Array:
+    kernel = _kernels(controller)["_simulate_events"]
+    cparams = params_matrix(controller, a)
+    faults = _records(a, "create_faults_at", "create_faults_count", "create_faults_kind")
+    lag = _records(a, "lag_from", "lag_to", "lag_extra")
+    try:
+        out = kernel(cparams, a["max_per_round"], a["gain"], a["desired"], a["U"], a["G"],
+                     a["B"], a["duration"], a["ledger_base"], a["B_spread"], a["G_spread"],
+                     a["U_jitter"], a["seed"], a["grace"], a["delete_order"], a["trigger"],
+                     a["slow_start"], a["fail_rate"], a["lost_rate"], a["deaths_offsets"],
+                     a["deaths_at"], a["deaths_count"], a["restart_at_offsets"],
+                     a["restart_at"], a["create_faults_offsets"], faults,
+                     a["lag_offsets"], lag)
+    except numba.core.errors.NumbaError as exc:
+        raise compile_failure(controller, exc) from None
+    except Exception as exc:  # raised by the controller's hooks, in its code
+        raise raised(controller, exc) from None
+    if (out[0] == -_BAD).any():
+        raise ControllerError(f"controller {controller.name!r}: decide returned a correction "
+                              f"beyond {MAX_CORRECTION:,} copies")
+    if (out[0] == -_TOO_MANY).any():
+        raise ControllerError(f"controller {controller.name!r}: a cell's events passed the "
+                              "event kernel's count; run it on the reference model")
+    return out.T  # type: ignore[no-any-return]
+
+
+@functools.cache
+def _kernels(controller: Controller) -> dict[str, Any]:
+    """The event kernel compiled for ``controller`` (cached on disk: :mod:`.specialise`)."""
+    return specialise(globals(), _PER_CONTROLLER, controller)

@@ -1,0 +1,128 @@
+"""Controllers that sync on events: the definition's hooks and their refusals, the
+millisecond world (reconsim.model.events) against its rules, Go's sort, and the
+replicaset controller on random cells."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reconsim import Cell, run_reference
+from reconsim.model.controllers import Controller, ControllerError, registry
+from reconsim.model.gosort import go_sort
+from reconsim.model.simulate import cells_frame, simulate
+from reconsim.model.trace import metrics_of, trace_cell
+from reconsim.testing import check_controller, event_cells
+
+
+def _decide(v: Any, p: Any, m: Any) -> int:
+    return v.desired - v.seen  # type: ignore[no-any-return]
+
+
+def _settle(o: Any, p: Any, m: Any) -> int:
+    return 0
+
+
+def _rs(**fields: Any) -> Cell:
+    values: dict[str, Any] = {"G": 1, "B": 1, "U": 10_000, "duration": 60, "deaths": (),
+                              "trigger": "watch", "observe": "created", "slow_start": True,
+                              "max_per_round": 500, "ledger_base": 0} | fields
+    return Cell(controller="replicaset", **values)
+
+
+@pytest.mark.parametrize(("fields", "message"), [
+    ({"observe": _settle}, "observe and less are hooks of a controller that syncs on events"),
+    ({"settle": _settle, "compiled": False, "rank": lambda e, p: 0}, "takes no rank"),
+    ({"settle": 3, "compiled": False}, "settle must be a function settle(o, p, m) -> int"),
+])
+def test_bad_event_definitions_are_one_line(fields: dict[str, Any], message: str) -> None:
+    with pytest.raises(ControllerError, match="controller 'sync'") as info:
+        Controller("sync", _decide, "a test", **fields)
+    assert message in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_a_hook_that_misbehaves_is_named_in_one_line() -> None:
+    def settle(o: Any, p: Any, m: Any) -> int:
+        return -1
+
+    def observe(e: Any, p: Any, m: Any) -> None:
+        raise KeyError("boom")
+
+    with registry.scope():
+        registry.register(Controller("badsettle", _decide, "a test", settle=settle,
+                                     compiled=False))
+        registry.register(Controller("badobserve", _decide, "a test", settle=_settle,
+                                     observe=observe, compiled=False))
+        with pytest.raises(ControllerError, match=r"settle returned -1 at t = 0, not 0 or"):
+            run_reference(Cell(controller="badsettle", deaths=()))
+        with pytest.raises(ControllerError, match="observe raised KeyError: 'boom'"):
+            run_reference(Cell(controller="badobserve", G=1, deaths=()))
+
+
+def test_a_sync_observes_its_own_events_before_the_next_one() -> None:
+    # G = 0, B = 0: the creates of the first sync reach the cache at its own instant, and
+    # the status write and the add events queue one sync each while the queue is free.
+    frame = trace_cell(_rs(desired=3, G=0, B=0))
+    assert frame["created"].to_list()[:2] == [3, 0]
+    assert int(frame["live"][0]) == 3
+    assert metrics_of(frame, _rs(desired=3, G=0, B=0))["created"] == 3
+
+
+def test_a_failed_create_is_retried_within_the_second() -> None:
+    # The first create fails: the sync returns an error and is retried 5 ms later.
+    cell = _rs(desired=3, create_faults=((0, 1, "fail"),))
+    frame = trace_cell(cell)
+    assert frame["create_commands"][0] == 4
+    assert frame["created"][0] == 3
+    assert run_reference(cell)["failed_creates"] == 1
+
+
+def test_a_lost_reply_is_written_off_and_its_surplus_deleted() -> None:
+    cell = _rs(desired=2, create_faults=((0, 1, "lost"),), G=2)
+    m = run_reference(cell)
+    assert m["created"] == 3  # the lost pod exists: it shows up 2 s later
+    assert m["delete_commands"] == m["deleted"] == 1
+
+
+@given(st.lists(st.integers(0, 5), max_size=200))
+def test_go_sort_sorts_and_keeps_every_element(keys: list[int]) -> None:
+    data = list(enumerate(keys))
+    go_sort(data, lambda a, b: a[1] < b[1])
+    assert sorted(data) == list(enumerate(keys))
+    assert [k for _, k in data] == sorted(keys)
+
+
+def test_go_sort_is_unstable_where_go_s_is() -> None:
+    # 60 equal keys but one: pdqsort's partitions move equal elements around.
+    data = [(i, 0 if i != 30 else -1) for i in range(60)]
+    go_sort(data, lambda a, b: a[1] < b[1])
+    assert data[0] == (30, -1)
+    assert [i for i, _ in data[1:]] != [i for i in range(60) if i != 30]
+
+
+@functools.cache
+def _checked() -> int:
+    return check_controller("replicaset", examples=30)
+
+
+def test_replicaset_passes_the_checker() -> None:
+    assert _checked() == 30
+
+
+@settings(max_examples=40, deadline=None)
+@given(event_cells(max_duration=120))
+def test_the_trace_adds_up_to_the_metrics(cell: Cell) -> None:
+    assert metrics_of(trace_cell(cell), cell) == run_reference(cell)
+
+
+@settings(max_examples=20, deadline=None)
+@given(event_cells(max_duration=120))
+def test_simulate_runs_event_cells_as_the_reference_does(cell: Cell) -> None:
+    row = simulate(cells_frame([cell, Cell(G=20)])).row(0, named=True)
+    want = run_reference(cell)
+    assert {k: row[k] for k in want} == want
