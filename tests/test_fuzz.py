@@ -92,11 +92,13 @@ VALID_AXES: dict[str, st.SearchStrategy[Any]] = {
     "fail_rate": st.sampled_from([0.0, 0.05, 0.5, 1.0]),
     "lost_rate": st.sampled_from([0.0, 0.02, 0.5, 1.0]),
     "trigger": st.sampled_from(TRIGGERS), "slow_start": st.booleans(),
+    # replicaset's own (the axis applies to no controller drawn above: refused in one line)
+    "log_scale_down": st.booleans(),
 }
 #: Axes whose values are names or choices (no ranges).
 _NO_RANGES = ("controller", "observe", "schedule", "max_per_round", "gain", "restart_at",
               "delete_order", "lag", "create_faults", "fail_rate", "lost_rate", "trigger",
-              "slow_start")
+              "slow_start", "log_scale_down")
 
 
 def axis_value(axis: str, valid: bool) -> st.SearchStrategy[Any]:
