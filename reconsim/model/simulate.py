@@ -235,10 +235,7 @@ def _simulate_split(cells: pl.DataFrame, slow: np.ndarray,
     values: dict[str, list[Any]] = {m.name: [None] * cells.height for m in METRICS}
     fast = np.flatnonzero(~slow)
     if len(fast):
-        done = simulate(cells[fast], checked=True)
-        for name, column in values.items():
-            for i, v in zip(fast, done[name].to_list(), strict=True):
-                column[i] = v
+        _scatter(values, fast, simulate(cells[fast], checked=True))
     names = {p.name: p for p in params}
     for i in np.flatnonzero(slow):
         row = cells.row(int(i), named=True)
@@ -247,9 +244,7 @@ def _simulate_split(cells: pl.DataFrame, slow: np.ndarray,
             if k in names and (v is not None or names[k].kind.null_is_value)}))
         for name, column in values.items():
             column[i] = metrics[name]
-    return cells.with_columns(
-        pl.Series(m.name, values[m.name], dtype=pl.Float64 if m.float else pl.Int64)
-        for m in METRICS)
+    return _with_values(cells, values)
 
 
 def _simulate_events(cells: pl.DataFrame, events: np.ndarray,
@@ -265,10 +260,19 @@ def _simulate_events(cells: pl.DataFrame, events: np.ndarray,
         return _with_metrics(cells, dict(zip(WORLD_OUT_COLUMNS, out.T, strict=True)))
     values: dict[str, list[Any]] = {m.name: [None] * cells.height for m in METRICS}
     for rows in (np.flatnonzero(events), np.flatnonzero(~events)):
-        done = simulate(cells[rows], checked=True)
-        for name, column in values.items():
-            for i, v in zip(rows, done[name].to_list(), strict=True):
-                column[i] = v
+        _scatter(values, rows, simulate(cells[rows], checked=True))
+    return _with_values(cells, values)
+
+
+def _scatter(values: dict[str, list[Any]], rows: np.ndarray, done: pl.DataFrame) -> None:
+    """Put the metrics of ``done`` (the frame's rows ``rows``, simulated) into ``values``."""
+    for name, column in values.items():
+        for i, v in zip(rows, done[name].to_list(), strict=True):
+            column[i] = v
+
+
+def _with_values(cells: pl.DataFrame, values: dict[str, list[Any]]) -> pl.DataFrame:
+    """``cells`` with one column per metric, from ``values`` (a list per metric)."""
     return cells.with_columns(
         pl.Series(m.name, values[m.name], dtype=pl.Float64 if m.float else pl.Int64)
         for m in METRICS)
