@@ -132,6 +132,15 @@ def sorted_into(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
+def copy_into(dst: Int64Array, src: Int64Array) -> None:
+    """``dst[:] = src`` for arrays of one length, as a loop: numba's slice assignment
+    checks the shapes with an error message whose string formatting takes seconds to
+    compile in every process that compiles a kernel."""
+    for k in range(dst.shape[0]):
+        dst[k] = src[k]
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
 def memory_changed(mem: Int64Array, before: Int64Array) -> bool:
     """Whether a round changed the controller's memory."""
     for k in range(mem.shape[0]):  # noqa: SIM110 — numba compiles a loop, not a generator
@@ -220,7 +229,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
             while p_rs < n_rs and restarts[p_rs] <= s:
                 C_restart = C
                 exp_active = False
-                mem[:] = MEMORY_INIT
+                copy_into(mem, MEMORY_INIT)
                 p_rs += 1
             while p_seen < n_hist and hs[_HIST_T, p_seen] <= s - L:
                 C_lag = hs[_HIST_C, p_seen]
@@ -233,7 +242,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
             # The controller's decision: its pending creations are those made since the
             # last restart, after the listed prefix and not dead.
             if HAS_MEMORY and STEADY:
-                mem_before[:] = mem
+                copy_into(mem_before, mem)
             diff = decide(Round(s, desired, seen, C - max(D, C_lag, C_restart),
                                 1 if exp_active and s < exp_seen else 0,
                                 exp_set if exp_active else -1), p, mem)
@@ -338,7 +347,7 @@ def _simulate(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
         mem_before = MEMORY_INIT.copy()
         for j in range(lo, hi):
             i = rows[j]
-            mem[:] = MEMORY_INIT
+            copy_into(mem, MEMORY_INIT)
             # Events in one second commute — together they kill min(total, live) — so only
             # their order in time matters.
             n_ev = sorted_into(death_at, death_count, death_offsets[i], death_offsets[i + 1],

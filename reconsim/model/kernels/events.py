@@ -36,7 +36,7 @@ from reconsim.model.controllers.definition import (
     Sync,
 )
 from reconsim.model.kernels.arrays import Int64Array, by_controller, params_matrix, take_rows
-from reconsim.model.kernels.count import MAX_CORRECTION, damped_int, sorted_into
+from reconsim.model.kernels.count import MAX_CORRECTION, copy_into, damped_int, sorted_into
 
 # The controller's names, bound by specialise() for each controller (see .specialise).
 from reconsim.model.kernels.specialise import (
@@ -305,14 +305,15 @@ def _go_sort(items: Int64Array, n: int, now: int, p: Any) -> None:  # noqa: PLR0
 @numba.njit(cache=True, nogil=True)
 def _grow(a: Int64Array, size: int) -> Int64Array:
     out = np.zeros((a.shape[0], size), np.int64)
-    out[:, :a.shape[1]] = a
+    for r in range(a.shape[0]):  # a loop, as copy_into
+        copy_into(out[r, :a.shape[1]], a[r])
     return out
 
 
 @numba.njit(cache=True, nogil=True)
 def _grow1(a: Int64Array, size: int) -> Int64Array:
     out = np.zeros(size, np.int64)
-    out[:a.shape[0]] = a
+    copy_into(out[:a.shape[0]], a)
     return out
 
 
@@ -331,7 +332,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop
     n_due = 0
     order = 0
     epoch = 0
-    mem[:] = MEMORY_INIT
+    copy_into(mem, MEMORY_INIT)
     queued, dirty, running = True, True, False
     st_active, st_ready, st_err = 0, 0, False
     rounds = created = create_commands = failed = delete_commands = deleted = reads = 0
@@ -424,7 +425,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop
                                 restart = True
                             r_next += 1
                         if restart:
-                            mem[:] = MEMORY_INIT
+                            copy_into(mem, MEMORY_INIT)
                             for k in range(n_pods):
                                 pods[_MARKED, k] = 0
                             epoch += 1

@@ -112,6 +112,7 @@ from reconsim.model.kernels.count import (
     MAX_CORRECTION,
     MAX_SCRATCH_BYTES,
     OUT_COLUMNS,
+    copy_into,
     damped_int,
     memory_changed,
     refuse_unsafe,
@@ -375,7 +376,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     (Few array arguments: numba passes each one as a struct and counts its references.)
     """
     capacity = cp.shape[1]
-    mem[:] = MEMORY_INIT
+    copy_into(mem, MEMORY_INIT)
     n_lag = w_hi - w_lo
     n_faults = f_hi - f_lo
     max_extra = 0
@@ -445,7 +446,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
             for i in range(n):
                 cp[_REMEMBERED, i] = 0
             exp_active = False
-            mem[:] = MEMORY_INIT
+            copy_into(mem, MEMORY_INIT)
             p_rs += 1
         # 3. A round: a periodic round time, or (watch) a read that differs from t - 1's.
         if lag_per_second:
@@ -501,7 +502,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                         pending += 1
             unobserved = exp_active and r < exp_seen
             if HAS_MEMORY and STEADY:
-                mem_before[:] = mem
+                copy_into(mem_before, mem)
             diff = decide(Round(s, desired, seen, pending, 1 if unobserved else 0,
                                 exp_set if exp_active else -1), p, mem)
             if diff > MAX_CORRECTION or diff < -MAX_CORRECTION:
@@ -716,9 +717,12 @@ def _simulate_world(  # noqa: PLR0913, PLR0917 — numba takes arrays positional
     n = desired.shape[0]
     out = np.empty((_N_OUT, n), np.int64)  # a metric a row: columns for polars
     lag = np.empty((3, lag_from.shape[0]), np.int64)
-    lag[_FROM], lag[_TO], lag[_EXTRA] = lag_from, lag_to, lag_extra
+    copy_into(lag[_FROM], lag_from)
+    copy_into(lag[_TO], lag_to)
+    copy_into(lag[_EXTRA], lag_extra)
     faults = np.empty((2, fault_at.shape[0]), np.int64)
-    faults[0], faults[1] = fault_at, fault_lost
+    copy_into(faults[0], fault_at)
+    copy_into(faults[1], fault_lost)
     n_blocks = (n + _BLOCK - 1) // _BLOCK
     for b in numba.prange(n_blocks):
         lo = b * _BLOCK
