@@ -26,7 +26,8 @@ IN_ROUNDS = {name for name in CONTROLLERS if not BUILT_IN[name].syncs_on_events}
 def test_axes_are_the_model_parameters_with_schedule_for_deaths() -> None:
     assert AXES[:13] == ("controller", "desired", "U", "G", "B", "duration", "schedule",
                          "ledger_base", "observe", "max_per_round", "gain", "ttl", "restart_at")
-    assert AXES[13:] == ("B_spread", "G_spread", "B_delays", "G_delays", "U_jitter", "seed", "delete_order", "grace",
+    assert AXES[13:] == ("B_spread", "G_spread", "B_delays", "G_delays", "U_jitter", "seed",
+                         "delete_order", "grace",
                          "lag", "create_faults", "fail_rate", "lost_rate", "trigger",
                          "slow_start", "log_scale_down")
 
