@@ -219,16 +219,48 @@ def in_readings() -> pl.Expr:
     return pl.col("law_overshoot_worst").is_not_null()
 
 
-def law_lowest() -> pl.Expr:
+#: The hidden columns :func:`delay_reads` adds: each delay's reads, for tables whose list
+#: columns are later turned into text (the report's).
+READ_PREFIX: Final = "__read_"
+
+
+def delay_reads() -> list[pl.Expr]:
+    """Each delay's (G's, B's) exact reads as columns ``__read_G_lowest`` … (lowest, p99,
+    worst, mean numerator and denominator), from the parameters as stored (lists as lists):
+    :func:`law_readings` with ``stored=True`` reads them instead of the lists."""
+    out = []
+    for d in ("G", "B"):
+        moment, total = mean_extra(d)
+        out += [lowest_extra(d).alias(f"{READ_PREFIX}{d}_lowest"),
+                quantile_extra(d, LAW_LEVEL_PPM).alias(f"{READ_PREFIX}{d}_p99"),
+                worst_extra(d).alias(f"{READ_PREFIX}{d}_worst"),
+                moment.alias(f"{READ_PREFIX}{d}_moment"), total.alias(f"{READ_PREFIX}{d}_total")]
+    return out
+
+
+def _read(delay: str, what: str, stored: bool) -> pl.Expr:
+    """``delay``'s lowest or p99 extra: its column of :func:`delay_reads`, or read anew."""
+    if stored:
+        return pl.col(f"{READ_PREFIX}{delay}_{what}")
+    return lowest_extra(delay) if what == "lowest" else quantile_extra(delay, LAW_LEVEL_PPM)
+
+
+def _read_mean(delay: str, stored: bool) -> tuple[pl.Expr, pl.Expr]:
+    if stored:
+        return (pl.col(f"{READ_PREFIX}{delay}_moment"), pl.col(f"{READ_PREFIX}{delay}_total"))
+    return mean_extra(delay)
+
+
+def law_lowest(stored: bool = False) -> pl.Expr:
     """The law at the lowest delays (a delay table's first value) and the longest interval
     (null outside the readings)."""
     g, b, u, j, d = _int("G"), _int("B"), _int("U"), _int("U_jitter"), _int("desired")
-    g, b = g + lowest_extra("G"), b + lowest_extra("B")
+    g, b = g + _read("G", "lowest", stored), b + _read("B", "lowest", stored)
     delay = pl.when(_created()).then(g).otherwise(g + b)
     return pl.when(in_readings()).then(d * (_ceil_div(delay, u + j) - 1)).alias("law_lowest")
 
 
-def law_mean() -> pl.Expr:
+def law_mean(stored: bool = False) -> pl.Expr:
     """The law at the mean delays and the mean interval, exactly (null outside the
     readings).
 
@@ -241,7 +273,7 @@ def law_mean() -> pl.Expr:
     whose ceiling is taken in 128-bit integers (a table's total weight is at most 10⁹).
     """
     g, b, u, j = (_int(n).cast(pl.Int128) for n in ("G", "B", "U", "U_jitter"))
-    (n_g, d_g), (n_b, d_b) = mean_extra("G"), mean_extra("B")
+    (n_g, d_g), (n_b, d_b) = _read_mean("G", stored), _read_mean("B", stored)
     listed = (g * d_g + n_g) * d_b
     numerator = pl.when(_created()).then(listed).otherwise(listed + (b * d_b + n_b) * d_g)
     c = pl.max_horizontal(pl.lit(0, dtype=pl.Int128), j + 1 - u)
@@ -250,13 +282,13 @@ def law_mean() -> pl.Expr:
     return pl.when(in_readings()).then(_int("desired") * (rounds - 1)).alias("law_mean")
 
 
-def law_p99() -> pl.Expr:
+def law_p99(stored: bool = False) -> pl.Expr:
     """The law at each delay's 99th percentile (:data:`LAW_LEVEL_PPM`; a spread's or a
     delay table's, :func:`quantile_extra`) and the shortest interval, as ``law_worst``
     reads the longest (null outside the readings)."""
     g, b, u, j, d = _int("G"), _int("B"), _int("U"), _int("U_jitter"), _int("desired")
-    g = g + quantile_extra("G", LAW_LEVEL_PPM)
-    delay = pl.when(_created()).then(g).otherwise(g + b + quantile_extra("B", LAW_LEVEL_PPM))
+    g = g + _read("G", "p99", stored)
+    delay = pl.when(_created()).then(g).otherwise(g + b + _read("B", "p99", stored))
     shortest = pl.max_horizontal(pl.lit(1, dtype=pl.Int64), u - j)
     return pl.when(in_readings()).then(d * (_ceil_div(delay, shortest) - 1)).alias("law_p99")
 
@@ -266,10 +298,10 @@ def law_worst() -> pl.Expr:
     return pl.col("law_overshoot_worst").cast(pl.Int64).alias("law_worst")
 
 
-def law_readings() -> list[pl.Expr]:
+def law_readings(stored: bool = False) -> list[pl.Expr]:
     """``law_lowest``, ``law_mean``, ``law_p99`` and ``law_worst``, from a table with the law
-    columns."""
-    return [law_lowest(), law_mean(), law_p99(), law_worst()]
+    columns (``stored``: and the columns of :func:`delay_reads`, in place of the lists)."""
+    return [law_lowest(stored), law_mean(stored), law_p99(stored), law_worst()]
 
 
 def law_digest() -> str:
