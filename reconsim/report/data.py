@@ -31,6 +31,7 @@ from reconsim.model.params import (
     CONTROLLERS,
     DEFAULTS,
     METRIC_NAMES,
+    NAME_COLUMNS,
     PARAM_NAMES,
     UNLIMITED,
     VARIANT_PARAMS,
@@ -183,6 +184,8 @@ def load_sweep(sweep_dir: Any) -> Sweep:
     if cells == 0:
         raise ReportError(f"{where_data}: the table has no rows")
     constant = [p for p in world if not off[p]]
+    # a delay table's name is no axis where no cell has a table
+    constant += [n for n, p in NAME_COLUMNS.items() if p in constant and n in candidates]
     axes = tuple(a for a in candidates if a not in constant)
     hidden += constant
     # Only the columns flat() changes: re-selecting a plain column would stop polars from
