@@ -103,8 +103,9 @@ def world_cells(draw: st.DrawFn, max_duration: int = 200, controllers: tuple[str
                 ) -> Cell:
     """A random cell of the richer world: a :func:`cells` cell with every world parameter
     drawn too, each often at its default so that combinations of a few are common; edges
-    included (spreads with B = 0 or G = 0, jitter larger than U, lag windows over the start
-    or past the end, fault schedules longer than the run, watch triggers with zero delays)."""
+    included (spreads and delay tables with B = 0 or G = 0, jitter larger than U, lag
+    windows over the start or past the end, fault schedules longer than the run, watch
+    triggers with zero delays)."""
     base = draw(cells(max_duration=max_duration, controllers=controllers))
     duration = base.duration
 
@@ -119,12 +120,19 @@ def world_cells(draw: st.DrawFn, max_duration: int = 200, controllers: tuple[str
                                 st.sampled_from(FAULT_KINDS)), min_size=1, max_size=4
                       ).map(tuple)
     rate = st.sampled_from((0.001, 0.05, 0.2, 0.5, 0.999, 1.0))
+    # delay tables: a few seconds, small weights or parts per million; each in place of
+    # its spread
+    tables = st.lists(st.tuples(st.integers(0, 40), st.integers(1, 5) | st.integers(1, 10**6)),
+                      min_size=1, max_size=6).map(lambda es: tuple(sorted(dict(es).items())))
+    b_table, g_table = sometimes(tables, ()), sometimes(tables, ())
     return dataclasses.replace(
         base,
         B=draw(st.sampled_from((base.B, 0))),
         G=draw(st.sampled_from((base.G, 0))),
-        B_spread=sometimes(st.integers(1, 15), 0),
-        G_spread=sometimes(st.integers(1, 30), 0),
+        B_spread=0 if b_table else sometimes(st.integers(1, 15), 0),
+        G_spread=0 if g_table else sometimes(st.integers(1, 30), 0),
+        B_delays=b_table,
+        G_delays=g_table,
         U_jitter=sometimes(st.integers(1, 50), 0),  # often larger than U
         seed=draw(st.integers(0, rng.MAX_SEED)),
         delete_order=draw(st.sampled_from(DELETE_ORDERS)),

@@ -89,6 +89,7 @@ VALID_AXES: dict[str, st.SearchStrategy[Any]] = {
     "U_jitter": st.integers(0, 20), "seed": st.integers(0, 2**31 - 1),
     "delete_order": st.sampled_from(DELETE_ORDERS), "grace": st.integers(0, 40),
     "lag": st.sampled_from(["none", "w0"]), "create_faults": st.sampled_from(["none", "f0"]),
+    "B_delays": st.sampled_from(["none", "d0"]), "G_delays": st.sampled_from(["none", "d1"]),
     "fail_rate": st.sampled_from([0.0, 0.05, 0.5, 1.0]),
     "lost_rate": st.sampled_from([0.0, 0.02, 0.5, 1.0]),
     "trigger": st.sampled_from(TRIGGERS), "slow_start": st.booleans(),
@@ -97,7 +98,8 @@ VALID_AXES: dict[str, st.SearchStrategy[Any]] = {
 }
 #: Axes whose values are names or choices (no ranges).
 _NO_RANGES = ("controller", "observe", "schedule", "max_per_round", "gain", "restart_at",
-              "delete_order", "lag", "create_faults", "fail_rate", "lost_rate", "trigger",
+              "delete_order", "lag", "create_faults", "B_delays", "G_delays", "fail_rate",
+              "lost_rate", "trigger",
               "slow_start", "log_scale_down")
 
 
@@ -163,6 +165,15 @@ def spec_documents(draw: st.DrawFn) -> dict[str, Any]:
         if valid else st.lists(values | st.sampled_from(FAULT_KINDS), max_size=4)
     doc["lag"] = {"w0": {"windows": draw(st.lists(window, max_size=3))}}
     doc["faults"] = {"f0": {"events": draw(st.lists(fault, max_size=3))}}
+    second = st.integers(0, 60) if valid else st.integers(0, 60) | values
+    forms = st.one_of(
+        st.lists(second, min_size=1, max_size=5).map(lambda s: {"samples": s}),
+        st.lists(st.tuples(second, st.integers(1, 9) if valid else values).map(list),
+                 min_size=1, max_size=4, unique_by=lambda e: repr(e[0])).map(
+            lambda h: {"histogram": h}),
+        st.tuples(second, second).map(lambda q: {"quantiles": {"p50": min(q), "max": max(q)}}
+                                      if valid else {"quantiles": {"p50": q[0], "max": q[1]}}))
+    doc["delays"] = {"d0": draw(forms), "d1": draw(forms)}
     return doc
 
 
@@ -294,6 +305,9 @@ VALID_FLAGS: dict[str, st.SearchStrategy[str]] = {
     "create_faults": st.lists(st.tuples(st.integers(0, 300), st.integers(0, 6),
                                         st.sampled_from(FAULT_KINDS)), max_size=2).map(
         lambda es: ",".join(f"{a}:{c}:{k}" for a, c, k in es) or "none"),
+    **{name: st.dictionaries(st.integers(0, 60), st.integers(1, 9), max_size=3).map(
+        lambda t: ",".join(f"{v}:{w}" for v, w in sorted(t.items())) or "none")
+       for name in ("B_delays", "G_delays")},
 }
 
 

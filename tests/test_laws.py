@@ -65,3 +65,49 @@ def test_a_frame_without_issue_8s_columns_takes_their_defaults() -> None:
     assert bare.select(law_columns(bare.columns)).equals(want)
     with pytest.raises(pl.exceptions.ColumnNotFoundError):
         bare.select(law_columns())
+
+
+def _readings(cells: list[Cell]) -> pl.DataFrame:
+    from reconsim.model.laws import law_readings
+
+    return simulate(cells_frame(cells)).with_columns(law_columns()).with_columns(
+        law_readings())
+
+
+def test_a_delay_table_is_read_at_its_lowest_mean_percentile_and_worst() -> None:
+    from math import ceil
+
+    from reconsim.model import delays
+
+    table = delays.from_samples([5, 7, 12, 12, 40])  # mean 76/5 = 15.2 s
+    row = _readings([Cell(G=1, G_delays=table, B=5, U=10, desired=6)]).row(0, named=True)
+    assert row["law_overshoot"] is None  # delays vary: off the fixed-delay law
+    assert row["law_lowest"] == 6 * (ceil((1 + 5 + 5) / 10) - 1)
+    assert row["law_mean"] == 6 * (ceil((1 + delays.mean(table) + 5) / 10) - 1)  # 21.2 s
+    assert row["law_p99"] == row["law_worst"] == row["law_overshoot_worst"] == 6 * (5 - 1)
+    assert row["above_boundary_worst"] is False
+    # A table of one second is read at that second everywhere; the boundary sees it.
+    one = _readings([Cell(G_delays=((3, 7),), B=5, U=8)]).row(0, named=True)
+    assert (one["law_lowest"], one["law_mean"], one["law_worst"]) == (0, 0, 0)
+    assert one["above_boundary_worst"] is True
+
+
+def test_a_spread_and_its_table_read_alike() -> None:
+    from reconsim.model import delays
+
+    spread = Cell(G=2, G_spread=27, B=5, B_spread=3, U=9, U_jitter=4, desired=6)
+    table = Cell(G=2, G_delays=delays.spread_table(27), B=5, B_delays=delays.spread_table(3),
+                 U=9, U_jitter=4, desired=6)
+    got = _readings([spread, table])
+    for column in ("law_overshoot_worst", "above_boundary_worst", "law_lowest", "law_mean",
+                   "law_p99", "law_worst", "overshoot"):
+        assert got[column][0] == got[column][1], column
+
+
+def test_the_percentile_reading_is_the_tables_quantile() -> None:
+    from reconsim.model import delays
+
+    table = delays.from_quantiles({"p50": 12, "p90": 25, "p99": 40, "max": 60})
+    assert delays.quantile(table, 990_000) == 40
+    row = _readings([Cell(G_delays=table, B=0, U=10, desired=1)]).row(0, named=True)
+    assert (row["law_p99"], row["law_worst"]) == (4 - 1, 6 - 1)

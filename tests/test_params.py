@@ -72,13 +72,15 @@ def test_table_columns_keep_the_published_order() -> None:
     # The richer world's parameters follow them, in declaration order.
     assert PARAM_COLUMNS == ("controller", "G", "U", "B", "desired", "duration", "ledger_base",
                              "schedule", "deaths", "observe", "max_per_round", "gain", "ttl",
-                             "restart_at", "B_spread", "G_spread", "U_jitter", "seed",
+                             "restart_at", "B_spread", "G_spread", "B_delays_name",
+                             "B_delays", "G_delays_name", "G_delays", "U_jitter", "seed",
                              "delete_order", "grace", "lag", "create_faults", "fail_rate",
                              "lost_rate", "trigger", "slow_start", "log_scale_down")
 
 
 def test_every_declared_parameter_reaches_the_table() -> None:
-    assert sorted(PARAM_COLUMNS) == sorted([*PARAM_NAMES, "schedule"])
+    assert sorted(PARAM_COLUMNS) == sorted([*PARAM_NAMES, "schedule", "B_delays_name",
+                                            "G_delays_name"])
     assert len(set(PARAM_COLUMNS)) == len(PARAM_COLUMNS)
     # A new field, whatever its kind, lands after the published columns, in declaration order.
     extra = (dataclasses.replace(BY_NAME["G"], name="R"),

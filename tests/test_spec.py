@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
+import tomllib
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
 
 from reconsim import CONTROLLERS
+from reconsim.model import delays
 from reconsim.model.controllers import BUILT_IN
 from reconsim.sweep.grid import expand
 from reconsim.sweep.spec import AXES, DEFAULT_SCHEDULE, SpecError, load_spec, parse_spec
@@ -21,7 +26,8 @@ IN_ROUNDS = {name for name in CONTROLLERS if not BUILT_IN[name].syncs_on_events}
 def test_axes_are_the_model_parameters_with_schedule_for_deaths() -> None:
     assert AXES[:13] == ("controller", "desired", "U", "G", "B", "duration", "schedule",
                          "ledger_base", "observe", "max_per_round", "gain", "ttl", "restart_at")
-    assert AXES[13:] == ("B_spread", "G_spread", "U_jitter", "seed", "delete_order", "grace",
+    assert AXES[13:] == ("B_spread", "G_spread", "B_delays", "G_delays", "U_jitter", "seed",
+                         "delete_order", "grace",
                          "lag", "create_faults", "fail_rate", "lost_rate", "trigger",
                          "slow_start", "log_scale_down")
 
@@ -98,8 +104,13 @@ def test_default_spec_spans_the_three_regions() -> None:
 
 
 def test_measured_spec_is_seed_001s_measured_chain() -> None:
-    a = load_spec(SPECS / "measured.toml").axes
-    assert (a["G"], a["G_spread"], a["B"], a["desired"]) == ((0,), (27,), (5,), (6,))
+    spec = load_spec(SPECS / "measured.toml")
+    a = spec.axes
+    assert (a["G"], a["G_spread"], a["B"], a["desired"]) == ((0,), (0,), (5,), (6,))
+    chain = spec.delays["chain"]
+    assert a["G_delays"] == (chain,)
+    assert spec.names["G_delays"] == ("chain",)
+    assert (delays.mean(chain), delays.worst(chain)) == (Fraction(1353, 100), 27)
     assert a["U"] == tuple(range(1, 61))
     assert a["seed"] == tuple(range(100))
     assert set(a["controller"]) == IN_ROUNDS
@@ -141,6 +152,40 @@ seed = { from = 0, to = 99 }
     # Unnamed, the axes are the built-in empty schedules.
     plain = parse_spec('name = "t"\n')
     assert (plain.axes["lag"], plain.axes["create_faults"]) == (((),), ((),))
+
+
+def test_named_delay_distributions(tmp_path: Path) -> None:
+    (tmp_path / "chain.csv").write_text("seconds\n5\n12\n12\n40\n", encoding="utf-8")
+    (tmp_path / "spec.toml").write_text('''
+name = "t"
+[delays.measured]
+csv = "chain.csv"
+[delays.q]
+quantiles = { p50 = 12, p99 = 40, max = 60 }
+[delays.boot]
+histogram = [[0, 3], [9, 1]]
+[grid]
+G_delays = ["none", "measured", "q"]
+B_delays = "boot"
+''', encoding="utf-8")
+    spec = load_spec(tmp_path / "spec.toml")
+    assert spec.axes["G_delays"] == ((), ((5, 1), (12, 2), (40, 1)),
+                                     delays.from_quantiles({"p50": 12, "p99": 40, "max": 60}))
+    assert spec.axes["B_delays"] == (((0, 3), (9, 1)),)
+    rows = expand(spec)
+    assert rows["G_delays_name"].to_list() == ["none", "measured", "q"]
+    assert rows["B_delays_name"].to_list() == ["boot"] * 3
+    assert rows["G_delays"].to_list()[1] == [{"value": 5, "weight": 1},
+                                             {"value": 12, "weight": 2},
+                                             {"value": 40, "weight": 1}]
+    # The hash covers what a csv file holds, not only its name.
+    before = spec.hash
+    (tmp_path / "chain.csv").write_text("seconds\n5\n12\n40\n", encoding="utf-8")
+    assert load_spec(tmp_path / "spec.toml").hash != before
+    # A spec without distributions keeps the hash it had.
+    plain = 'name = "t"\n[grid]\nG = 3\n'
+    assert parse_spec(plain).hash == hashlib.sha256(json.dumps(
+        tomllib.loads(plain), sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
 
 
 def test_million_spec_has_a_million_cells() -> None:
@@ -228,6 +273,25 @@ def test_million_spec_has_a_million_cells() -> None:
     ('name = "t"\n[lag.a]\nwindows = [[1, 2, 3]]\n[lag.b]\nwindows = [[1, 2, 3]]\n'
      '[grid]\nlag = ["a", "b"]\n', "grid.lag: two names for the same schedule"),
     ('name = "t"\n[grid]\nG = [1,, 2]\nU = 3\n', "line 3"),
+    ('name = "t"\n[delays.d]\nsamples = [5, 7.5]\n',
+     "delays.d.samples: sample 7.5 is not a whole number of seconds (integers only)"),
+    ('name = "t"\n[delays.d]\nsamples = [5, -2]\n',
+     "delays.d.samples: sample -2 is not in [0, 1000000] seconds"),
+    ('name = "t"\n[delays.d]\nsamples = []\n', "delays.d.samples: empty list"),
+    ('name = "t"\n[delays.d]\nquantiles = { p50 = 30, p90 = 20, max = 60 }\n',
+     "delays.d.quantiles: quantiles must not decrease, got p50 = 30 above p90 = 20"),
+    ('name = "t"\n[delays.d]\nhistogram = [[5, 0]]\n',
+     "delays.d.histogram: weight 0 of second 5 is not a positive integer"),
+    ('name = "t"\n[delays.d]\nhistogram = [[5, 2.5]]\n',
+     "delays.d.histogram: weight 2.5 of second 5 is not a positive integer"),
+    ('name = "t"\n[delays.d]\ncsv = "nowhere.csv"\n', "delays.d.csv: no such file"),
+    ('name = "t"\n[delays.d]\nsamples = [1]\nhistogram = [[1, 1]]\n',
+     "delays.d needs exactly one of samples, csv, quantiles, histogram"),
+    ('name = "t"\n[delays.none]\nsamples = [1]\n', "delays.none: 'none' is built in"),
+    ('name = "t"\n[grid]\nG_delays = "chain"\n',
+     "grid.G_delays: unknown distribution 'chain' (known: none)"),
+    ('name = "t"\n[delays.d]\nsamples = [1]\n[grid]\nG_delays = "d"\nG_spread = [0, 4]\n',
+     "grid.G_delays: distribution 'd' and G_spread 4 would meet in a cell; give one"),
 ])
 def test_bad_specs_are_named_in_one_line(text: str, message: str) -> None:
     with pytest.raises(SpecError) as info:

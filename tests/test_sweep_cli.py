@@ -133,3 +133,36 @@ def test_a_bad_threshold_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert err == ("error: reconsim sweep: --confirm-above must be an integer in "
                    "[0, 1000000000000000], got -1\n")
     assert not out.exists()
+
+
+DISTRIBUTION = """
+name = "dist"
+[delays.chain]
+samples = [5, 7, 12, 12, 40]
+[grid]
+G_delays = "chain"
+U = [5, 15]
+duration = 120
+"""
+
+
+def test_a_bad_distribution_is_one_line_and_writes_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status, out = sweep(tmp_path, DISTRIBUTION.replace("40]", "40.5]"))
+    assert status == 2
+    _, err = capsys.readouterr()
+    assert err.count("\n") == 1
+    assert "delays.chain.samples: sample 40.5 is not a whole number of seconds" in err
+    assert not out.exists()
+
+
+def test_resume_refuses_a_spec_whose_distribution_changed(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status, _ = sweep(tmp_path, DISTRIBUTION)
+    assert status == 0
+    status, _ = sweep(tmp_path, DISTRIBUTION)  # the same spec: resumed, nothing to do
+    assert status == 0
+    capsys.readouterr()
+    status, _ = sweep(tmp_path, DISTRIBUTION.replace("40]", "41]"))
+    assert status == 2
+    assert "holds results of another spec" in capsys.readouterr().err

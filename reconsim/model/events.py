@@ -56,7 +56,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from reconsim.model import rng
+from reconsim.model import delays, rng
 from reconsim.model.controllers import ADDED, DELETED, UPDATED, Controller, registry
 from reconsim.model.controllers.definition import (
     ControllerError,
@@ -220,8 +220,8 @@ def run_events(  # noqa: PLR0912, PLR0915 — the spec, in order
         if k >= MAX_COPIES:
             raise ValueError(f"controller {controller.name!r}: the cell created {k:,} copies by "
                              f"t = {t}, the most a cell may (MAX_COPIES)")
-        ready = t + cell.B + rng.uniform(seed, rng.STARTUP, k, cell.B_spread + 1)
-        g = cell.G + rng.uniform(seed, rng.LEDGER_DELAY, k, cell.G_spread + 1)
+        ready = t + cell.B + delays.extra(cell.B_delays, cell.B_spread, seed, rng.STARTUP, k)
+        g = cell.G + delays.extra(cell.G_delays, cell.G_spread, seed, rng.LEDGER_DELAY, k)
         pod = Pod(k, now, now + (ready - t) * _MS, g * _MS)
         pods.append(pod)
         copies.append(Copy(birth=t, ready=ready, g=g, listed=t + g))

@@ -3,7 +3,8 @@
 A :class:`Kind` says in one place what a value of it may be: the dtype of its column, its
 value check, its column check, its command-line flag and the integer arrays the kernels
 read (:class:`Int`, :class:`Cap`, :class:`Choice`, :class:`Thousandths`, :class:`Flag`,
-:class:`Times`, and the record lists :class:`Events`, :class:`Windows`, :class:`Faults`).
+:class:`Times`, and the record lists :class:`Events`, :class:`Windows`, :class:`Faults`,
+:class:`Delays`).
 The parameters themselves are declared in :mod:`reconsim.model.params` (the world's) and
 by each controller (:mod:`reconsim.model.controllers`).
 """
@@ -11,6 +12,7 @@ by each controller (:mod:`reconsim.model.controllers`).
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import reprlib
 from abc import ABC, abstractmethod
@@ -51,6 +53,9 @@ MAX_COPIES: Final = 10**6
 #: Bound of one cell's list: death events, restart times. The kernel sorts each cell's list by
 #: insertion (quadratic in the worst order): 10**4 entries in reverse take ~50 ms.
 MAX_EVENTS: Final = 10**4
+#: Bound of a delay table's total weight (reconsim.model.delays): a draw is a number mod the
+#: total, and the law's mean reads sums of value x weight in 128-bit integers.
+MAX_DELAY_WEIGHT: Final = 10**9
 
 
 class _Shown(reprlib.Repr):
@@ -717,6 +722,53 @@ class Faults(Records):
         ("kind", Choice(FAULT_KINDS)))
     table: str = "faults"
     key: str = "events"
+
+@dataclass(frozen=True)
+class Delays(Records):
+    """A delay table (:mod:`reconsim.model.delays`): (value, weight) entries, values in
+    seconds strictly increasing, weights >= 1, their total at most
+    :data:`MAX_DELAY_WEIGHT`; empty for none (the uniform ``spread`` applies). A sweep
+    spec names tables ``[delays.NAME]``, and its table stores the name beside them."""
+
+    noun: str = "entry"
+    fields: tuple[tuple[str, Int | Choice], ...] = (
+        ("value", Int(0, MAX_SECONDS)), ("weight", Int(1, MAX_DELAY_WEIGHT)))
+    table: str = "delays"
+    key: str = ""  # a [delays.NAME] table has forms of its own: delays.from_spec_table
+    #: The uniform spread this table replaces: a cell gives one of the two.
+    spread: str = ""
+
+    def check(self, name: str, value: Any) -> Any:
+        entries: tuple[tuple[int, int], ...] = super().check(name, value)
+        for (low, _), (high, _) in itertools.pairwise(entries):
+            if high <= low:
+                raise ValueError(f"{name} values must increase, got {low} then {high}")
+        weight = sum(w for _, w in entries)
+        if weight > MAX_DELAY_WEIGHT:
+            raise ValueError(f"{name} total weight must be at most {MAX_DELAY_WEIGHT:,}, "
+                             f"got {weight:,}")
+        return entries
+
+    def stats(self, name: str) -> list[pl.Expr]:
+        values = pl.element().struct.field("value")
+        weights = pl.element().struct.field("weight").cast(pl.Int64)
+        unordered = pl.col(name).list.eval((values.diff() <= 0).any()).list.first()
+        return [*super().stats(name),
+                unordered.fill_null(value=False).arg_true().first().alias(
+                    f"{name}:unordered"),
+                pl.col(name).list.eval(weights.sum()).list.first().max().alias(
+                    f"{name}:weight")]
+
+    def check_stats(self, name: str, row: Mapping[str, Any], column: pl.Series) -> None:
+        super().check_stats(name, row, column)
+        bad = row[f"{name}:unordered"]
+        if bad is not None:
+            self.check(f"{name} (row {bad})", column.to_list()[bad])
+        weight = row[f"{name}:weight"]
+        if weight is not None and weight > MAX_DELAY_WEIGHT:
+            raise ValueError(f"{name} total weight must be at most {MAX_DELAY_WEIGHT:,}, "
+                             f"got {weight:,}")
+
 
 def permille(gain: float) -> int:
     """A checked gain as an exact integer count of thousandths.

@@ -12,14 +12,20 @@ G_spread + B + B_spread): the law and the boundary read with the longest delays 
 shortest interval. ``law_overshoot_worst`` covers the same rows as the law plus those
 with spreads or jitter (where both are 0 it equals the law).
 
+A delay table (``G_delays``, ``B_delays``: :mod:`reconsim.model.delays`) stands in for its
+spread: the longest delay is then G plus the table's last value (B likewise), so the worst
+case reads "G + G_spread" as G plus the longest extra delay, from the spread or the table.
+Rows with a table are off the fixed-delay law as rows with a spread are.
+
 With observe="created" a copy reaches the ledger G seconds after creation instead of
 G + B, and the law's analogue reads ceil(G / U). The law speaks of the ``ledger``
 controller without a cap or damping (``max_per_round`` null, ``gain`` 1) only; on other
 rows its columns are null.
 
-Where the delays vary, :func:`law_readings` reads the worst-case law's rows three ways:
+Where the delays vary, :func:`law_readings` reads the worst-case law's rows four ways:
 at the lowest delays and the longest interval (``law_lowest``), at the mean delays and
-the mean interval, exactly (``law_mean``), and at the worst (``law_worst``).
+the mean interval, exactly (``law_mean``), at each delay's 99th percentile and the
+shortest interval (``law_p99``), and at the worst (``law_worst``).
 
 These are *claims to check*, never inputs to the model: the report compares them
 with the simulated overshoot cell by cell.
@@ -33,6 +39,7 @@ from typing import Final
 
 import polars as pl
 
+from reconsim.model.delays import PPM
 from reconsim.model.params import DEFAULTS
 
 #: The overshoot law as text, for each value of ``observe``: what every page and table shows.
@@ -43,10 +50,13 @@ LAW_SCOPE: Final = ("the ledger controller without a cap on corrections per roun
                     "(max_per_round) and without damping (gain 1)")
 #: The boundary as text.
 BOUNDARY: Final = "U \u2265 G + B"
-#: The worst-case law and boundary as text (delays at their longest, intervals shortest).
+#: The worst-case law and boundary as text (delays at their longest, intervals shortest;
+#: a spread stands for the longest extra delay, a delay table's last value where one is given).
 LAW_WORST_FORMULA: Final = ("desired \u00d7 (\u2308(G + G_spread + B + B_spread) / "
                             "max(1, U \u2212 U_jitter)\u2309 \u2212 1)")
 BOUNDARY_WORST: Final = "max(1, U \u2212 U_jitter) \u2265 G + G_spread + B + B_spread"
+#: The percentile ``law_p99`` reads each delay at, in parts per million.
+LAW_LEVEL_PPM: Final = 990_000
 
 
 def law_overshoot(desired: int, G: int, U: int, B: int) -> int:
@@ -72,12 +82,81 @@ def _param(name: str, columns: Collection[str] | None) -> pl.Expr:
     return pl.col(name) if columns is None or name in columns else pl.lit(DEFAULTS[name])
 
 
+def _table(delay: str, columns: Collection[str] | None) -> pl.Expr | None:
+    """The delay table column of ``delay`` ("G" or "B"), or None where the frame lacks it."""
+    name = f"{delay}_delays"
+    return pl.col(name) if columns is None or name in columns else None
+
+
+def _has_table(delay: str, columns: Collection[str] | None) -> pl.Expr:
+    table = _table(delay, columns)
+    return pl.lit(value=False) if table is None else (table.list.len() > 0).fill_null(
+        value=False)
+
+
+def _from_table(delay: str, columns: Collection[str] | None, read: pl.Expr,
+                otherwise: pl.Expr) -> pl.Expr:
+    """``read`` of the delay table where a row has one, else ``otherwise`` (its spread's)."""
+    if _table(delay, columns) is None:
+        return otherwise
+    return pl.when(_has_table(delay, columns)).then(read).otherwise(otherwise)
+
+
+def worst_extra(delay: str, columns: Collection[str] | None = None) -> pl.Expr:
+    """The longest extra ``delay`` (``"G"`` or ``"B"``): the table's last value, else the
+    spread."""
+    table = _table(delay, columns)
+    spread = _param(f"{delay}_spread", columns).cast(pl.Int64)
+    return spread if table is None else _from_table(
+        delay, columns, table.list.last().struct.field("value").cast(pl.Int64), spread)
+
+
+def lowest_extra(delay: str, columns: Collection[str] | None = None) -> pl.Expr:
+    """The shortest extra ``delay``: the table's first value, else 0."""
+    table = _table(delay, columns)
+    zero = pl.lit(0, dtype=pl.Int64)
+    return zero if table is None else _from_table(
+        delay, columns, table.list.first().struct.field("value").cast(pl.Int64), zero)
+
+
+def quantile_extra(delay: str, level_ppm: int, columns: Collection[str] | None = None
+                   ) -> pl.Expr:
+    """The extra ``delay`` at ``level_ppm`` parts per million, exactly as
+    :func:`reconsim.model.delays.quantile` reads it: the smallest value whose cumulative
+    weight x 10⁶ reaches level x total; for a spread s (weights 1 over 0 … s), the smallest
+    v with (v + 1) x 10⁶ >= level x (s + 1)."""
+    spread = _param(f"{delay}_spread", columns).cast(pl.Int64)
+    of_spread = (level_ppm * (spread + 1) + PPM - 1) // PPM - 1
+    table = _table(delay, columns)
+    if table is None:
+        return of_spread
+    value, weight = (pl.element().struct.field(f).cast(pl.Int64) for f in ("value", "weight"))
+    read = table.list.eval(value.filter(weight.cum_sum() * PPM >= level_ppm * weight.sum())
+                           .first()).list.first()
+    return _from_table(delay, columns, read, of_spread)
+
+
+def mean_extra(delay: str, columns: Collection[str] | None = None) -> tuple[pl.Expr, pl.Expr]:
+    """The mean extra ``delay`` as an exact fraction (numerator, denominator), in 128-bit
+    integers: the table's ``sum(v w) / sum(w)``, else the spread's ``s / 2``."""
+    spread = _param(f"{delay}_spread", columns).cast(pl.Int128)
+    table = _table(delay, columns)
+    if table is None:
+        return spread, pl.lit(2, dtype=pl.Int128)
+    value, weight = (pl.element().struct.field(f).cast(pl.Int128) for f in ("value", "weight"))
+    total = table.list.eval(weight.sum()).list.first()
+    moment = table.list.eval((value * weight).sum()).list.first()
+    return (_from_table(delay, columns, moment, spread),
+            _from_table(delay, columns, total, pl.lit(2, dtype=pl.Int128)))
+
+
 def worst_listing_delay(columns: Collection[str] | None = None) -> pl.Expr:
     """The longest delay from a copy's creation to its listing: G + G_spread + B + B_spread,
-    or G + G_spread where the ledger lists copies at creation."""
-    g = pl.col("G") + _param("G_spread", columns)
+    or G + G_spread where the ledger lists copies at creation (a delay table's last value
+    in place of its spread)."""
+    g = pl.col("G") + worst_extra("G", columns)
     return pl.when(pl.col("observe") == "created").then(g).otherwise(
-        g + pl.col("B") + _param("B_spread", columns))
+        g + pl.col("B") + worst_extra("B", columns))
 
 
 def _seed_world_but_delays(columns: Collection[str] | None) -> pl.Expr:
@@ -105,7 +184,8 @@ def law_columns(columns: Collection[str] | None = None) -> list[pl.Expr]:
               & (pl.col("gain") == 1) & _seed_world_but_delays(columns))
     b_spread, g_spread = _param("B_spread", columns), _param("G_spread", columns)
     jitter = _param("U_jitter", columns)
-    fixed = (b_spread == 0) & (g_spread == 0) & (jitter == 0)
+    fixed = ((b_spread == 0) & (g_spread == 0) & (jitter == 0)
+             & ~_has_table("G", columns) & ~_has_table("B", columns))
     blind_rounds = (listing_delay() + pl.col("U") - 1) // pl.col("U")
     law = pl.when(ledger & fixed).then(pl.col("desired") * (blind_rounds - 1))
     shortest = pl.max_horizontal(pl.lit(1), pl.col("U") - jitter)
@@ -116,8 +196,8 @@ def law_columns(columns: Collection[str] | None = None) -> list[pl.Expr]:
         (pl.col("U") >= pl.col("G") + pl.col("B")).alias("above_boundary"),
         pl.when(ledger).then(pl.col("desired") * (worst_rounds - 1))
         .alias("law_overshoot_worst"),
-        (shortest >= pl.col("G") + g_spread + pl.col("B") + b_spread)
-        .alias("above_boundary_worst"),
+        (shortest >= pl.col("G") + worst_extra("G", columns) + pl.col("B")
+         + worst_extra("B", columns)).alias("above_boundary_worst"),
     ]
 
 
@@ -139,29 +219,78 @@ def in_readings() -> pl.Expr:
     return pl.col("law_overshoot_worst").is_not_null()
 
 
-def law_lowest() -> pl.Expr:
-    """The law at the lowest delays and the longest interval (null outside the readings)."""
+#: The hidden columns :func:`delay_reads` adds: each delay's reads, for tables whose list
+#: columns are later turned into text (the report's).
+READ_PREFIX: Final = "__read_"
+
+
+def delay_reads() -> list[pl.Expr]:
+    """Each delay's (G's, B's) exact reads as columns ``__read_G_lowest`` … (lowest, p99,
+    worst, mean numerator and denominator), from the parameters as stored (lists as lists):
+    :func:`law_readings` with ``stored=True`` reads them instead of the lists."""
+    out = []
+    for d in ("G", "B"):
+        moment, total = mean_extra(d)
+        out += [lowest_extra(d).alias(f"{READ_PREFIX}{d}_lowest"),
+                quantile_extra(d, LAW_LEVEL_PPM).alias(f"{READ_PREFIX}{d}_p99"),
+                worst_extra(d).alias(f"{READ_PREFIX}{d}_worst"),
+                moment.alias(f"{READ_PREFIX}{d}_moment"), total.alias(f"{READ_PREFIX}{d}_total")]
+    return out
+
+
+def _read(delay: str, what: str, stored: bool) -> pl.Expr:
+    """``delay``'s lowest or p99 extra: its column of :func:`delay_reads`, or read anew."""
+    if stored:
+        return pl.col(f"{READ_PREFIX}{delay}_{what}")
+    return lowest_extra(delay) if what == "lowest" else quantile_extra(delay, LAW_LEVEL_PPM)
+
+
+def _read_mean(delay: str, stored: bool) -> tuple[pl.Expr, pl.Expr]:
+    if stored:
+        return (pl.col(f"{READ_PREFIX}{delay}_moment"), pl.col(f"{READ_PREFIX}{delay}_total"))
+    return mean_extra(delay)
+
+
+def law_lowest(stored: bool = False) -> pl.Expr:
+    """The law at the lowest delays (a delay table's first value) and the longest interval
+    (null outside the readings)."""
     g, b, u, j, d = _int("G"), _int("B"), _int("U"), _int("U_jitter"), _int("desired")
+    g, b = g + _read("G", "lowest", stored), b + _read("B", "lowest", stored)
     delay = pl.when(_created()).then(g).otherwise(g + b)
     return pl.when(in_readings()).then(d * (_ceil_div(delay, u + j) - 1)).alias("law_lowest")
 
 
-def law_mean() -> pl.Expr:
+def law_mean(stored: bool = False) -> pl.Expr:
     """The law at the mean delays and the mean interval, exactly (null outside the
     readings).
 
-    Twice the mean delay is ``2G + G_spread (+ 2B + B_spread)``; the interval after a
-    periodic round is ``max(1, U - J + Z)``, Z uniform in 0 … 2J, whose sum over the 2J + 1
-    values of Z is ``(2J + 1)·U + c(c + 1)/2`` with ``c = max(0, J + 1 - U)``. So the
-    ratio is ``twice_delay · (2J + 1) / (2 · that sum)``.
+    The mean delay is ``N / D``: G plus the mean extra ledger delay ``n_G / d_G`` (a
+    spread's ``G_spread / 2``, a table's ``sum(v w) / sum(w)``), plus B and its mean extra
+    ``n_B / d_B`` unless observe = created; so ``N = (G d_G + n_G) d_B + (B d_B + n_B) d_G``
+    and ``D = d_G d_B``. The interval after a periodic round is ``max(1, U - J + Z)``, Z
+    uniform in 0 … 2J, whose sum over the 2J + 1 values of Z is ``(2J + 1)·U + c(c + 1)/2``
+    with ``c = max(0, J + 1 - U)``. So the ratio is ``N · 2(2J + 1) / (D · 2 · that sum)``,
+    whose ceiling is taken in 128-bit integers (a table's total weight is at most 10⁹).
     """
-    g, b, u, j, d = _int("G"), _int("B"), _int("U"), _int("U_jitter"), _int("desired")
-    gs, bs = _int("G_spread"), _int("B_spread")
-    twice = pl.when(_created()).then(2 * g + gs).otherwise(2 * g + gs + 2 * b + bs)
-    c = pl.max_horizontal(pl.lit(0, dtype=pl.Int64), j + 1 - u)
+    g, b, u, j = (_int(n).cast(pl.Int128) for n in ("G", "B", "U", "U_jitter"))
+    (n_g, d_g), (n_b, d_b) = _read_mean("G", stored), _read_mean("B", stored)
+    listed = (g * d_g + n_g) * d_b
+    numerator = pl.when(_created()).then(listed).otherwise(listed + (b * d_b + n_b) * d_g)
+    c = pl.max_horizontal(pl.lit(0, dtype=pl.Int128), j + 1 - u)
     twice_sum = 2 * (2 * j + 1) * u + c * (c + 1)
-    rounds = _ceil_div(twice * (2 * j + 1), twice_sum)
-    return pl.when(in_readings()).then(d * (rounds - 1)).alias("law_mean")
+    rounds = _ceil_div(numerator * 2 * (2 * j + 1), d_g * d_b * twice_sum).cast(pl.Int64)
+    return pl.when(in_readings()).then(_int("desired") * (rounds - 1)).alias("law_mean")
+
+
+def law_p99(stored: bool = False) -> pl.Expr:
+    """The law at each delay's 99th percentile (:data:`LAW_LEVEL_PPM`; a spread's or a
+    delay table's, :func:`quantile_extra`) and the shortest interval, as ``law_worst``
+    reads the longest (null outside the readings)."""
+    g, b, u, j, d = _int("G"), _int("B"), _int("U"), _int("U_jitter"), _int("desired")
+    g = g + _read("G", "p99", stored)
+    delay = pl.when(_created()).then(g).otherwise(g + b + _read("B", "p99", stored))
+    shortest = pl.max_horizontal(pl.lit(1, dtype=pl.Int64), u - j)
+    return pl.when(in_readings()).then(d * (_ceil_div(delay, shortest) - 1)).alias("law_p99")
 
 
 def law_worst() -> pl.Expr:
@@ -169,9 +298,10 @@ def law_worst() -> pl.Expr:
     return pl.col("law_overshoot_worst").cast(pl.Int64).alias("law_worst")
 
 
-def law_readings() -> list[pl.Expr]:
-    """``law_lowest``, ``law_mean`` and ``law_worst``, from a table with the law columns."""
-    return [law_lowest(), law_mean(), law_worst()]
+def law_readings(stored: bool = False) -> list[pl.Expr]:
+    """``law_lowest``, ``law_mean``, ``law_p99`` and ``law_worst``, from a table with the law
+    columns (``stored``: and the columns of :func:`delay_reads`, in place of the lists)."""
+    return [law_lowest(stored), law_mean(stored), law_p99(stored), law_worst()]
 
 
 def law_digest() -> str:

@@ -33,6 +33,7 @@ from reconsim.model.kinds import (
     Cap,
     Choice,
     Deaths,
+    Delays,
     Events,
     Faults,
     Flag,
@@ -75,6 +76,8 @@ TRIGGERS: Final = ("periodic", "watch")
 LagWindows = tuple[tuple[int, int, int], ...]
 #: A create-fault schedule: (at, count, kind) events, kind one of :data:`FAULT_KINDS`.
 FaultEvents = tuple[tuple[int, int, str], ...]
+#: A delay table: (value, weight) entries (:mod:`reconsim.model.delays`).
+DelayTable = tuple[tuple[int, int], ...]
 #: The polars dtypes of a lag schedule column and of a create-fault schedule column.
 WINDOWS_DTYPE: Final = pl.List(pl.Struct({"from": pl.Int64, "to": pl.Int64,
                                           "extra": pl.Int64}))
@@ -188,6 +191,12 @@ class Cell:
     G_spread: int = field(default=0, metadata=declare(
         Int(0, MAX_SECONDS), "copy k's ledger delay is G + Y, Y uniform in 0..G_spread",
         world=True))
+    B_delays: DelayTable = field(default=(), metadata=declare(
+        Delays(spread="B_spread"), "copy k's startup is B + X, X drawn from this table of "
+        "(value, weight) entries (none: uniform in 0..B_spread)", world=True))
+    G_delays: DelayTable = field(default=(), metadata=declare(
+        Delays(spread="G_spread"), "copy k's ledger delay is G + Y, Y drawn from this table "
+        "of (value, weight) entries (none: uniform in 0..G_spread)", world=True))
     U_jitter: int = field(default=0, metadata=declare(
         Int(0, MAX_SECONDS), "round i+1 comes max(1, U - U_jitter + Z) s after round i, Z "
         "uniform in "
@@ -229,6 +238,11 @@ class Cell:
     def __post_init__(self) -> None:
         for p in PARAMS:
             object.__setattr__(self, p.name, p.kind.check(p.name, getattr(self, p.name)))
+        for p in DELAY_PARAMS:
+            spread = p.kind.spread  # type: ignore[attr-defined]
+            if getattr(self, p.name) and getattr(self, spread):
+                raise ValueError(f"{p.name}: a delay table and {spread} "
+                                 f"{getattr(self, spread)} both given; give one of the two")
         controller = registry.get(self.controller)
         given = dict(self.options)
         if len(given) != len(self.options):
@@ -287,6 +301,9 @@ def make_cell(**params: Any) -> Cell:
 PARAMS: Final[tuple[Parameter, ...]] = tuple(
     dataclasses.replace(f.metadata["param"], name=f.name, default=f.default)
     for f in dataclasses.fields(Cell) if "param" in f.metadata)
+#: The delay tables (:class:`~reconsim.model.kinds.Delays`), each replacing a uniform spread.
+DELAY_PARAMS: Final[tuple[Parameter, ...]] = tuple(
+    p for p in PARAMS if isinstance(p.kind, Delays))
 #: The keywords of a cell that are its fields (its parameters, and ``options``).
 _FIELDS: Final = frozenset(f.name for f in dataclasses.fields(Cell)) - {"options"}
 registry.reserve(p.name for p in PARAMS)
@@ -333,6 +350,20 @@ BY_NAME: Final[Mapping[str, Parameter]] = {p.name: p for p in PARAMS}
 
 #: The column naming a death schedule, stored beside its events in a sweep's table.
 SCHEDULE_COLUMN: Final = "schedule"
+
+
+def name_column(name: str) -> str:
+    """The column of a sweep's table naming the ``[delays.NAME]`` table that delay table
+    parameter ``name`` holds (``none`` for no table).
+
+    >>> name_column("G_delays")
+    'G_delays_name'
+    """
+    return f"{name}_name"
+
+
+#: The columns naming delay tables, with the parameter each names the table of.
+NAME_COLUMNS: Final[Mapping[str, str]] = {name_column(p.name): p.name for p in DELAY_PARAMS}
 #: The parameters a sweep's table lists first, in the order it has always published them;
 #: the rest follow in declaration order.
 _PUBLISHED_FIRST: Final = ("controller", "G", "U", "B", "desired", "duration", "ledger_base",
@@ -341,7 +372,8 @@ _PUBLISHED_FIRST: Final = ("controller", "G", "U", "B", "desired", "duration", "
 
 def table_columns(params: Sequence[Parameter]) -> tuple[str, ...]:
     """The parameter columns of a sweep table for ``params``: the published order first,
-    then any other parameter in declaration order; a schedule's name precedes its events.
+    then any other parameter in declaration order; a schedule's name precedes its events,
+    a delay table's name its entries.
 
     >>> table_columns(PARAMS)[:9]
     ('controller', 'G', 'U', 'B', 'desired', 'duration', 'ledger_base', 'schedule', 'deaths')
@@ -354,6 +386,8 @@ def table_columns(params: Sequence[Parameter]) -> tuple[str, ...]:
     for n in ordered:
         if isinstance(by_name[n].kind, Events):
             out.append(SCHEDULE_COLUMN)
+        if isinstance(by_name[n].kind, Delays):
+            out.append(name_column(n))
         out.append(n)
     return tuple(out)
 

@@ -39,7 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from reconsim.model import rng
+from reconsim.model import delays, rng
 from reconsim.model.controllers import Entry, Round, registry
 from reconsim.model.controllers.definition import (
     decide_in_python,
@@ -178,8 +178,10 @@ def run_reference(  # noqa: PLR0912, PLR0915 — the spec, in order
                             error = True
                             continue
                         k = len(copies)
-                        ready = t + B + rng.uniform(seed, rng.STARTUP, k, cell.B_spread + 1)
-                        g = G + rng.uniform(seed, rng.LEDGER_DELAY, k, cell.G_spread + 1)
+                        ready = t + B + delays.extra(cell.B_delays, cell.B_spread, seed,
+                                                     rng.STARTUP, k)
+                        g = G + delays.extra(cell.G_delays, cell.G_spread, seed,
+                                             rng.LEDGER_DELAY, k)
                         copy = Copy(birth=t, ready=ready, g=g,
                                     listed=(ready if cell.observe == "ready" else t) + g)
                         copies.append(copy)

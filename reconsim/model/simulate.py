@@ -19,6 +19,7 @@ from reconsim.model.kernels.arrays import controller_params, take_rows
 from reconsim.model.params import (
     BY_NAME,
     DEATHS_DTYPE,
+    DELAY_PARAMS,
     METRIC_NAMES,
     METRICS,
     PARAM_DTYPES,
@@ -34,6 +35,8 @@ from reconsim.model.params import (
 __all__ = ["DEATHS_DTYPE", "PARAM_DTYPES", "cells_frame", "kernel_inputs", "run_cell",
            "simulate"]
 
+#: Each delay table's parameter, by name, and the uniform spread it replaces.
+DELAYS_BY_NAME = {p.name: p.kind.spread for p in DELAY_PARAMS}  # type: ignore[attr-defined]
 #: Parameter columns a frame must carry; the others fall back to their defaults.
 REQUIRED_COLUMNS = tuple(p.name for p in PARAMS if p.required)
 
@@ -105,14 +108,14 @@ def simulate(cells: pl.DataFrame, *, checked: bool = False) -> pl.DataFrame:
     (``B_spread``, ``G_spread``, ``U_jitter``, ``seed``, ``grace`` integers;
     ``delete_order``, ``trigger`` strings; ``fail_rate``, ``lost_rate`` numbers;
     ``slow_start`` boolean; ``lag`` list of struct{from, to, extra}; ``create_faults`` list
-    of struct{at, count, kind}) are optional and take their defaults when absent. Rows in
-    seed 001's world run on the count kernel, the others (and those of a controller with a
-    ``rank``) on the world kernel, those of a controller declared ``compiled=False`` on the
-    reference model. ``ttl`` may
-    be null where the controller is not ``expectations``, ``restart_at`` where it is
-    ``ledger``. Other columns pass through
-    untouched; rows keep their order. Raises ``ValueError`` naming the column and the
-    offending value if a parameter is bad.
+    of struct{at, count, kind}; ``B_delays``, ``G_delays`` delay tables, list of
+    struct{value, weight}, each empty or in place of its spread) are optional and take
+    their defaults when absent. Rows in seed 001's world run on the count kernel, the
+    others (and those of a controller with a ``rank``) on the world kernel, those of a
+    controller declared ``compiled=False`` on the reference model. ``ttl`` may be null
+    where the controller is not ``expectations``, ``restart_at`` where it is ``ledger``.
+    Other columns pass through untouched; rows keep their order. Raises ``ValueError``
+    naming the column and the offending value if a parameter is bad.
     ``checked=True`` skips those checks, for frames built from checked values (a grid
     expanded from a checked spec): validation happens once, where data enters.
     """
@@ -359,7 +362,21 @@ def _check_frame(cells: pl.DataFrame, params: Iterable[Parameter] = PARAMS) -> l
                              f"{row[f'{p.name}:bad_null']}{p.kind.null_hint}")
         if cells.schema[p.name] != pl.Null:
             p.kind.check_stats(p.name, row, cells[p.name])
+    _check_one_of(cells, [p for p in present if p.name in DELAYS_BY_NAME])
     return off
+
+
+def _check_one_of(cells: pl.DataFrame, tables: list[Parameter]) -> None:
+    """Raise ``ValueError`` for a row that gives both a delay table and its uniform spread."""
+    for p in tables:
+        spread = DELAYS_BY_NAME[p.name]
+        if spread not in cells.columns:
+            continue
+        both = cells.select(((pl.col(p.name).list.len() > 0) & (pl.col(spread) > 0))
+                            .fill_null(value=False).arg_true().first()).item()
+        if both is not None:
+            raise ValueError(f"{p.name}: row {both} gives a delay table and {spread} "
+                             f"{cells[spread][both]}; give one of the two")
 
 
 def _first_bad_null(p: Parameter) -> pl.Expr:

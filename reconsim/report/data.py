@@ -25,12 +25,13 @@ from typing import Any, Final
 import polars as pl
 
 from reconsim.model.kinds import Cap
-from reconsim.model.laws import law_columns
+from reconsim.model.laws import delay_reads, law_columns
 from reconsim.model.params import (
     BY_NAME,
     CONTROLLERS,
     DEFAULTS,
     METRIC_NAMES,
+    NAME_COLUMNS,
     PARAM_NAMES,
     UNLIMITED,
     VARIANT_PARAMS,
@@ -170,6 +171,8 @@ def load_sweep(sweep_dir: Any) -> Sweep:
     scan = scan.with_columns(_default_column(p) for p in hidden)
     # The laws read the parameters as stored (lists as lists), before they are flattened.
     scan = scan.with_columns(e.name.prefix(_FRESH) for e in law_columns())
+    scan = scan.with_columns(delay_reads())  # the delay tables' reads, for law_readings
+    reads = [e.meta.output_name() for e in delay_reads()]
     schema = scan.collect_schema()
     stored = [c for c in LAW_COLUMNS if c in schema]
     footer = (_footer_facts(source, schema, candidates)
@@ -181,6 +184,8 @@ def load_sweep(sweep_dir: Any) -> Sweep:
     if cells == 0:
         raise ReportError(f"{where_data}: the table has no rows")
     constant = [p for p in world if not off[p]]
+    # a delay table's name is no axis where no cell has a table
+    constant += [n for n, p in NAME_COLUMNS.items() if p in constant and n in candidates]
     axes = tuple(a for a in candidates if a not in constant)
     hidden += constant
     # Only the columns flat() changes: re-selecting a plain column would stop polars from
@@ -193,10 +198,10 @@ def load_sweep(sweep_dir: Any) -> Sweep:
         # Every row's stored law columns equal the law's (compared above, or computed by
         # today's laws, as the footers say): later queries read them instead of deriving
         # them again (that cost more than reading the row).
-        base = scan.select(*axes, *METRIC_NAMES, *LAW_COLUMNS, *hidden, SEED_DEATHS)
+        base = scan.select(*axes, *METRIC_NAMES, *LAW_COLUMNS, *hidden, *reads, SEED_DEATHS)
         table = base
     else:
-        base = scan.select(*axes, *METRIC_NAMES, *stored, *hidden, SEED_DEATHS,
+        base = scan.select(*axes, *METRIC_NAMES, *stored, *hidden, *reads, SEED_DEATHS,
                            *(_FRESH + c for c in LAW_COLUMNS))
         table = base.drop(*stored).rename({_FRESH + c: c for c in LAW_COLUMNS})
     known = {} if footer is None else {

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from reconsim.model.params import DEATHS_DTYPE, PARAMS, parameter, table_columns
+from reconsim.model.params import DEATHS_DTYPE, NAME_COLUMNS, PARAMS, parameter, table_columns
 from reconsim.sweep.spec import Spec
 
 #: The parameter columns of a sweep table, in order, derived from the declaration.
@@ -33,7 +33,8 @@ def axis_indices(shape: tuple[int, ...], start: int, stop: int) -> list[np.ndarr
 
 def expand(spec: Spec, start: int = 0, stop: int | None = None) -> pl.DataFrame:
     """Cells ``start .. stop - 1`` of the spec's grid as a frame :func:`.simulate` reads,
-    with the ``schedule`` name beside its ``deaths`` events.
+    with the ``schedule`` name beside its ``deaths`` events and each delay table's name
+    (``G_delays_name``, ...) beside its entries.
 
     The grid is one block per controller (in the spec's order); within a block, the
     axes that apply to that controller vary row-major, the others are null.
@@ -65,6 +66,9 @@ def _block(spec: Spec, controller: str, start: int, stop: int) -> pl.DataFrame:
         return pl.Series(values, dtype=dtype).gather(idx[axis])
 
     columns = {axis: column(axis) for axis in spec.axes if axis != "controller"}
+    for name, axis in NAME_COLUMNS.items():  # a delay table's name beside its entries
+        columns[name] = (pl.Series(spec.names[axis], dtype=pl.String()).gather(idx[axis])
+                         if axis in idx else pl.repeat(None, n, dtype=pl.String, eager=True))
     columns["controller"] = pl.repeat(controller, n, dtype=pl.String, eager=True)
     # Periodic and random schedules depend on the duration: one event list per (schedule,
     # duration) pair this slice holds, so a chunk builds at most its own cells' lists.

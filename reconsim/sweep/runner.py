@@ -31,7 +31,7 @@ from tqdm import tqdm
 
 from reconsim.errors import ReconsimError, WriteError
 from reconsim.model.laws import law_columns
-from reconsim.model.params import METRICS, SCHEDULE_COLUMN, parameter, shown
+from reconsim.model.params import METRICS, NAME_COLUMNS, SCHEDULE_COLUMN, parameter, shown
 from reconsim.model.simulate import simulate
 from reconsim.model.version import MODEL_VERSION
 from reconsim.process import POLARS_THREADS_VARIABLE, start_worker
@@ -224,11 +224,13 @@ def plan(spec: Spec) -> str:
 
 def table_schema(spec: Spec | None = None) -> pl.Schema:
     """The columns of a sweep's table, in order, derived from the declarations: the
-    parameters (a schedule's name beside its events; the users' controllers' of ``spec``
+    parameters (a schedule's name beside its events, a delay table's beside its entries;
+    the users' controllers' of ``spec``
     last), the metrics, the law columns."""
     columns = PARAM_COLUMNS if spec is None else param_columns(spec)
     params: dict[str, pl.DataType] = {
-        name: pl.String() if name == SCHEDULE_COLUMN else parameter(name).kind.dtype
+        name: pl.String() if name == SCHEDULE_COLUMN or name in NAME_COLUMNS
+        else parameter(name).kind.dtype
         for name in columns}
     metrics: dict[str, pl.DataType] = {m.name: pl.Float64() if m.float else pl.Int64()
                                        for m in METRICS}

@@ -1,5 +1,7 @@
-"""Sweep specs: a TOML grid over the cell parameters, named death schedules, and named
-lag and fault schedules (``[lag.X] windows = [...]``, ``[faults.X] events = [...]``).
+"""Sweep specs: a TOML grid over the cell parameters, named death schedules, named
+lag and fault schedules (``[lag.X] windows = [...]``, ``[faults.X] events = [...]``) and
+named delay distributions (``[delays.X] samples = [...]``, ``csv``, ``quantiles`` or
+``histogram``: :mod:`reconsim.model.delays`), which ``G_delays`` and ``B_delays`` name.
 
 A spec is read and checked completely before anything is run or written. Every
 problem is a :class:`SpecError` whose one-line message names the key and the value.
@@ -23,13 +25,14 @@ import re
 import sys
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
 from reconsim.errors import ReconsimError
+from reconsim.model import delays
 from reconsim.model.controllers import Controller, ControllerError, registry
-from reconsim.model.kinds import Int, Records
+from reconsim.model.kinds import Delays, Int, Records
 from reconsim.model.params import (
     DEFAULTS,
     MAX_COPIES,
@@ -164,6 +167,11 @@ class Spec:
     #: the spec names it by), and the folders ``import_path`` puts on ``sys.path``.
     controllers: tuple[tuple[str, str], ...] = ()
     import_path: tuple[str, ...] = ()
+    #: The names each named axis (``lag``, ``create_faults``, ``G_delays``, ...) lists, in
+    #: the order of its values.
+    names: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: The ``[delays.NAME]`` tables, compiled (a ``csv`` table's samples read from its file).
+    delays: Mapping[str, delays.Table] = field(default_factory=dict)
 
     def block_axes(self, controller: str) -> tuple[str, ...]:
         """The axes that vary within ``controller``'s block: those that apply to it."""
@@ -204,7 +212,11 @@ class Spec:
     @property
     def hash(self) -> str:
         """A digest of the spec's content (not its formatting): equal specs, equal hashes."""
-        canonical = json.dumps(self.source, sort_keys=True, separators=(",", ":"), default=str)
+        content: Any = self.source
+        if self.delays:  # what the tables hold, a csv file's samples included
+            content = {"spec": self.source, "delays": {k: [list(e) for e in v]
+                                                       for k, v in self.delays.items()}}
+        canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), default=str)
         return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
@@ -253,15 +265,20 @@ def parse_spec(text: str, base: str | Path = ".") -> Spec:
                                 for n in registry.resolve(ref).params))
     _no_unknown_keys(grid, {*AXES, *extra}, "grid.")
     schedules = _schedules(doc.get("schedule", {}))
-    named = {axis: _named(doc.get(kind.table, {}), kind) for axis, kind in NAMED_AXES.items()}
-    axes = {axis: _named_axis(grid, axis, named[axis]) if axis in named
+    tables = _delay_tables(doc.get("delays", {}), Path(base))
+    named = {axis: tables if isinstance(kind, Delays) else _named(doc.get(kind.table, {}), kind)
+             for axis, kind in NAMED_AXES.items()}
+    names = {axis: _named_names(grid, axis, named[axis]) for axis in named}
+    axes = {axis: tuple(named[axis][v] for v in names[axis]) if axis in named
             else _axis(grid, axis, schedules) for axis in (*AXES, *extra)}
+    _one_of_table_or_spread(axes, names)
     if DEFAULT_SCHEDULE in axes["schedule"] and DEFAULT_SCHEDULE not in schedules:
         schedules[DEFAULT_SCHEDULE] = Schedule(DEFAULT_SCHEDULE, "events",
                                                {"events": DEFAULTS["deaths"]})
     entries = _entries_per_cell(axes, schedules)
     spec = Spec(name=name, axes=axes, schedules=schedules, chunk_size=chunk_size or 1,
-                source=doc, controllers=controllers, import_path=import_path)
+                source=doc, controllers=controllers, import_path=import_path, names=names,
+                delays={k: v for k, v in tables.items() if k != NO_SCHEDULE})
     if chunk_size is None:
         return replace(spec, chunk_size=default_chunk_size(spec.n_cells, entries))
     if chunk_size * entries > MAX_CHUNK_ENTRIES:
@@ -410,20 +427,56 @@ def _named(raw: Any, kind: Records) -> dict[str, tuple[Any, ...]]:
     return out
 
 
-def _named_axis(grid: Mapping[str, Any], axis: str,
-                defined: Mapping[str, tuple[Any, ...]]) -> tuple[Any, ...]:
-    """The schedules a named axis lists, by name; an axis the grid does not name is none."""
+def _delay_tables(raw: Any, base: Path) -> dict[str, tuple[Any, ...]]:
+    """The ``[delays.NAME]`` tables, compiled, by name; ``none`` (no table) built in."""
+    if not isinstance(raw, dict):
+        raise SpecError(f"delays must be a table of named distributions, got {shown(raw)}")
+    out: dict[str, tuple[Any, ...]] = {NO_SCHEDULE: ()}
+    for name, table in raw.items():
+        where = f"delays.{name}"
+        if not _SLUG.fullmatch(name):
+            raise SpecError(f"{where}: distribution name must be a plain slug, got {name!r}")
+        if name == NO_SCHEDULE:
+            raise SpecError(f"{where}: {NO_SCHEDULE!r} is built in (no table: the uniform "
+                            "spread)")
+        try:
+            out[name] = delays.from_spec_table(table, where, base)
+        except ValueError as exc:
+            raise SpecError(str(exc)) from None
+    return out
+
+
+def _one_of_table_or_spread(axes: Mapping[str, tuple[Any, ...]],
+                            names: Mapping[str, tuple[str, ...]]) -> None:
+    """Refuse a grid whose cells would give both a delay table and its uniform spread."""
+    for axis, kind in NAMED_AXES.items():
+        if not isinstance(kind, Delays):
+            continue
+        spread = max(axes[kind.spread])
+        table = next((n for n, v in zip(names[axis], axes[axis], strict=True) if v), None)
+        if spread > 0 and table is not None:
+            raise SpecError(
+                f"grid.{axis}: distribution {table!r} and {kind.spread} {spread} would meet "
+                f"in a cell; give one of the two (a {kind.spread} of s is the histogram of "
+                "0 … s, weight 1 each)")
+
+
+def _named_names(grid: Mapping[str, Any], axis: str,
+                 defined: Mapping[str, tuple[Any, ...]]) -> tuple[str, ...]:
+    """The names a named axis lists; an axis the grid does not name is none."""
     names = _axis_values(grid[axis], axis) if axis in grid else (NO_SCHEDULE,)
     for v in names:
         if not isinstance(v, str) or v not in defined:
-            raise SpecError(f"grid.{axis}: unknown {NAMED_AXES[axis].table} schedule {v!r} "
+            what = ("distribution" if isinstance(NAMED_AXES[axis], Delays)
+                    else f"{NAMED_AXES[axis].table} schedule")
+            raise SpecError(f"grid.{axis}: unknown {what} {shown(v)} "
                             f"(known: {', '.join(defined)})")
     if len(set(names)) != len(names):
         raise SpecError(f"grid.{axis}: repeated values in {list(names)!r}")
     values = tuple(defined[v] for v in names)
     if len(set(values)) != len(values):
         raise SpecError(f"grid.{axis}: two names for the same schedule in {list(names)!r}")
-    return values
+    return tuple(names)
 
 
 def _axis_values(raw: Any, axis: str) -> tuple[Any, ...]:

@@ -36,6 +36,29 @@ def take_rows(arrays: dict[str, np.ndarray], rows: np.ndarray,
     return {key: taken[key] if key in taken else arrays[key][rows] for key in names}
 
 
+def cumulative(offsets: Int64Array, weights: Int64Array) -> Int64Array:
+    """Each list's weights as running sums that start again at each list (``offsets``: one
+    per list + 1): what the kernels bisect to draw from a delay table.
+
+    >>> cumulative(np.array([0, 2, 2, 5]), np.array([1, 3, 2, 2, 1])).tolist()
+    [1, 4, 2, 4, 5]
+    """
+    sums = np.cumsum(weights, dtype=np.int64)
+    starts = np.concatenate(([0], sums))[offsets[:-1]]
+    return np.ascontiguousarray(sums - np.repeat(starts, np.diff(offsets)))
+
+
+def worst_extra(a: Mapping[str, NDArray[Any]], delay: str) -> Int64Array:
+    """Each cell's longest extra ``delay`` (``"G"`` or ``"B"``): its delay table's last value
+    where it has one, else its uniform spread."""
+    offsets = np.asarray(a[f"{delay}_delays_offsets"])
+    values = np.asarray(a[f"{delay}_delays_value"])
+    has = np.diff(offsets) > 0
+    last = values[np.maximum(offsets[1:] - 1, 0)] if len(values) else np.zeros(len(has),
+                                                                              np.int64)
+    return np.where(has, last, np.asarray(a[f"{delay}_spread"])).astype(np.int64)
+
+
 def by_controller(codes: Int64Array, order: Int64Array | None,
                   ) -> list[tuple[int, Int64Array | None]]:
     """The batch's cells per controller code: (code, its rows in running order), or

@@ -35,7 +35,13 @@ from reconsim.model.controllers.definition import (
     Outcome,
     Sync,
 )
-from reconsim.model.kernels.arrays import Int64Array, by_controller, params_matrix, take_rows
+from reconsim.model.kernels.arrays import (
+    Int64Array,
+    by_controller,
+    cumulative,
+    params_matrix,
+    take_rows,
+)
 from reconsim.model.kernels.count import MAX_CORRECTION, copy_into, damped_int, sorted_into
 
 # The controller's names, bound by specialise() for each controller (see .specialise).
@@ -52,7 +58,7 @@ from reconsim.model.kernels.specialise import (
     settle,
     specialise,
 )
-from reconsim.model.kernels.world import WORLD_OUT_COLUMNS, uniform_u64
+from reconsim.model.kernels.world import WORLD_OUT_COLUMNS, table_u64, uniform_u64
 
 # What is due at an instant, in the order the rules take it when due together.
 _READY, _LEAVE, _SECOND, _DELIVER, _RETRY = 0, 1, 2, 3, 4
@@ -323,7 +329,8 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop
         seed: int, grace: int, delete_newest: bool, watch: bool, slow_start: bool,
         fail_pm: int, lost_pm: int, ev: Int64Array, n_ev: int, rs_at: Int64Array, n_rs: int,
         faults: Int64Array, fault_left: Int64Array, f_lo: int, f_hi: int,
-        lag: Int64Array, w_lo: int, w_hi: int, out: Int64Array, row: int) -> int:
+        lag: Int64Array, w_lo: int, w_hi: int, b_table: Int64Array, b_lo: int, b_hi: int,
+        g_table: Int64Array, g_lo: int, g_hi: int, out: Int64Array, row: int) -> int:
     end_ms = (duration + 1) * _MS
     pods = np.zeros((_N_COLS, 16), np.int64)
     n_pods = 0
@@ -551,10 +558,14 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop
                             k = n_pods
                             n_pods += 1
                             ready = B
-                            if B_spread > 0:
+                            if b_hi > b_lo:
+                                ready += table_u64(seed, rng.STARTUP, k, b_table, b_lo, b_hi)
+                            elif B_spread > 0:
                                 ready += int(uniform_u64(seed, rng.STARTUP, k, B_spread + 1))
                             g = G
-                            if G_spread > 0:
+                            if g_hi > g_lo:
+                                g += table_u64(seed, rng.LEDGER_DELAY, k, g_table, g_lo, g_hi)
+                            elif G_spread > 0:
                                 g += int(uniform_u64(seed, rng.LEDGER_DELAY, k, G_spread + 1))
                             pods[:, k] = 0
                             pods[_BORN, k] = now
@@ -686,7 +697,8 @@ def _run_block(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
         fail_pm: Int64Array, lost_pm: Int64Array, death_offsets: Int64Array,
         death_at: Int64Array, death_count: Int64Array, restart_offsets: Int64Array,
         restart_at: Int64Array, fault_offsets: Int64Array, faults: Int64Array,
-        lag_offsets: Int64Array, lag: Int64Array, out: Int64Array) -> None:
+        lag_offsets: Int64Array, lag: Int64Array, b_offsets: Int64Array, b_table: Int64Array,
+        g_offsets: Int64Array, g_table: Int64Array, out: Int64Array) -> None:
     mem = MEMORY_INIT.copy()
     for i in range(lo, hi):
         p = PARAMS_TYPE(*to_fixed_tuple(cparams[i], N_PARAMS))  # type: ignore[call-arg]
@@ -708,7 +720,8 @@ def _run_block(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
             ledger_base[i], B_spread[i], G_spread[i], U_jitter[i], seed[i], grace[i],
             delete_newest[i] == 1, watch[i] == 1, slow_start[i] == 1, fail_pm[i],
             lost_pm[i], ev, n_ev, rs_at, n_rs, faults, fault_left, f_lo, f_hi, lag,
-            lag_offsets[i], lag_offsets[i + 1], out, i)
+            lag_offsets[i], lag_offsets[i + 1], b_table, b_offsets[i], b_offsets[i + 1],
+            g_table, g_offsets[i], g_offsets[i + 1], out, i)
         if ended != _DONE:
             out[0, i] = -ended
 
@@ -725,7 +738,8 @@ def _simulate_events(  # noqa: PLR0913, PLR0917 — numba takes arrays positiona
         watch: Int64Array, slow_start: Int64Array, fail_pm: Int64Array, lost_pm: Int64Array,
         death_offsets: Int64Array, death_at: Int64Array, death_count: Int64Array,
         restart_offsets: Int64Array, restart_at: Int64Array, fault_offsets: Int64Array,
-        faults: Int64Array, lag_offsets: Int64Array, lag: Int64Array) -> Int64Array:
+        faults: Int64Array, lag_offsets: Int64Array, lag: Int64Array, b_offsets: Int64Array,
+        b_table: Int64Array, g_offsets: Int64Array, g_table: Int64Array) -> Int64Array:
     n = len(desired)
     out = np.zeros((_N_OUT, n), np.int64)
     for b in numba.prange((n + _BLOCK - 1) // _BLOCK):
@@ -734,7 +748,7 @@ def _simulate_events(  # noqa: PLR0913, PLR0917 — numba takes arrays positiona
                    duration, ledger_base, B_spread, G_spread, U_jitter, seed, grace,
                    delete_newest, watch, slow_start, fail_pm, lost_pm, death_offsets,
                    death_at, death_count, restart_offsets, restart_at, fault_offsets,
-                   faults, lag_offsets, lag, out)
+                   faults, lag_offsets, lag, b_offsets, b_table, g_offsets, g_table, out)
     return out
 
 
@@ -753,7 +767,8 @@ EVENT_INPUTS: Final = (
     "trigger", "slow_start", "fail_rate", "lost_rate", "deaths_offsets", "deaths_at",
     "deaths_count", "restart_at_offsets", "restart_at", "create_faults_offsets",
     "create_faults_at", "create_faults_count", "create_faults_kind", "lag_offsets",
-    "lag_from", "lag_to", "lag_extra")
+    "lag_from", "lag_to", "lag_extra", "B_delays_offsets", "B_delays_value",
+    "B_delays_weight", "G_delays_offsets", "G_delays_value", "G_delays_weight")
 
 
 def simulate_event_arrays(*, controllers: Sequence[Controller],
@@ -769,6 +784,8 @@ def simulate_event_arrays(*, controllers: Sequence[Controller],
     a["delete_order"] = (a["delete_order"] == model_params.DELETE_ORDERS.index("newest")
                          ).astype(np.int64)
     a["trigger"] = (a["trigger"] == model_params.TRIGGERS.index("watch")).astype(np.int64)
+    for name in ("B_delays", "G_delays"):  # running sums per cell, before rows are taken
+        a[f"{name}_weight"] = cumulative(a[f"{name}_offsets"], a[f"{name}_weight"])
     n = len(a["controller"])
     out = np.empty((n, _N_OUT), np.int64)
     for code, rows in by_controller(a["controller"], None):
@@ -795,6 +812,8 @@ def _run_group(controller: Controller, a: Mapping[str, NDArray[Any]]) -> Int64Ar
     cparams = params_matrix(controller, a)
     faults = _records(a, "create_faults_at", "create_faults_count", "create_faults_kind")
     lag = _records(a, "lag_from", "lag_to", "lag_extra")
+    b_table = _records(a, "B_delays_value", "B_delays_weight")  # weights as running sums
+    g_table = _records(a, "G_delays_value", "G_delays_weight")
     try:
         out = kernel(cparams, a["max_per_round"], a["gain"], a["desired"], a["U"], a["G"],
                      a["B"], a["duration"], a["ledger_base"], a["B_spread"], a["G_spread"],
@@ -802,7 +821,8 @@ def _run_group(controller: Controller, a: Mapping[str, NDArray[Any]]) -> Int64Ar
                      a["slow_start"], a["fail_rate"], a["lost_rate"], a["deaths_offsets"],
                      a["deaths_at"], a["deaths_count"], a["restart_at_offsets"],
                      a["restart_at"], a["create_faults_offsets"], faults,
-                     a["lag_offsets"], lag)
+                     a["lag_offsets"], lag, a["B_delays_offsets"], b_table,
+                     a["G_delays_offsets"], g_table)
     except numba.core.errors.NumbaError as exc:
         raise compile_failure(controller, exc) from None
     except Exception as exc:  # raised by the controller's hooks, in its code

@@ -3,7 +3,7 @@
 Why a second kernel. :mod:`reconsim.model.kernels.count` is exact because every removal takes
 the oldest copies and every copy has the same delays, so dead, ready and listed
 copies are prefixes of creation order and three counts are the whole state. Varying
-delays (``B_spread``, ``G_spread``), newest-first deletes and grace periods break
+delays (``B_spread``, ``G_spread``, delay tables), newest-first deletes and grace periods break
 those prefixes, and stale reads (``lag``), watch triggers and faults need to know
 *which* copies a round saw. So this kernel keeps, per copy, the times of
 :class:`reconsim.model.reference.Copy` — birth, ready, its delay g, listed, removed, death —
@@ -103,8 +103,10 @@ from reconsim.model.controllers import BUILT_IN, Controller, ControllerError, En
 from reconsim.model.kernels.arrays import (
     by_controller,
     controller_params,
+    cumulative,
     params_matrix,
     take_rows,
+    worst_extra,
     writable,
 )
 from reconsim.model.kernels.count import (
@@ -167,6 +169,8 @@ _QUEUE_ROW = (_LV, _MV)
 _ALL_BITS = np.uint64(0xFFFFFFFFFFFFFFFF)
 #: Rows of the lag windows.
 _FROM, _TO, _EXTRA = 0, 1, 2
+#: Rows of the delay tables: values, cumulative weights.
+_VALUE, _CUMULATIVE = 0, 1
 #: Copies a block's scratch holds at first; a cell that needs more is rerun with double.
 _FIRST_CAPACITY = 64
 #: How a cell's run ended: done; it needs more copies than its scratch holds; its
@@ -186,6 +190,24 @@ def uniform_u64(seed: int, stream: int, k: int, n: int) -> np.int64:
     x = (np.uint64(seed) << np.uint64(32)) | (np.uint64(stream) << np.uint64(28)) \
         | np.uint64(k)
     return np.int64(splitmix64_u64(x) % np.uint64(n))  # type: ignore[arg-type]
+
+
+@numba.njit(cache=True, nogil=True)
+def table_u64(  # noqa: PLR0913, PLR0917 — numba takes scalars positionally
+        seed: int, stream: int, k: int, table: Int64Array2D, lo: int, hi: int) -> int:
+    """:func:`reconsim.model.delays.draw` in machine integers, from entries ``[lo, hi)`` of
+    ``table`` (rows: values, cumulative weights from the cell's first entry): ``r`` = draw
+    ``k`` of ``stream`` mod the total, then the first entry whose cumulative weight is above
+    ``r``, found by bisection."""
+    r = uniform_u64(seed, stream, k, table[_CUMULATIVE, hi - 1])
+    a, b = lo, hi - 1
+    while a < b:
+        m = (a + b) // 2
+        if table[_CUMULATIVE, m] > r:
+            b = m
+        else:
+            a = m + 1
+    return int(table[_VALUE, a])
 
 
 @numba.njit(cache=True, nogil=True)
@@ -358,6 +380,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     ev: Int64Array2D, n_ev: int, restarts: Int64Array, n_rs: int,
     lag: Int64Array2D, w_lo: int, w_hi: int,
     faults: Int64Array2D, fault_left: Int64Array, f_lo: int, f_hi: int,
+    b_table: Int64Array2D, b_lo: int, b_hi: int, g_table: Int64Array2D, g_lo: int, g_hi: int,
     cp: Int64Array2D, ps: Int64Array2D, bits: UInt64Array2D, out: Int64Array2D, row: int,
     mem_before: Int64Array,
 ) -> int:
@@ -371,7 +394,9 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     Its death events are ``ev`` (rows at, count: the first ``n_ev``), its lag windows
     columns ``[w_lo, w_hi)`` of ``lag`` (rows from, to, extra), its fault events columns
     ``[f_lo, f_hi)`` of ``faults`` (rows at, lost; ``fault_left`` from index 0: their
-    counts left). Each column of ``cp`` is a copy held; ``ps`` holds the per-second rows
+    counts left), its delay tables columns ``[b_lo, b_hi)`` of ``b_table`` and ``[g_lo,
+    g_hi)`` of ``g_table`` (rows value, cumulative weight; none: the uniform spread). Each
+    column of ``cp`` is a copy held; ``ps`` holds the per-second rows
     (the two queues among them), ``bits`` the queues' bitmaps.
     (Few array arguments: numba passes each one as a struct and counts its references.)
     """
@@ -542,10 +567,14 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                         if n == capacity:
                             return _WIDER
                         ready = s + B
-                        if B_spread > 0:
+                        if b_hi > b_lo:
+                            ready += table_u64(seed, rng.STARTUP, k_made, b_table, b_lo, b_hi)
+                        elif B_spread > 0:
                             ready += int(uniform_u64(seed, rng.STARTUP, k_made, B_spread + 1))
                         g = G
-                        if G_spread > 0:
+                        if g_hi > g_lo:
+                            g += table_u64(seed, rng.LEDGER_DELAY, k_made, g_table, g_lo, g_hi)
+                        elif G_spread > 0:
                             g += int(uniform_u64(seed, rng.LEDGER_DELAY, k_made, G_spread + 1))
                         listed = (s if created_listed else ready) + g
                         cp[_BIRTH, n] = s
@@ -698,7 +727,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     return _DONE
 
 
-def _simulate_world(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
+def _simulate_world(  # noqa: PLR0913, PLR0915, PLR0917 — numba takes arrays positionally
     cparams: Int64Array2D, created_listed: BoolArray, cap: Int64Array,
     gain_pm: Int64Array, desired: Int64Array, U: Int64Array, G: Int64Array,
     B: Int64Array, duration: Int64Array, ledger_base: Int64Array,
@@ -710,6 +739,8 @@ def _simulate_world(  # noqa: PLR0913, PLR0917 — numba takes arrays positional
     lag_offsets: Int64Array, lag_from: Int64Array, lag_to: Int64Array, lag_extra: Int64Array,
     fault_offsets: Int64Array, fault_at: Int64Array, fault_count: Int64Array,
     fault_lost: BoolArray,
+    b_offsets: Int64Array, b_value: Int64Array, b_cumulative: Int64Array,
+    g_offsets: Int64Array, g_value: Int64Array, g_cumulative: Int64Array,
 ) -> Int64Array:
     """The cells' metrics, a metric a row; a cell whose controller returned a correction
     beyond the bound has -1 rounds. ``cparams`` holds each cell's controller parameters,
@@ -723,6 +754,12 @@ def _simulate_world(  # noqa: PLR0913, PLR0917 — numba takes arrays positional
     faults = np.empty((2, fault_at.shape[0]), np.int64)
     copy_into(faults[0], fault_at)
     copy_into(faults[1], fault_lost)
+    b_table = np.empty((2, b_value.shape[0]), np.int64)
+    copy_into(b_table[_VALUE], b_value)
+    copy_into(b_table[_CUMULATIVE], b_cumulative)
+    g_table = np.empty((2, g_value.shape[0]), np.int64)
+    copy_into(g_table[_VALUE], g_value)
+    copy_into(g_table[_CUMULATIVE], g_cumulative)
     n_blocks = (n + _BLOCK - 1) // _BLOCK
     for b in numba.prange(n_blocks):
         lo = b * _BLOCK
@@ -764,7 +801,9 @@ def _simulate_world(  # noqa: PLR0913, PLR0917 — numba takes arrays positional
                     U[i], G[i], B[i], duration[i], ledger_base[i], B_spread[i], G_spread[i],
                     U_jitter[i], seed[i], grace[i], delete_newest[i], watch[i], slow_start[i],
                     fail_pm[i], lost_pm[i], ev, n_ev, rs_at, n_rs, lag, w_lo, w_hi, faults,
-                    fault_left, f_lo, f_hi, cp, per_second, bits, out, i, mem_before,
+                    fault_left, f_lo, f_hi, b_table, b_offsets[i], b_offsets[i + 1],
+                    g_table, g_offsets[i], g_offsets[i + 1], cp, per_second, bits, out, i,
+                    mem_before,
                 )
                 if ended == _BAD_CORRECTION:
                     out[0, i] = -1
@@ -798,9 +837,13 @@ WORLD_INPUTS: Final[tuple[str, ...]] = (
     "deaths_offsets", "deaths_at", "deaths_count", "restart_at_offsets", "restart_at",
     "lag_offsets", "lag_from", "lag_to", "lag_extra",
     "create_faults_offsets", "create_faults_at", "create_faults_count", "create_faults_kind",
+    "B_delays_offsets", "B_delays_value", "B_delays_weight",
+    "G_delays_offsets", "G_delays_value", "G_delays_weight",
 )
-#: The inputs the specialised kernel takes after the controller's parameters.
-_KERNEL_INPUTS: Final = WORLD_INPUTS[1:]
+#: The inputs the specialised kernel takes after the controller's parameters (a delay
+#: table's weights as their running sums within each cell: :func:`.arrays.cumulative`).
+_KERNEL_INPUTS: Final = tuple(name.replace("_weight", "_cumulative")
+                              for name in WORLD_INPUTS[1:])
 #: Inputs the kernel reads as booleans, with the code that means true.
 _FLAGS: Final = {
     "observe": CREATED,
@@ -861,7 +904,8 @@ def simulate_world_arrays(
         raise TypeError(f"simulate_world_arrays: missing {', '.join(missing)}")
     n = len(arrays["controller"])
     for name, values in (("deaths", "deaths_at"), ("restart_at", "restart_at"),
-                         ("lag", "lag_from"), ("create_faults", "create_faults_at")):
+                         ("lag", "lag_from"), ("create_faults", "create_faults_at"),
+                         ("B_delays", "B_delays_value"), ("G_delays", "G_delays_value")):
         offsets = arrays[f"{name}_offsets"]
         if len(offsets) != n + 1 or offsets[0] != 0 or offsets[-1] != len(arrays[values]):
             raise ValueError(f"{name}_offsets must run from 0 to the number of {name} "
@@ -869,12 +913,14 @@ def simulate_world_arrays(
     names = (*WORLD_INPUTS, *(p for p in controller_params(controllers) if p in arrays))
     a = {name: np.asarray(arrays[name]) == _FLAGS[name] if name in _FLAGS
          else writable(arrays[name]) for name in names}
+    for name in ("B_delays", "G_delays"):
+        a[f"{name}_cumulative"] = cumulative(a[f"{name}_offsets"], a.pop(f"{name}_weight"))
     # The count kernel's bounds, read for the worst this world allows: a round every
     # second where rounds are jittered or watch-triggered, the longest delays. Creates per
     # round stay at most `desired` (lost and failed commands add none), so the bounds hold.
     refuse_unsafe(
         desired=a["desired"], U=np.where(a["trigger"] | (a["U_jitter"] > 0), 1, a["U"]),
-        G=a["G"] + a["G_spread"], B=a["B"] + a["B_spread"] + a["grace"],
+        G=a["G"] + worst_extra(a, "G"), B=a["B"] + worst_extra(a, "B") + a["grace"],
         duration=a["duration"], ledger_base=a["ledger_base"],
         deaths_offsets=a["deaths_offsets"], deaths_count=a["deaths_count"],
         restart_at_offsets=a["restart_at_offsets"])

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import Final
 
 import polars as pl
@@ -27,6 +28,12 @@ BASE: Final = Cell(desired=6, B=5, duration=900, deaths=((300, 2),))
 MEASURED: Final[dict[str, int]] = {"G": 0, "G_spread": 27, "B": 5, "B_spread": 0,
                                    "U_jitter": 0}
 MEASURED_U: Final = 15
+#: The measured chain as ``sweeps/measured.toml`` writes it, a ledger delay table
+#: (:mod:`reconsim.model.delays`): mean 13.53 s exactly, worst 27 s (26.36 s in whole
+#: seconds, rounded up). The seed's claim reads any ledger delay table of that mean and
+#: worst, with G = 0, B = 5 s fixed and no jitter, as its measured delays.
+MEASURED_CHAIN_MEAN: Final = Fraction(1353, 100)
+MEASURED_CHAIN_WORST: Final = 27
 
 G_SCAN_U: Final = 15
 G_SCAN_G: Final = (0, 5, 10, 20, 30, 60)

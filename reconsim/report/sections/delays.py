@@ -33,8 +33,19 @@ import altair as alt
 import polars as pl
 from markupsafe import Markup
 
-from reconsim.model.laws import BOUNDARY_WORST, LAW_WORST_FORMULA, in_readings, law_readings
-from reconsim.model.studies.seed001 import MEASURED, MEASURED_U
+from reconsim.model.laws import (
+    BOUNDARY_WORST,
+    LAW_WORST_FORMULA,
+    READ_PREFIX,
+    in_readings,
+    law_readings,
+)
+from reconsim.model.studies.seed001 import (
+    MEASURED,
+    MEASURED_CHAIN_MEAN,
+    MEASURED_CHAIN_WORST,
+    MEASURED_U,
+)
 from reconsim.report.blocks import examples_table, where_sentence, where_table
 from reconsim.report.charts import ALARM, Figure, finish, inline, names_expr
 from reconsim.report.data import (
@@ -51,7 +62,8 @@ from reconsim.report.section import NOT_IN_JSON, Context, Section
 from reconsim.web.html import TableCell, figure_html, folded, num, share, table, verdict
 
 #: The parameters of a row of the section's table: the delays, the period and the controller.
-KEY: Final = ("G", "G_spread", "B", "B_spread", "U", "U_jitter", "controller")
+KEY: Final = ("G", "G_spread", "G_delays_name", "B", "B_spread", "B_delays_name", "U",
+              "U_jitter", "controller")
 #: The three readings of the law, in order, with their formulas.
 READINGS: Final = {
     "lowest": "desired \u00d7 (\u2308(G + B) / (U + U_jitter)\u2309 \u2212 1)",
@@ -72,14 +84,21 @@ def _int(name: str) -> pl.Expr:
     return pl.col(name).cast(pl.Int64)
 
 
+def with_table(delay: str) -> pl.Expr:
+    """Rows that draw ``delay`` (``"G"`` or ``"B"``) from a delay table (the report's table
+    holds it as text: ``none`` for no table)."""
+    return pl.col(f"{delay}_delays").ne_missing("none")
+
+
 def varying() -> pl.Expr:
-    """Rows whose delays or period vary: a spread or a jitter above 0."""
-    return (_int("G_spread") > 0) | (_int("B_spread") > 0) | (_int("U_jitter") > 0)
+    """Rows whose delays or period vary: a spread or a jitter above 0, or a delay table."""
+    return ((_int("G_spread") > 0) | (_int("B_spread") > 0) | (_int("U_jitter") > 0)
+            | with_table("G") | with_table("B"))
 
 
 def with_readings(table: Table) -> pl.LazyFrame:
     """The table with ``law_lowest``, ``law_mean`` and ``law_worst``."""
-    return lazy(table).with_columns(law_readings())
+    return lazy(table).with_columns(law_readings(stored=True))
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,8 +109,10 @@ class DelayRow:
 
     G: int
     G_spread: int
+    G_delays_name: str | None
     B: int
     B_spread: int
+    B_delays_name: str | None
     U: int
     U_jitter: int
     controller: str
@@ -181,7 +202,7 @@ class Claim:
     """Seed 001's claim: with its measured delays and U = 15 the ledger loop oscillates.
     Over the ledger cells the law covers with exactly :data:`MEASURED` and U = 15."""
 
-    setting: dict[str, int]
+    setting: dict[str, int | str]
     cells: int
     oscillating: int
     median: float | None
@@ -263,7 +284,8 @@ def _rows(cells: pl.LazyFrame,
     order = {c: i for i, c in enumerate(in_order(rows["controller"].unique()))}
     rows = rows.with_columns(pl.col("controller").replace_strict(
         order, return_dtype=pl.Int64).alias("__rank")).sort(
-        "G", "G_spread", "B", "B_spread", "U_jitter", "__rank", "U").head(MAX_ROWS)
+        "G", "G_spread", "G_delays_name", "B", "B_spread", "B_delays_name", "U_jitter",
+        "__rank", "U", nulls_last=False).head(MAX_ROWS)
     fields = DelayRow.__dataclass_fields__
     out = [DelayRow(**{k: v for k, v in r.items() if k in fields})
            for r in rows.iter_rows(named=True)]
@@ -271,7 +293,17 @@ def _rows(cells: pl.LazyFrame,
 
 
 #: The delay settings: a row of the chart's panels.
-PANEL: Final = ("G", "G_spread", "B", "B_spread", "U_jitter")
+PANEL: Final = ("G", "G_spread", "G_delays_name", "B", "B_spread", "B_delays_name",
+                 "U_jitter")
+
+
+def _extra_text(delay: str) -> pl.Expr:
+    """A panel's extra delay in words: ``+ 0…s`` for a spread, ``+ NAME`` for a table."""
+    name = pl.col(f"{delay}_delays_name")
+    return (pl.when(name.is_not_null() & (name != "none"))
+            .then(pl.concat_str([pl.lit(" + "), name]))
+            .otherwise(pl.concat_str([pl.lit(" + 0…"), pl.col(f"{delay}_spread").cast(
+                pl.String)])))
 
 
 def delays_grid(per_key: pl.DataFrame) -> DelaysGrid | None:
@@ -279,18 +311,18 @@ def delays_grid(per_key: pl.DataFrame) -> DelaysGrid | None:
     :data:`MAX_ROWS`): those of the first :data:`MAX_PANELS` delay settings, each reading
     at its largest over the groups; no read of the table. None without rows."""
     panel = list(PANEL)
-    settings = per_key.select(panel).unique().sort(panel)
+    settings = per_key.select(panel).unique().sort(panel, nulls_last=False)
     shown = settings.head(MAX_PANELS)
     if shown.height == 0:
         return None
     grid = per_key.join(shown, on=panel, how="semi").select(
         *KEY, "median_lo", "median_hi", "max",
         *(pl.col(f"law_{r}_hi").alias(f"law_{r}") for r in READINGS)).with_columns(
-        pl.concat_str([pl.lit("G = "), pl.col("G").cast(pl.String), pl.lit(" + 0…"),
-                       pl.col("G_spread").cast(pl.String), pl.lit(", B = "),
-                       pl.col("B").cast(pl.String), pl.lit(" + 0…"),
-                       pl.col("B_spread").cast(pl.String), pl.lit(", U_jitter = "),
-                       pl.col("U_jitter").cast(pl.String)]).alias("setting")).sort(KEY)
+        pl.concat_str([pl.lit("G = "), pl.col("G").cast(pl.String), _extra_text("G"),
+                       pl.lit(", B = "), pl.col("B").cast(pl.String), _extra_text("B"),
+                       pl.lit(", U_jitter = "),
+                       pl.col("U_jitter").cast(pl.String)]).alias("setting")).sort(
+        KEY, nulls_last=False)
     return DelaysGrid(grid, settings.height)
 
 
@@ -365,10 +397,19 @@ def _boundary(cells: pl.LazyFrame, rest: Sequence[str],
 
 
 def _claim(cells: pl.LazyFrame, axes: Sequence[str]) -> Claim:
-    """The ledger cells the law covers at :data:`MEASURED` and U = 15: how many oscillate
-    (overshoot > 0), by how much, per replicate group."""
-    at = cells.filter(pl.col("controller") == "ledger", in_readings(),
-                      *(_int(k) == v for k, v in MEASURED.items()), _int("U") == MEASURED_U)
+    """The ledger cells the law covers at the seed's measured delays and U = 15: how many
+    oscillate (overshoot > 0), by how much, per replicate group. The measured delays are
+    the measured chain (:data:`MEASURED_CHAIN_MEAN`, :data:`MEASURED_CHAIN_WORST`: a ledger
+    delay table of that mean and worst, G = 0, B = 5 fixed, no jitter) where the sweep has
+    such cells, else the uniform stand-in :data:`MEASURED` (G_spread = 27)."""
+    chain = _at_chain(cells)
+    if collect(chain.select(pl.len())).item():
+        at, setting = chain, _chain_setting(chain)
+    else:
+        at = cells.filter(pl.col("controller") == "ledger", in_readings(), ~with_table("G"),
+                          ~with_table("B"), *(_int(k) == v for k, v in MEASURED.items()),
+                          _int("U") == MEASURED_U)
+        setting = {**MEASURED, "U": MEASURED_U}
     o, u = pl.col("overshoot"), pl.col("unneeded")
     whole = collect(at.select(
         pl.len().alias("cells"), (o > 0).sum().alias("oscillating"),
@@ -390,8 +431,28 @@ def _claim(cells: pl.LazyFrame, axes: Sequence[str]) -> Claim:
         f: r[f] for f in ("cells", "oscillating", "median", "max", "unneeded_max",
                           "law_mean", "law_worst")}) for r in listed.iter_rows(named=True)
     ) if whole["cells"] else ()
-    return Claim(setting={**MEASURED, "U": MEASURED_U}, groups_total=groups_total,
-                 groups=groups, **whole)
+    return Claim(setting=setting, groups_total=groups_total, groups=groups, **whole)
+
+
+def _at_chain(cells: pl.LazyFrame) -> pl.LazyFrame:
+    """The ledger cells the law covers with the measured chain as their ledger delay table
+    (its mean and worst exactly), G = 0, B = 5, no B spread or table, no jitter, U = 15."""
+    moment, total = pl.col(f"{READ_PREFIX}G_moment"), pl.col(f"{READ_PREFIX}G_total")
+    mean = MEASURED_CHAIN_MEAN
+    return cells.filter(
+        pl.col("controller") == "ledger", in_readings(), with_table("G"), ~with_table("B"),
+        _int("G") == 0, _int("B") == MEASURED["B"], _int("B_spread") == 0,
+        _int("U_jitter") == 0, _int("U") == MEASURED_U,
+        moment * mean.denominator == total * mean.numerator,
+        pl.col(f"{READ_PREFIX}G_worst") == MEASURED_CHAIN_WORST)
+
+
+def _chain_setting(chain: pl.LazyFrame) -> dict[str, int | str]:
+    """The claim's setting at the measured chain: the tables' names among its cells."""
+    names = sorted(collect(chain.select(pl.col("G_delays_name").unique()))[
+        "G_delays_name"].drop_nulls().to_list())
+    return {"G": 0, "G_delays": ", ".join(names) or "unnamed", "B": MEASURED["B"],
+            "B_spread": 0, "U_jitter": 0, "U": MEASURED_U}
 
 
 def delays_summary(sweep: Sweep) -> Delays:
@@ -399,8 +460,11 @@ def delays_summary(sweep: Sweep) -> Delays:
     cells = with_readings(sweep.table.filter(varying()))
     rest = [a for a in sweep.axes if a != "controller"]
     n, groups, total, rows, chart = _rows(cells, sweep.axes)
+    tables = any(r.G_delays_name not in (None, "none") or r.B_delays_name not in (None, "none")
+                 for r in rows)
     return Delays(
-        population="rows with G_spread, B_spread or U_jitter above 0",
+        population="rows with G_spread, B_spread or U_jitter above 0"
+        + (", or a delay table (G_delays, B_delays)" if tables else ""),
         cells=n, of=sweep.cells, groups=groups, rows_total=total, rows=tuple(rows),
         readings=_readings(cells, rest, sweep.sizes),
         boundary=_boundary(cells, rest, sweep.sizes),
@@ -473,8 +537,13 @@ def boundary_sentence(b: Boundary) -> tuple[str, Markup]:
 def claim_sentence(c: Claim) -> tuple[str, Markup]:
     """Seed 001's claim at its measured delays, answered."""
     s = c.setting
-    setting = (f"G = {s['G']}, G_spread = {s['G_spread']} (a ledger delay uniform in "
-               f"{s['G']} … {s['G'] + s['G_spread']} s), B = {s['B']}, U = {s['U']}")
+    if "G_delays" in s:
+        setting = (f"G = {s['G']}, G_delays = {s['G_delays']} (a ledger delay table of mean "
+                   f"13.53 s and worst {MEASURED_CHAIN_WORST} s), B = {s['B']}, U = {s['U']}")
+    else:
+        setting = (f"G = {s['G']}, G_spread = {s['G_spread']} (a ledger delay uniform in "
+                   f"{s['G']} … {int(s['G']) + int(s['G_spread'])} s), B = {s['B']}, "
+                   f"U = {s['U']}")
     if c.cells == 0:
         return "none", Markup("<strong>Seed 001's claim</strong> (its measured delays, 13.53 s "
                               "mean and 26.36 s worst, with B = 5 s and U = 15 s sit in the "
@@ -499,7 +568,8 @@ def render(d: Delays, context: Context, figures: Mapping[str, Figure]) -> Markup
     head = Markup(
         "<p>Seed 001 measured its report chain's delay at 13.53 s on average and 26.36 s at "
         "worst: a real ledger delay is not one number. Here each copy draws its own startup "
-        "(B + 0 … B_spread) and ledger delay (G + 0 … G_spread), and rounds may wobble by "
+        "(B + 0 … B_spread) and ledger delay (G + 0 … G_spread, or G plus a draw from a "
+        "measured delay table, G_delays), and rounds may wobble by "
         "U_jitter. The law is read three ways on the ledger cells it covers — at the "
         "<em>lowest</em> delays, <code>{}</code>; at the <em>mean</em> delays, <code>{}</code> "
         "(Ū: the exact mean interval between periodic rounds, U unless U_jitter ≥ U); at the "
@@ -574,10 +644,11 @@ def render(d: Delays, context: Context, figures: Mapping[str, Figure]) -> Markup
 
 def rows_table(rows: Sequence[DelayRow]) -> Markup:
     """The rows of the section's table."""
-    return table(["G", "G_spread", "B", "B_spread", "U", "U_jitter", "controller", "cells",
-                  "groups", "median", "p95", "largest", "law lowest", "law mean", "law worst",
-                  "exceed lowest", "exceed mean", "exceed worst"],
-                 [[r.G, r.G_spread, r.B, r.B_spread, r.U, r.U_jitter,
+    return table(["G", "G_spread", "G_delays", "B", "B_spread", "B_delays", "U", "U_jitter",
+                  "controller", "cells", "groups", "median", "p95", "largest", "law lowest",
+                  "law mean", "law worst", "exceed lowest", "exceed mean", "exceed worst"],
+                 [[r.G, r.G_spread, r.G_delays_name or "none", r.B, r.B_spread,
+                   r.B_delays_name or "none", r.U, r.U_jitter,
                    r.controller, r.cells, r.groups,
                    _range(r.median_lo, r.median_hi), r.p95, r.max,
                    _range(r.law_lowest_lo, r.law_lowest_hi),

@@ -31,6 +31,7 @@ from reconsim.model.kinds import Cap
 from reconsim.model.params import (
     CONTROLLERS,
     DEFAULTS,
+    DELAY_PARAMS,
     METRIC_NAMES,
     PARAM_NAMES,
     PARAMS,
@@ -279,7 +280,17 @@ def _parameters(cell: Cell) -> dict[str, Any]:
     parameters among them, by name."""
     values = dataclasses.asdict(cell)
     values |= dict(values.pop("options"))
-    return json.loads(json.dumps(values))  # type: ignore[no-any-return]
+    return json.loads(json.dumps(_without_empty_tables(values)))  # type: ignore[no-any-return]
+
+
+#: The delay table parameters, by name.
+DELAYS_BY_NAME: Final = frozenset(p.name for p in DELAY_PARAMS)
+
+
+def _without_empty_tables(values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` without the delay tables a cell does not have (its spreads say it all)."""
+    return {k: v for k, v in values.items()
+            if not (k in DELAYS_BY_NAME and (v is None or len(v) == 0))}
 
 
 def _row_parameters(sweep: Sweep, row: Mapping[str, Any]) -> dict[str, Any]:
@@ -287,7 +298,7 @@ def _row_parameters(sweep: Sweep, row: Mapping[str, Any]) -> dict[str, Any]:
     cell's (defaults where the table has none), then its user's controller's, by name."""
     values = dict(DEFAULTS) | _cell_params(sweep, row) | {
         name: row[name] for name in user_params(row) if row[name] is not None}
-    return json.loads(json.dumps(values))  # type: ignore[no-any-return]
+    return json.loads(json.dumps(_without_empty_tables(values)))  # type: ignore[no-any-return]
 
 
 def _timeline(sweep: Sweep, row: Mapping[str, Any], kind: str, title: str,
