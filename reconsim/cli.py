@@ -504,10 +504,14 @@ def _main(argv: Sequence[str] | None) -> int:
 def _notices() -> Iterator[None]:
     """Print what the library logs (``logging.getLogger("reconsim...")``: a sweep that
     resumes, ...) on stderr, one message a line, while the command runs; the library itself
-    prints nothing."""
+    prints nothing. A kernel's compilation (``reconsim.compile``: the first use on this
+    machine takes tens of seconds) is said on a terminal only: piped or captured, stderr
+    keeps to errors and warnings."""
     logger = logging.getLogger("reconsim")
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(message)s"))
+    if not sys.stderr.isatty():
+        handler.addFilter(lambda record: not record.name.startswith("reconsim.compile"))
     level, propagate = logger.level, logger.propagate
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)

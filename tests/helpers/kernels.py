@@ -7,11 +7,11 @@ fresh clone, every pytest-xdist worker, and every child process started before t
 written, would compile each kernel again. ``tests/conftest.py`` has the xdist controller
 run :func:`start` first, one process per kernel side by side; the workers then load them.
 
-This covers the default cell's compilations only: numba compiles a kernel anew for each
-pattern of read-only and writable input arrays it meets (polars hands some columns over
-read-only, copies others), and the suite meets 11 of the count kernel and 18 of the world
-kernel in a fresh clone. Those the workers compile as they meet them, and share through
-the same cache.
+numba compiles a kernel anew for each pattern of read-only and writable input arrays it
+meets; the kernels hand every input over read-only (``reconsim.model.kernels.arrays.frozen``),
+so each variant of a kernel compiles once per controller. Kernels of other controllers (the
+test controllers', the event-driven ones) the workers compile as they meet them, and share
+through the same cache.
 """
 
 from __future__ import annotations

@@ -94,8 +94,14 @@ def params_matrix(controller: Controller, cells: Mapping[str, NDArray[Any]]) -> 
     return matrix
 
 
-def writable(values: NDArray[Any]) -> Int64Array:
-    """``values`` as a C-contiguous, writable int64 array (copied only where it is not one).
-    numba compiles a kernel once per pattern of read-only and writable inputs, and polars
-    hands some columns over read-only: all writable, each kernel compiles once."""
-    return np.require(values, np.int64, ["C_CONTIGUOUS", "WRITEABLE"])
+def frozen(values: NDArray[Any], dtype: type[np.generic] = np.int64) -> NDArray[Any]:
+    """``values`` as a C-contiguous, read-only array of ``dtype`` (copied only where it is
+    not C-contiguous ``dtype``; otherwise itself or a read-only view). numba compiles a
+    kernel once per pattern of read-only and writable inputs, and polars hands some columns
+    over read-only, others writable: every input read-only, each kernel compiles once, and
+    no column is copied to make it writable."""
+    array = np.require(values, dtype, ["C_CONTIGUOUS"])
+    if array.flags.writeable:
+        array = array.view()
+        array.flags.writeable = False
+    return array

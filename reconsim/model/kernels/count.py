@@ -62,7 +62,7 @@ from numpy.typing import NDArray
 
 from reconsim.model import params
 from reconsim.model.controllers import BUILT_IN, Controller, ControllerError, Round
-from reconsim.model.kernels.arrays import by_controller, params_matrix, writable
+from reconsim.model.kernels.arrays import by_controller, frozen, params_matrix
 
 # The controller's names, bound by specialise() for each controller (see .specialise).
 from reconsim.model.kernels.specialise import (
@@ -73,6 +73,7 @@ from reconsim.model.kernels.specialise import (
     STEADY,
     compile_failure,
     decide,
+    noting_compiles,
     raised,
     specialise,
 )
@@ -481,12 +482,13 @@ def simulate_arrays(
     ``deaths_at[deaths_offsets[i]:deaths_offsets[i + 1]]`` (and the same slice of
     ``deaths_count``), its restarts likewise, both in any order. Each parameter of the
     controllers is one more keyword array, by its name. ``parallel`` picks the threaded or
-    the one-thread compilation (default: by batch size).
+    the one-thread compilation (default: threaded for a large batch, where numba has more
+    than one thread).
     """
     missing = [name for name in COUNT_INPUTS if name not in arrays]
     if missing:
         raise TypeError(f"simulate_arrays: missing {', '.join(missing)}")
-    a = {name: writable(values) for name, values in arrays.items()}
+    a = {name: frozen(values) for name, values in arrays.items()}
     n = len(a["controller"])
     for name, values in (("deaths", "deaths_at"), ("restart_at", "restart_at")):
         offsets = a[f"{name}_offsets"]
@@ -496,8 +498,8 @@ def simulate_arrays(
     refuse_unsafe(desired=a["desired"], U=a["U"], G=a["G"], B=a["B"], duration=a["duration"],
                   ledger_base=a["ledger_base"], deaths_offsets=a["deaths_offsets"],
                   deaths_count=a["deaths_count"], restart_at_offsets=a["restart_at_offsets"])
-    if parallel is None:
-        parallel = n >= PARALLEL_MIN_CELLS
+    if parallel is None:  # threads only where there are several, for a batch worth them
+        parallel = n >= PARALLEL_MIN_CELLS and numba.get_num_threads() > 1
     out = np.empty((_N_OUT, n), np.int64)  # a metric a row: columns for polars
     codes = a["controller"]
     order = None if not n or (codes == codes[0]).all() else np.argsort(codes, kind="stable")
@@ -507,7 +509,8 @@ def simulate_arrays(
         kernel = _kernels(controller)["_simulate@parallel" if parallel else "_simulate"]
         cells = np.arange(n, dtype=np.int64) if rows is None else rows
         try:
-            kernel(cells, out, params_matrix(controller, a), *inputs)
+            with noting_compiles(kernel, "count kernel", controller):
+                kernel(cells, out, params_matrix(controller, a), *inputs)
         except numba.core.errors.NumbaError as exc:
             raise compile_failure(controller, exc) from None
         except Exception as exc:  # raised by the controller's decide, in its code

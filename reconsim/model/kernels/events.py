@@ -53,6 +53,7 @@ from reconsim.model.kernels.specialise import (
     compile_failure,
     decide,
     less,
+    noting_compiles,
     observe,
     raised,
     settle,
@@ -815,14 +816,15 @@ def _run_group(controller: Controller, a: Mapping[str, NDArray[Any]]) -> Int64Ar
     b_table = _records(a, "B_delays_value", "B_delays_weight")  # weights as running sums
     g_table = _records(a, "G_delays_value", "G_delays_weight")
     try:
-        out = kernel(cparams, a["max_per_round"], a["gain"], a["desired"], a["U"], a["G"],
-                     a["B"], a["duration"], a["ledger_base"], a["B_spread"], a["G_spread"],
-                     a["U_jitter"], a["seed"], a["grace"], a["delete_order"], a["trigger"],
-                     a["slow_start"], a["fail_rate"], a["lost_rate"], a["deaths_offsets"],
-                     a["deaths_at"], a["deaths_count"], a["restart_at_offsets"],
-                     a["restart_at"], a["create_faults_offsets"], faults,
-                     a["lag_offsets"], lag, a["B_delays_offsets"], b_table,
-                     a["G_delays_offsets"], g_table)
+        with noting_compiles(kernel, "event kernel", controller):
+            out = kernel(cparams, a["max_per_round"], a["gain"], a["desired"], a["U"], a["G"],
+                         a["B"], a["duration"], a["ledger_base"], a["B_spread"], a["G_spread"],
+                         a["U_jitter"], a["seed"], a["grace"], a["delete_order"], a["trigger"],
+                         a["slow_start"], a["fail_rate"], a["lost_rate"], a["deaths_offsets"],
+                         a["deaths_at"], a["deaths_count"], a["restart_at_offsets"],
+                         a["restart_at"], a["create_faults_offsets"], faults,
+                         a["lag_offsets"], lag, a["B_delays_offsets"], b_table,
+                         a["G_delays_offsets"], g_table)
     except numba.core.errors.NumbaError as exc:
         raise compile_failure(controller, exc) from None
     except Exception as exc:  # raised by the controller's hooks, in its code

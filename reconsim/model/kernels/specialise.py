@@ -20,9 +20,12 @@ changes.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import logging
+import time
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numba
@@ -145,6 +148,24 @@ def specialise(namespace: Mapping[str, Any], functions: Mapping[str, Mapping[str
         if not variant:
             bound[name] = out[key]
     return out
+
+
+#: Where a kernel's compilation is reported: one INFO record each time a process compiles
+#: a kernel its numba cache does not hold (the command line prints it on a terminal).
+compile_log = logging.getLogger("reconsim.compile")
+
+
+@contextlib.contextmanager
+def noting_compiles(kernel: Any, what: str, controller: Controller) -> Iterator[None]:
+    """Run a call of ``kernel`` (a numba dispatcher); if numba compiled it for this call
+    (not found in its disk cache), log the seconds the call took on :data:`compile_log`."""
+    misses = sum(kernel.stats.cache_misses.values())
+    started = time.perf_counter()
+    yield
+    if sum(kernel.stats.cache_misses.values()) > misses:
+        compile_log.info(
+            "compiled the %s for controller %r in %.1f s (its first use here; numba keeps it "
+            "on disk for later runs)", what, controller.name, time.perf_counter() - started)
 
 
 def raised(controller: Controller, exc: Exception) -> ControllerError:

@@ -104,10 +104,10 @@ from reconsim.model.kernels.arrays import (
     by_controller,
     controller_params,
     cumulative,
+    frozen,
     params_matrix,
     take_rows,
     worst_extra,
-    writable,
 )
 from reconsim.model.kernels.count import (
     CREATED,
@@ -132,6 +132,7 @@ from reconsim.model.kernels.specialise import (
     STEADY,
     compile_failure,
     decide,
+    noting_compiles,
     raised,
     rank,
     specialise,
@@ -912,7 +913,7 @@ def simulate_world_arrays(
                              "values, one entry per cell + 1")
     names = (*WORLD_INPUTS, *(p for p in controller_params(controllers) if p in arrays))
     a = {name: np.asarray(arrays[name]) == _FLAGS[name] if name in _FLAGS
-         else writable(arrays[name]) for name in names}
+         else np.require(arrays[name], np.int64, ["C_CONTIGUOUS"]) for name in names}
     for name in ("B_delays", "G_delays"):
         a[f"{name}_cumulative"] = cumulative(a[f"{name}_offsets"], a.pop(f"{name}_weight"))
     # The count kernel's bounds, read for the worst this world allows: a round every
@@ -925,8 +926,8 @@ def simulate_world_arrays(
         deaths_offsets=a["deaths_offsets"], deaths_count=a["deaths_count"],
         restart_at_offsets=a["restart_at_offsets"])
     _refuse_copies(a)
-    if parallel is None:
-        parallel = n >= PARALLEL_MIN_CELLS
+    if parallel is None:  # threads only where there are several, for a batch worth them
+        parallel = n >= PARALLEL_MIN_CELLS and numba.get_num_threads() > 1
     out = np.empty((n, _N_OUT), np.int64)
     # Blocks handed out one at a time: grouped cells make some blocks costlier than others
     # (a batch that came grouped as much as one gathered here).
@@ -947,7 +948,9 @@ def _run_group(controller: Controller, a: Mapping[str, NDArray[np.generic]],
     cparams = params_matrix(controller, a)
     kernel = _kernels(controller)["_simulate_world@parallel" if parallel else "_simulate_world"]
     try:
-        out = kernel(cparams, *(a[name] for name in _KERNEL_INPUTS))
+        with noting_compiles(kernel, "world kernel", controller):
+            out = kernel(cparams, *(frozen(a[name], a[name].dtype.type)
+                                    for name in _KERNEL_INPUTS))
     except numba.core.errors.NumbaError as exc:
         raise compile_failure(controller, exc) from None
     except Exception as exc:  # raised by the controller's decide, in its code
