@@ -8,6 +8,7 @@ test_report_* modules use too.
 
 from __future__ import annotations
 
+import html
 import io
 import itertools
 import json
@@ -39,7 +40,13 @@ from reconsim.report.data import (
     where,
 )
 from reconsim.report.sections import law, read_cost
-from reconsim.report.sections.law import MAX_G_BINS, law_facets, law_figure, law_verdict
+from reconsim.report.sections.law import (
+    MAX_G_BINS,
+    law_facets,
+    law_figure,
+    law_paragraphs,
+    law_verdict,
+)
 from reconsim.site import publish
 from reconsim.web import bundle
 from tests.helpers.tables import (
@@ -121,8 +128,37 @@ def test_law_covers_rows_listed_at_creation_with_the_ceil_g_over_u_analogue(
         "desired \u00d7 (\u2308G / U\u2309 \u2212 1)", 4, 3)
     assert scopes["ledger, observe = ready, no cap, undamped"] == (
         "desired \u00d7 (\u2308(G + B) / U\u2309 \u2212 1)", 7, 3)
-    assert scopes["ledger with a cap on corrections per round (max_per_round) or damping "
-                  "(gain < 1)"] == (None, 1, None)
+    assert scopes["ledger with a cap on corrections per round (max_per_round)"] == (
+        None, 1, None)
+
+
+def test_the_law_says_why_each_ledger_cell_it_leaves_unchecked(tmp_path: Path) -> None:
+    # Each unchecked ledger cell counted once, under its first reason: a cap, damping, a
+    # switch off seed 001's world, then delays that vary from copy to copy.
+    world = {"trigger": "periodic", "G_spread": 0}
+    extra: list[dict[str, Any]] = [
+        {"G_spread": 3, "trigger": "periodic", "overshoot": 6},
+        {"G_spread": 0, "trigger": "watch", "overshoot": 0},
+        {"G_spread": 3, "trigger": "watch", "overshoot": 0},  # off the world first
+        {"G_spread": 0, "trigger": "periodic", "gain": 0.5, "overshoot": 0},
+    ]
+    table = hand_table([world | r for r in HAND_ROWS] + extra)
+    summary = summarize(load_sweep(write_table(tmp_path / "x", table)))
+    law = summary["law"]
+    assert (law["cells"], law["not_applicable"]) == (7, 4)
+    scopes = {s["rows"]: s["cells"] for s in law["scopes"] if s["law"] is None}
+    assert scopes == {
+        "ledger with damping (gain below 1)": 1,
+        "ledger with a switch off seed 001's world (watch-triggered rounds, create faults, "
+        "stale reads, a grace period or newest-first deletes)": 2,
+        "ledger with delays that vary from copy to copy (spreads or delay tables) or "
+        "jittered rounds": 1,
+        "intent": 2, "oracle": 1}
+    words = html.unescape(" ".join(
+        law_paragraphs(law_verdict(table, ("controller", "G", "U", "B"), {}))[1]))
+    assert ("4 further ledger cells are not checked, for the law says nothing of them: 1 with "
+            "damping (gain below 1), 2 with a switch off seed 001's world") in words
+    assert "cap" not in words
 
 
 def test_boundary_four_counts_on_a_hand_computed_table(hand_sweep: Path) -> None:
@@ -193,7 +229,7 @@ def test_summary_json_has_the_issue_s_keys_and_the_page_the_same_numbers(
     assert "Does U ≥ G + B imply zero overshoot here? No</strong>: 1 of the 3" in page
     assert ("Does U &lt; G + B imply overshoot? Not always</strong>: 2 of the 4 ledger cells "
             "with U &lt; G + B overshoot; 2 do not: 1 of them with desired = 0") in page
-    assert "(no description in this version of reconsim)" in page  # the unknown controller
+    assert "(a user&#39;s controller; the sweep recorded no description)" in page  # oracle
 
 
 def test_page_says_plainly_when_the_law_holds_everywhere(tmp_path: Path) -> None:

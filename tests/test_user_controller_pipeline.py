@@ -129,6 +129,8 @@ def test_the_report_compares_the_users_controller_by_its_parameters(sweeps: Swee
     assert {"controllers", "tradeoff"} <= set(summary["figures"])
     page = report.html.read_text(encoding="utf-8")
     assert "deadband · band=2" in page
+    # what it does, as the sweep recorded it (the report does not import its module)
+    assert "no correction while |desired - ledger| &lt;= band" in page
     assert "band = null" not in page  # a parameter that does not apply is left out
     # its cells are not traced (the report runs no controller's code); their parameters
     # are listed by name

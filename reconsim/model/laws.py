@@ -47,7 +47,17 @@ LAW_FORMULA: Final = {"ready": "desired \u00d7 (\u2308(G + B) / U\u2309 \u2212 1
                       "created": "desired \u00d7 (\u2308G / U\u2309 \u2212 1)"}
 #: The rows the law speaks of (where :func:`law_columns` is not null), in words.
 LAW_SCOPE: Final = ("the ledger controller without a cap on corrections per round "
-                    "(max_per_round) and without damping (gain 1)")
+                    "(max_per_round), without damping (gain 1), in seed 001's world with "
+                    "fixed delays")
+#: Why the law leaves a ledger row unchecked (:func:`law_exclusion`), the first that holds
+#: first, each in words.
+EXCLUSIONS: Final = {
+    "capped": "a cap on corrections per round (max_per_round)",
+    "damped": "damping (gain below 1)",
+    "world": ("a switch off seed 001's world (watch-triggered rounds, create faults, stale "
+              "reads, a grace period or newest-first deletes)"),
+    "varying": "delays that vary from copy to copy (spreads or delay tables) or jittered rounds",
+}
 #: The boundary as text.
 BOUNDARY: Final = "U \u2265 G + B"
 #: The worst-case law and boundary as text (delays at their longest, intervals shortest;
@@ -172,6 +182,25 @@ def _seed_world_but_delays(columns: Collection[str] | None) -> pl.Expr:
             & empty("lag") & empty("create_faults"))
 
 
+def _fixed_delays(columns: Collection[str] | None) -> pl.Expr:
+    """Rows whose delays and interval are the same for every copy and round."""
+    return ((_param("B_spread", columns) == 0) & (_param("G_spread", columns) == 0)
+            & (_param("U_jitter", columns) == 0)
+            & ~_has_table("G", columns) & ~_has_table("B", columns))
+
+
+def law_exclusion(columns: Collection[str] | None = None) -> pl.Expr:
+    """Why the law leaves a ledger row unchecked: the first key of :data:`EXCLUSIONS` that
+    holds; null where the law checks the row, and on other controllers' rows (list
+    parameters as lists, as :func:`law_columns` reads them)."""
+    ledger = pl.col("controller") == "ledger"
+    return (pl.when(ledger & pl.col("max_per_round").is_not_null()).then(pl.lit("capped"))
+            .when(ledger & (pl.col("gain") != 1)).then(pl.lit("damped"))
+            .when(ledger & ~_seed_world_but_delays(columns)).then(pl.lit("world"))
+            .when(ledger & ~_fixed_delays(columns)).then(pl.lit("varying"))
+            .otherwise(pl.lit(None, dtype=pl.String)))
+
+
 def law_columns(columns: Collection[str] | None = None) -> list[pl.Expr]:
     """Columns ``law_overshoot`` and ``law_holds`` (null unless the controller is an
     uncapped, undamped ``ledger`` in seed 001's world; with observe="created" the
@@ -182,10 +211,8 @@ def law_columns(columns: Collection[str] | None = None) -> list[pl.Expr]:
     the frame lacks take their defaults."""
     ledger = ((pl.col("controller") == "ledger") & pl.col("max_per_round").is_null()
               & (pl.col("gain") == 1) & _seed_world_but_delays(columns))
-    b_spread, g_spread = _param("B_spread", columns), _param("G_spread", columns)
     jitter = _param("U_jitter", columns)
-    fixed = ((b_spread == 0) & (g_spread == 0) & (jitter == 0)
-             & ~_has_table("G", columns) & ~_has_table("B", columns))
+    fixed = _fixed_delays(columns)
     blind_rounds = (listing_delay() + pl.col("U") - 1) // pl.col("U")
     law = pl.when(ledger & fixed).then(pl.col("desired") * (blind_rounds - 1))
     shortest = pl.max_horizontal(pl.lit(1), pl.col("U") - jitter)

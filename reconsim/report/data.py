@@ -25,7 +25,7 @@ from typing import Any, Final
 import polars as pl
 
 from reconsim.model.kinds import Cap
-from reconsim.model.laws import delay_reads, law_columns
+from reconsim.model.laws import delay_reads, law_columns, law_exclusion
 from reconsim.model.params import (
     BY_NAME,
     CONTROLLERS,
@@ -49,6 +49,8 @@ LAW_COLUMNS: Final = ("law_overshoot", "law_holds", "above_boundary", "law_overs
                       "above_boundary_worst")
 #: Prefix of the law columns recomputed from the stored parameters, before they are shown.
 _FRESH: Final = "__fresh_"
+#: Why the law leaves a ledger row unchecked (:func:`reconsim.model.laws.law_exclusion`).
+LAW_EXCLUDED: Final = "__law_excluded"
 
 #: Axes every sweep has, in the order the report lists them; extra parameter columns follow.
 CORE_AXES: Final = ("controller", "G", "U", "B", "desired", "schedule", "duration", "ledger_base")
@@ -167,10 +169,10 @@ def load_sweep(sweep_dir: Any) -> Sweep:
     # So are the world parameters where every cell holds the default: seed 001's world.
     candidates = axis_names(schema.names())
     world = [p for p in WORLD_PARAMS if p in schema]
-    hidden = [p for p in PARAM_NAMES if p not in schema and p != "deaths"]
-    scan = scan.with_columns(_default_column(p) for p in hidden)
+    scan, hidden = _with_defaults(scan, schema)
     # The laws read the parameters as stored (lists as lists), before they are flattened.
-    scan = scan.with_columns(e.name.prefix(_FRESH) for e in law_columns())
+    scan = scan.with_columns(*(e.name.prefix(_FRESH) for e in law_columns()),
+                             law_exclusion().alias(LAW_EXCLUDED))  # why a row is unchecked
     scan = scan.with_columns(delay_reads())  # the delay tables' reads, for law_readings
     reads = [e.meta.output_name() for e in delay_reads()]
     schema = scan.collect_schema()
@@ -198,11 +200,12 @@ def load_sweep(sweep_dir: Any) -> Sweep:
         # Every row's stored law columns equal the law's (compared above, or computed by
         # today's laws, as the footers say): later queries read them instead of deriving
         # them again (that cost more than reading the row).
-        base = scan.select(*axes, *METRIC_NAMES, *LAW_COLUMNS, *hidden, *reads, SEED_DEATHS)
+        base = scan.select(*axes, *METRIC_NAMES, *LAW_COLUMNS, *hidden, *reads, SEED_DEATHS,
+                           LAW_EXCLUDED)
         table = base
     else:
         base = scan.select(*axes, *METRIC_NAMES, *stored, *hidden, *reads, SEED_DEATHS,
-                           *(_FRESH + c for c in LAW_COLUMNS))
+                           LAW_EXCLUDED, *(_FRESH + c for c in LAW_COLUMNS))
         table = base.drop(*stored).rename({_FRESH + c: c for c in LAW_COLUMNS})
     known = {} if footer is None else {
         a: v.select(flat(a, schema[a])).unique() for a in axes
@@ -333,13 +336,26 @@ def has_deaths(deaths: Deaths) -> pl.Expr:
     return same.fill_null(value=False)
 
 
+def _with_defaults(scan: pl.LazyFrame, schema: pl.Schema) -> tuple[pl.LazyFrame, list[str]]:
+    """``scan`` with a constant column for each parameter the file lacks (its default) and
+    each delay table's name column (null: a table written before they had names has none),
+    and the names of those columns."""
+    hidden = [p for p in PARAM_NAMES if p not in schema and p != "deaths"]
+    unnamed = [n for n in NAME_COLUMNS if n not in schema]
+    return scan.with_columns(*(_default_column(p) for p in hidden),
+                             *(pl.lit(None, dtype=pl.String).alias(n) for n in unnamed)), [
+        *hidden, *unnamed]
+
+
 def _default_column(name: str) -> pl.Expr:
     """A constant column holding parameter ``name``'s default value."""
     value = DEFAULTS[name]
     if value is None:
         return pl.lit(None, dtype=pl.Int64).alias(name)
-    if isinstance(value, tuple):
-        return pl.lit(list(value), dtype=pl.List(pl.Int64)).alias(name)
+    if isinstance(value, tuple):  # a list parameter: its column's own type (a list of structs)
+        kind = BY_NAME[name].kind
+        return pl.lit(pl.Series(name, [kind.to_column(value)], dtype=kind.dtype)).first().alias(
+            name)
     return pl.lit(value).alias(name)
 
 

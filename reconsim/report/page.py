@@ -34,8 +34,11 @@ from reconsim.web.html import render
 
 
 def controller_rows(context: Context) -> list[tuple[str, str]]:
-    """The controllers in the sweep, each with what it does (for the page's introduction)."""
-    return [(c, CONTROLLERS.get(c, "(no description in this version of reconsim)"))
+    """The controllers in the sweep, each with what it does (for the page's introduction):
+    reconsim's own as this version describes them, a user's as the sweep recorded it."""
+    users = context.sweep.descriptions
+    return [(c, CONTROLLERS.get(c) or users.get(c) or "(a user's controller; the sweep "
+                                                     "recorded no description)")
             for c in context.sweep.controllers]
 
 

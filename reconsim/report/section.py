@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, Generic, TypeVar
 
 from markupsafe import Markup
@@ -88,6 +88,8 @@ class SweepFacts:
     controllers: tuple[str, ...]
     schedules: dict[str, tuple[tuple[int, int], ...]]
     stale_law_cells: int
+    #: What each user's controller does, as the sweep recorded it (``sweep.json``).
+    descriptions: dict[str, str] = field(default_factory=dict, metadata=NOT_IN_JSON)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,8 +126,17 @@ class Context:
             started=meta.get("started"), finished=meta.get("finished"),
             cells_per_second=meta.get("cells_per_second"), cells_declared=meta.get("cells"),
             cells=sweep.cells, controllers=tuple(sweep.controllers),
-            schedules=dict(sweep.schedules), stale_law_cells=sweep.stale_law_cells)
+            schedules=dict(sweep.schedules), stale_law_cells=sweep.stale_law_cells,
+            descriptions=_descriptions(meta.get("controllers")))
         return cls(facts, {a: axis_summary(sweep.axis_facts[a]) for a in sweep.axes})
+
+
+def _descriptions(recorded: Any) -> dict[str, str]:
+    """``sweep.json``'s ``controllers`` (name -> what it does), or none where it records
+    none (a sweep of reconsim's own controllers, or one written before it did)."""
+    if not isinstance(recorded, dict):
+        return {}
+    return {str(k): str(v) for k, v in recorded.items()}
 
 
 def axis_summary(facts: AxisFacts) -> AxisSummary:

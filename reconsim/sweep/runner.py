@@ -398,6 +398,8 @@ def _run_locked(  # noqa: PLR0913, PLR0917 — run_sweep's options, passed on on
         manifest.pop(key, None)
     manifest.update(
         name=spec.name, spec=spec.source, spec_hash=spec.hash, model=model(spec).to_manifest(),
+        # what each user's controller does, for a report that never imports its module
+        controllers={c.name: c.help for c in spec.resolve_controllers()},
         version=version("reconsim"),
         cells=spec.n_cells, chunk_size=spec.chunk_size, chunks=spec.n_chunks,
         started=manifest.get("started") or _now(), status="running",

@@ -276,8 +276,9 @@ def controllers_paragraphs(c: ControllersSummary, hide: Iterable[str] = ()) -> l
         fewest = min(variants, key=lambda v: v.stable_at.unsettled)
         most = facts.most_unsettled
         assert most is not None  # every variant has an unsettled count
-        text += (f"from {fewest.stable_at.unsettled:,} ({fewest.variant}) to "
-                 f"{most.value:,} ({most.variant}).")
+        text += (f"{most.value:,} in every variant." if fewest.stable_at.unsettled == most.value
+                 else f"from {fewest.stable_at.unsettled:,} ({fewest.variant}) to "
+                      f"{most.value:,} ({most.variant}).")
     out.append(text)
     return out
 

@@ -315,7 +315,7 @@ def delays_grid(per_key: pl.DataFrame) -> DelaysGrid | None:
     shown = settings.head(MAX_PANELS)
     if shown.height == 0:
         return None
-    grid = per_key.join(shown, on=panel, how="semi").select(
+    grid = per_key.join(shown, on=panel, how="semi", nulls_equal=True).select(
         *KEY, "median_lo", "median_hi", "max",
         *(pl.col(f"law_{r}_hi").alias(f"law_{r}") for r in READINGS)).with_columns(
         pl.concat_str([pl.lit("G = "), pl.col("G").cast(pl.String), _extra_text("G"),

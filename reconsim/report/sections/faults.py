@@ -22,7 +22,7 @@ import altair as alt
 import polars as pl
 from markupsafe import Markup
 
-from reconsim.model.params import DEFAULTS
+from reconsim.model.params import BY_NAME, DEFAULTS, applies
 from reconsim.report.blocks import examples_table
 from reconsim.report.charts import Figure, finish, inline
 from reconsim.report.data import Sweep, collect, first_rows, flat_value, in_order, lazy
@@ -118,6 +118,22 @@ class ResyncRow:
 
 
 @dataclass(frozen=True, slots=True)
+class Gate:
+    """The real controller (``replicaset``) against the idealised gate (``expectations``) on
+    the cells with create faults that both ran alike (every other parameter equal, the seed
+    included): what its immediate retry and its write-off of lost replies cost and save.
+    Each change is the real controller's figure minus the gate's, summed over the pairs."""
+
+    pairs: int
+    faulty: int  # replicaset cells with create faults (paired or not)
+    duplicates: int  # change of unneeded copies (created beyond need)
+    wasted_deletes: int  # change of delete commands that removed nothing
+    missing_copy_seconds: int  # change of missing copy-seconds (negative: saved)
+    more_duplicates: int  # pairs where the real controller made more unneeded copies
+    less_missing: int  # pairs where it missed fewer copy-seconds
+
+
+@dataclass(frozen=True, slots=True)
 class Faults:
     """The section's summary (``summary.json``'s ``faults``)."""
 
@@ -128,6 +144,8 @@ class Faults:
     values_not_compared: int
     watch_cells: int
     resync: tuple[ResyncRow, ...]
+    #: The real ReplicaSet controller against the gate, where the sweep ran both.
+    gate: Gate | None = None
 
 
 def _present(sweep: Sweep) -> dict[str, list[Any]]:
@@ -218,6 +236,45 @@ def _resync(sweep: Sweep) -> tuple[int, tuple[ResyncRow, ...]]:
     return int(rows["cells"].sum()) if rows.height else 0, out
 
 
+#: The real controller and the gate it is compared with, and the switches that make a
+#: create fail or lose its reply.
+REAL, GATE = "replicaset", "expectations"
+CREATE_FAULTS: Final = ("create_faults", "fail_rate", "lost_rate")
+
+
+def _gate(sweep: Sweep) -> Gate | None:
+    """``replicaset`` against ``expectations`` on the cells with create faults, paired on
+    every axis both controllers take (parameters of one of them only are left out)."""
+    if not {REAL, GATE} <= set(sweep.controllers):
+        return None
+    faulty = [s for s in CREATE_FAULTS if s in sweep.axis_facts]
+    if not faulty:
+        return None
+    key = [a for a in sweep.axes if a != "controller"
+           and (a not in BY_NAME or (applies(a, REAL) and applies(a, GATE)))]
+    has_fault = pl.any_horizontal(pl.col(s).ne_missing(default_value(s)) for s in faulty)
+    figures = {"unneeded": pl.col("unneeded"),
+               "wasted": pl.col("delete_commands") - pl.col("deleted"),
+               "missing": pl.col("missing_copy_seconds")}
+    table = lazy(sweep.table).filter(has_fault).with_columns(**figures)
+    real = table.filter(pl.col("controller") == REAL).select(*key, *figures)
+    gate = table.filter(pl.col("controller") == GATE).select(
+        *key, *(pl.col(n).alias(f"gate_{n}") for n in figures))
+    change = {n: pl.col(n) - pl.col(f"gate_{n}") for n in figures}
+    row = collect(real.join(gate, on=key, how="inner", nulls_equal=True).select(
+        pl.len().alias("pairs"),
+        *(change[n].sum().alias(n) for n in figures),
+        (change["unneeded"] > 0).sum().alias("more_duplicates"),
+        (change["missing"] < 0).sum().alias("less_missing"),
+    )).row(0, named=True)
+    faulty_real = int(collect(real.select(pl.len())).item())
+    return Gate(pairs=row["pairs"], faulty=faulty_real, duplicates=int(row["unneeded"] or 0),
+                wasted_deletes=int(row["wasted"] or 0),
+                missing_copy_seconds=int(row["missing"] or 0),
+                more_duplicates=int(row["more_duplicates"] or 0),
+                less_missing=int(row["less_missing"] or 0))
+
+
 def faults_summary(sweep: Sweep) -> Faults:
     """The section's figures."""
     present = _present(sweep)
@@ -231,7 +288,7 @@ def faults_summary(sweep: Sweep) -> Faults:
     watch, resync = _resync(sweep) if "trigger" in present else (0, ())
     return Faults(cells=cells, of=sweep.cells, switches_present=tuple(present),
                   values=tuple(values), values_not_compared=skipped, watch_cells=watch,
-                  resync=resync)
+                  resync=resync, gate=_gate(sweep) if present else None)
 
 
 def summarize(sweep: Sweep) -> Faults:
@@ -278,6 +335,30 @@ def value_sentence(v: SwitchValue) -> Markup:
     if v.matched_twice:
         text += Markup(" {:,} twin matches are repeated (the sweep holds a cell more than "
                        "once).").format(v.matched_twice)
+    return text
+
+
+def gate_sentence(g: Gate) -> Markup:
+    """What the real controller's immediate retry and write-off of lost replies cost and
+    save against the idealised gate, in words."""
+    head = Markup("<strong>The real ReplicaSet controller against the idealised gate"
+                  "</strong> ({} against {}, on the {:,} cells with create faults that both "
+                  "ran alike): ").format(REAL, GATE, g.pairs)
+    if not g.pairs:
+        return head + Markup("the sweep holds no such pair ({:,} {} cells with create faults "
+                             "have no {} twin), so none is compared.").format(
+            g.faulty, REAL, GATE)
+    saved = -g.missing_copy_seconds
+    text = head + Markup(
+        "retrying a failed create at once and writing off a lost reply cost {} unneeded "
+        "copies (duplicates; more than the gate in {:,} of the {:,} pairs) and {} wasted "
+        "delete commands, and {} {:,} missing copy-seconds (fewer than the gate in {:,} "
+        "pairs).").format(
+        _signed(g.duplicates), g.more_duplicates, g.pairs, _signed(g.wasted_deletes),
+        "saved" if saved >= 0 else "added", abs(saved), g.less_missing)
+    if g.faulty > g.pairs:
+        text += Markup(" {:,} {} cells with create faults have no {} twin and are not "
+                       "compared.").format(g.faulty - g.pairs, REAL, GATE)
     return text
 
 
@@ -334,6 +415,8 @@ def render(f: Faults, context: Context, figures: Mapping[str, Figure]) -> Markup
             "here.").format(Markup("; ").join(
                 Markup("{} = {} ({:,} cells)").format(v.switch, v.value, v.cells)
                 for v in alone))]))
+    if f.gate is not None:
+        parts.append(verdict("none", [gate_sentence(f.gate)]))
     if f.values_not_compared:
         parts.append(Markup("<p>{:,} further switch values (past {} per switch) are not "
                             "compared.</p>").format(f.values_not_compared, MAX_VALUES))
@@ -359,6 +442,13 @@ def render(f: Faults, context: Context, figures: Mapping[str, Figure]) -> Markup
                 parts += [Markup("<h3>{} = {}: the largest rises of overshoot over the twin"
                                  "</h3>").format(v.switch, v.value),
                           examples_table(v.worst, hide)]
+    parts += _resync_part(f)
+    return Markup("").join(parts)
+
+
+def _resync_part(f: Faults) -> list[Markup]:
+    """The watch cells' overshoot against the resync period (nothing without watch cells)."""
+    parts: list[Markup] = []
     if f.watch_cells:
         parts += [Markup("<h3>Watch trigger: overshoot against the resync period</h3>"
                          "<p>With trigger = watch a round also runs whenever the ledger it "
@@ -371,7 +461,7 @@ def render(f: Faults, context: Context, figures: Mapping[str, Figure]) -> Markup
                           f"{r.overshooting:,} ({share(r.overshooting, r.cells)})",
                           r.mean, r.median, r.p95, r.max, r.rounds_median]
                          for r in f.resync])]
-    return Markup("").join(parts)
+    return parts
 
 
 # ---------------------------------------------------------------- chart

@@ -12,7 +12,13 @@ import altair as alt
 import polars as pl
 from markupsafe import Markup
 
-from reconsim.model.laws import LAW_FORMULA, LAW_SCOPE, listing_delay
+from reconsim.model.laws import (
+    EXCLUSIONS,
+    LAW_FORMULA,
+    LAW_SCOPE,
+    law_exclusion,
+    listing_delay,
+)
 from reconsim.report.blocks import examples_table, where_sentence, where_table
 from reconsim.report.charts import (
     ALARM,
@@ -29,6 +35,7 @@ from reconsim.report.charts import (
     range_text,
 )
 from reconsim.report.data import (
+    LAW_EXCLUDED,
     Deaths,
     Sweep,
     Table,
@@ -45,10 +52,13 @@ from reconsim.report.data import (
 )
 from reconsim.report.section import NOT_IN_JSON, Context, Section
 from reconsim.web.html import figure_html, folded, num, plain, share, table, verdict
+from reconsim.words import plural
 
 
 def _counts(table: Table) -> dict[str, dict[str, Any]]:
     """Per controller, every count the law's verdict and scopes need, in one query."""
+    names = lazy(table).collect_schema().names()
+    excluded = pl.col(LAW_EXCLUDED) if LAW_EXCLUDED in names else law_exclusion(names)
     checked = pl.col("law_holds").is_not_null()
     mismatched = checked & ~pl.col("law_holds")
     created = pl.col("observe").eq_missing("created")
@@ -77,6 +87,7 @@ def _counts(table: Table) -> dict[str, dict[str, Any]]:
         (checked & elsewhere).sum().alias("elsewhere_of"),
         pl.when(mismatched & elsewhere).then(diff).min().alias("elsewhere_min"),
         pl.when(mismatched & elsewhere).then(diff).max().alias("elsewhere_max"),
+        *((excluded == key).sum().alias(f"excluded_{key}") for key in EXCLUSIONS),
     ))
     return {r["controller"]: r for r in rows.iter_rows(named=True)}
 
@@ -155,6 +166,8 @@ class LawSummary:
     by_schedule: tuple[dict[str, Any], ...]
     examples: tuple[dict[str, Any], ...]
     chart: LawGrid | None = field(default=None, metadata=NOT_IN_JSON)
+    #: Why the ``not_applicable`` rows are not checked, in words (the scopes count them).
+    excluded: str = field(default="", metadata=NOT_IN_JSON)
 
 
 def law_scopes(counts: Mapping[str, Mapping[str, Any]]) -> tuple[LawScope, ...]:
@@ -172,10 +185,14 @@ def law_scopes(counts: Mapping[str, Mapping[str, Any]]) -> tuple[LawScope, ...]:
                 out.append(LawScope(f"ledger, observe = {observe}, no cap, undamped",
                                     LAW_FORMULA[observe], ledger[observe],
                                     ledger[f"{observe}_mismatches"]))
-        unchecked = ledger["rows"] - ledger["checked"]
-        if unchecked:
-            out.append(LawScope("ledger with a cap on corrections per round (max_per_round) "
-                                "or damping (gain < 1)", None, unchecked, None))
+        for key, words in EXCLUSIONS.items():
+            if ledger[f"excluded_{key}"]:
+                out.append(LawScope(f"ledger with {words}", None,
+                                    ledger[f"excluded_{key}"], None))
+        rest = ledger["rows"] - ledger["checked"] - sum(
+            ledger[f"excluded_{key}"] for key in EXCLUSIONS)
+        if rest:
+            out.append(LawScope("ledger, no law value in the table", None, rest, None))
     for name in in_order(counts):
         if name != "ledger":
             out.append(LawScope(name, None, counts[name]["rows"], None))
@@ -185,7 +202,8 @@ def law_scopes(counts: Mapping[str, Mapping[str, Any]]) -> tuple[LawScope, ...]:
 #: :func:`_counts`'s row for a sweep without ledger cells.
 _NO_LEDGER: Final[Mapping[str, Any]] = dict.fromkeys(
     ("rows", "checked", "mismatches", "above", "below", "law_negative", "zero_delay",
-     "zero_delay_of", "early", "early_of", "elsewhere", "elsewhere_of"), 0) | dict.fromkeys(
+     "zero_delay_of", "early", "early_of", "elsewhere", "elsewhere_of",
+     *(f"excluded_{key}" for key in EXCLUSIONS)), 0) | dict.fromkeys(
     ("difference_min", "difference_max", "elsewhere_min", "elsewhere_max"))
 
 
@@ -226,6 +244,7 @@ def law_verdict(table: Table, axes: Sequence[str], schedules: Mapping[str, Death
         holds=c["checked"] - c["mismatches"],
         not_applicable=c["rows"] - c["checked"],
         scopes=law_scopes(counts),
+        excluded=_excluded(c),
         measured_above_law=c["above"],
         measured_below_law=c["below"],
         difference_min=c["difference_min"],
@@ -253,12 +272,25 @@ def law_verdict(table: Table, axes: Sequence[str], schedules: Mapping[str, Death
     )
 
 
+def _excluded(counts: Mapping[str, Any]) -> str:
+    """The ledger rows the law does not check, by why: "480 with damping (gain below 1),
+    ..." (each row counted once, under the first reason of :data:`EXCLUSIONS` it has;
+    rows whose table holds no law value for none of them, as such)."""
+    parts = [f"{counts[f'excluded_{key}']:,} with {words}"
+             for key, words in EXCLUSIONS.items() if counts[f"excluded_{key}"]]
+    rest = counts["rows"] - counts["checked"] - sum(
+        counts[f"excluded_{key}"] for key in EXCLUSIONS)
+    if rest:
+        parts.append(f"{rest:,} whose table holds no law value")
+    return ", ".join(parts)
+
+
 def law_paragraphs(law: LawSummary) -> tuple[str, list[Markup]]:
     """The law's verdict in words: its kind and its paragraphs."""
     n, m = law.cells, law.mismatches
-    skipped = (f" {law.not_applicable:,} further ledger cells have a cap on corrections "
-               "per round; the law says nothing about them and they are not checked."
-               if law.not_applicable else "")
+    skipped = (f" {law.not_applicable:,} further ledger {plural(law.not_applicable, 'cell')} "
+               f"{'is' if law.not_applicable == 1 else 'are'} not checked, for the law says "
+               f"nothing of them: {law.excluded}." if law.not_applicable else "")
     if n == 0:
         return "none", [Markup("This sweep has no ledger-controller cells the law applies to, "
                                "so the law is not checked.") + skipped]
