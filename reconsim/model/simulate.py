@@ -14,13 +14,13 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from reconsim.model import metrics
 from reconsim.model.controllers import BUILT_IN, Controller, ControllerError, registry
 from reconsim.model.kernels.arrays import controller_params, take_rows
+from reconsim.model.metrics import METRIC_NAMES, METRICS
 from reconsim.model.params import (
     BY_NAME,
     DEATHS_DTYPE,
-    METRIC_NAMES,
-    METRICS,
     PARAM_DTYPES,
     PARAMS,
     WORLD_SWITCHES,
@@ -172,26 +172,13 @@ def simulate(cells: pl.DataFrame, *, checked: bool = False) -> pl.DataFrame:
 
 def _with_metrics(cells: pl.DataFrame, raw: dict[str, np.ndarray]) -> pl.DataFrame:
     """``cells`` with one column per metric, from a kernel's raw columns."""
-    rounds = raw["rounds"]
-    work = raw["create_commands"] + raw["delete_commands"]
-    metrics = {
-        "rounds": rounds,
-        "work": work,
-        "work_per_round": work / rounds,
-        "created": raw["created"],
-        "unneeded": raw["created"] - cells["desired"].to_numpy() - raw["deaths_total"],
-        "delete_commands": raw["delete_commands"],
-        "deleted": raw["deleted"],
-        "overshoot": raw["overshoot"],
-        "stable_at": pl.Series(raw["stable_at"]).replace(-1, None),
-        "reads": raw["reads"],
-        "reads_per_round": raw["reads"] / rounds,
-        "excess_copy_seconds": raw["excess_copy_seconds"],
-        "missing_copy_seconds": raw["missing_copy_seconds"],
-        "create_commands": raw["create_commands"],
-        "failed_creates": raw["failed_creates"],
-    }
-    return cells.with_columns(pl.Series(name, metrics[name]) for name in METRIC_NAMES)
+    # A kernel reports stable_at itself (-1 for null), which codes the last second off
+    # desired exactly: decoded, that second goes through the formulas as every run's does.
+    duration = cells["duration"].to_numpy()
+    stable_at = raw["stable_at"]
+    return cells.with_columns(metrics.columns({
+        **raw, "last_drift": np.where(stable_at < 0, duration, stable_at - 1),
+        "desired": cells["desired"].to_numpy(), "duration": duration}))
 
 
 @contextmanager
@@ -239,11 +226,11 @@ def _simulate_split(cells: pl.DataFrame, slow: np.ndarray,
     names = {p.name: p for p in params}
     for i in np.flatnonzero(slow):
         row = cells.row(int(i), named=True)
-        metrics = run_reference(make_cell(**{
+        got = run_reference(make_cell(**{
             k: v for k, v in row.items()
             if k in names and (v is not None or names[k].kind.null_is_value)}))
         for name, column in values.items():
-            column[i] = metrics[name]
+            column[i] = got[name]
     return _with_values(cells, values)
 
 

@@ -26,11 +26,11 @@ import polars as pl
 
 from reconsim.model.kinds import Cap
 from reconsim.model.laws import law_columns
+from reconsim.model.metrics import METRIC_NAMES
 from reconsim.model.params import (
     BY_NAME,
     CONTROLLERS,
     DEFAULTS,
-    METRIC_NAMES,
     PARAM_NAMES,
     UNLIMITED,
     VARIANT_PARAMS,

@@ -28,10 +28,10 @@ import polars as pl
 from markupsafe import Markup
 
 from reconsim.model.kinds import Cap
+from reconsim.model.metrics import METRIC_NAMES
 from reconsim.model.params import (
     CONTROLLERS,
     DEFAULTS,
-    METRIC_NAMES,
     PARAM_NAMES,
     PARAMS,
     Cell,
