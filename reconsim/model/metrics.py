@@ -122,7 +122,7 @@ COUNTERS: Final[tuple[str, ...]] = (
 INPUTS: Final[tuple[str, ...]] = ("desired", "duration", "deaths_total")
 
 
-class Run(Protocol):
+class CellInputs(Protocol):
     """What :func:`of_run` reads of a cell (a :class:`~reconsim.model.params.Cell`)."""
 
     @property
@@ -133,7 +133,7 @@ class Run(Protocol):
     def deaths(self) -> Iterable[tuple[int, int]]: ...
 
 
-def of_run(counts: Mapping[str, int], cell: Run) -> dict[str, Any]:
+def of_run(counts: Mapping[str, int], cell: CellInputs) -> dict[str, Any]:
     """One cell's metrics (Python numbers, None for a null) from its run's
     :data:`COUNTERS`."""
     values: dict[str, Any] = {**counts, "desired": cell.desired, "duration": cell.duration,
