@@ -6,7 +6,6 @@ specs and tables does not pay for it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -14,6 +13,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from reconsim.errors import KernelRefusalError
 from reconsim.model import metrics
 from reconsim.model.controllers import BUILT_IN, Controller, ControllerError, registry
 from reconsim.model.kernels.arrays import controller_params, take_rows
@@ -183,14 +183,11 @@ def _with_metrics(cells: pl.DataFrame, raw: dict[str, np.ndarray]) -> pl.DataFra
 
 @contextmanager
 def _cells_numbered(rows: np.ndarray) -> Iterator[None]:
-    """A kernel's refusal of ``cell i`` of a subset, renumbered as row ``rows[i]`` of the
-    frame."""
+    """A kernel's refusal of cell ``i`` of a subset, as one of row ``rows[i]`` of the frame."""
     try:
         yield
-    except ValueError as exc:
-        message = re.sub(r"^kernel: cell (\d+) ",
-                         lambda m: f"kernel: cell {rows[int(m.group(1))]} ", str(exc))
-        raise ValueError(message) from None
+    except KernelRefusalError as exc:
+        raise exc.at(int(rows[exc.row])) from None
 
 
 def world_rows(cells: pl.DataFrame, off: list[str] | None = None) -> np.ndarray | None:
@@ -222,7 +219,8 @@ def _simulate_split(cells: pl.DataFrame, slow: np.ndarray,
     values: dict[str, list[Any]] = {m.name: [None] * cells.height for m in METRICS}
     fast = np.flatnonzero(~slow)
     if len(fast):
-        _scatter(values, fast, simulate(cells[fast], checked=True))
+        with _cells_numbered(fast):
+            _scatter(values, fast, simulate(cells[fast], checked=True))
     names = {p.name: p for p in params}
     for i in np.flatnonzero(slow):
         row = cells.row(int(i), named=True)
@@ -247,7 +245,8 @@ def _simulate_events(cells: pl.DataFrame, events: np.ndarray,
         return _with_metrics(cells, dict(zip(WORLD_OUT_COLUMNS, out.T, strict=True)))
     values: dict[str, list[Any]] = {m.name: [None] * cells.height for m in METRICS}
     for rows in (np.flatnonzero(events), np.flatnonzero(~events)):
-        _scatter(values, rows, simulate(cells[rows], checked=True))
+        with _cells_numbered(rows):
+            _scatter(values, rows, simulate(cells[rows], checked=True))
     return _with_values(cells, values)
 
 
