@@ -153,10 +153,10 @@ def columns(counts: Mapping[str, np.ndarray]) -> list[pl.Series]:
     for m in METRICS:
         if m.formula is not None:
             values[m.name] = m.formula(values)
-        column = pl.Series(m.name, values[m.name], dtype=m.dtype)
+        column = pl.Series(m.name, values[m.name])  # a dtype given would copy the array
+        if column.dtype != m.dtype:
+            column = column.cast(m.dtype)
         if m.null_when is not None:
-            null = np.flatnonzero(m.null_when(values))
-            if len(null):
-                column = column.scatter(null, None)
+            column = column.set(pl.Series(m.null_when(values)), None)
         out.append(column)
     return out

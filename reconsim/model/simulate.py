@@ -176,9 +176,11 @@ def _with_metrics(cells: pl.DataFrame, raw: dict[str, np.ndarray]) -> pl.DataFra
     # desired exactly: decoded, that second goes through the formulas as every run's does.
     duration = cells["duration"].to_numpy()
     stable_at = raw["stable_at"]
+    last_drift = stable_at - 1
+    np.copyto(last_drift, duration, where=stable_at < 0)  # no new array, unlike np.where
     return cells.with_columns(metrics.columns({
-        **raw, "last_drift": np.where(stable_at < 0, duration, stable_at - 1),
-        "desired": cells["desired"].to_numpy(), "duration": duration}))
+        **raw, "last_drift": last_drift, "desired": cells["desired"].to_numpy(),
+        "duration": duration}))
 
 
 @contextmanager
