@@ -13,7 +13,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from reconsim.model.params import CONTROLLERS, METRIC_NAMES, METRICS, PARAM_NAMES, Cell
+    from reconsim.model.metrics import METRIC_NAMES, METRICS
+    from reconsim.model.params import CONTROLLERS, PARAM_NAMES, Cell
     from reconsim.model.reference import run_reference
     from reconsim.model.simulate import run_cell, simulate
     from reconsim.model.trace import trace
@@ -23,8 +24,8 @@ if TYPE_CHECKING:
 
 #: Where each of reconsim's names lives: imported from there when first used.
 _HOMES = {
-    **dict.fromkeys(("CONTROLLERS", "METRICS", "METRIC_NAMES", "PARAM_NAMES", "Cell"),
-                    "reconsim.model.params"),
+    **dict.fromkeys(("CONTROLLERS", "PARAM_NAMES", "Cell"), "reconsim.model.params"),
+    **dict.fromkeys(("METRICS", "METRIC_NAMES"), "reconsim.model.metrics"),
     "run_reference": "reconsim.model.reference",
     "run_cell": "reconsim.model.simulate",
     "simulate": "reconsim.model.simulate",

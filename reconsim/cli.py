@@ -52,7 +52,8 @@ PLOT_FORMATS = (".html", ".png", ".svg")
 
 def _run(args: argparse.Namespace) -> None:
     from reconsim.model.controllers import resolve
-    from reconsim.model.params import METRICS, PARAMS, all_params, applies
+    from reconsim.model.metrics import METRICS
+    from reconsim.model.params import PARAMS, all_params, applies
     from reconsim.model.simulate import run_cell
 
     params = {p.name: p.kind.from_flag(getattr(args, p.name), p.default) for p in PARAMS}

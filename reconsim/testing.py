@@ -21,10 +21,10 @@ from reconsim.errors import ReconsimError
 from reconsim.model import rng
 from reconsim.model.controllers import Controller, registry
 from reconsim.model.kinds import Choice, Flag, Int, Kind, Thousandths
+from reconsim.model.metrics import METRIC_NAMES
 from reconsim.model.params import (
     DELETE_ORDERS,
     FAULT_KINDS,
-    METRIC_NAMES,
     OBSERVE,
     TRIGGERS,
     Cell,

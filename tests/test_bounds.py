@@ -5,6 +5,7 @@ grids are counted before they are built."""
 from __future__ import annotations
 
 import math
+import pickle
 import re
 import tracemalloc
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 
 from reconsim import Cell, run_cell, run_reference, simulate
 from reconsim.cli import main
+from reconsim.errors import KernelRefusalError
 from reconsim.model import rng
 from reconsim.model.kernels import count as kernel
 from reconsim.model.kinds import Cap, Events, Int, Records, Times
@@ -248,6 +250,27 @@ def test_the_kernel_refuses_what_it_cannot_allocate_or_count(change: dict[str, i
     with pytest.raises(ValueError, match=re.escape("kernel: cell 1 (")) as info:
         simulate(cells, checked=True)
     assert message in str(info.value)
+
+
+@pytest.mark.parametrize("first", [Cell(grace=1), Cell(controller="replicaset")],
+                         ids=["world-kernel-row", "event-row"])
+def test_a_refusal_names_the_frames_row_when_the_kernel_ran_part_of_it(first: Cell) -> None:
+    # The frame's rows 1 and 2 go to the count kernel together, apart from row 0: the
+    # kernel refuses its own second cell, the frame's third.
+    cells = cells_frame([first, Cell(), Cell()]).with_columns(
+        duration=pl.Series([100, 100, 10**12]), U=pl.Series([15, 15, 1]))
+    with pytest.raises(KernelRefusalError) as info:
+        simulate(cells, checked=True)
+    assert (info.value.row, str(info.value)) == (2, f"kernel: cell 2 {info.value.reason}")
+    assert info.value.reason.startswith("(duration 1000000000000, U 1, 1 death events) needs ")
+
+
+def test_a_refusal_is_a_value_error_that_survives_pickling() -> None:
+    refusal = KernelRefusalError(4, "(desired 9) could count up to 1e+24, past int64")
+    assert isinstance(refusal, ValueError)
+    again = pickle.loads(pickle.dumps(refusal))
+    assert (again.row, again.reason, str(again)) == (
+        4, refusal.reason, "kernel: cell 4 (desired 9) could count up to 1e+24, past int64")
 
 
 # --- schedules and grids, counted before they are built ------------------------------------

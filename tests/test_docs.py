@@ -1,5 +1,6 @@
 """The documentation: the README stays short and points at the pages, the CLI page is the
-real parser's, every page is in the site, and no product file names an issue number."""
+real parser's, the metrics table the declared metrics, every page is in the site, and no
+product file names an issue number."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from reconsim.cli import build_parser
+from reconsim.model.metrics import METRICS
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -92,6 +94,13 @@ def test_the_cli_page_names_every_subcommand() -> None:
     page = (DOCS / "cli.md").read_text(encoding="utf-8")
     for name in subcommands(build_parser()):
         assert f"reconsim {name}" in page, name
+
+
+def test_the_model_page_tables_every_metric_as_declared() -> None:
+    page = (DOCS / "model.md").read_text(encoding="utf-8")
+    section = page.split("\n## Metrics\n", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| `(\w+)` \| ([^|]+?) \| (.+) \|$", section, flags=re.M)
+    assert rows == [(m.name, m.type, m.doc) for m in METRICS]
 
 
 def test_no_product_file_names_an_issue_number() -> None:

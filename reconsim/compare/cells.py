@@ -26,7 +26,8 @@ from typing import Any, Final
 import polars as pl
 
 from reconsim.errors import ReconsimError
-from reconsim.model.params import METRIC_NAMES, PARAMS
+from reconsim.model.metrics import METRIC_NAMES
+from reconsim.model.params import PARAMS
 from reconsim.sweep.facts import FACTS_KEY, merge
 from reconsim.sweep.grid import PARAM_COLUMNS
 from reconsim.sweep.store import DATA, StoreError, scan

@@ -56,7 +56,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from reconsim.model import delays, rng
+from reconsim.model import delays, metrics, rng
 from reconsim.model.controllers import ADDED, DELETED, UPDATED, Controller, registry
 from reconsim.model.controllers.definition import (
     ControllerError,
@@ -416,22 +416,9 @@ def _sample(t: int, pods: list[Pod], cell: Cell, stats: dict[str, int]) -> None:
 
 
 def _metrics(cell: Cell, totals: dict[str, int], stats: dict[str, int]) -> dict[str, Any]:
-    rounds = totals["rounds"]
-    work = totals["create_commands"] + totals["delete_commands"]
-    return {
-        "rounds": rounds,
-        "work": work,
-        "work_per_round": work / rounds,
-        "created": totals["created"],
-        "unneeded": totals["created"] - cell.desired - sum(n for _, n in cell.deaths),
-        "delete_commands": totals["delete_commands"],
-        "deleted": totals["deleted"],
-        "overshoot": stats["overshoot"],
-        "stable_at": None if stats["last_drift"] == cell.duration else stats["last_drift"] + 1,
-        "reads": totals["reads"],
-        "reads_per_round": totals["reads"] / rounds,
-        "excess_copy_seconds": stats["excess"],
-        "missing_copy_seconds": stats["missing"],
-        "create_commands": totals["create_commands"],
-        "failed_creates": totals["failed_creates"],
-    }
+    """The cell's metrics from its run's totals and per-second statistics."""
+    return metrics.of_run({
+        **{name: totals[name] for name in ("rounds", "created", "delete_commands", "deleted",
+                                           "reads", "create_commands", "failed_creates")},
+        "overshoot": stats["overshoot"], "excess_copy_seconds": stats["excess"],
+        "missing_copy_seconds": stats["missing"], "last_drift": stats["last_drift"]}, cell)

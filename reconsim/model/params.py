@@ -1,4 +1,4 @@
-"""The parameters of one cell and the metrics it produces, declared once.
+"""The parameters of one cell, declared once (its metrics: :mod:`reconsim.model.metrics`).
 
 Everything else derives from these declarations: the keyword arguments of
 :func:`reconsim.run_cell`, the columns :func:`reconsim.model.simulate` reads and
@@ -45,10 +45,13 @@ from reconsim.model.kinds import (
     permille,
     shown,
 )
+from reconsim.model.metrics import METRIC_NAMES, METRICS, Metric
 
-# The kinds' names that the rest of the package reads from here, with the parameters.
+# The kinds' names that the rest of the package reads from here, with the parameters (and
+# the metrics, declared in reconsim.model.metrics).
 __all__ = ["DEATHS_DTYPE", "FAULT_KINDS", "MAX_COPIES", "MAX_EVENTS", "MAX_SECONDS",
-           "UNLIMITED", "Deaths", "Kind", "permille", "shown"]
+           "METRICS", "METRIC_NAMES", "UNLIMITED", "Deaths", "Kind", "Metric", "permille",
+           "shown"]
 
 #: Controller name -> one-line description, from their definitions
 #: (:mod:`reconsim.model.controllers`). The order fixes their codes in the kernels' inputs.
@@ -456,37 +459,3 @@ def check_deaths(events: Iterable[Any], name: str = "deaths") -> Deaths:
     of bounded integers >= 0, kept in listed order."""
     checked: Deaths = BY_NAME["deaths"].kind.check(name, events)
     return checked
-
-
-@dataclass(frozen=True, slots=True)
-class Metric:
-    """One output column: its name, whether it is fractional or may be null, and its meaning."""
-
-    name: str
-    help: str
-    float: bool = False
-    nullable: bool = False
-
-
-#: Every metric of a cell, in column order.
-METRICS: Final[tuple[Metric, ...]] = (
-    Metric("rounds", "rounds run: periodic ones (every U s, jittered) and watch-triggered"),
-    Metric("work", "create commands + delete commands"),
-    Metric("work_per_round", "work / rounds", float=True),
-    Metric("created", "copies created"),
-    Metric("unneeded", "created - desired - the schedule's total death count"),
-    Metric("delete_commands", "delete commands issued"),
-    Metric("deleted", "delete commands that removed a copy (it dies grace s later)"),
-    Metric("overshoot", "largest live - desired over all seconds, 0 if live never exceeds desired"),
-    Metric("stable_at", "1 + the last second with live != desired, second 0 counted as one "
-           "(so 1 if no later second drifts); null if that is the final second",
-           nullable=True),
-    Metric("reads", "ledger entries read over all rounds, ledger_base included"),
-    Metric("reads_per_round", "reads / rounds", float=True),
-    Metric("excess_copy_seconds", "sum over seconds of max(0, live - desired)"),
-    Metric("missing_copy_seconds", "sum over seconds of max(0, desired - live)"),
-    Metric("create_commands", "create commands issued (failed and lost ones included)"),
-    Metric("failed_creates", "create commands that failed: nothing was created"),
-)
-#: Every metric's name, in column order.
-METRIC_NAMES: Final[tuple[str, ...]] = tuple(m.name for m in METRICS)

@@ -39,7 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from reconsim.model import delays, rng
+from reconsim.model import delays, metrics, rng
 from reconsim.model.controllers import Entry, Round, registry
 from reconsim.model.controllers.definition import (
     decide_in_python,
@@ -69,7 +69,7 @@ class Expectations:
 
 def run_reference(  # noqa: PLR0912, PLR0915 — the spec, in order
         cell: Cell, on_second: Callable[[Second], None] | None = None) -> dict[str, Any]:
-    """Run one cell second by second and return its metrics (:data:`.params.METRICS`);
+    """Run one cell second by second and return its metrics (:data:`.metrics.METRICS`);
     ``on_second``, if given, sees each second's :class:`Second` (it changes nothing).
 
     >>> run_reference(Cell(G=20))["overshoot"]
@@ -225,21 +225,9 @@ def run_reference(  # noqa: PLR0912, PLR0915 — the spec, in order
                 "failed_creates": failed, "delete_commands": delete_commands,
                 "deleted": deleted, "reads": reads, "killed": killed}))
 
-    work = create_commands + delete_commands
-    return {
-        "rounds": rounds,
-        "work": work,
-        "work_per_round": work / rounds,
-        "created": created,
-        "unneeded": created - desired - sum(count for _, count in cell.deaths),
-        "delete_commands": delete_commands,
-        "deleted": deleted,
-        "overshoot": overshoot,
-        "stable_at": None if last_drift == cell.duration else last_drift + 1,
-        "reads": reads,
-        "reads_per_round": reads / rounds,
-        "excess_copy_seconds": excess,
-        "missing_copy_seconds": missing,
-        "create_commands": create_commands,
-        "failed_creates": failed,
-    }
+    return metrics.of_run({
+        "rounds": rounds, "created": created, "delete_commands": delete_commands,
+        "deleted": deleted, "overshoot": overshoot, "reads": reads,
+        "excess_copy_seconds": excess, "missing_copy_seconds": missing,
+        "create_commands": create_commands, "failed_creates": failed,
+        "last_drift": last_drift}, cell)

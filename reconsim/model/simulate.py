@@ -6,7 +6,6 @@ specs and tables does not pay for it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -14,14 +13,15 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from reconsim.errors import KernelRefusalError
+from reconsim.model import metrics
 from reconsim.model.controllers import BUILT_IN, Controller, ControllerError, registry
 from reconsim.model.kernels.arrays import controller_params, take_rows
+from reconsim.model.metrics import METRIC_NAMES, METRICS
 from reconsim.model.params import (
     BY_NAME,
     DEATHS_DTYPE,
     DELAY_PARAMS,
-    METRIC_NAMES,
-    METRICS,
     PARAM_DTYPES,
     PARAMS,
     WORLD_SWITCHES,
@@ -175,38 +175,24 @@ def simulate(cells: pl.DataFrame, *, checked: bool = False) -> pl.DataFrame:
 
 def _with_metrics(cells: pl.DataFrame, raw: dict[str, np.ndarray]) -> pl.DataFrame:
     """``cells`` with one column per metric, from a kernel's raw columns."""
-    rounds = raw["rounds"]
-    work = raw["create_commands"] + raw["delete_commands"]
-    metrics = {
-        "rounds": rounds,
-        "work": work,
-        "work_per_round": work / rounds,
-        "created": raw["created"],
-        "unneeded": raw["created"] - cells["desired"].to_numpy() - raw["deaths_total"],
-        "delete_commands": raw["delete_commands"],
-        "deleted": raw["deleted"],
-        "overshoot": raw["overshoot"],
-        "stable_at": pl.Series(raw["stable_at"]).replace(-1, None),
-        "reads": raw["reads"],
-        "reads_per_round": raw["reads"] / rounds,
-        "excess_copy_seconds": raw["excess_copy_seconds"],
-        "missing_copy_seconds": raw["missing_copy_seconds"],
-        "create_commands": raw["create_commands"],
-        "failed_creates": raw["failed_creates"],
-    }
-    return cells.with_columns(pl.Series(name, metrics[name]) for name in METRIC_NAMES)
+    # A kernel reports stable_at itself (-1 for null), which codes the last second off
+    # desired exactly: decoded, that second goes through the formulas as every run's does.
+    duration = cells["duration"].to_numpy()
+    stable_at = raw["stable_at"]
+    last_drift = stable_at - 1
+    np.copyto(last_drift, duration, where=stable_at < 0)  # no new array, unlike np.where
+    return cells.with_columns(metrics.columns({
+        **raw, "last_drift": last_drift, "desired": cells["desired"].to_numpy(),
+        "duration": duration}))
 
 
 @contextmanager
 def _cells_numbered(rows: np.ndarray) -> Iterator[None]:
-    """A kernel's refusal of ``cell i`` of a subset, renumbered as row ``rows[i]`` of the
-    frame."""
+    """A kernel's refusal of cell ``i`` of a subset, as one of row ``rows[i]`` of the frame."""
     try:
         yield
-    except ValueError as exc:
-        message = re.sub(r"^kernel: cell (\d+) ",
-                         lambda m: f"kernel: cell {rows[int(m.group(1))]} ", str(exc))
-        raise ValueError(message) from None
+    except KernelRefusalError as exc:
+        raise exc.at(int(rows[exc.row])) from None
 
 
 def world_rows(cells: pl.DataFrame, off: list[str] | None = None) -> np.ndarray | None:
@@ -238,15 +224,16 @@ def _simulate_split(cells: pl.DataFrame, slow: np.ndarray,
     values: dict[str, list[Any]] = {m.name: [None] * cells.height for m in METRICS}
     fast = np.flatnonzero(~slow)
     if len(fast):
-        _scatter(values, fast, simulate(cells[fast], checked=True))
+        with _cells_numbered(fast):
+            _scatter(values, fast, simulate(cells[fast], checked=True))
     names = {p.name: p for p in params}
     for i in np.flatnonzero(slow):
         row = cells.row(int(i), named=True)
-        metrics = run_reference(make_cell(**{
+        got = run_reference(make_cell(**{
             k: v for k, v in row.items()
             if k in names and (v is not None or names[k].kind.null_is_value)}))
         for name, column in values.items():
-            column[i] = metrics[name]
+            column[i] = got[name]
     return _with_values(cells, values)
 
 
@@ -263,7 +250,8 @@ def _simulate_events(cells: pl.DataFrame, events: np.ndarray,
         return _with_metrics(cells, dict(zip(WORLD_OUT_COLUMNS, out.T, strict=True)))
     values: dict[str, list[Any]] = {m.name: [None] * cells.height for m in METRICS}
     for rows in (np.flatnonzero(events), np.flatnonzero(~events)):
-        _scatter(values, rows, simulate(cells[rows], checked=True))
+        with _cells_numbered(rows):
+            _scatter(values, rows, simulate(cells[rows], checked=True))
     return _with_values(cells, values)
 
 

@@ -23,7 +23,7 @@ world's step 8). Columns:
 * ``deaths`` — copies the scripted deaths killed at t (fewer than scheduled when fewer
   were live).
 
-Every metric of :func:`reconsim.run_cell` is a sum or an extreme of these columns
+Every metric of :func:`reconsim.run_cell` follows from sums and extremes of these columns
 (:func:`metrics_of`); the tests check that they agree for random cells.
 """
 
@@ -33,6 +33,7 @@ from typing import Any, Final
 
 import polars as pl
 
+from reconsim.model import metrics
 from reconsim.model.params import Cell, make_cell
 from reconsim.model.reference import Second, run_reference
 
@@ -96,11 +97,13 @@ def trace_cell(cell: Cell) -> pl.DataFrame:
 
 
 def metrics_of(frame: pl.DataFrame, cell: Cell) -> dict[str, Any]:
-    """The metrics of :data:`reconsim.METRICS` as sums and extremes of ``cell``'s trace.
+    """The metrics of :data:`reconsim.METRICS` from sums and extremes of ``cell``'s trace
+    (:func:`reconsim.model.metrics.of_run` derives the rest).
 
-    Only ``unneeded`` reads the cell beyond ``desired``: it subtracts every scheduled death,
-    also those after the end or beyond the live count, which kill nobody and so are not in
-    the trace. ``ledger_base`` turns the read entries into ``reads``.
+    Beyond the trace, ``stable_at`` reads the cell's ``duration`` and ``unneeded`` its death
+    schedule: it subtracts every scheduled death, also those after the end or beyond the
+    live count, which kill nobody and so are not in the trace. ``ledger_base`` turns the
+    read entries into ``reads``.
 
     >>> cell = Cell(G=20, duration=60)
     >>> metrics_of(trace_cell(cell), cell)["overshoot"]
@@ -108,26 +111,17 @@ def metrics_of(frame: pl.DataFrame, cell: Cell) -> dict[str, Any]:
     """
     over = frame["live"] - frame["desired"]
     rounds = int(frame["round"].sum())
-    create_commands = int(frame["create_commands"].sum())
-    delete_commands = int(frame["delete_commands"].sum())
-    created = int(frame["created"].sum())
-    reads = int(frame["read"].sum()) + rounds * cell.ledger_base
     drifting = frame.filter(pl.col("live") != pl.col("desired"))["t"]
-    last_drift = int(drifting.max()) if drifting.len() else 0  # type: ignore[arg-type]
-    return {
+    return metrics.of_run({
         "rounds": rounds,
-        "work": create_commands + delete_commands,
-        "work_per_round": (create_commands + delete_commands) / rounds,
-        "created": created,
-        "unneeded": created - cell.desired - sum(count for _, count in cell.deaths),
-        "delete_commands": delete_commands,
+        "created": int(frame["created"].sum()),
+        "delete_commands": int(frame["delete_commands"].sum()),
         "deleted": int(frame["deleted"].sum()),
         "overshoot": max(0, int(over.max())),  # type: ignore[arg-type]
-        "stable_at": None if last_drift == cell.duration else last_drift + 1,
-        "reads": reads,
-        "reads_per_round": reads / rounds,
+        "reads": int(frame["read"].sum()) + rounds * cell.ledger_base,
         "excess_copy_seconds": int(over.clip(lower_bound=0).sum()),
         "missing_copy_seconds": int((-over).clip(lower_bound=0).sum()),
-        "create_commands": create_commands,
+        "create_commands": int(frame["create_commands"].sum()),
         "failed_creates": int(frame["failed_creates"].sum()),
-    }
+        "last_drift": int(drifting.max()) if drifting.len() else 0,  # type: ignore[arg-type]
+    }, cell)

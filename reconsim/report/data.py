@@ -26,11 +26,11 @@ import polars as pl
 
 from reconsim.model.kinds import Cap
 from reconsim.model.laws import delay_reads, law_columns, law_exclusion
+from reconsim.model.metrics import METRIC_NAMES
 from reconsim.model.params import (
     BY_NAME,
     CONTROLLERS,
     DEFAULTS,
-    METRIC_NAMES,
     NAME_COLUMNS,
     PARAM_NAMES,
     UNLIMITED,

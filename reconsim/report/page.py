@@ -15,7 +15,8 @@ from typing import Any, Final
 from markupsafe import Markup
 
 from reconsim.model.laws import BOUNDARY, LAW_FORMULA, LAW_SCOPE
-from reconsim.model.params import CONTROLLERS, METRICS
+from reconsim.model.metrics import METRICS
+from reconsim.model.params import CONTROLLERS
 from reconsim.report.charts import Figure
 from reconsim.report.section import Context, Section
 from reconsim.report.sections import (

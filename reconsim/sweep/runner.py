@@ -31,7 +31,8 @@ from tqdm import tqdm
 
 from reconsim.errors import ReconsimError, WriteError
 from reconsim.model.laws import law_columns
-from reconsim.model.params import METRICS, NAME_COLUMNS, SCHEDULE_COLUMN, parameter, shown
+from reconsim.model.metrics import METRICS
+from reconsim.model.params import NAME_COLUMNS, SCHEDULE_COLUMN, parameter, shown
 from reconsim.model.simulate import simulate
 from reconsim.model.version import MODEL_VERSION
 from reconsim.process import POLARS_THREADS_VARIABLE, start_worker

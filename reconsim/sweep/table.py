@@ -14,7 +14,8 @@ import polars as pl
 
 from reconsim.model.kinds import Kind, Records, Times
 from reconsim.model.laws import law_columns
-from reconsim.model.params import METRIC_NAMES, PARAMS, table_columns
+from reconsim.model.metrics import METRIC_NAMES
+from reconsim.model.params import PARAMS, table_columns
 
 
 def user_param_columns(columns: Iterable[str]) -> tuple[str, ...]:

@@ -60,6 +60,7 @@ import numpy as np
 from numba.np.unsafe.ndarray import to_fixed_tuple
 from numpy.typing import NDArray
 
+from reconsim.errors import KernelRefusalError
 from reconsim.model import params
 from reconsim.model.controllers import BUILT_IN, Controller, ControllerError, Round
 from reconsim.model.kernels.arrays import by_controller, frozen, params_matrix
@@ -133,7 +134,7 @@ def sorted_into(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def copy_into(dst: Int64Array, src: Int64Array) -> None:
+def copy_into(dst: Any, src: Any) -> None:
     """``dst[:] = src`` for arrays of one length, as a loop: numba's slice assignment
     checks the shapes with an error message whose string formatting takes seconds to
     compile in every process that compiles a kernel."""
@@ -377,8 +378,9 @@ def refuse_unsafe(  # noqa: PLR0913
     duration: Int64Array, ledger_base: Int64Array, deaths_offsets: Int64Array,
     deaths_count: Int64Array, restart_at_offsets: Int64Array,
 ) -> None:
-    """Raise ``ValueError`` for a cell whose scratch cannot be allocated or whose counts could
-    pass int64, before anything runs: an error, never a wrong number.
+    """Raise :class:`~reconsim.errors.KernelRefusalError` (a ``ValueError``) for a cell whose
+    scratch cannot be allocated or whose counts could pass int64, before anything runs: an
+    error, never a wrong number.
 
     Bounds, in floats: a cell runs ``R = duration // U + 1`` rounds and creates at most
     ``desired`` copies a round, so at most ``C = R x desired`` copies exist, are live or are
@@ -412,15 +414,15 @@ def refuse_unsafe(  # noqa: PLR0913
     rounds = int(duration[i]) // max(1, int(U[i])) + 1
     scratch = 8 * (4 * rounds + 4 * int(n_ev[i]) + 2 * int(n_rs[i]))
     if scratch >= MAX_SCRATCH_BYTES:
-        raise ValueError(
-            f"kernel: cell {i} (duration {duration[i]}, U {U[i]}, {n_ev[i]} death events) "
+        raise KernelRefusalError(
+            i, f"(duration {duration[i]}, U {U[i]}, {n_ev[i]} death events) "
             f"needs {scratch / 2**30:.3g} GiB of scratch, above the "
             f"{MAX_SCRATCH_BYTES / 2**30:g} GiB a cell may take")
     worst = float(_worst(float(desired[i]), float(max(1, U[i])), float(G[i]), float(B[i]),
                          float(duration[i]), float(ledger_base[i]),
                          float(total[deaths_offsets[i + 1]] - total[deaths_offsets[i]])))
-    raise ValueError(
-        f"kernel: cell {i} (desired {desired[i]}, U {U[i]}, duration {duration[i]}, "
+    raise KernelRefusalError(
+        i, f"(desired {desired[i]}, U {U[i]}, duration {duration[i]}, "
         f"ledger_base {ledger_base[i]}) could count up to {worst:.3g}, past int64: "
         "its figures would be wrong")
 

@@ -98,6 +98,7 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.np.unsafe.ndarray import to_fixed_tuple
 from numpy.typing import NDArray
 
+from reconsim.errors import KernelRefusalError
 from reconsim.model import params, rng
 from reconsim.model.controllers import BUILT_IN, Controller, ControllerError, Entry, Round
 from reconsim.model.kernels.arrays import (
@@ -862,10 +863,10 @@ _BYTES_PER_SECOND: Final = 8 * _N_SECOND_ROWS + 1
 
 
 def _refuse_copies(a: dict[str, NDArray[np.generic]]) -> None:
-    """Raise ``ValueError`` for a cell whose copies might not fit its scratch: this kernel
-    holds a record per copy, and a cell creates at most ``desired`` copies a round, one
-    round a second at most with jitter or watch triggers (the capacity doubles as it
-    grows, so twice that)."""
+    """Raise :class:`~reconsim.errors.KernelRefusalError` for a cell whose copies might not fit
+    its scratch: this kernel holds a record per copy, and a cell creates at most
+    ``desired`` copies a round, one round a second at most with jitter or watch triggers
+    (the capacity doubles as it grows, so twice that)."""
     every_second = a["trigger"].astype(bool) | (a["U_jitter"].astype(np.int64) > 0)
     U = np.where(every_second, 1, np.maximum(a["U"], 1)).astype(np.float64)
     duration = a["duration"].astype(np.float64)
@@ -874,8 +875,8 @@ def _refuse_copies(a: dict[str, NDArray[np.generic]]) -> None:
     if not len(scratch) or scratch.max() < MAX_SCRATCH_BYTES:
         return
     i = int(np.argmax(scratch >= MAX_SCRATCH_BYTES))
-    raise ValueError(
-        f"kernel: cell {i} (desired {a['desired'][i]}, U {a['U'][i]}, duration "
+    raise KernelRefusalError(
+        i, f"(desired {a['desired'][i]}, U {a['U'][i]}, duration "
         f"{a['duration'][i]}) may create {copies[i]:.3g} copies, {scratch[i] / 2**30:.3g} GiB "
         f"of the world kernel's scratch, above the {MAX_SCRATCH_BYTES / 2**30:g} GiB a cell "
         "may take")

@@ -28,11 +28,11 @@ import polars as pl
 from markupsafe import Markup
 
 from reconsim.model.kinds import Cap
+from reconsim.model.metrics import METRIC_NAMES
 from reconsim.model.params import (
     CONTROLLERS,
     DEFAULTS,
     DELAY_PARAMS,
-    METRIC_NAMES,
     PARAM_NAMES,
     PARAMS,
     Cell,

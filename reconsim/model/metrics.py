@@ -1,0 +1,162 @@
+"""A cell's metrics, declared once: each one's name, type and meaning, and for a derived
+metric its formula from what a run counts.
+
+A run — the reference model, the event model, a trace's sums, a kernel's result matrix —
+yields the :data:`COUNTERS`: the metrics it counts as they are (``rounds``, ``created``,
+``overshoot`` ...) and the last second its live count was off ``desired``
+(``last_drift``). With the cell's :data:`INPUTS` (``desired``, ``duration`` and the death
+schedule's total count), every other metric (``work``, ``unneeded``, ``stable_at``, the
+per-round ratios) is a formula of those, written once here, and used alike for one cell
+(:func:`of_run`, with Python integers) and for a batch (:func:`columns`, with numpy
+arrays, a cell a value): the formulas are arithmetic that both evaluate the same way.
+
+>>> from reconsim.model.params import Cell
+>>> m = of_run({**dict.fromkeys(COUNTERS, 0), "rounds": 4, "create_commands": 6,
+...             "delete_commands": 2, "reads": 10, "last_drift": 3}, Cell(duration=60))
+>>> m["work"], m["work_per_round"], m["stable_at"], m["reads_per_round"]
+(8, 2.0, 4, 2.5)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Protocol
+
+import numpy as np
+import polars as pl
+
+__all__ = ["COUNTERS", "INPUTS", "METRICS", "METRIC_NAMES", "Metric", "columns", "of_run"]
+
+#: What a formula reads: the counters, and the metrics declared before it.
+Values = Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Metric:
+    """One output column: its name, whether it is fractional or may be null, its meaning —
+    ``help`` in one line (``reconsim run``, the report), ``doc`` in full (the model page's
+    table) — and, for a derived metric, how it is computed.
+
+    ``formula`` maps the counters (and the metrics before this one) to its value, integers
+    or arrays alike; None for a metric a run counts itself. ``null_when``, for a nullable
+    one, is the condition under which the metric is null instead.
+    """
+
+    name: str
+    help: str
+    doc: str
+    float: bool = False
+    nullable: bool = False
+    formula: Callable[[Values], Any] | None = None
+    null_when: Callable[[Values], Any] | None = None
+
+    @property
+    def dtype(self) -> pl.DataType:
+        """The metric's column dtype."""
+        return pl.Float64() if self.float else pl.Int64()
+
+    @property
+    def type(self) -> str:
+        """The metric's type as the model page's table names it: ``int``, ``float``,
+        ``int, nullable``."""
+        return ("float" if self.float else "int") + (", nullable" if self.nullable else "")
+
+
+#: Every metric of a cell, in column order.
+METRICS: Final[tuple[Metric, ...]] = (
+    Metric("rounds", "rounds run: periodic ones (every U s, jittered) and watch-triggered",
+           "rounds run: seconds `t ≤ duration` with `t % U == 0` (with jitter, the periodic "
+           "schedule's; with `watch`, also the triggered ones)"),
+    Metric("work", "create commands + delete commands",
+           "create commands + delete commands (copies created + delete commands when nothing "
+           "fails)",
+           formula=lambda v: v["create_commands"] + v["delete_commands"]),
+    Metric("work_per_round", "work / rounds", "`work / rounds`", float=True,
+           formula=lambda v: v["work"] / v["rounds"]),
+    Metric("created", "copies created", "copies created"),
+    Metric("unneeded", "created - desired - the schedule's total death count",
+           "`created \u2212 desired \u2212 (total count of the death schedule)`; negative when "
+           "scheduled deaths did not all land (events after the end, or more deaths than live "
+           "copies)",
+           formula=lambda v: v["created"] - v["desired"] - v["deaths_total"]),
+    Metric("delete_commands", "delete commands issued", "delete commands issued"),
+    Metric("deleted", "delete commands that removed a copy (it dies grace s later)",
+           "delete commands that removed a copy not yet removed (`delete_commands \u2212 deleted` "
+           "were wasted)"),
+    Metric("overshoot", "largest live - desired over all seconds, 0 if live never exceeds desired",
+           "the largest `live \u2212 desired` over all seconds; 0 if live never exceeds desired"),
+    Metric("stable_at", "1 + the last second with live != desired, second 0 counted as one "
+           "(so 1 if no later second drifts); null if that is the final second",
+           "1 + the last second with `live ≠ desired`, where second 0 counts as such a second "
+           "whatever its live count: 1 for a cell whose live count equals desired from second "
+           "1 on (a cell that never drifts included). Null when that last second is "
+           "`duration` itself, i.e. the run ends unsettled (so also for `duration = 0`)",
+           nullable=True, formula=lambda v: v["last_drift"] + 1,
+           null_when=lambda v: v["last_drift"] == v["duration"]),
+    Metric("reads", "ledger entries read over all rounds, ledger_base included",
+           "ledger entries read, summed over rounds: the service's own entries plus "
+           "`ledger_base` entries of other services per round (a settled six-copy service "
+           "reads 26, as seed 001 counts)"),
+    Metric("reads_per_round", "reads / rounds", "`reads / rounds`", float=True,
+           formula=lambda v: v["reads"] / v["rounds"]),
+    Metric("excess_copy_seconds", "sum over seconds of max(0, live - desired)",
+           "Σ over seconds of `max(0, live \u2212 desired)`"),
+    Metric("missing_copy_seconds", "sum over seconds of max(0, desired - live)",
+           "Σ over seconds of `max(0, desired \u2212 live)`"),
+    Metric("create_commands", "create commands issued (failed and lost ones included)",
+           "create commands issued, failed and lost ones included"),
+    Metric("failed_creates", "create commands that failed: nothing was created",
+           "create commands that failed: nothing was created"),
+)
+#: Every metric's name, in column order.
+METRIC_NAMES: Final[tuple[str, ...]] = tuple(m.name for m in METRICS)
+
+#: What a run counts, from which (with the cell's :data:`INPUTS`) every metric follows: the
+#: metrics it counts as they are, and ``last_drift``, the last second with live != desired
+#: (0 when none: second 0 counts as one).
+COUNTERS: Final[tuple[str, ...]] = (
+    *(m.name for m in METRICS if m.formula is None), "last_drift")
+#: What the formulas read of the cell: ``desired``, ``duration`` and ``deaths_total``, the
+#: death schedule's total count (also the deaths after the end or beyond the live count).
+INPUTS: Final[tuple[str, ...]] = ("desired", "duration", "deaths_total")
+
+
+class CellInputs(Protocol):
+    """What :func:`of_run` reads of a cell (a :class:`~reconsim.model.params.Cell`)."""
+
+    @property
+    def desired(self) -> int: ...
+    @property
+    def duration(self) -> int: ...
+    @property
+    def deaths(self) -> Iterable[tuple[int, int]]: ...
+
+
+def of_run(counts: Mapping[str, int], cell: CellInputs) -> dict[str, Any]:
+    """One cell's metrics (Python numbers, None for a null) from its run's
+    :data:`COUNTERS`."""
+    values: dict[str, Any] = {**counts, "desired": cell.desired, "duration": cell.duration,
+                              "deaths_total": sum(count for _, count in cell.deaths)}
+    for m in METRICS:
+        if m.formula is not None:
+            values[m.name] = m.formula(values)
+    return {m.name: None if m.null_when is not None and m.null_when(values) else values[m.name]
+            for m in METRICS}
+
+
+def columns(counts: Mapping[str, np.ndarray]) -> list[pl.Series]:
+    """A batch's metrics, one column each in :data:`METRICS`' order, from its
+    :data:`COUNTERS` and :data:`INPUTS` as numpy arrays (a cell a value)."""
+    values = dict(counts)
+    out = []
+    for m in METRICS:
+        if m.formula is not None:
+            values[m.name] = m.formula(values)
+        column = pl.Series(m.name, values[m.name])  # a dtype given would copy the array
+        if column.dtype != m.dtype:
+            column = column.cast(m.dtype)
+        if m.null_when is not None:
+            column = column.set(pl.Series(m.null_when(values)), None)
+        out.append(column)
+    return out
