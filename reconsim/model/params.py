@@ -38,6 +38,7 @@ from reconsim.model.kinds import (
     Faults,
     Flag,
     Int,
+    IntOrParam,
     Kind,
     Thousandths,
     Times,
@@ -48,7 +49,7 @@ from reconsim.model.kinds import (
 
 # The kinds' names that the rest of the package reads from here, with the parameters.
 __all__ = ["DEATHS_DTYPE", "FAULT_KINDS", "MAX_COPIES", "MAX_EVENTS", "MAX_SECONDS",
-           "UNLIMITED", "Deaths", "Kind", "permille", "shown"]
+           "UNLIMITED", "Deaths", "IntOrParam", "Kind", "permille", "shown"]
 
 #: Controller name -> one-line description, from their definitions
 #: (:mod:`reconsim.model.controllers`). The order fixes their codes in the kernels' inputs.
@@ -230,6 +231,11 @@ class Cell:
     # --- the parameters of controllers that came after the richer world
     log_scale_down: bool = field(default=False, metadata=controller_param(
         _REPLICASET, "log_scale_down"))
+    # --- a running service: copies that run before the run starts
+    initial: int | str = field(default=0, metadata=declare(
+        IntOrParam(0, MAX_COPIES, param="desired"), "copies already running, ready and "
+        "listed at t = 0, the oldest of all (not created by the controller); 'desired': as "
+        "many as desired, a settled service"))
 
     #: The values of a user's controller's parameters, (name, value) pairs in its declared
     #: order (:func:`make_cell` fills them in from keywords; built-ins have none).
@@ -259,6 +265,10 @@ class Cell:
         object.__setattr__(self, "options", tuple(
             (n, param.kind.check(n, given.get(n, param.default)))
             for n, param in controller.params.items()))
+
+    def initial_copies(self) -> int:
+        """How many copies run at t = 0: ``initial``, or ``desired`` for ``"desired"``."""
+        return self.desired if self.initial == "desired" else int(self.initial)
 
     def value(self, name: str) -> Any:
         """The value of parameter ``name``: a field, or an option of its controller."""
@@ -474,7 +484,8 @@ METRICS: Final[tuple[Metric, ...]] = (
     Metric("work", "create commands + delete commands"),
     Metric("work_per_round", "work / rounds", float=True),
     Metric("created", "copies created"),
-    Metric("unneeded", "created - desired - the schedule's total death count"),
+    Metric("unneeded", "created + initial - desired - the schedule's total death count: "
+           "copies that ran beyond need"),
     Metric("delete_commands", "delete commands issued"),
     Metric("deleted", "delete commands that removed a copy (it dies grace s later)"),
     Metric("overshoot", "largest live - desired over all seconds, 0 if live never exceeds desired"),
@@ -487,6 +498,16 @@ METRICS: Final[tuple[Metric, ...]] = (
     Metric("missing_copy_seconds", "sum over seconds of max(0, desired - live)"),
     Metric("create_commands", "create commands issued (failed and lost ones included)"),
     Metric("failed_creates", "create commands that failed: nothing was created"),
+    # The response to a disturbance: from the schedule's first death event (its earliest
+    # `at`) on; null without one within the run.
+    Metric("overshoot_after", "largest live - desired over the seconds from the first death "
+           "event on, 0 if live never exceeds desired there; null without a death event "
+           "(at <= duration)", nullable=True),
+    Metric("missing_after", "sum of max(0, desired - live) over the seconds from the first "
+           "death event on; null without a death event", nullable=True),
+    Metric("settle_after", "1 + the last second with live != desired minus the first death "
+           "event's second, that second counted as one (so 1 if no later second drifts); "
+           "null without a death event, or if that is the final second", nullable=True),
 )
 #: Every metric's name, in column order.
 METRIC_NAMES: Final[tuple[str, ...]] = tuple(m.name for m in METRICS)

@@ -26,6 +26,7 @@ from reconsim.model.params import (
     PARAMS,
     WORLD_SWITCHES,
     Cell,
+    IntOrParam,
     Parameter,
     all_params,
     applies,
@@ -182,7 +183,8 @@ def _with_metrics(cells: pl.DataFrame, raw: dict[str, np.ndarray]) -> pl.DataFra
         "work": work,
         "work_per_round": work / rounds,
         "created": raw["created"],
-        "unneeded": raw["created"] - cells["desired"].to_numpy() - raw["deaths_total"],
+        "unneeded": raw["created"] + initial_copies(cells) - cells["desired"].to_numpy()
+        - raw["deaths_total"],
         "delete_commands": raw["delete_commands"],
         "deleted": raw["deleted"],
         "overshoot": raw["overshoot"],
@@ -193,8 +195,20 @@ def _with_metrics(cells: pl.DataFrame, raw: dict[str, np.ndarray]) -> pl.DataFra
         "missing_copy_seconds": raw["missing_copy_seconds"],
         "create_commands": raw["create_commands"],
         "failed_creates": raw["failed_creates"],
+        **{name: pl.Series(raw[name]).replace(-1, None)
+           for name in ("overshoot_after", "missing_after", "settle_after")},
     }
     return cells.with_columns(pl.Series(name, metrics[name]) for name in METRIC_NAMES)
+
+
+def initial_copies(cells: pl.DataFrame) -> np.ndarray:
+    """The copies each row runs at t = 0: its ``initial``, ``desired`` where it names it
+    (0 without the column)."""
+    if "initial" not in cells.columns:
+        return np.zeros(cells.height, np.int64)
+    kind = BY_NAME["initial"].kind
+    assert isinstance(kind, IntOrParam)
+    return kind.resolve(cells["initial"].fill_null(0).to_numpy(), cells["desired"].to_numpy())
 
 
 @contextmanager
@@ -243,7 +257,7 @@ def _simulate_split(cells: pl.DataFrame, slow: np.ndarray,
     for i in np.flatnonzero(slow):
         row = cells.row(int(i), named=True)
         metrics = run_reference(make_cell(**{
-            k: v for k, v in row.items()
+            k: names[k].kind.from_column(v) for k, v in row.items()
             if k in names and (v is not None or names[k].kind.null_is_value)}))
         for name, column in values.items():
             column[i] = metrics[name]
@@ -317,6 +331,9 @@ def kernel_inputs(cells: pl.DataFrame, *, count: bool = False,
             arrays.update(p.kind.arrays(p.name, cells[p.name]))
         else:
             arrays.update(_default_arrays(p, cells.height))
+    for p in params:  # a value that names another parameter takes that one's
+        if isinstance(p.kind, IntOrParam) and p.name in arrays:
+            arrays[p.name] = p.kind.resolve(arrays[p.name], arrays[p.kind.param])
     return arrays
 
 

@@ -33,6 +33,7 @@ from typing import Any, Final
 
 import polars as pl
 
+from reconsim.model.copies import after_metrics
 from reconsim.model.params import Cell, make_cell
 from reconsim.model.reference import Second, run_reference
 
@@ -98,9 +99,11 @@ def trace_cell(cell: Cell) -> pl.DataFrame:
 def metrics_of(frame: pl.DataFrame, cell: Cell) -> dict[str, Any]:
     """The metrics of :data:`reconsim.METRICS` as sums and extremes of ``cell``'s trace.
 
-    Only ``unneeded`` reads the cell beyond ``desired``: it subtracts every scheduled death,
-    also those after the end or beyond the live count, which kill nobody and so are not in
-    the trace. ``ledger_base`` turns the read entries into ``reads``.
+    Only ``unneeded`` and the disturbance's metrics read the cell beyond ``desired``: the
+    first subtracts every scheduled death, also those after the end or beyond the live
+    count, which kill nobody and so are not in the trace, and adds the initial copies; the
+    others start at the schedule's first death event. ``ledger_base`` turns the read
+    entries into ``reads``.
 
     >>> cell = Cell(G=20, duration=60)
     >>> metrics_of(trace_cell(cell), cell)["overshoot"]
@@ -119,7 +122,8 @@ def metrics_of(frame: pl.DataFrame, cell: Cell) -> dict[str, Any]:
         "work": create_commands + delete_commands,
         "work_per_round": (create_commands + delete_commands) / rounds,
         "created": created,
-        "unneeded": created - cell.desired - sum(count for _, count in cell.deaths),
+        "unneeded": (created + cell.initial_copies() - cell.desired
+                     - sum(count for _, count in cell.deaths)),
         "delete_commands": delete_commands,
         "deleted": int(frame["deleted"].sum()),
         "overshoot": max(0, int(over.max())),  # type: ignore[arg-type]
@@ -130,4 +134,16 @@ def metrics_of(frame: pl.DataFrame, cell: Cell) -> dict[str, Any]:
         "missing_copy_seconds": int((-over).clip(lower_bound=0).sum()),
         "create_commands": create_commands,
         "failed_creates": int(frame["failed_creates"].sum()),
+        **_after(frame, cell),
     }
+
+
+def _after(frame: pl.DataFrame, cell: Cell) -> dict[str, Any]:
+    """The disturbance's metrics from the rows at and after the first death event."""
+    after = min((at for at, _ in cell.deaths), default=cell.duration + 1)
+    rows = frame.filter(pl.col("t") >= after)
+    over = rows["live"] - rows["desired"]
+    drifting = rows.filter(pl.col("live") != pl.col("desired"))["t"]
+    last = int(drifting.max()) if drifting.len() else after  # type: ignore[arg-type]
+    return after_metrics(cell.duration, after, max(0, int(over.max() or 0)),  # type: ignore[arg-type]
+                         int((-over).clip(lower_bound=0).sum()), last)
