@@ -31,6 +31,12 @@ Where the rules leave a choice open, this model decides (docs/model.md repeats i
 * ``deleted`` counts delete commands that found their copy not yet removed (they remove
   it; it dies ``grace`` seconds later). A command to a terminating copy is wasted.
 * A scripted death of a terminating copy makes it die at once (it is live until then).
+* ``initial`` copies (``"desired"``: as many as desired) are the oldest: created, ready and
+  listed before the run (at :data:`~reconsim.model.copies.BEFORE_RUN`), so scripted deaths
+  and oldest-first deletes take them first; not counted as created, not remembered by the
+  controller; their ledger delays are draws 0 … initial - 1, the created copies' follow.
+* The disturbance's metrics (``overshoot_after``, ...) cover the seconds from the
+  schedule's first death event (its earliest ``at``) on; none at or before the end: null.
 """
 
 from __future__ import annotations

@@ -10,9 +10,11 @@ or with observe="created" all created ones — and had not died at the end of
 second t - G: the index range ``[D(t-G), C(t-L))`` with ``L = G + B`` (ready)
 or ``L = G`` (created). So a cell's whole state is three cumulative counts
 (created ``C``, ready ``R``, dead ``D``) and their histories, and the rules of
-:mod:`reconsim.model.reference` become:
+:mod:`reconsim.model.reference` become (the ``initial`` copies are the first of creation
+order, ready and listed before the run: ``C`` and ``R`` start at ``initial``, and so does
+``C(t-L)`` for ``t < L``; deaths take them first, so the dead prefix stays a prefix):
 
-* seen     = C(t-L) - D(t-G)                     (0 while t < L)
+* seen     = C(t-L) - D(t-G)                     (initial while t < L)
 * pending  = C - max(D, C(t-L), C(restart))      (remembered, alive, not yet listed)
 * live     = max(0, R - D)                       (observe="created" may delete unready copies)
 * a death of ``count`` at s: D += min(count, live)
