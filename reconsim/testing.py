@@ -81,6 +81,8 @@ def cells(draw: st.DrawFn, max_duration: int = 240, controllers: tuple[str, ...]
         # drawn only for the controller that has it: the others' cells stay as they were
         log_scale_down=draw(st.booleans()) if controller.name in registry.BUILT_IN
         and "log_scale_down" in controller.params else False,
+        # a running service: often none, often settled, sometimes more or fewer than desired
+        initial=draw(st.one_of(st.just(0), st.just("desired"), st.integers(0, 14))),
     )
 
 

@@ -196,7 +196,8 @@ def worst_metrics(T: int, d: int, lb: int) -> dict[str, object]:
             "overshoot": (T - 1) * d, "stable_at": None, "reads": reads,
             "reads_per_round": reads / (T + 1),
             "excess_copy_seconds": d * T * (T - 1) // 2 + d * (T - 1),
-            "missing_copy_seconds": 0, "create_commands": created, "failed_creates": 0}
+            "missing_copy_seconds": 0, "create_commands": created, "failed_creates": 0,
+            "overshoot_after": None, "missing_after": None, "settle_after": None}
 
 
 @pytest.mark.parametrize(("T", "d", "lb"), [(2, 1, 0), (5, 3, 2), (17, 2, 7), (40, 4, 20)])
@@ -222,14 +223,15 @@ def arrays_at(**change: int) -> dict[str, np.ndarray]:
 
 def bound_arrays(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return {k: arrays[k] for k in ("desired", "U", "G", "B", "duration", "ledger_base",
-                                   "deaths_offsets", "deaths_count", "restart_at_offsets")}
+                                   "deaths_offsets", "deaths_count", "restart_at_offsets",
+                                   "initial")}
 
 
 def test_the_bounds_keep_every_cell_inside_the_kernels_limits() -> None:
     # Every parameter at its bound at once (U = 1: the most rounds): the guard has nothing
     # to refuse, so no checked cell can overflow or fail to allocate.
     at_bounds = arrays_at(desired=MAX_COPIES, U=1, G=MAX_SECONDS, B=MAX_SECONDS,
-                          duration=MAX_SECONDS, ledger_base=MAX_COPIES)
+                          duration=MAX_SECONDS, ledger_base=MAX_COPIES, initial=MAX_COPIES)
     kernel.refuse_unsafe(**bound_arrays(at_bounds))
     # ... with a margin: four times the copies still pass
     kernel.refuse_unsafe(**bound_arrays(arrays_at(

@@ -55,6 +55,7 @@ def test_metric_names_are_the_published_contract() -> None:
         "rounds", "work", "work_per_round", "created", "unneeded", "delete_commands", "deleted",
         "overshoot", "stable_at", "reads", "reads_per_round", "excess_copy_seconds",
         "missing_copy_seconds", "create_commands", "failed_creates",
+        "overshoot_after", "missing_after", "settle_after",
     )
 
 
@@ -75,7 +76,8 @@ def test_table_columns_keep_the_published_order() -> None:
                              "restart_at", "B_spread", "G_spread", "B_delays_name",
                              "B_delays", "G_delays_name", "G_delays", "U_jitter", "seed",
                              "delete_order", "grace", "lag", "create_faults", "fail_rate",
-                             "lost_rate", "trigger", "slow_start", "log_scale_down")
+                             "lost_rate", "trigger", "slow_start", "log_scale_down",
+                             "initial")
 
 
 def test_every_declared_parameter_reaches_the_table() -> None:
@@ -104,8 +106,8 @@ def test_every_parameter_reaches_the_kernel_and_the_command_line() -> None:
     keywords = {*COUNT_INPUTS, "ttl", "log_scale_down"}
     assert set(kernel_inputs(cells_frame([Cell()]), count=True)) == keywords
     assert {k.split("_offsets")[0] for k in keywords} == {
-        *PARAM_NAMES[:PARAM_NAMES.index("B_spread")], "log_scale_down", "deaths_at",
-        "deaths_count"}
+        *PARAM_NAMES[:PARAM_NAMES.index("B_spread")], "log_scale_down", "initial",
+        "deaths_at", "deaths_count"}
 
 
 def test_kernel_and_reference_share_one_damped() -> None:

@@ -29,7 +29,7 @@ def test_axes_are_the_model_parameters_with_schedule_for_deaths() -> None:
     assert AXES[13:] == ("B_spread", "G_spread", "B_delays", "G_delays", "U_jitter", "seed",
                          "delete_order", "grace",
                          "lag", "create_faults", "fail_rate", "lost_rate", "trigger",
-                         "slow_start", "log_scale_down")
+                         "slow_start", "log_scale_down", "initial")
 
 
 def test_values_lists_and_inclusive_ranges() -> None:
@@ -86,7 +86,8 @@ def test_same_content_same_hash_whatever_the_formatting() -> None:
     assert a.hash == b.hash != c.hash
 
 
-@pytest.mark.parametrize("name", ["seed", "default", "million", "measured", "kubernetes"])
+@pytest.mark.parametrize("name", ["seed", "default", "million", "measured", "kubernetes",
+                                  "disturbance"])
 def test_shipped_specs_load(name: str) -> None:
     spec = load_spec(SPECS / f"{name}.toml")
     assert spec.name == name
@@ -292,6 +293,12 @@ def test_million_spec_has_a_million_cells() -> None:
      "grid.G_delays: unknown distribution 'chain' (known: none)"),
     ('name = "t"\n[delays.d]\nsamples = [1]\n[grid]\nG_delays = "d"\nG_spread = [0, 4]\n',
      "grid.G_delays: distribution 'd' and G_spread 4 would meet in a cell; give one"),
+    ('name = "t"\n[grid]\ninitial = -1\n',
+     "grid.initial: initial must be an integer in [0, 1000000] or 'desired', got -1"),
+    ('name = "t"\n[grid]\ninitial = [0, 1000001]\n',
+     "grid.initial: initial must be an integer in [0, 1000000] or 'desired', got 1000001"),
+    ('name = "t"\n[grid]\ninitial = "settled"\n',
+     "grid.initial: initial must be an integer in [0, 1000000] or 'desired', got 'settled'"),
 ])
 def test_bad_specs_are_named_in_one_line(text: str, message: str) -> None:
     with pytest.raises(SpecError) as info:

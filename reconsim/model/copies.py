@@ -5,6 +5,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Final
+
+from reconsim.model.kinds import MAX_SECONDS
+
+#: The second the initial copies (``initial``) were created and became ready: before any
+#: second a read can look at (a stale read's ``t - extra`` reaches back MAX_SECONDS at
+#: most), so they are listed from before the run with any ledger delay (at most
+#: 2 x MAX_SECONDS). A controller sees their times as 0 (:func:`shown_time`).
+BEFORE_RUN: Final = -4 * MAX_SECONDS
+
+
+def shown_time(t: int) -> int:
+    """A copy's creation or ready second as a controller sees it: times before the run
+    (the initial copies') read as 0."""
+    return max(0, t)
 
 
 @dataclass
@@ -22,6 +37,11 @@ class Copy:
     listed: int
     removed: int | None = None
     death: int | None = None
+
+    @classmethod
+    def initial(cls, g: int) -> Copy:
+        """An initial copy with ledger delay ``g``: created, ready and listed before the run."""
+        return cls(birth=BEFORE_RUN, ready=BEFORE_RUN, g=g, listed=BEFORE_RUN + g)
 
     def on_ledger(self, r: int) -> bool:
         """Whether the ledger lists it at second ``r``: listed, and not removed g or more ago."""
@@ -49,3 +69,16 @@ class Second:
     read: list[Copy] | None
     copies: list[Copy]
     totals: Mapping[str, int]
+
+
+def after_metrics(duration: int, after: int, overshoot: int, missing: int,
+                  last_drift: int) -> dict[str, int]:
+    """The disturbance's metrics (``overshoot_after``, ``missing_after``, ``settle_after``)
+    from their running values over seconds ``after`` .. ``duration``, ``after`` the first
+    death event's second (``last_drift``: the last of them with live != desired, else
+    ``after``), as a run counts them: -1 for null (:mod:`reconsim.model.metrics`), all three
+    when ``after`` is past the end."""
+    if after > duration:
+        return {"overshoot_after": -1, "missing_after": -1, "settle_after": -1}
+    return {"overshoot_after": overshoot, "missing_after": missing,
+            "settle_after": -1 if last_drift == duration else last_drift - after + 1}

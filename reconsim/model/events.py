@@ -66,7 +66,7 @@ from reconsim.model.controllers.definition import (
     Sync,
     reference_params,
 )
-from reconsim.model.copies import Copy, Second
+from reconsim.model.copies import BEFORE_RUN, Copy, Second, after_metrics, shown_time
 from reconsim.model.gosort import go_sort
 from reconsim.model.params import MAX_COPIES, Cell, damped, permille
 
@@ -100,7 +100,9 @@ class Cached:
 
 
 def _snapshot(pod: Pod) -> Cached:
-    return Cached(pod.uid, pod.born // 1000, pod.ready_at // 1000 if pod.ready else -1,
+    """The copy as the API shows it now (an initial copy's times before the run as 0)."""
+    return Cached(pod.uid, shown_time(pod.born // 1000),
+                  shown_time(pod.ready_at // 1000) if pod.ready else -1,
                   pod.deleting is not None)
 
 
@@ -172,6 +174,17 @@ def run_events(  # noqa: PLR0912, PLR0915 — the spec, in order
     due: list[tuple[int, int, int, int, Any]] = []  # (instant, what, order, epoch, data)
     order = [0]
     epoch = [0]  # a restart drops the retries scheduled before it
+
+    # The initial copies: created, ready and in the cache before the run, their events
+    # long delivered (no hook sees them); numbered first on the ledger delay's stream.
+    for k in range(cell.initial_copies()):
+        g = cell.G + delays.extra(cell.G_delays, cell.G_spread, seed, rng.LEDGER_DELAY, k)
+        pod = Pod(k, BEFORE_RUN * _MS, BEFORE_RUN * _MS, g * _MS, ready=True)
+        pods.append(pod)
+        copies.append(Copy.initial(g))
+        cache[k] = _snapshot(pod)
+        if cell.lag:
+            history[k] = [(BEFORE_RUN * _MS, cache[k])]
 
     def at(instant: int, what: int, data: Any = None) -> None:
         order[0] += 1
@@ -348,7 +361,9 @@ def run_events(  # noqa: PLR0912, PLR0915 — the spec, in order
         if watch:
             enqueue()
 
-    stats = {"overshoot": 0, "excess": 0, "missing": 0, "last_drift": 0}
+    after = min((at for at, _ in cell.deaths), default=cell.duration + 1)
+    stats = {"overshoot": 0, "excess": 0, "missing": 0, "last_drift": 0, "after": after,
+             "overshoot_after": 0, "missing_after": 0, "last_drift_after": after}
     next_periodic, periodic_i = 0, 0
     for t in range(cell.duration + 1):
         start = t * _MS
@@ -413,6 +428,11 @@ def _sample(t: int, pods: list[Pod], cell: Cell, stats: dict[str, int]) -> None:
     stats["missing"] += max(0, cell.desired - live)
     if live != cell.desired:
         stats["last_drift"] = t
+    if t >= stats["after"]:
+        stats["overshoot_after"] = max(stats["overshoot_after"], live - cell.desired)
+        stats["missing_after"] += max(0, cell.desired - live)
+        if live != cell.desired:
+            stats["last_drift_after"] = t
 
 
 def _metrics(cell: Cell, totals: dict[str, int], stats: dict[str, int]) -> dict[str, Any]:
@@ -421,4 +441,6 @@ def _metrics(cell: Cell, totals: dict[str, int], stats: dict[str, int]) -> dict[
         **{name: totals[name] for name in ("rounds", "created", "delete_commands", "deleted",
                                            "reads", "create_commands", "failed_creates")},
         "overshoot": stats["overshoot"], "excess_copy_seconds": stats["excess"],
-        "missing_copy_seconds": stats["missing"], "last_drift": stats["last_drift"]}, cell)
+        "missing_copy_seconds": stats["missing"], "last_drift": stats["last_drift"],
+        **after_metrics(cell.duration, stats["after"], stats["overshoot_after"],
+                        stats["missing_after"], stats["last_drift_after"])}, cell)

@@ -2,9 +2,9 @@
 
 A :class:`Kind` says in one place what a value of it may be: the dtype of its column, its
 value check, its column check, its command-line flag and the integer arrays the kernels
-read (:class:`Int`, :class:`Cap`, :class:`Choice`, :class:`Thousandths`, :class:`Flag`,
-:class:`Times`, and the record lists :class:`Events`, :class:`Windows`, :class:`Faults`,
-:class:`Delays`).
+read (:class:`Int`, :class:`IntOrParam`, :class:`Cap`, :class:`Choice`, :class:`Thousandths`,
+:class:`Flag`, :class:`Times`, and the record lists :class:`Events`, :class:`Windows`,
+:class:`Faults`, :class:`Delays`).
 The parameters themselves are declared in :mod:`reconsim.model.params` (the world's) and
 by each controller (:mod:`reconsim.model.controllers`).
 """
@@ -137,6 +137,10 @@ class Kind(ABC):
         """A checked value as the column holds it."""
         return value
 
+    def from_column(self, value: Any) -> Any:
+        """A value of the column as a cell takes it (the inverse of :meth:`to_column`)."""
+        return value
+
 
 @dataclass(frozen=True)
 class Int(Kind):
@@ -192,6 +196,71 @@ class Int(Kind):
     def argument(self, help: str, default: Any) -> dict[str, Any]:
         return {"type": int, "metavar": "N", "default": default,
                 "help": f"{help} (default {default}; {self.range()})"}
+
+
+#: How the column of an :class:`IntOrParam` holds the parameter's name: an integer no value
+#: of the kind can be, so that the column stays Int64.
+NAMED: Final = -1
+
+
+@dataclass(frozen=True)
+class IntOrParam(Int):
+    """An :class:`Int`, or the literal name of another parameter of the cell (``param``),
+    whose value it then takes: ``initial = "desired"``. A cell keeps the name; its column
+    holds :data:`NAMED` (-1) for it, and the kernels' arrays hold the other parameter's
+    value in those rows (:func:`reconsim.model.simulate.kernel_inputs` resolves it)."""
+
+    param: str = ""
+
+    def range(self) -> str:
+        return f"{super().range()} or {self.param!r}"
+
+    def check(self, name: str, value: Any) -> Any:
+        if isinstance(value, str) and value == self.param:
+            return value
+        return super().check(name, value)
+
+    def stats(self, name: str) -> list[pl.Expr]:
+        col = pl.col(name)
+        values = col.filter(col != NAMED)
+        return [values.min().alias(f"{name}:min"), values.max().alias(f"{name}:max"),
+                col.filter(col < NAMED).min().alias(f"{name}:below")]
+
+    def check_stats(self, name: str, row: Mapping[str, Any], column: pl.Series,
+                    extra: str = "") -> None:
+        if row[f"{name}:below"] is not None:
+            self._fail(name, row[f"{name}:below"], f" ({NAMED} in a column)")
+        super().check_stats(name, row, column, f" ({NAMED} in a column)")
+
+    def argument(self, help: str, default: Any) -> dict[str, Any]:
+        return {"type": self.parse, "metavar": "N", "default": default,
+                "help": f"{help} (default {default}; {self.range()})"}
+
+    def parse(self, text: str) -> int | str:
+        """Parse the flag: an integer, or the other parameter's name (checked later).
+
+        >>> IntOrParam(param="desired").parse("desired"), IntOrParam().parse("3")
+        ('desired', 3)
+        """
+        word = text.strip()
+        if word == self.param:
+            return word
+        try:
+            return int(word)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected an integer or {self.param!r}, got {shown(text)}") from None
+
+    def to_column(self, value: Any) -> Any:
+        return NAMED if value == self.param else value
+
+    def from_column(self, value: Any) -> Any:
+        return self.param if value == NAMED else value
+
+    def resolve(self, values: NDArray[Any], other: NDArray[Any]) -> NDArray[Any]:
+        """The kernel's array: ``values``, with the other parameter's (``other``) where
+        they hold :data:`NAMED`."""
+        return np.where(values == NAMED, other, values)
 
 
 @dataclass(frozen=True)

@@ -75,11 +75,13 @@ METRICS: Final[tuple[Metric, ...]] = (
     Metric("work_per_round", "work / rounds", "`work / rounds`", float=True,
            formula=lambda v: v["work"] / v["rounds"]),
     Metric("created", "copies created", "copies created"),
-    Metric("unneeded", "created - desired - the schedule's total death count",
-           "`created \u2212 desired \u2212 (total count of the death schedule)`; negative when "
-           "scheduled deaths did not all land (events after the end, or more deaths than live "
-           "copies)",
-           formula=lambda v: v["created"] - v["desired"] - v["deaths_total"]),
+    Metric("unneeded", "created + initial - desired - the schedule's total death count: "
+           "copies that ran beyond need",
+           "`created + initial \u2212 desired \u2212 (total count of the death schedule)`: "
+           "copies that ran beyond need (`initial` the copies running at t = 0); negative "
+           "when scheduled deaths did not all land (events after the end, or more deaths than "
+           "live copies)",
+           formula=lambda v: v["created"] + v["initial"] - v["desired"] - v["deaths_total"]),
     Metric("delete_commands", "delete commands issued", "delete commands issued"),
     Metric("deleted", "delete commands that removed a copy (it dies grace s later)",
            "delete commands that removed a copy not yet removed (`delete_commands \u2212 deleted` "
@@ -108,6 +110,26 @@ METRICS: Final[tuple[Metric, ...]] = (
            "create commands issued, failed and lost ones included"),
     Metric("failed_creates", "create commands that failed: nothing was created",
            "create commands that failed: nothing was created"),
+    # The response to a disturbance, from the schedule's first death event (its earliest
+    # `at`) on. A run counts them itself, -1 for null (no death event within the run).
+    Metric("overshoot_after", "largest live - desired over the seconds from the first death "
+           "event on, 0 if live never exceeds desired there; null without a death event "
+           "(at <= duration)",
+           "the largest `live \u2212 desired` over the seconds from the schedule's first death "
+           "event (its earliest `at`, whatever its count) on; 0 if live never exceeds desired "
+           "there. Null without a death event within the run", nullable=True,
+           null_when=lambda v: v["overshoot_after"] < 0),
+    Metric("missing_after", "sum of max(0, desired - live) over the seconds from the first "
+           "death event on; null without a death event",
+           "Σ of `max(0, desired \u2212 live)` over the seconds from the first death event on; "
+           "null without one", nullable=True, null_when=lambda v: v["missing_after"] < 0),
+    Metric("settle_after", "1 + the last second with live != desired minus the first death "
+           "event's second, that second counted as one (so 1 if no later second drifts); "
+           "null without a death event, or if that is the final second",
+           "1 + the last second with `live ≠ desired` minus the first death event's second, "
+           "that second counted as one such (so 1 if no later second drifts). Null without a "
+           "death event within the run, or when the run ends unsettled", nullable=True,
+           null_when=lambda v: v["settle_after"] < 0),
 )
 #: Every metric's name, in column order.
 METRIC_NAMES: Final[tuple[str, ...]] = tuple(m.name for m in METRICS)
@@ -117,9 +139,10 @@ METRIC_NAMES: Final[tuple[str, ...]] = tuple(m.name for m in METRICS)
 #: (0 when none: second 0 counts as one).
 COUNTERS: Final[tuple[str, ...]] = (
     *(m.name for m in METRICS if m.formula is None), "last_drift")
-#: What the formulas read of the cell: ``desired``, ``duration`` and ``deaths_total``, the
-#: death schedule's total count (also the deaths after the end or beyond the live count).
-INPUTS: Final[tuple[str, ...]] = ("desired", "duration", "deaths_total")
+#: What the formulas read of the cell: ``desired``, ``duration``, ``deaths_total``, the
+#: death schedule's total count (also the deaths after the end or beyond the live count),
+#: and ``initial``, the copies running at t = 0 (``"desired"`` resolved).
+INPUTS: Final[tuple[str, ...]] = ("desired", "duration", "deaths_total", "initial")
 
 
 class CellInputs(Protocol):
@@ -131,13 +154,15 @@ class CellInputs(Protocol):
     def duration(self) -> int: ...
     @property
     def deaths(self) -> Iterable[tuple[int, int]]: ...
+    def initial_copies(self) -> int: ...
 
 
 def of_run(counts: Mapping[str, int], cell: CellInputs) -> dict[str, Any]:
     """One cell's metrics (Python numbers, None for a null) from its run's
     :data:`COUNTERS`."""
     values: dict[str, Any] = {**counts, "desired": cell.desired, "duration": cell.duration,
-                              "deaths_total": sum(count for _, count in cell.deaths)}
+                              "deaths_total": sum(count for _, count in cell.deaths),
+                              "initial": cell.initial_copies()}
     for m in METRICS:
         if m.formula is not None:
             values[m.name] = m.formula(values)

@@ -38,6 +38,7 @@ from reconsim.model.kinds import (
     Faults,
     Flag,
     Int,
+    IntOrParam,
     Kind,
     Thousandths,
     Times,
@@ -50,8 +51,8 @@ from reconsim.model.metrics import METRIC_NAMES, METRICS, Metric
 # The kinds' names that the rest of the package reads from here, with the parameters (and
 # the metrics, declared in reconsim.model.metrics).
 __all__ = ["DEATHS_DTYPE", "FAULT_KINDS", "MAX_COPIES", "MAX_EVENTS", "MAX_SECONDS",
-           "METRICS", "METRIC_NAMES", "UNLIMITED", "Deaths", "Kind", "Metric", "permille",
-           "shown"]
+           "METRICS", "METRIC_NAMES", "UNLIMITED", "Deaths", "IntOrParam", "Kind", "Metric",
+           "permille", "shown"]
 
 #: Controller name -> one-line description, from their definitions
 #: (:mod:`reconsim.model.controllers`). The order fixes their codes in the kernels' inputs.
@@ -233,6 +234,11 @@ class Cell:
     # --- the parameters of controllers that came after the richer world
     log_scale_down: bool = field(default=False, metadata=controller_param(
         _REPLICASET, "log_scale_down"))
+    # --- a running service: copies that run before the run starts
+    initial: int | str = field(default=0, metadata=declare(
+        IntOrParam(0, MAX_COPIES, param="desired"), "copies already running, ready and "
+        "listed at t = 0, the oldest of all (not created by the controller); 'desired': as "
+        "many as desired, a settled service"))
 
     #: The values of a user's controller's parameters, (name, value) pairs in its declared
     #: order (:func:`make_cell` fills them in from keywords; built-ins have none).
@@ -262,6 +268,10 @@ class Cell:
         object.__setattr__(self, "options", tuple(
             (n, param.kind.check(n, given.get(n, param.default)))
             for n, param in controller.params.items()))
+
+    def initial_copies(self) -> int:
+        """How many copies run at t = 0: ``initial``, or ``desired`` for ``"desired"``."""
+        return self.desired if self.initial == "desired" else int(self.initial)
 
     def value(self, name: str) -> Any:
         """The value of parameter ``name``: a field, or an option of its controller."""

@@ -31,6 +31,12 @@ Where the rules leave a choice open, this model decides (docs/model.md repeats i
 * ``deleted`` counts delete commands that found their copy not yet removed (they remove
   it; it dies ``grace`` seconds later). A command to a terminating copy is wasted.
 * A scripted death of a terminating copy makes it die at once (it is live until then).
+* ``initial`` copies (``"desired"``: as many as desired) are the oldest: created, ready and
+  listed before the run (at :data:`~reconsim.model.copies.BEFORE_RUN`), so scripted deaths
+  and oldest-first deletes take them first; not counted as created, not remembered by the
+  controller; their ledger delays are draws 0 … initial - 1, the created copies' follow.
+* The disturbance's metrics (``overshoot_after``, ...) cover the seconds from the
+  schedule's first death event (its earliest ``at``) on; none at or before the end: null.
 """
 
 from __future__ import annotations
@@ -46,7 +52,7 @@ from reconsim.model.controllers.definition import (
     rank_in_python,
     reference_params,
 )
-from reconsim.model.copies import Copy, Second
+from reconsim.model.copies import Copy, Second, after_metrics, shown_time
 from reconsim.model.events import run_events
 from reconsim.model.params import Cell, damped, permille
 
@@ -82,7 +88,11 @@ def run_reference(  # noqa: PLR0912, PLR0915 — the spec, in order
     G, U, B, desired, seed = cell.G, cell.U, cell.B, cell.desired, cell.seed
     cap = cell.max_per_round
     fail_pm, lost_pm = permille(cell.fail_rate), permille(cell.lost_rate)
-    copies: list[Copy] = []  # in creation order: "oldest" means first in this list
+    # In creation order: "oldest" means first in this list. The initial copies come first,
+    # numbered 0 .. initial - 1 on the ledger delay's stream (created copies follow).
+    copies: list[Copy] = [
+        Copy.initial(G + delays.extra(cell.G_delays, cell.G_spread, seed, rng.LEDGER_DELAY, k))
+        for k in range(cell.initial_copies())]
     controller = registry.get(cell.controller)
     p = reference_params(controller, {name: cell.value(name) for name in controller.params})
     # What a restart wipes: its own creations, its last acting round's expectations, and the
@@ -121,6 +131,10 @@ def run_reference(  # noqa: PLR0912, PLR0915 — the spec, in order
     rounds = created = create_commands = failed = delete_commands = deleted = reads = 0
     overshoot = excess = missing = killed = 0
     last_drift = 0
+    # The disturbance: the seconds from the first death event on (none: past the end).
+    after = min((at for at, _ in cell.deaths), default=cell.duration + 1)
+    overshoot_after = missing_after = 0
+    last_drift_after = after
     next_periodic, periodic_i = 0, 0
     previous_read: list[Copy] = []  # what a round at t - 1 would have read (t = -1: nothing)
     for t in range(cell.duration + 1):
@@ -203,7 +217,8 @@ def run_reference(  # noqa: PLR0912, PLR0915 — the spec, in order
                 order = seen if cell.delete_order == "oldest" else seen[::-1]
                 if controller.rank is not None:
                     order = sorted(order, key=lambda c: rank_in_python(controller, Entry(
-                        t=t, created=c.birth, ready=c.ready if c.ready + c.g <= r else -1), p))
+                        t=t, created=shown_time(c.birth),
+                        ready=shown_time(c.ready) if c.ready + c.g <= r else -1), p))
                 targets = order[:-diff]
                 for c in targets:  # a command to a removed copy is wasted
                     if c.removed is None:
@@ -219,6 +234,11 @@ def run_reference(  # noqa: PLR0912, PLR0915 — the spec, in order
         missing += max(0, desired - n_live)
         if n_live != desired:
             last_drift = t
+        if t >= after:
+            overshoot_after = max(overshoot_after, n_live - desired)
+            missing_after += max(0, desired - n_live)
+            if n_live != desired:
+                last_drift_after = t
         if on_second is not None:
             on_second(Second(t, n_live, seen if periodic or watched else None, copies, {
                 "rounds": rounds, "created": created, "create_commands": create_commands,
@@ -230,4 +250,7 @@ def run_reference(  # noqa: PLR0912, PLR0915 — the spec, in order
         "deleted": deleted, "overshoot": overshoot, "reads": reads,
         "excess_copy_seconds": excess, "missing_copy_seconds": missing,
         "create_commands": create_commands, "failed_creates": failed,
-        "last_drift": last_drift}, cell)
+        "last_drift": last_drift,
+        **after_metrics(cell.duration, after, overshoot_after, missing_after,
+                        last_drift_after)}, cell)
+

@@ -26,6 +26,7 @@ from reconsim.model.params import (
     PARAMS,
     WORLD_SWITCHES,
     Cell,
+    IntOrParam,
     Parameter,
     all_params,
     applies,
@@ -183,7 +184,17 @@ def _with_metrics(cells: pl.DataFrame, raw: dict[str, np.ndarray]) -> pl.DataFra
     np.copyto(last_drift, duration, where=stable_at < 0)  # no new array, unlike np.where
     return cells.with_columns(metrics.columns({
         **raw, "last_drift": last_drift, "desired": cells["desired"].to_numpy(),
-        "duration": duration}))
+        "duration": duration, "initial": initial_copies(cells)}))
+
+
+def initial_copies(cells: pl.DataFrame) -> np.ndarray:
+    """The copies each row runs at t = 0: its ``initial``, ``desired`` where it names it
+    (0 without the column)."""
+    if "initial" not in cells.columns:
+        return np.zeros(cells.height, np.int64)
+    kind = BY_NAME["initial"].kind
+    assert isinstance(kind, IntOrParam)
+    return kind.resolve(cells["initial"].fill_null(0).to_numpy(), cells["desired"].to_numpy())
 
 
 @contextmanager
@@ -230,7 +241,7 @@ def _simulate_split(cells: pl.DataFrame, slow: np.ndarray,
     for i in np.flatnonzero(slow):
         row = cells.row(int(i), named=True)
         got = run_reference(make_cell(**{
-            k: v for k, v in row.items()
+            k: names[k].kind.from_column(v) for k, v in row.items()
             if k in names and (v is not None or names[k].kind.null_is_value)}))
         for name, column in values.items():
             column[i] = got[name]
@@ -305,6 +316,9 @@ def kernel_inputs(cells: pl.DataFrame, *, count: bool = False,
             arrays.update(p.kind.arrays(p.name, cells[p.name]))
         else:
             arrays.update(_default_arrays(p, cells.height))
+    for p in params:  # a value that names another parameter takes that one's
+        if isinstance(p.kind, IntOrParam) and p.name in arrays:
+            arrays[p.name] = p.kind.resolve(arrays[p.name], arrays[p.kind.param])
     return arrays
 
 

@@ -34,6 +34,7 @@ from typing import Any, Final
 import polars as pl
 
 from reconsim.model import metrics
+from reconsim.model.copies import after_metrics
 from reconsim.model.params import Cell, make_cell
 from reconsim.model.reference import Second, run_reference
 
@@ -100,10 +101,11 @@ def metrics_of(frame: pl.DataFrame, cell: Cell) -> dict[str, Any]:
     """The metrics of :data:`reconsim.METRICS` from sums and extremes of ``cell``'s trace
     (:func:`reconsim.model.metrics.of_run` derives the rest).
 
-    Beyond the trace, ``stable_at`` reads the cell's ``duration`` and ``unneeded`` its death
-    schedule: it subtracts every scheduled death, also those after the end or beyond the
-    live count, which kill nobody and so are not in the trace. ``ledger_base`` turns the
-    read entries into ``reads``.
+    Beyond the trace, ``stable_at`` reads the cell's ``duration``, ``unneeded`` its death
+    schedule and its initial copies: it subtracts every scheduled death, also those after
+    the end or beyond the live count, which kill nobody and so are not in the trace; the
+    disturbance's metrics start at the schedule's first death event. ``ledger_base`` turns
+    the read entries into ``reads``.
 
     >>> cell = Cell(G=20, duration=60)
     >>> metrics_of(trace_cell(cell), cell)["overshoot"]
@@ -124,4 +126,17 @@ def metrics_of(frame: pl.DataFrame, cell: Cell) -> dict[str, Any]:
         "create_commands": int(frame["create_commands"].sum()),
         "failed_creates": int(frame["failed_creates"].sum()),
         "last_drift": int(drifting.max()) if drifting.len() else 0,  # type: ignore[arg-type]
+        **_after(frame, cell),
     }, cell)
+
+
+def _after(frame: pl.DataFrame, cell: Cell) -> dict[str, int]:
+    """The disturbance's metrics from the rows at and after the first death event, as a run
+    counts them (-1 for null)."""
+    after = min((at for at, _ in cell.deaths), default=cell.duration + 1)
+    rows = frame.filter(pl.col("t") >= after)
+    over = rows["live"] - rows["desired"]
+    drifting = rows.filter(pl.col("live") != pl.col("desired"))["t"]
+    last = int(drifting.max()) if drifting.len() else after  # type: ignore[arg-type]
+    return after_metrics(cell.duration, after, max(0, int(over.max() or 0)),  # type: ignore[arg-type]
+                         int((-over).clip(lower_bound=0).sum()), last)

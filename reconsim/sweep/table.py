@@ -62,7 +62,7 @@ def unflat(kind: Kind, value: Any) -> Any:
     back to a tuple of ints, a record list's JSON back to tuples in the kind's field order;
     other values as they are."""
     if not isinstance(value, str):
-        return value
+        return kind.from_column(value)
     if isinstance(kind, Times):
         return () if value == "none" else tuple(int(v) for v in value.split(","))
     if isinstance(kind, Records):

@@ -34,8 +34,8 @@ def compile_kernel(kernel: str) -> None:
     from reconsim.model.simulate import cells_frame, kernel_inputs
 
     for controller in BUILT_IN:
-        if not BUILT_IN[controller].compiled:  # it has no kernel: the reference model runs it
-            continue
+        if not BUILT_IN[controller].compiled or BUILT_IN[controller].syncs_on_events:
+            continue  # the reference model runs it, or the event kernel
         if kernel == "count":
             arrays = kernel_inputs(cells_frame([Cell(controller=controller, G=60)]),
                                    count=True)

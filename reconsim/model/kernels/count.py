@@ -10,9 +10,11 @@ or with observe="created" all created ones — and had not died at the end of
 second t - G: the index range ``[D(t-G), C(t-L))`` with ``L = G + B`` (ready)
 or ``L = G`` (created). So a cell's whole state is three cumulative counts
 (created ``C``, ready ``R``, dead ``D``) and their histories, and the rules of
-:mod:`reconsim.model.reference` become:
+:mod:`reconsim.model.reference` become (the ``initial`` copies are the first of creation
+order, ready and listed before the run: ``C`` and ``R`` start at ``initial``, and so does
+``C(t-L)`` for ``t < L``; deaths take them first, so the dead prefix stays a prefix):
 
-* seen     = C(t-L) - D(t-G)                     (0 while t < L)
+* seen     = C(t-L) - D(t-G)                     (initial while t < L)
 * pending  = C - max(D, C(t-L), C(restart))      (remembered, alive, not yet listed)
 * live     = max(0, R - D)                       (observe="created" may delete unready copies)
 * a death of ``count`` at s: D += min(count, live)
@@ -91,6 +93,9 @@ OUT_COLUMNS: Final[tuple[str, ...]] = (
     "excess_copy_seconds",
     "missing_copy_seconds",
     "deaths_total",
+    "overshoot_after",  # -1 stands for null (no death event within the run), and below
+    "missing_after",
+    "settle_after",
 )
 _N_OUT = len(OUT_COLUMNS)
 #: Cells per parallel block; each block allocates its scratch once.
@@ -154,7 +159,7 @@ def memory_changed(mem: Int64Array, before: Int64Array) -> bool:
 def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is what makes it fast
     p: Any, mem: Int64Array, mem_before: Int64Array, created_listed: bool, cap: int,
     gain_pm: int, desired: int, U: int, G: int, B: int, duration: int, ledger_base: int,
-    ev: Int64Array2D, n_ev: int, restarts: Int64Array, n_rs: int, hs: Int64Array2D,
+    initial: int, ev: Int64Array2D, n_ev: int, restarts: Int64Array, n_rs: int, hs: Int64Array2D,
     out: Int64Array2D, row: int,
 ) -> bool:
     """Run cell ``row`` into column ``row`` of ``out`` (a metric a row); False if its
@@ -174,8 +179,10 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     # Dead history: hs[_DH_D, j] is the dead count after a change at second hs[_DH_T, j].
     n_hist = 0
     n_dh = 0
-    C = 0  # created so far
-    R = 0  # ready so far (a prefix of creation order)
+    # The initial copies are the first of creation order, created, ready and listed before
+    # the run: C, R and C(t - L) start at `initial` (no cohort needed: nothing waits for them).
+    C = initial  # created so far, the initial copies included
+    R = initial  # ready so far (a prefix of creation order)
     D = 0  # dead so far (a prefix too)
     C_restart = 0  # created before the controller's last restart: forgotten
     exp_active = False  # expectations: recorded and not yet wiped
@@ -185,7 +192,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     p_seen = 0  # first cohort created after t - L
     p_dead = 0  # first dead-history entry after t - G
     p_rs = 0  # first restart not yet applied
-    C_lag = 0  # C at the end of second t - L
+    C_lag = initial  # C at the end of second t - L
     D_lag = 0  # D at the end of second t - G
     i_ev = 0
     next_round = 0
@@ -195,6 +202,10 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     prev = 0
     live = 0
     big = duration + 1
+    # The disturbance: seconds from the first death event on (none: after = big).
+    after = ev[0, 0] if n_ev > 0 and ev[0, 0] <= duration else big
+    overshoot_after = missing_after = 0
+    last_after = after
     while True:
         s = next_round if next_round <= duration else big
         if p_ready < n_hist and hs[_HIST_T, p_ready] + B < s:
@@ -212,6 +223,14 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                 missing -= gap * (s - prev)
             if gap != 0:
                 last_drift = s - 1
+            if s > after:
+                lo = max(prev, after)
+                if gap > 0:
+                    overshoot_after = max(overshoot_after, gap)
+                elif gap < 0:
+                    missing_after -= gap * (s - lo)
+                if gap != 0:
+                    last_after = s - 1
         while p_ready < n_hist and hs[_HIST_T, p_ready] + B <= s:
             R = hs[_HIST_C, p_ready]
             p_ready += 1
@@ -303,6 +322,13 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
         missing -= gap * span
     if gap != 0:
         last_drift = duration
+    if after <= duration:
+        if gap > 0:
+            overshoot_after = max(overshoot_after, gap)
+        elif gap < 0:
+            missing_after -= gap * (duration + 1 - max(prev, after))
+        if gap != 0:
+            last_after = duration
     out[0, row] = rounds
     out[1, row] = created
     out[2, row] = commands
@@ -313,6 +339,12 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     out[7, row] = excess
     out[8, row] = missing
     out[9, row] = deaths_total
+    if after <= duration:
+        out[10, row] = overshoot_after
+        out[11, row] = missing_after
+        out[12, row] = -1 if last_after == duration else last_after - after + 1
+    else:
+        out[10, row] = out[11, row] = out[12, row] = -1
     return True
 
 
@@ -320,7 +352,7 @@ def _simulate(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
     rows: Int64Array, out: Int64Array2D, cparams: Int64Array2D, observe: Int64Array,
     max_per_round: Int64Array, gain: Int64Array, desired: Int64Array, U: Int64Array,
     G: Int64Array, B: Int64Array, duration: Int64Array, ledger_base: Int64Array,
-    death_offsets: Int64Array, death_at: Int64Array, death_count: Int64Array,
+    initial: Int64Array, death_offsets: Int64Array, death_at: Int64Array, death_count: Int64Array,
     restart_offsets: Int64Array, restart_at: Int64Array,
 ) -> None:
     """Run the cells ``rows`` of the batch into their columns of ``out`` (a metric a row);
@@ -360,7 +392,7 @@ def _simulate(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
             if not _run_cell(
                 p, mem, mem_before,
                 observe[i] == CREATED, max_per_round[i], gain[i], desired[i], U[i], G[i], B[i],
-                duration[i], ledger_base[i], ev, n_ev, rs_at, n_rs, hs, out, i,
+                duration[i], ledger_base[i], initial[i], ev, n_ev, rs_at, n_rs, hs, out, i,
             ):
                 out[0, i] = -1
 
@@ -376,15 +408,15 @@ COUNT_LIMIT: Final = 2.0**62
 def refuse_unsafe(  # noqa: PLR0913
     *, desired: Int64Array, U: Int64Array, G: Int64Array, B: Int64Array,
     duration: Int64Array, ledger_base: Int64Array, deaths_offsets: Int64Array,
-    deaths_count: Int64Array, restart_at_offsets: Int64Array,
+    deaths_count: Int64Array, restart_at_offsets: Int64Array, initial: Int64Array,
 ) -> None:
     """Raise :class:`~reconsim.errors.KernelRefusalError` (a ``ValueError``) for a cell whose
     scratch cannot be allocated or whose counts could pass int64, before anything runs: an
     error, never a wrong number.
 
     Bounds, in floats: a cell runs ``R = duration // U + 1`` rounds and creates at most
-    ``desired`` copies a round, so at most ``C = R x desired`` copies exist, are live or are
-    listed. Reads, delete commands and excess copy-seconds are at most
+    ``desired`` copies a round, so at most ``C = R x desired + initial`` copies exist, are
+    live or are listed. Reads, delete commands and excess copy-seconds are at most
     ``(duration + 1) x (C + ledger_base + desired)``; a damped round multiplies at most
     ``C + desired`` by 1000; the deaths a second adds up are at most the schedule's total.
     The parameters' bounds (:data:`reconsim.model.params.MAX_SECONDS`, ``MAX_COPIES``,
@@ -397,14 +429,14 @@ def refuse_unsafe(  # noqa: PLR0913
     n_ev, n_rs = np.diff(deaths_offsets), np.diff(restart_at_offsets)
     extremes = {name: np.array([float(a.max())]) for name, a in (
         ("desired", desired), ("G", G), ("B", B), ("duration", duration),
-        ("ledger_base", ledger_base), ("n_ev", n_ev), ("n_rs", n_rs))}
+        ("ledger_base", ledger_base), ("n_ev", n_ev), ("n_rs", n_rs), ("initial", initial))}
     extremes["U"] = np.array([float(max(1, U.min()))])
     extremes["deaths"] = extremes["n_ev"] * float(deaths_count.max(initial=0))
     if _unsafe(**extremes).max() < 1:
         return
     # Then cell by cell, to name the first cell that does not fit.
     cells = {"desired": desired, "U": np.maximum(U, 1), "G": G, "B": B, "duration": duration,
-             "ledger_base": ledger_base, "n_ev": n_ev, "n_rs": n_rs}
+             "ledger_base": ledger_base, "n_ev": n_ev, "n_rs": n_rs, "initial": initial}
     total = np.concatenate(([0.0], np.cumsum(deaths_count.astype(np.float64))))
     unsafe = _unsafe(**{k: v.astype(np.float64) for k, v in cells.items()},
                      deaths=total[deaths_offsets[1:]] - total[deaths_offsets[:-1]])
@@ -420,7 +452,8 @@ def refuse_unsafe(  # noqa: PLR0913
             f"{MAX_SCRATCH_BYTES / 2**30:g} GiB a cell may take")
     worst = float(_worst(float(desired[i]), float(max(1, U[i])), float(G[i]), float(B[i]),
                          float(duration[i]), float(ledger_base[i]),
-                         float(total[deaths_offsets[i + 1]] - total[deaths_offsets[i]])))
+                         float(total[deaths_offsets[i + 1]] - total[deaths_offsets[i]]),
+                         float(initial[i])))
     raise KernelRefusalError(
         i, f"(desired {desired[i]}, U {U[i]}, duration {duration[i]}, "
         f"ledger_base {ledger_base[i]}) could count up to {worst:.3g}, past int64: "
@@ -429,10 +462,11 @@ def refuse_unsafe(  # noqa: PLR0913
 
 def _worst(  # noqa: PLR0913, PLR0917 — the parameters the bound reads, scalars or arrays
     desired: Any, U: Any, G: Any, B: Any, duration: Any, ledger_base: Any, deaths: Any,
+    initial: Any,
 ) -> Any:
     """The largest count a cell can reach (floats, scalars or arrays): see refuse_unsafe."""
     seconds = duration + 1
-    copies = (np.floor(duration / U) + 1) * desired
+    copies = (np.floor(duration / U) + 1) * desired + initial
     return np.maximum.reduce([seconds * (copies + ledger_base + desired),
                               1000 * (copies + desired), deaths + copies + desired,
                               seconds + U + G + B])
@@ -440,12 +474,12 @@ def _worst(  # noqa: PLR0913, PLR0917 — the parameters the bound reads, scalar
 
 def _unsafe(  # noqa: PLR0913 — the parameters the bounds read
     *, desired: Any, U: Any, G: Any, B: Any, duration: Any, ledger_base: Any, n_ev: Any,
-    n_rs: Any, deaths: Any,
+    n_rs: Any, deaths: Any, initial: Any,
 ) -> Any:
     """Per cell, >= 1 when its scratch or its counts do not fit (floats, arrays)."""
     rounds = np.floor(duration / U) + 1
     scratch = 8 * (4 * rounds + 4 * n_ev + 2 * n_rs)
-    worst = _worst(desired, U, G, B, duration, ledger_base, deaths)
+    worst = _worst(desired, U, G, B, duration, ledger_base, deaths, initial)
     return np.maximum(scratch / MAX_SCRATCH_BYTES, worst / COUNT_LIMIT)
 
 
@@ -467,7 +501,7 @@ def set_threads(n: int) -> None:
 #: those of seed 001's world, the controller's code first.
 COUNT_INPUTS: Final[tuple[str, ...]] = (
     "controller", "observe", "max_per_round", "gain", "desired", "U", "G", "B", "duration",
-    "ledger_base", "deaths_offsets", "deaths_at", "deaths_count", "restart_at_offsets",
+    "ledger_base", "initial", "deaths_offsets", "deaths_at", "deaths_count", "restart_at_offsets",
     "restart_at")
 
 
@@ -499,7 +533,8 @@ def simulate_arrays(
                              "values, one entry per cell + 1")
     refuse_unsafe(desired=a["desired"], U=a["U"], G=a["G"], B=a["B"], duration=a["duration"],
                   ledger_base=a["ledger_base"], deaths_offsets=a["deaths_offsets"],
-                  deaths_count=a["deaths_count"], restart_at_offsets=a["restart_at_offsets"])
+                  deaths_count=a["deaths_count"], restart_at_offsets=a["restart_at_offsets"],
+                  initial=a["initial"])
     if parallel is None:  # threads only where there are several, for a batch worth them
         parallel = n >= PARALLEL_MIN_CELLS and numba.get_num_threads() > 1
     out = np.empty((_N_OUT, n), np.int64)  # a metric a row: columns for polars

@@ -35,6 +35,7 @@ from reconsim.model.controllers.definition import (
     Outcome,
     Sync,
 )
+from reconsim.model.copies import BEFORE_RUN
 from reconsim.model.kernels.arrays import (
     Int64Array,
     by_controller,
@@ -326,15 +327,31 @@ def _grow1(a: Int64Array, size: int) -> Int64Array:
 
 def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop
         p: Any, mem: Int64Array, cap: int, gain_pm: int, desired: int, U: int, G: int, B: int,
-        duration: int, ledger_base: int, B_spread: int, G_spread: int, U_jitter: int,
+        duration: int, ledger_base: int, initial: int, B_spread: int, G_spread: int, U_jitter: int,
         seed: int, grace: int, delete_newest: bool, watch: bool, slow_start: bool,
         fail_pm: int, lost_pm: int, ev: Int64Array, n_ev: int, rs_at: Int64Array, n_rs: int,
         faults: Int64Array, fault_left: Int64Array, f_lo: int, f_hi: int,
         lag: Int64Array, w_lo: int, w_hi: int, b_table: Int64Array, b_lo: int, b_hi: int,
         g_table: Int64Array, g_lo: int, g_hi: int, out: Int64Array, row: int) -> int:
     end_ms = (duration + 1) * _MS
-    pods = np.zeros((_N_COLS, 16), np.int64)
-    n_pods = 0
+    pods = np.zeros((_N_COLS, max(16, initial)), np.int64)
+    # The initial copies: created and ready before the run (BEFORE_RUN), in the cache with
+    # their times shown as 0, their events long delivered; numbered first on the ledger
+    # delay's stream.
+    for k in range(initial):
+        g = G
+        if g_hi > g_lo:
+            g += table_u64(seed, rng.LEDGER_DELAY, k, g_table, g_lo, g_hi)
+        elif G_spread > 0:
+            g += int(uniform_u64(seed, rng.LEDGER_DELAY, k, G_spread + 1))
+        pods[_BORN, k] = BEFORE_RUN * _MS
+        pods[_READY_AT, k] = BEFORE_RUN * _MS
+        pods[_G, k] = g * _MS
+        pods[_IS_READY, k] = 1
+        pods[_DELETING, k] = -1
+        pods[_GONE, k] = -1
+        pods[_IN_CACHE, k] = 1
+    n_pods = initial
     keys = np.zeros(64, np.int64)
     pay = np.zeros((3, 64), np.int64)
     n_due = 0
@@ -351,7 +368,11 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop
     items = np.zeros((3, 16), np.int64)
     next_periodic, periodic_i = 0, 0
     synced_this_second = False
-    live = 0
+    live = initial
+    # The disturbance: seconds from the first death event on (none: after = duration + 1).
+    after = ev[0, 0] if n_ev > 0 and ev[0, 0] <= duration else duration + 1
+    overshoot_after = missing_after = 0
+    last_after = after
     e_next = 0
     r_next = 0
     t = 0
@@ -485,7 +506,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop
                     for k in range(n_pods):
                         if pods[_IN_CACHE, k] == 1 and pods[_C_DEL, k] == 0:
                             items[0, n_active] = k
-                            items[1, n_active] = pods[_BORN, k] // _MS
+                            items[1, n_active] = max(0, pods[_BORN, k] // _MS)
                             items[2, n_active] = pods[_C_READY, k]
                             if pods[_C_READY, k] >= 0:
                                 n_ready += 1
@@ -499,11 +520,11 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop
                                 0 <= pods[_DELETING, k] <= api):
                             continue
                         items[0, n_active] = k
-                        items[1, n_active] = pods[_BORN, k] // _MS
+                        items[1, n_active] = max(0, pods[_BORN, k] // _MS)
                         items[2, n_active] = -1
                         if pods[_READY_AT, k] <= api and (
                                 pods[_GONE, k] < 0 or pods[_READY_AT, k] <= pods[_GONE, k]):
-                            items[2, n_active] = pods[_READY_AT, k] // _MS
+                            items[2, n_active] = max(0, pods[_READY_AT, k] // _MS)
                             n_ready += 1
                         n_active += 1
                 if not synced_this_second:
@@ -673,6 +694,12 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop
             missing -= span * gap
         if gap != 0:
             last_drift = upto
+        if upto >= after:
+            overshoot_after = max(overshoot_after, gap)
+            if gap < 0:
+                missing_after -= (upto - max(t, after) + 1) * gap
+            if gap != 0:
+                last_after = upto
         t = upto + 1
     out[0, row] = rounds
     out[1, row] = created
@@ -684,15 +711,22 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop
     out[7, row] = excess
     out[8, row] = missing
     out[9, row] = deaths_total
-    out[10, row] = create_commands
-    out[11, row] = failed
+    if after <= duration:
+        out[10, row] = overshoot_after
+        out[11, row] = missing_after
+        out[12, row] = -1 if last_after == duration else last_after - after + 1
+    else:
+        out[10, row] = out[11, row] = out[12, row] = -1
+    out[13, row] = create_commands
+    out[14, row] = failed
     return _DONE
 
 
 def _run_block(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
         lo: int, hi: int, cparams: Int64Array, cap: Int64Array, gain_pm: Int64Array,
         desired: Int64Array, U: Int64Array, G: Int64Array, B: Int64Array,
-        duration: Int64Array, ledger_base: Int64Array, B_spread: Int64Array,
+        duration: Int64Array, ledger_base: Int64Array, initial: Int64Array,
+        B_spread: Int64Array,
         G_spread: Int64Array, U_jitter: Int64Array, seed: Int64Array, grace: Int64Array,
         delete_newest: Int64Array, watch: Int64Array, slow_start: Int64Array,
         fail_pm: Int64Array, lost_pm: Int64Array, death_offsets: Int64Array,
@@ -718,7 +752,7 @@ def _run_block(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
             fault_left[f - f_lo] = faults[1, f]
         ended = _run_cell(
             p, mem, cap[i], gain_pm[i], desired[i], U[i], G[i], B[i], duration[i],
-            ledger_base[i], B_spread[i], G_spread[i], U_jitter[i], seed[i], grace[i],
+            ledger_base[i], initial[i], B_spread[i], G_spread[i], U_jitter[i], seed[i], grace[i],
             delete_newest[i] == 1, watch[i] == 1, slow_start[i] == 1, fail_pm[i],
             lost_pm[i], ev, n_ev, rs_at, n_rs, faults, fault_left, f_lo, f_hi, lag,
             lag_offsets[i], lag_offsets[i + 1], b_table, b_offsets[i], b_offsets[i + 1],
@@ -734,7 +768,8 @@ _BLOCK: Final = 64
 def _simulate_events(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
         cparams: Int64Array, cap: Int64Array, gain_pm: Int64Array, desired: Int64Array,
         U: Int64Array, G: Int64Array, B: Int64Array, duration: Int64Array,
-        ledger_base: Int64Array, B_spread: Int64Array, G_spread: Int64Array,
+        ledger_base: Int64Array, initial: Int64Array, B_spread: Int64Array,
+        G_spread: Int64Array,
         U_jitter: Int64Array, seed: Int64Array, grace: Int64Array, delete_newest: Int64Array,
         watch: Int64Array, slow_start: Int64Array, fail_pm: Int64Array, lost_pm: Int64Array,
         death_offsets: Int64Array, death_at: Int64Array, death_count: Int64Array,
@@ -746,7 +781,7 @@ def _simulate_events(  # noqa: PLR0913, PLR0917 — numba takes arrays positiona
     for b in numba.prange((n + _BLOCK - 1) // _BLOCK):
         lo = b * _BLOCK
         _run_block(lo, min(n, lo + _BLOCK), cparams, cap, gain_pm, desired, U, G, B,
-                   duration, ledger_base, B_spread, G_spread, U_jitter, seed, grace,
+                   duration, ledger_base, initial, B_spread, G_spread, U_jitter, seed, grace,
                    delete_newest, watch, slow_start, fail_pm, lost_pm, death_offsets,
                    death_at, death_count, restart_offsets, restart_at, fault_offsets,
                    faults, lag_offsets, lag, b_offsets, b_table, g_offsets, g_table, out)
@@ -764,7 +799,8 @@ _PER_CONTROLLER: Final = {
 #: :func:`reconsim.model.simulate.kernel_inputs` gives them.
 EVENT_INPUTS: Final = (
     "controller", "max_per_round", "gain", "desired", "U", "G", "B", "duration",
-    "ledger_base", "B_spread", "G_spread", "U_jitter", "seed", "grace", "delete_order",
+    "ledger_base", "initial", "B_spread", "G_spread", "U_jitter", "seed", "grace",
+    "delete_order",
     "trigger", "slow_start", "fail_rate", "lost_rate", "deaths_offsets", "deaths_at",
     "deaths_count", "restart_at_offsets", "restart_at", "create_faults_offsets",
     "create_faults_at", "create_faults_count", "create_faults_kind", "lag_offsets",
@@ -818,13 +854,13 @@ def _run_group(controller: Controller, a: Mapping[str, NDArray[Any]]) -> Int64Ar
     try:
         with noting_compiles(kernel, "event kernel", controller):
             out = kernel(cparams, a["max_per_round"], a["gain"], a["desired"], a["U"], a["G"],
-                         a["B"], a["duration"], a["ledger_base"], a["B_spread"], a["G_spread"],
-                         a["U_jitter"], a["seed"], a["grace"], a["delete_order"], a["trigger"],
-                         a["slow_start"], a["fail_rate"], a["lost_rate"], a["deaths_offsets"],
-                         a["deaths_at"], a["deaths_count"], a["restart_at_offsets"],
-                         a["restart_at"], a["create_faults_offsets"], faults,
-                         a["lag_offsets"], lag, a["B_delays_offsets"], b_table,
-                         a["G_delays_offsets"], g_table)
+                         a["B"], a["duration"], a["ledger_base"], a["initial"], a["B_spread"],
+                         a["G_spread"], a["U_jitter"], a["seed"], a["grace"],
+                         a["delete_order"], a["trigger"], a["slow_start"], a["fail_rate"],
+                         a["lost_rate"], a["deaths_offsets"], a["deaths_at"],
+                         a["deaths_count"], a["restart_at_offsets"], a["restart_at"],
+                         a["create_faults_offsets"], faults, a["lag_offsets"], lag,
+                         a["B_delays_offsets"], b_table, a["G_delays_offsets"], g_table)
     except numba.core.errors.NumbaError as exc:
         raise compile_failure(controller, exc) from None
     except Exception as exc:  # raised by the controller's hooks, in its code

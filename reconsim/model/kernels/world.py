@@ -101,6 +101,7 @@ from numpy.typing import NDArray
 from reconsim.errors import KernelRefusalError
 from reconsim.model import params, rng
 from reconsim.model.controllers import BUILT_IN, Controller, ControllerError, Entry, Round
+from reconsim.model.copies import BEFORE_RUN
 from reconsim.model.kernels.arrays import (
     by_controller,
     controller_params,
@@ -345,9 +346,9 @@ def _ranked(  # noqa: PLR0913, PLR0917 — numba takes scalars positionally
     for h in range(n):
         i = n - 1 - h if delete_newest else h
         if cp[_LISTED, i] <= r and not (cp[_REMOVED, i] <= r - cp[_G, i]):
-            ready = cp[_READY, i] if cp[_READY, i] + cp[_G, i] <= r else -1
-            order[m] = i
-            keys[m] = rank(Entry(s, cp[_BIRTH, i], ready), p)
+            ready = max(0, cp[_READY, i]) if cp[_READY, i] + cp[_G, i] <= r else -1
+            order[m] = i  # an initial copy's times before the run show as 0
+            keys[m] = rank(Entry(s, max(0, cp[_BIRTH, i]), ready), p)
             m += 1
     return order[:m][np.argsort(keys[:m], kind="mergesort")]
 
@@ -356,9 +357,12 @@ def _ranked(  # noqa: PLR0913, PLR0917 — numba takes scalars positionally
 def _sample(  # noqa: PLR0913, PLR0917 — numba takes scalars positionally
     ps: Int64Array2D, bits: UInt64Array2D, lo: int, hi: int, live: int,
     desired: int, excess: int, missing: int, overshoot: int, last_drift: int,
+    after: int, after_sums: Int64Array,
 ) -> tuple[int, int, int, int, int]:
     """Add up the per-second metrics over seconds lo .. hi-1, one run of equal live counts
-    at a time, consuming the live count's queued changes (none is before lo)."""
+    at a time, consuming the live count's queued changes (none is before lo); those of
+    the disturbance, over the seconds from ``after`` on, into ``after_sums`` (overshoot,
+    missing, last drift)."""
     t = lo
     while t < hi:
         if bits[_LIVE, t >> 6] & (np.uint64(1) << np.uint64(t & 63)):
@@ -370,13 +374,18 @@ def _sample(  # noqa: PLR0913, PLR0917 — numba takes scalars positionally
         overshoot = max(overshoot, gap)
         if gap != 0:
             last_drift = u - 1
+        if u > after:
+            after_sums[0] = max(after_sums[0], gap)
+            after_sums[1] += max(-gap, 0) * (u - max(t, after))
+            if gap != 0:
+                after_sums[2] = u - 1
         t = u
     return live, excess, missing, overshoot, last_drift
 
 
 def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is what makes it fast
     p: Any, mem: Int64Array, created_listed: bool, cap: int, gain_pm: int,
-    desired: int, U: int, G: int, B: int, duration: int, ledger_base: int,
+    desired: int, U: int, G: int, B: int, duration: int, ledger_base: int, initial: int,
     B_spread: int, G_spread: int, U_jitter: int, seed: int, grace: int,
     delete_newest: bool, watch: bool, slow_start: bool, fail_pm: int, lost_pm: int,
     ev: Int64Array2D, n_ev: int, restarts: Int64Array, n_rs: int,
@@ -384,7 +393,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     faults: Int64Array2D, fault_left: Int64Array, f_lo: int, f_hi: int,
     b_table: Int64Array2D, b_lo: int, b_hi: int, g_table: Int64Array2D, g_lo: int, g_hi: int,
     cp: Int64Array2D, ps: Int64Array2D, bits: UInt64Array2D, out: Int64Array2D, row: int,
-    mem_before: Int64Array,
+    mem_before: Int64Array, after_sums: Int64Array,
 ) -> int:
     """Run cell ``row``: :data:`_DONE`, or :data:`_WIDER` if it needs more copies than the
     scratch arrays hold, or :data:`_BAD_CORRECTION` if its controller returned a
@@ -425,7 +434,8 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     xs_filled = -1  # ps[_XS] holds the lag of seconds 0 .. xs_filled
     n = 0  # copies held (in creation order)
     compact_at = _COMPACT_FROM
-    k_made = 0  # copies ever created: the counter of streams STARTUP and LEDGER_DELAY
+    # copies ever made, the initial ones first: the counter of streams STARTUP and LEDGER_DELAY
+    k_made = initial
     exp_active = False
     exp_set = 0
     exp_seen = 0  # expectations are observed by a read of the end of this second on
@@ -436,17 +446,43 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     rounds = created = commands = deleted = reads = create_commands = failed = 0
     overshoot = excess = missing = 0
     last_drift = 0
-    live = 0
+    live = initial
     swept = -1  # seconds 0 .. swept are sampled
-    m_run = 0  # the unlagged read's size at the last read
+    m_run = initial  # the unlagged read's size at the last read
     e_filled = -1  # pre_E holds E's size for seconds 0 .. e_filled
     quiet_from = 0  # no copy's read membership changes from this second on (see top)
     quiet_until = 0  # no round is triggered before this second (settled up to it)
+    # The disturbance: seconds from the first death event on (none: after = duration + 1).
+    after = ev[0, 0] if n_ev > 0 and ev[0, 0] <= duration else duration + 1
+    after_sums[0] = 0
+    after_sums[1] = 0
+    after_sums[2] = after
+    # The initial copies: the first of creation order, created, ready and listed before
+    # the run (BEFORE_RUN), numbered first on the ledger delay's stream; live and read
+    # from second 0 on, without queued changes.
+    for k in range(initial):
+        if n == capacity:
+            return _WIDER
+        g = G
+        if g_hi > g_lo:
+            g += table_u64(seed, rng.LEDGER_DELAY, k, g_table, g_lo, g_hi)
+        elif G_spread > 0:
+            g += int(uniform_u64(seed, rng.LEDGER_DELAY, k, G_spread + 1))
+        cp[_BIRTH, n] = BEFORE_RUN
+        cp[_READY, n] = BEFORE_RUN
+        cp[_G, n] = g
+        cp[_LISTED, n] = BEFORE_RUN + g
+        cp[_REMOVED, n] = _NEVER
+        cp[_DEATH, n] = _NEVER
+        cp[_BY_COMMAND, n] = 0
+        cp[_REMEMBERED, n] = 0
+        n += 1
     s = 0
     while s <= duration:
         # Sample seconds before s: nothing can change them any more.
         live, excess, missing, overshoot, last_drift = _sample(
-            ps, bits, swept + 1, s, live, desired, excess, missing, overshoot, last_drift)
+            ps, bits, swept + 1, s, live, desired, excess, missing, overshoot, last_drift,
+            after, after_sums)
         swept = s - 1
         # 1. Scripted deaths: the oldest live copies die (terminating ones included).
         kill = 0
@@ -513,11 +549,11 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                 m_from = s + 1
                 seen = m_run
             elif r < 0:
-                seen = 0
+                seen = initial  # the ledger before the run: the initial copies
             else:
                 while e_filled < r:
                     e_filled += 1
-                    before = ps[_PRE, e_filled - 1] if e_filled else 0
+                    before = ps[_PRE, e_filled - 1] if e_filled else initial
                     ps[_PRE, e_filled] = ps[_DE, e_filled] + before
                 seen = ps[_PRE, r]
             reads += seen + ledger_base
@@ -706,7 +742,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
         s = nxt
     live, excess, missing, overshoot, last_drift = _sample(
         ps, bits, swept + 1, duration + 1, live, desired, excess, missing, overshoot,
-        last_drift)
+        last_drift, after, after_sums)
     _drain(ps, bits, _M, m_from, duration)  # leave the queues empty for the next cell
     written = min(quiet_from + 1, ps.shape[1])
     if watch:
@@ -724,15 +760,21 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     out[7, row] = excess
     out[8, row] = missing
     out[9, row] = deaths_total
-    out[10, row] = create_commands
-    out[11, row] = failed
+    if after <= duration:
+        out[10, row] = after_sums[0]
+        out[11, row] = after_sums[1]
+        out[12, row] = -1 if after_sums[2] == duration else after_sums[2] - after + 1
+    else:
+        out[10, row] = out[11, row] = out[12, row] = -1
+    out[13, row] = create_commands
+    out[14, row] = failed
     return _DONE
 
 
 def _simulate_world(  # noqa: PLR0913, PLR0915, PLR0917 — numba takes arrays positionally
     cparams: Int64Array2D, created_listed: BoolArray, cap: Int64Array,
     gain_pm: Int64Array, desired: Int64Array, U: Int64Array, G: Int64Array,
-    B: Int64Array, duration: Int64Array, ledger_base: Int64Array,
+    B: Int64Array, duration: Int64Array, ledger_base: Int64Array, initial: Int64Array,
     B_spread: Int64Array, G_spread: Int64Array, U_jitter: Int64Array, seed: Int64Array,
     grace: Int64Array, delete_newest: BoolArray, watch: BoolArray, slow_start: BoolArray,
     fail_pm: Int64Array, lost_pm: Int64Array,
@@ -785,6 +827,7 @@ def _simulate_world(  # noqa: PLR0913, PLR0915, PLR0917 — numba takes arrays p
         bits = np.zeros((2, (max_seconds + 63) // 64), np.uint64)
         mem = MEMORY_INIT.copy()
         mem_before = MEMORY_INIT.copy()
+        after_sums = np.zeros(3, np.int64)
         for i in range(lo, hi):
             p = PARAMS_TYPE(*to_fixed_tuple(cparams[i], N_PARAMS))  # type: ignore[call-arg]
             # Deaths in one second commute (together they kill min(total, live) of the
@@ -800,12 +843,13 @@ def _simulate_world(  # noqa: PLR0913, PLR0915, PLR0917 — numba takes arrays p
                     fault_left[f - f_lo] = fault_count[f]
                 ended = _run_cell(
                     p, mem, created_listed[i], cap[i], gain_pm[i], desired[i],
-                    U[i], G[i], B[i], duration[i], ledger_base[i], B_spread[i], G_spread[i],
+                    U[i], G[i], B[i], duration[i], ledger_base[i], initial[i], B_spread[i],
+                    G_spread[i],
                     U_jitter[i], seed[i], grace[i], delete_newest[i], watch[i], slow_start[i],
                     fail_pm[i], lost_pm[i], ev, n_ev, rs_at, n_rs, lag, w_lo, w_hi, faults,
                     fault_left, f_lo, f_hi, b_table, b_offsets[i], b_offsets[i + 1],
                     g_table, g_offsets[i], g_offsets[i + 1], cp, per_second, bits, out, i,
-                    mem_before,
+                    mem_before, after_sums,
                 )
                 if ended == _BAD_CORRECTION:
                     out[0, i] = -1
@@ -834,8 +878,8 @@ PARALLEL_MIN_CELLS: Final = 8 * _BLOCK
 #: (:meth:`reconsim.model.kinds.Kind.arrays`).
 WORLD_INPUTS: Final[tuple[str, ...]] = (
     "controller", "observe", "max_per_round", "gain", "desired", "U", "G", "B",
-    "duration", "ledger_base", "B_spread", "G_spread", "U_jitter", "seed", "grace",
-    "delete_order", "trigger", "slow_start", "fail_rate", "lost_rate",
+    "duration", "ledger_base", "initial", "B_spread", "G_spread", "U_jitter", "seed",
+    "grace", "delete_order", "trigger", "slow_start", "fail_rate", "lost_rate",
     "deaths_offsets", "deaths_at", "deaths_count", "restart_at_offsets", "restart_at",
     "lag_offsets", "lag_from", "lag_to", "lag_extra",
     "create_faults_offsets", "create_faults_at", "create_faults_count", "create_faults_kind",
@@ -870,7 +914,8 @@ def _refuse_copies(a: dict[str, NDArray[np.generic]]) -> None:
     every_second = a["trigger"].astype(bool) | (a["U_jitter"].astype(np.int64) > 0)
     U = np.where(every_second, 1, np.maximum(a["U"], 1)).astype(np.float64)
     duration = a["duration"].astype(np.float64)
-    copies = (np.floor(duration / U) + 1) * a["desired"].astype(np.float64)
+    copies = ((np.floor(duration / U) + 1) * a["desired"].astype(np.float64)
+              + a["initial"].astype(np.float64))
     scratch = 2 * _BYTES_PER_COPY * copies + _BYTES_PER_SECOND * (duration + 1)
     if not len(scratch) or scratch.max() < MAX_SCRATCH_BYTES:
         return
@@ -925,7 +970,7 @@ def simulate_world_arrays(
         G=a["G"] + worst_extra(a, "G"), B=a["B"] + worst_extra(a, "B") + a["grace"],
         duration=a["duration"], ledger_base=a["ledger_base"],
         deaths_offsets=a["deaths_offsets"], deaths_count=a["deaths_count"],
-        restart_at_offsets=a["restart_at_offsets"])
+        restart_at_offsets=a["restart_at_offsets"], initial=a["initial"])
     _refuse_copies(a)
     if parallel is None:  # threads only where there are several, for a batch worth them
         parallel = n >= PARALLEL_MIN_CELLS and numba.get_num_threads() > 1
