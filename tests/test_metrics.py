@@ -20,9 +20,12 @@ def runs(draw: st.DrawFn) -> tuple[dict[str, int], SimpleNamespace]:
     counts = {name: draw(st.integers(0, 10**9)) for name in COUNTERS}
     counts["rounds"] = draw(st.integers(1, 10**6))
     counts["last_drift"] = draw(st.integers(0, duration))
+    for name in ("overshoot_after", "missing_after", "settle_after"):  # -1: null
+        counts[name] = draw(st.integers(-1, 10**6))
     deaths = draw(st.lists(st.tuples(st.integers(0, 100), st.integers(0, 1000)), max_size=3))
+    initial = draw(st.integers(0, 10**6))
     return counts, SimpleNamespace(desired=draw(st.integers(0, 10**6)), duration=duration,
-                                   deaths=tuple(deaths))
+                                   deaths=tuple(deaths), initial_copies=lambda: initial)
 
 
 @given(st.lists(runs(), min_size=1, max_size=5))
@@ -31,7 +34,8 @@ def test_one_cell_and_a_batch_get_the_same_metrics(batch: list[Any]) -> None:
     arrays |= {"desired": np.array([cell.desired for _, cell in batch], np.int64),
                "duration": np.array([cell.duration for _, cell in batch], np.int64),
                "deaths_total": np.array([sum(n for _, n in cell.deaths) for _, cell in batch],
-                                        np.int64)}
+                                        np.int64),
+               "initial": np.array([cell.initial_copies() for _, cell in batch], np.int64)}
     got = columns(arrays)
     assert [c.name for c in got] == list(METRIC_NAMES)
     assert [c.dtype for c in got] == [m.dtype for m in METRICS]
@@ -42,10 +46,20 @@ def test_one_cell_and_a_batch_get_the_same_metrics(batch: list[Any]) -> None:
 def test_the_derived_metrics_and_their_nulls() -> None:
     counts = {**dict.fromkeys(COUNTERS, 0), "rounds": 4, "created": 9, "create_commands": 10,
               "delete_commands": 3, "reads": 30}
-    cell = SimpleNamespace(desired=5, duration=60, deaths=((10, 2), (500, 1)))
+    cell = SimpleNamespace(desired=5, duration=60, deaths=((10, 2), (500, 1)),
+                           initial_copies=lambda: 0)
     m = of_run({**counts, "last_drift": 0}, cell)
     assert (m["work"], m["work_per_round"], m["unneeded"], m["reads_per_round"]) == (
         13, 3.25, 1, 7.5)
+    # the copies running at t = 0 ran too: two more than needed
+    assert of_run({**counts, "last_drift": 0}, SimpleNamespace(
+        desired=5, duration=60, deaths=((10, 2), (500, 1)), initial_copies=lambda: 2)
+        )["unneeded"] == 3
+    # a run counts the disturbance's metrics itself, -1 for null
+    after = of_run({**counts, "last_drift": 0, "overshoot_after": -1, "missing_after": 4,
+                    "settle_after": -1}, cell)
+    assert (after["overshoot_after"], after["missing_after"], after["settle_after"]) == (
+        None, 4, None)
     assert m["stable_at"] == 1  # never off desired after second 0: stable from second 1
     assert of_run({**counts, "last_drift": 59}, cell)["stable_at"] == 60
     assert of_run({**counts, "last_drift": 60}, cell)["stable_at"] is None  # ends unsettled

@@ -77,10 +77,12 @@ METRICS: Final[tuple[Metric, ...]] = (
     Metric("created", "copies created", "copies created"),
     Metric("unneeded", "created + initial - desired - the schedule's total death count: "
            "copies that ran beyond need",
-           "`created + initial \u2212 desired \u2212 (total count of the death schedule)`: "
-           "copies that ran beyond need (`initial` the copies running at t = 0); negative "
-           "when scheduled deaths did not all land (events after the end, or more deaths than "
-           "live copies)",
+           "`created + initial \u2212 desired \u2212 (total count of the death schedule)`: the "
+           "copies that ran beyond need (every copy that ever ran, less those needed: "
+           "`desired` and a replacement per death); 0 for a settled service that "
+           "replaces its deaths exactly, `initial \u2212 desired` when it only deletes a "
+           "surplus it started with; negative when scheduled deaths did not all land "
+           "(events after the end, or more deaths than live copies)",
            formula=lambda v: v["created"] + v["initial"] - v["desired"] - v["deaths_total"]),
     Metric("delete_commands", "delete commands issued", "delete commands issued"),
     Metric("deleted", "delete commands that removed a copy (it dies grace s later)",
@@ -115,20 +117,25 @@ METRICS: Final[tuple[Metric, ...]] = (
     Metric("overshoot_after", "largest live - desired over the seconds from the first death "
            "event on, 0 if live never exceeds desired there; null without a death event "
            "(at <= duration)",
-           "the largest `live \u2212 desired` over the seconds from the schedule's first death "
-           "event (its earliest `at`, whatever its count) on; 0 if live never exceeds desired "
-           "there. Null without a death event within the run", nullable=True,
+           "the disturbance's overshoot: the largest `live \u2212 desired` over the seconds "
+           "from the first death event on (the schedule's earliest `at`, whatever its "
+           "count); 0 if live never exceeds desired there. Null when the schedule has "
+           "no event at or before `duration`", nullable=True,
            null_when=lambda v: v["overshoot_after"] < 0),
     Metric("missing_after", "sum of max(0, desired - live) over the seconds from the first "
            "death event on; null without a death event",
-           "Σ of `max(0, desired \u2212 live)` over the seconds from the first death event on; "
-           "null without one", nullable=True, null_when=lambda v: v["missing_after"] < 0),
+           "Σ of `max(0, desired \u2212 live)` over the seconds from the first death event "
+           "on; null as `overshoot_after`", nullable=True,
+           null_when=lambda v: v["missing_after"] < 0),
     Metric("settle_after", "1 + the last second with live != desired minus the first death "
            "event's second, that second counted as one (so 1 if no later second drifts); "
            "null without a death event, or if that is the final second",
-           "1 + the last second with `live ≠ desired` minus the first death event's second, "
-           "that second counted as one such (so 1 if no later second drifts). Null without a "
-           "death event within the run, or when the run ends unsettled", nullable=True,
+           "the time to settle after the first death event at `a`: 1 + the last second "
+           "`≥ a` with `live ≠ desired`, minus `a`, with second `a` counted as such a "
+           "second (as `stable_at` counts second 0): 1 when no later second drifts. "
+           "Null when there is no death event (as `overshoot_after`) or when that last "
+           "second is `duration` (the run ends unsettled); `overshoot_after` tells the "
+           "two apart", nullable=True,
            null_when=lambda v: v["settle_after"] < 0),
 )
 #: Every metric's name, in column order.
