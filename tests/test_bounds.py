@@ -19,7 +19,7 @@ from reconsim.cli import main
 from reconsim.errors import KernelRefusalError
 from reconsim.model import rng
 from reconsim.model.kernels import count as kernel
-from reconsim.model.kinds import Cap, Events, Int, Records, Times
+from reconsim.model.kinds import MAX_DELAY_WEIGHT, Cap, Events, Int, Records, Times
 from reconsim.model.params import (
     MAX_COPIES,
     MAX_EVENTS,
@@ -144,7 +144,11 @@ def test_every_integer_parameter_is_bounded() -> None:
         elif isinstance(p.kind, Records):
             assert p.kind.max_len == MAX_EVENTS, p.name
             for field, kind in p.kind.fields:
-                if isinstance(kind, Int):
+                if field == "weight":  # a delay table's: never summed into a count, only
+                    # into the table's total, below MAX_EVENTS x 10^9, far inside int64
+                    assert isinstance(kind, Int)
+                    assert kind.maximum == MAX_DELAY_WEIGHT, (p.name, field)
+                elif isinstance(kind, Int):
                     assert kind.maximum in (MAX_SECONDS, MAX_COPIES), (p.name, field)
         elif isinstance(p.kind, Times):
             assert (p.kind.maximum, p.kind.max_len) == (MAX_SECONDS, MAX_EVENTS), p.name
