@@ -12,9 +12,9 @@ import polars as pl
 import pytest
 from polars.testing import assert_series_equal
 
-from reconsim.report import data
+from reconsim.report import load, query
 from reconsim.report.build import summarize
-from reconsim.report.data import Sweep, load_sweep
+from reconsim.report.load import Sweep, load_sweep
 from reconsim.report.source import SweepSource
 from reconsim.sweep import facts
 from reconsim.sweep.facts import FACTS_KEY, merge
@@ -63,7 +63,7 @@ def swept(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _read_every_row(where: Path, monkeypatch: pytest.MonkeyPatch) -> Sweep:
     with monkeypatch.context() as m:
-        m.setattr(data, "_footer_facts", lambda *_: None)
+        m.setattr(load, "_footer_facts", lambda *_: None)
         return load_sweep(where)
 
 
@@ -76,15 +76,16 @@ def _same(a: Sweep, b: Sweep) -> None:
 def _table_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The plans of the queries that scan the Parquet files, from now on."""
     plans: list[str] = []
-    collect = data.collect
+    collect = query.collect
 
-    def spy(query: Any) -> pl.DataFrame:
-        plan = query.explain() if isinstance(query, pl.LazyFrame) else ""
+    def spy(q: Any) -> pl.DataFrame:
+        plan = q.explain() if isinstance(q, pl.LazyFrame) else ""
         if "parquet" in plan.lower():
             plans.append(plan)
-        return collect(query)
+        return collect(q)
 
-    monkeypatch.setattr(data, "collect", spy)
+    monkeypatch.setattr(query, "collect", spy)  # collect_all and the queries' own reads
+    monkeypatch.setattr(load, "collect", spy)  # load_sweep's
     return plans
 
 
@@ -103,9 +104,9 @@ def test_a_sweeps_footers_open_the_table_without_reading_it(
     assert fast.variants is not None
     assert slow.variants is None
     plans.clear()
-    varying = data.variant_params(fast.table, fast.sizes, fast.variants)
+    varying = query.variant_params(fast.table, fast.sizes, fast.variants)
     assert plans == []
-    assert varying == data.variant_params(slow.table, slow.sizes)
+    assert varying == query.variant_params(slow.table, slow.sizes)
     assert {"max_per_round", "gain", "restart_at"} <= set(varying)
 
 
@@ -145,7 +146,7 @@ def test_one_chunk_without_footer_facts_means_reading_the_table(
     out = _sweep(tmp_path)
     _rewrite(sorted((out / "data").glob("*.parquet"))[-1])  # no metadata
     source = SweepSource.parse(out)
-    assert data._footer_facts(source, pl.read_parquet_schema(source.part_files()[0]),
+    assert load._footer_facts(source, pl.read_parquet_schema(source.part_files()[0]),
                               ["G"]) is None
     plans = _table_reads(monkeypatch)
     sweep = load_sweep(out)

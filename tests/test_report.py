@@ -24,18 +24,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reconsim import Cell
-from reconsim.report import Report, ReportError, build_report, data
+from reconsim.report import Report, ReportError, build_report, query
 from reconsim.report.build import summarize
 from reconsim.report.charts import Figure
-from reconsim.report.data import (
-    _FRESH,
+from reconsim.report.load import _FRESH, Sweep, load_sweep
+from reconsim.report.query import (
     WHERE_KEYS,
-    Sweep,
     bin_columns,
     bins,
     groups,
     key_groups,
-    load_sweep,
     representative,
     where,
 )
@@ -649,8 +647,8 @@ def test_first_rows_are_the_sorted_tables_first(rows: list[tuple[int | None, int
                          orient="row")
     by = ["a", "b", "c"]
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(data, "TIES_AT_ONCE", at_once)
-        got = data.first_rows(frame.lazy(), by, list(descending), n)
+        m.setattr(query, "TIES_AT_ONCE", at_once)
+        got = query.first_rows(frame.lazy(), by, list(descending), n)
     want = frame.sort(by, descending=list(descending), nulls_last=True).head(n)
     assert got.select(by).equals(want.select(by))
 

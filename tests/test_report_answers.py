@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 from reconsim.report import build_report
-from reconsim.report.data import load_sweep
+from reconsim.report.load import load_sweep
 from reconsim.report.sections import answers
 from tests.helpers.tables import SCHEDULES, hand_table, model_frame, write_table
 

@@ -12,7 +12,8 @@ import pytest
 
 from reconsim.report import build_report
 from reconsim.report.build import summarize
-from reconsim.report.data import load_sweep, variant_label, variant_order, variant_params
+from reconsim.report.load import load_sweep
+from reconsim.report.query import variant_label, variant_order, variant_params
 from tests.helpers.tables import hand_table, write_table
 
 

@@ -12,8 +12,8 @@ import pytest
 from reconsim.report import build_report
 from reconsim.report.build import build_figures, summarize_sections, vegalite_version
 from reconsim.report.charts import Figure
-from reconsim.report.data import load_sweep
 from reconsim.report.drawing import DrawingError, draw_all
+from reconsim.report.load import load_sweep
 from tests.helpers.tables import model_frame, write_table
 
 

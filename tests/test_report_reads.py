@@ -9,7 +9,7 @@ import pytest
 
 from reconsim.report import build_report
 from reconsim.report.build import summarize
-from reconsim.report.data import load_sweep
+from reconsim.report.load import load_sweep
 from reconsim.report.sections import read_cost as read_cost_section
 from tests.helpers.tables import hand_table, model_frame, write_table
 

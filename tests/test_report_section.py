@@ -12,7 +12,7 @@ import pytest
 
 from reconsim.report import build_report
 from reconsim.report.build import build_figures, summarize, summarize_sections
-from reconsim.report.data import load_sweep
+from reconsim.report.load import load_sweep
 from reconsim.report.page import SECTIONS
 from reconsim.report.section import NOT_IN_JSON, Context, to_json
 from reconsim.report.sections import timelines

@@ -12,7 +12,7 @@ from reconsim.model.simulate import cells_frame, simulate
 from reconsim.model.studies.seed001 import cells as seed_cells
 from reconsim.report import build_report
 from reconsim.report.build import summarize
-from reconsim.report.data import load_sweep
+from reconsim.report.load import load_sweep
 from tests.helpers.tables import write_table
 
 

@@ -19,7 +19,7 @@ from reconsim import simulate
 from reconsim.model.simulate import DEATHS_DTYPE
 from reconsim.report import build_report
 from reconsim.report.build import summarize
-from reconsim.report.data import load_sweep
+from reconsim.report.load import load_sweep
 from reconsim.report.section import Context, to_json
 from reconsim.report.sections import delays
 from tests.helpers.sweeps import run_spec

@@ -16,7 +16,7 @@ from reconsim.model.params import cell_text
 from reconsim.model.simulate import cells_frame
 from reconsim.model.trace import trace_cell
 from reconsim.report import build_report
-from reconsim.report.data import load_sweep
+from reconsim.report.load import load_sweep
 from reconsim.report.sections.timelines import (
     COUNTS,
     MAX_POINTS,

@@ -8,7 +8,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from reconsim.report.data import describe
+from reconsim.report.query import describe
 from reconsim.web.html import num, plain, table
 
 
@@ -33,7 +33,7 @@ def key_text(row: Mapping[str, Any], skip: Iterable[str], hide: Iterable[str] = 
 def fixed_text(fixed: Mapping[str, Any], hide: Iterable[str] = (),
                controller: str | None = None) -> str:
     """``axis = value`` pairs of a slice (text); axes in ``hide`` left out, and nulls of
-    parameters that do not apply (see :func:`reconsim.report.data.describe`)."""
+    parameters that do not apply (see :func:`reconsim.report.query.describe`)."""
     hidden = set(hide)
     text = describe({a: v for a, v in fixed.items() if a not in hidden}, controller)
     return text or "the whole sweep"

@@ -25,8 +25,8 @@ from typing import Any, Final
 
 from reconsim.io import write_atomic
 from reconsim.report.charts import Figure
-from reconsim.report.data import Sweep, load_sweep
 from reconsim.report.drawing import Drawn, draw_all
+from reconsim.report.load import Sweep, load_sweep
 from reconsim.report.page import SECTIONS, Summaries, render_page
 from reconsim.report.section import Context
 from reconsim.report.source import ReportError, SweepSource

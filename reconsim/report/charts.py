@@ -15,7 +15,7 @@ from typing import Any
 import altair as alt
 import polars as pl
 
-from reconsim.report.data import bin_columns, collect, collect_all
+from reconsim.report.query import bin_columns, collect, collect_all
 from reconsim.web.charts import ALARM, QUIET, SHARE, WIDTH, Figure, inline
 
 # The kit's names are the report's too: its sections take them from here.
@@ -50,7 +50,7 @@ def add_bins(table: pl.LazyFrame | pl.DataFrame, limits: Mapping[str, int]
 
 def bin_label(axis: str) -> pl.Expr:
     """``{axis}_label`` from the ``{axis}_lo`` and ``{axis}_hi`` columns, as
-    :func:`~reconsim.report.data.bin_columns` writes it: for an aggregate grouped by the
+    :func:`~reconsim.report.query.bin_columns` writes it: for an aggregate grouped by the
     bounds, labelled afterwards (a string key per row cost polars far more memory)."""
     lo, hi = pl.col(f"{axis}_lo"), pl.col(f"{axis}_hi")
     return pl.when(lo == hi).then(lo.cast(pl.String)).otherwise(

@@ -2,15 +2,16 @@
 
 Each module of :mod:`reconsim.report.sections` defines one :class:`Section`; the page
 (:mod:`reconsim.report.page`) lists them in order. A section depends on the kit
-(:mod:`~reconsim.report.data`, :mod:`~reconsim.report.charts`, :mod:`~reconsim.web.html`
-and this module) and never on another section, so a new section is one new module and
-one line in :data:`reconsim.report.page.SECTIONS`.
+(:mod:`~reconsim.report.load`, :mod:`~reconsim.report.query`,
+:mod:`~reconsim.report.charts`, :mod:`~reconsim.web.html` and this module) and never on
+another section, so a new section is one new module and one line in
+:data:`reconsim.report.page.SECTIONS`.
 
 A section's figures are one typed object, its *summary*:
 
 1. Declare it as frozen, slotted dataclasses, nested as the figures are (a sequence is a
-   ``tuple``; rows whose keys are the sweep's axes, like :func:`~.data.where`'s and
-   :func:`~.data.examples`' entries, stay ``dict``)::
+   ``tuple``; rows whose keys are the sweep's axes, like :func:`~.query.where`'s and
+   :func:`~.query.examples`' entries, stay ``dict``)::
 
        @dataclass(frozen=True, slots=True)
        class Delays:
@@ -49,7 +50,7 @@ from typing import Any, Final, Generic, TypeVar
 from markupsafe import Markup
 
 from reconsim.report.charts import Figure
-from reconsim.report.data import AxisFacts, Sweep
+from reconsim.report.load import AxisFacts, Sweep
 
 #: Field metadata of summary fields that ``summary.json`` leaves out (a chart's data).
 NOT_IN_JSON: Final[Mapping[str, bool]] = {"json": False}
@@ -118,7 +119,7 @@ class Context:
 
     @classmethod
     def of(cls, sweep: Sweep) -> Context:
-        """The context of a loaded sweep (no query: :func:`~.data.load_sweep` counted it)."""
+        """The context of a loaded sweep (no query: :func:`~.load.load_sweep` counted it)."""
         meta = sweep.meta
         facts = SweepFacts(
             name=str(meta.get("name", "")), version=meta.get("version"),

@@ -1,6 +1,6 @@
 """Answers: does the loop over-provision, and which period and which controller to use.
 
-For every controller variant (:func:`reconsim.report.data.variant_params`: a controller
+For every controller variant (:func:`reconsim.report.query.variant_params`: a controller
 with its values of the variant parameters that vary, ``trigger`` among them) and every
 swept loop period U, the overshoot and the unneeded copies over every other axis of the
 sweep (seeds, G, B, spreads, schedules, ...): median, p95 and max; then each variant's
@@ -32,8 +32,8 @@ from markupsafe import Markup
 
 from reconsim.model.params import VARIANT_PARAMS
 from reconsim.report.charts import WIDTH, Figure, finish, inline, names_expr
-from reconsim.report.data import (
-    Sweep,
+from reconsim.report.load import Sweep
+from reconsim.report.query import (
     Table,
     collect,
     lazy,

@@ -25,8 +25,8 @@ from reconsim.report.charts import (
     finish,
     inline,
 )
-from reconsim.report.data import (
-    Sweep,
+from reconsim.report.load import Sweep
+from reconsim.report.query import (
     Table,
     collect,
     examples,
@@ -220,7 +220,7 @@ def boundary_verdict(table: Table, axes: Sequence[str],
     ``by_variant`` repeats the counts per ledger variant when the sweep varies observe
     or max_per_round (the boundary is seed 001's for observe = ready without a cap).
     The counts and the chart's data come from one aggregate (:func:`boundary_counts`);
-    ``sizes``: each axis's number of values, for :func:`~reconsim.report.data.where`;
+    ``sizes``: each axis's number of values, for :func:`~reconsim.report.query.where`;
     ``variant_rows``: the table's distinct (controller, variant parameters) rows, where known.
     """
     rest = [a for a in axes if a != "controller"]

@@ -3,7 +3,7 @@
 A variant is a controller with its values of whichever of its variant parameters
 (observe, max_per_round, gain, ttl, restart_at, ..., and a user's controller's own, such
 as the deadband's band, known from the table's columns alone) vary in the sweep (null
-where the parameter does not apply; see :func:`reconsim.report.data.variant_label`). A
+where the parameter does not apply; see :func:`reconsim.report.query.variant_label`). A
 user's controller is a variant like a built-in, in the table, the charts and the
 trade-off frontier, under the name the table holds. For each variant: the cost of its
 corrections (unneeded copies, overshoot, delete commands that killed nothing), the
@@ -23,8 +23,8 @@ from markupsafe import Markup
 
 from reconsim.report.blocks import cells_text, key_text
 from reconsim.report.charts import QUIET, WIDTH, Figure, clamp, finish, inline, names_expr
-from reconsim.report.data import (
-    Sweep,
+from reconsim.report.load import Sweep
+from reconsim.report.query import (
     Table,
     collect,
     examples,

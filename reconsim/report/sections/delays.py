@@ -48,16 +48,8 @@ from reconsim.model.studies.seed001 import (
 )
 from reconsim.report.blocks import examples_table, where_sentence, where_table
 from reconsim.report.charts import ALARM, Figure, finish, inline, names_expr
-from reconsim.report.data import (
-    Sweep,
-    Table,
-    collect,
-    examples,
-    in_order,
-    lazy,
-    where,
-    where_each,
-)
+from reconsim.report.load import Sweep
+from reconsim.report.query import Table, collect, examples, in_order, lazy, where, where_each
 from reconsim.report.section import NOT_IN_JSON, Context, Section
 from reconsim.web.html import TableCell, figure_html, folded, num, share, table, verdict
 

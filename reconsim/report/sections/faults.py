@@ -25,7 +25,8 @@ from markupsafe import Markup
 from reconsim.model.params import BY_NAME, DEFAULTS, applies
 from reconsim.report.blocks import examples_table
 from reconsim.report.charts import Figure, finish, inline
-from reconsim.report.data import Sweep, collect, first_rows, flat_value, in_order, lazy
+from reconsim.report.load import Sweep
+from reconsim.report.query import collect, first_rows, flat_value, in_order, lazy
 from reconsim.report.section import Context, Section
 from reconsim.web.html import TableCell, figure_html, folded, num, plain, share, table, verdict
 

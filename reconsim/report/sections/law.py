@@ -34,10 +34,9 @@ from reconsim.report.charts import (
     label_expr,
     range_text,
 )
-from reconsim.report.data import (
-    LAW_EXCLUDED,
+from reconsim.report.load import LAW_EXCLUDED, Sweep
+from reconsim.report.query import (
     Deaths,
-    Sweep,
     Table,
     bin_columns,
     collect,
@@ -218,7 +217,7 @@ def law_verdict(table: Table, axes: Sequence[str], schedules: Mapping[str, Death
     rest; ``where`` and ``by_schedule`` say which parameter values the mismatches have,
     each with the count of all checked cells having that value. ``chart``: whether to
     aggregate the heatmaps' data too (:func:`law_grid`); ``sizes``: each axis's number of
-    values, for :func:`~reconsim.report.data.where`.
+    values, for :func:`~reconsim.report.query.where`.
     """
     counts = _counts(table)
     c = counts.get("ledger") or _NO_LEDGER

@@ -26,12 +26,11 @@ from markupsafe import Markup
 
 from reconsim.report.blocks import cells_text, fixed_text, key_text, where_table
 from reconsim.report.charts import WIDTH, Figure, finish, inline
-from reconsim.report.data import (
-    AxisFacts,
+from reconsim.report.load import AxisFacts, Sweep
+from reconsim.report.query import (
     Deaths,
     KeyCode,
     Stats,
-    Sweep,
     Table,
     collect,
     collect_all,

@@ -22,7 +22,8 @@ from reconsim.model.studies.seed001 import (
     U_SCAN_PUBLISHED,
 )
 from reconsim.report.charts import Figure
-from reconsim.report.data import EXAMPLES, SEED_DEATHS, Sweep, Table, collect_all, flat_value, lazy
+from reconsim.report.load import SEED_DEATHS, Sweep
+from reconsim.report.query import EXAMPLES, Table, collect_all, flat_value, lazy
 from reconsim.report.section import Context, Section
 from reconsim.web.html import TableCell, plain, table, verdict
 

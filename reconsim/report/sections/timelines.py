@@ -40,14 +40,8 @@ from reconsim.model.params import (
 )
 from reconsim.model.trace import metrics_of, trace_cell
 from reconsim.report.charts import ALARM, WIDTH, Figure, finish, inline
-from reconsim.report.data import (
-    SEED_SETTING,
-    Sweep,
-    collect,
-    lazy,
-    seed_schedules,
-    user_params,
-)
+from reconsim.report.load import Sweep
+from reconsim.report.query import SEED_SETTING, collect, lazy, seed_schedules, user_params
 from reconsim.report.section import NOT_IN_JSON, Context, Section
 from reconsim.sweep.table import unflat
 from reconsim.web.html import figure_html, num, verdict
@@ -107,7 +101,7 @@ class Timelines:
 
 def _numeric_axes(sweep: Sweep) -> list[str]:
     """The numeric axes: a row's key that costs no computing (the flattened list columns
-    and the hidden helper columns of :mod:`~reconsim.report.data` cost seconds per 10^7
+    and the hidden helper columns of :mod:`~reconsim.report.load` cost seconds per 10^7
     rows, so a query over every row never asks for them)."""
     schema = lazy(sweep.table).collect_schema()
     return [a for a in sweep.axes if schema[a].is_numeric()]
