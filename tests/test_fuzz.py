@@ -95,12 +95,14 @@ VALID_AXES: dict[str, st.SearchStrategy[Any]] = {
     "trigger": st.sampled_from(TRIGGERS), "slow_start": st.booleans(),
     # replicaset's own (the axis applies to no controller drawn above: refused in one line)
     "log_scale_down": st.booleans(),
+    # a running service: copies at t = 0, or as many as desired
+    "initial": st.integers(0, 12) | st.just("desired"),
 }
 #: Axes whose values are names or choices (no ranges).
 _NO_RANGES = ("controller", "observe", "schedule", "max_per_round", "gain", "restart_at",
               "delete_order", "lag", "create_faults", "B_delays", "G_delays", "fail_rate",
               "lost_rate", "trigger",
-              "slow_start", "log_scale_down")
+              "slow_start", "log_scale_down", "initial")
 
 
 def axis_value(axis: str, valid: bool) -> st.SearchStrategy[Any]:

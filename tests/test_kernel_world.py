@@ -37,7 +37,8 @@ def world_kernel(batch: list[Cell], *, parallel: bool | None = None) -> np.ndarr
 def raw(m: dict[str, object], deaths_total: int) -> list[object]:
     """A reference result in the order of :data:`WORLD_OUT_COLUMNS`."""
     values = {**m, "deaths_total": deaths_total,
-              "stable_at": -1 if m["stable_at"] is None else m["stable_at"]}
+              **{name: -1 if m[name] is None else m[name]  # a kernel's null
+                 for name in ("stable_at", "overshoot_after", "missing_after", "settle_after")}}
     return [values[c] for c in WORLD_OUT_COLUMNS]
 
 
@@ -202,7 +203,8 @@ def test_the_guard_passes_what_the_world_kernel_can_hold() -> None:
 
     def cell(trigger: bool) -> dict[str, np.ndarray]:
         return {"desired": np.array([10**6]), "U": np.array([900]), "duration": np.array([900]),
-                "U_jitter": np.array([0]), "trigger": np.array([trigger])}
+                "U_jitter": np.array([0]), "trigger": np.array([trigger]),
+                "initial": np.array([0])}
 
     _refuse_copies(cell(trigger=False))  # two rounds of a million copies: 0.24 GiB
     with pytest.raises(ValueError, match=re.escape("may create 9.01e+08 copies")):

@@ -43,6 +43,10 @@ _FRESH: Final = "__fresh_"
 #: Why the law leaves a ledger row unchecked (:func:`reconsim.model.laws.law_exclusion`).
 LAW_EXCLUDED: Final = "__law_excluded"
 
+#: Parameters the report leaves out where every cell holds their default (seed 001's world,
+#: from a cold start): no axis, no column of the example cells.
+QUIET_AT_DEFAULT: Final = (*WORLD_PARAMS, "initial")
+
 #: Axes every sweep has, in the order the report lists them; extra parameter columns follow.
 CORE_AXES: Final = ("controller", "G", "U", "B", "desired", "schedule", "duration", "ledger_base")
 
@@ -114,9 +118,10 @@ def load_sweep(sweep_dir: Any) -> Sweep:
         raise ReportError(f"{where_data}: missing column(s) {', '.join(missing)}")
     # Parameters the file lacks (a sweep written before they existed) took the model's
     # defaults; hidden columns carry those for reconsim.model.laws, and they are no axes.
-    # So are the world parameters where every cell holds the default: seed 001's world.
+    # So are the world parameters (and initial) where every cell holds the default: seed
+    # 001's world, from a cold start.
     candidates = axis_names(schema.names())
-    world = [p for p in WORLD_PARAMS if p in schema]
+    world = [p for p in QUIET_AT_DEFAULT if p in schema]
     scan, hidden = _with_defaults(scan, schema)
     # The laws read the parameters as stored (lists as lists), before they are flattened.
     scan = scan.with_columns(*(e.name.prefix(_FRESH) for e in law_columns()),
