@@ -147,6 +147,21 @@ def copy_into(dst: Any, src: Any) -> None:
         dst[k] = src[k]
 
 
+@numba.njit(cache=True, nogil=True)
+def first_above(a: Int64Array, n: int, x: int) -> int:
+    """The first index ``i < n`` with ``a[i] > x`` (``n`` if none), ``a[:n]`` ascending:
+    ``np.searchsorted(a[:n], x, side="right")`` by bisection (numba's searchsorted compiles
+    comparisons for every dtype, a second or two in every cold process)."""
+    lo, hi = 0, n
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if a[mid] > x:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
 @numba.njit(cache=True, nogil=True, inline="always")
 def memory_changed(mem: Int64Array, before: Int64Array) -> bool:
     """Whether a round changed the controller's memory."""
@@ -294,7 +309,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                     n_dh += 1
                     last_death = s
                 elif hit > 0:  # all were dead already: when did the last of them die?
-                    last_death = hs[_DH_T, np.searchsorted(hs[_DH_D, :n_dh], top - 1, side="right")]
+                    last_death = hs[_DH_T, first_above(hs[_DH_D], n_dh, top - 1)]
                 else:
                     last_death = s - G
                 exp_active, exp_set, exp_seen = True, s, last_death + G
