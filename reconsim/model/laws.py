@@ -60,11 +60,13 @@ EXCLUSIONS: Final = {
 }
 #: The boundary as text.
 BOUNDARY: Final = "U \u2265 G + B"
-#: The worst-case law and boundary as text (delays at their longest, intervals shortest;
-#: a spread stands for the longest extra delay, a delay table's last value where one is given).
-LAW_WORST_FORMULA: Final = ("desired \u00d7 (\u2308(G + G_spread + B + B_spread) / "
+#: What the worst case's symbols stand for: each delay's longest extra over G or B.
+EXTRA_WORDS: Final = ("G\u2191 and B\u2191: the longest extra ledger delay and startup "
+                      "(G_spread and B_spread, or a delay table's last value)")
+#: The worst-case law and boundary as text (delays at their longest, intervals shortest).
+LAW_WORST_FORMULA: Final = ("desired \u00d7 (\u2308(G + G\u2191 + B + B\u2191) / "
                             "max(1, U \u2212 U_jitter)\u2309 \u2212 1)")
-BOUNDARY_WORST: Final = "max(1, U \u2212 U_jitter) \u2265 G + G_spread + B + B_spread"
+BOUNDARY_WORST: Final = "max(1, U \u2212 U_jitter) \u2265 G + G\u2191 + B + B\u2191"
 #: The percentile ``law_p99`` reads each delay at, in parts per million.
 LAW_LEVEL_PPM: Final = 990_000
 

@@ -35,6 +35,7 @@ from markupsafe import Markup
 
 from reconsim.model.laws import (
     BOUNDARY_WORST,
+    EXTRA_WORDS,
     LAW_WORST_FORMULA,
     READ_PREFIX,
     in_readings,
@@ -58,8 +59,9 @@ KEY: Final = ("G", "G_spread", "G_delays_name", "B", "B_spread", "B_delays_name"
               "U_jitter", "controller")
 #: The three readings of the law, in order, with their formulas.
 READINGS: Final = {
-    "lowest": "desired \u00d7 (\u2308(G + B) / (U + U_jitter)\u2309 \u2212 1)",
-    "mean": "desired \u00d7 (\u2308(G + G_spread/2 + B + B_spread/2) / \u016a\u2309 \u2212 1)",
+    "lowest": "desired \u00d7 (\u2308(G + G\u2193 + B + B\u2193) / (U + U_jitter)\u2309 "
+              "\u2212 1)",
+    "mean": "desired \u00d7 (\u2308(G + \u1e20 + B + B\u0304) / \u016a\u2309 \u2212 1)",
     "worst": LAW_WORST_FORMULA,
 }
 #: Most rows the summary lists (the rest are counted; the chart draws its panels' rows).
@@ -566,8 +568,10 @@ def render(d: Delays, context: Context, figures: Mapping[str, Figure]) -> Markup
         "<em>lowest</em> delays, <code>{}</code>; at the <em>mean</em> delays, <code>{}</code> "
         "(Ū: the exact mean interval between periodic rounds, U unless U_jitter ≥ U); at the "
         "<em>worst</em> delays, <code>{}</code> — and the measured overshoot of each cell "
-        "(one seed) is set against each.</p>").format(
-        READINGS["lowest"], READINGS["mean"], READINGS["worst"])
+        "(one seed) is set against each. Each delay's extra over G or B is read at its lowest "
+        "(G↓, B↓: 0 for a spread), its exact mean (Ḡ, B̄: half the spread) and its longest "
+        "({}): a delay table's own lowest, mean and last values where one is given.</p>"
+        ).format(READINGS["lowest"], READINGS["mean"], READINGS["worst"], EXTRA_WORDS)
     if d.cells == 0:
         return head + Markup("<p>This sweep has no cells whose delays vary (every G_spread, "
                              "B_spread and U_jitter is 0), so this section has nothing to "
