@@ -52,7 +52,7 @@ def test_narrower_integer_dtypes_are_accepted() -> None:
 
 
 def test_unneeded_counts_every_scheduled_death_even_those_that_never_land() -> None:
-    # Defined as created - desired - the schedule's total count: an event after the end
+    # Defined as created + initial - desired - the schedule's total count: an event after the end
     # still counts, so unneeded goes negative. Documented, not hidden.
     m = run_cell(G=0, deaths=((300, 2), (5000, 3)))
     assert (m["created"], m["unneeded"]) == (8, -3)
