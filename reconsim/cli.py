@@ -476,13 +476,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    where = ""  # the parser's own errors name the program already
+    where = ""
     command = None
     try:
         given = list(sys.argv[1:] if argv is None else argv)
-        if given[:1] == ["run"]:
-            where = "reconsim run: "
+        where = "reconsim run: " if given[:1] == ["run"] else ""  # a named controller's refusal
         _named_controllers(given)
+        where = ""  # the parser's own errors name the program and the command
         args = build_parser().parse_args(argv)
         command = args.command
         where = f"reconsim {command}: "

@@ -83,6 +83,9 @@ def test_bad_input_is_one_line_and_exit_2(argv: list[str], message: str,
     assert captured.out == ""
     assert len(captured.err.strip().splitlines()) == 1
     assert message in captured.err
+    # the program and command named once
+    assert "reconsim run: reconsim run" not in captured.err
+    assert "reconsim: reconsim" not in captured.err
 
 
 def test_console_script_exit_status_without_traceback() -> None:
