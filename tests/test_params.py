@@ -220,3 +220,14 @@ def test_a_frame_with_too_many_lag_windows_is_refused() -> None:
     with pytest.raises(ValueError, match=re.escape(
             "lag: 10001 windows, more than the 10000 a cell may hold")):
         simulate(frame)
+
+
+def test_every_default_is_a_checked_value() -> None:
+    """A Cell skips the check of a field left at its default: each default must be what
+    its check returns for it, of the same type."""
+    from reconsim.model.params import PARAMS
+
+    for p in PARAMS:
+        checked = p.kind.check(p.name, p.default)
+        assert checked == p.default, p.name
+        assert type(checked) is type(p.default), p.name

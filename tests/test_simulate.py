@@ -4,11 +4,24 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import polars as pl
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from reconsim import METRIC_NAMES, Cell, run_cell, run_reference, simulate
-from reconsim.model.simulate import DEATHS_DTYPE, cells_frame
+from reconsim.controllers import Controller, Int, Param
+from reconsim.model.controllers import registry
+from reconsim.model.params import PARAM_DTYPES, all_params
+from reconsim.model.simulate import (
+    DEATHS_DTYPE,
+    cell_arrays,
+    cells_frame,
+    kernel_inputs,
+    simulate_cell,
+)
+from reconsim.testing import cells, world_cells
 
 
 def frame(**overrides: object) -> pl.DataFrame:
@@ -156,3 +169,38 @@ def test_world_columns_round_trip_through_cells_frame() -> None:
     out = simulate(cells_frame(cells))
     assert out.select(METRIC_NAMES).to_dicts() == [run_reference(c) for c in cells]
     assert out["lag"].to_list()[0] == [{"from": 10, "to": 50, "extra": 5}]
+
+
+
+def _deadband(v, p, m):  # type: ignore[no-untyped-def]
+    gap = v.desired - v.seen
+    return 0 if -p.band <= gap <= p.band else gap
+
+
+#: A user's controller beside reconsim's own: one with a parameter of its own.
+DEADBAND = Controller("deadband_cells", _deadband, "no correction within band",
+                      params={"band": Param(Int(0, 1000), 1, "the gap it leaves alone")})
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_one_cell_goes_the_frames_way(data: st.DataObject) -> None:
+    """run_cell builds the kernel's arrays from the cell, not through a one-row frame:
+    the arrays are a frame's, and so are the metrics (their types and nulls included)."""
+    with registry.scope():
+        registry.register(DEADBAND)
+        names = (*registry.BUILT_IN, DEADBAND.name)
+        cell = data.draw(st.one_of(cells(controllers=names), world_cells(controllers=names)))
+        frame = cells_frame([cell])
+        params = tuple(p for p in all_params()
+                       if p.name in PARAM_DTYPES or p.applies_to(cell.controller))
+        want = kernel_inputs(frame, params=params)
+        got = cell_arrays(cell)
+        assert got.keys() == want.keys()
+        for key, array in want.items():
+            assert got[key].dtype == np.int64, key
+            assert got[key].tolist() == array.tolist(), key
+        fast = simulate_cell(cell)
+        slow = simulate(frame).select(METRIC_NAMES).row(0, named=True)
+        assert fast == slow
+        assert [type(v) for v in fast.values()] == [type(v) for v in slow.values()]

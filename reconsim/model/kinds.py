@@ -125,6 +125,24 @@ class Kind(ABC):
     def arrays(self, name: str, column: pl.Series) -> dict[str, NDArray[Any]]:
         """The checked column as the kernel's flat arrays, keyed by keyword."""
 
+    #: The kernel reads one integer a cell (:meth:`code`), not a list.
+    scalar: ClassVar[bool] = False
+
+    def code(self, value: Any) -> int:
+        """A scalar kind's checked ``value`` (None: null) as the integer the kernel reads,
+        the one value of :meth:`arrays` of a one-row column holding it."""
+        raise TypeError(f"{type(self).__name__} is not a scalar kind")
+
+    def value_arrays(self, name: str, value: Any) -> dict[str, NDArray[Any]]:
+        """One cell's checked ``value`` (None: null, where the parameter does not apply) as
+        the kernel's arrays, equal to :meth:`arrays` of a one-row column holding it. This
+        builds that column; the kinds below build the arrays straight from the value."""
+        if self.scalar:
+            return {name: np.array([self.code(value)], np.int64)}
+        column = pl.Series(name, [None if value is None else self.to_column(value)],
+                           dtype=self.dtype)
+        return self.arrays(name, column)
+
     @abstractmethod
     def argument(self, help: str, default: Any) -> dict[str, Any]:
         """Keyword arguments of ``argparse``'s ``add_argument`` for this parameter's flag."""
@@ -186,6 +204,11 @@ class Int(Kind):
 
     def arrays(self, name: str, column: pl.Series) -> dict[str, NDArray[Any]]:
         return {name: column.fill_null(0).to_numpy()}
+
+    scalar: ClassVar[bool] = True
+
+    def code(self, value: Any) -> int:
+        return 0 if value is None else int(self.to_column(value))
 
     def outside(self, values: pl.Expr) -> pl.Expr:
         """Which of ``values`` (integers) lie outside the allowed range."""
@@ -345,6 +368,11 @@ class Choice(Kind):
             list(self.choices), list(range(len(self.choices))), return_dtype=pl.Int64)
         return {name: codes.fill_null(0).to_numpy()}
 
+    scalar: ClassVar[bool] = True
+
+    def code(self, value: Any) -> int:
+        return 0 if value is None else self.choices.index(value)
+
     def argument(self, help: str, default: Any) -> dict[str, Any]:
         return {"choices": self.choices, "default": default,
                 "help": f"{help} (default {default})"}
@@ -398,6 +426,11 @@ class Thousandths(Kind):
         thousandths = (column.cast(pl.Float64) * 1000).round(0).cast(pl.Int64)
         return {name: thousandths.fill_null(0).to_numpy()}
 
+    scalar: ClassVar[bool] = True
+
+    def code(self, value: Any) -> int:
+        return 0 if value is None else permille(value)
+
     def argument(self, help: str, default: Any) -> dict[str, Any]:
         return {"type": float, "metavar": "X", "default": default,
                 "help": f"{help} (default {default:g})"}
@@ -409,6 +442,22 @@ def _csr(lists: pl.Series) -> tuple[NDArray[Any], pl.Series]:
     lists = lists.fill_null([])
     offsets = pl.concat([pl.Series([0], dtype=pl.Int64), lists.list.len().cast(pl.Int64).cum_sum()])
     return offsets.to_numpy(), lists.explode(empty_as_null=False)
+
+
+def _offsets(n: int) -> NDArray[np.int64]:
+    """The offsets of one cell's list of ``n`` entries."""
+    return np.array([0, n], np.int64)
+
+
+def _read_only(array: NDArray[np.int64]) -> NDArray[np.int64]:
+    array.flags.writeable = False
+    return array
+
+
+#: One cell's empty list, as the kernel reads it: its offsets, and no values (shared, so
+#: read-only).
+_NO_OFFSETS: Final = _read_only(np.zeros(2, np.int64))
+_NOTHING: Final = _read_only(np.zeros(0, np.int64))
 
 
 def _check_length(name: str, n: int, maximum: int, what: str) -> None:
@@ -471,6 +520,11 @@ class Times(Kind):
     def arrays(self, name: str, column: pl.Series) -> dict[str, NDArray[Any]]:
         offsets, values = _csr(column.cast(pl.List(pl.Int64)))
         return {f"{name}_offsets": offsets, name: values.to_numpy()}
+
+    def value_arrays(self, name: str, value: Any) -> dict[str, NDArray[Any]]:
+        if not value:
+            return {f"{name}_offsets": _NO_OFFSETS, name: _NOTHING}
+        return {f"{name}_offsets": _offsets(len(value)), name: np.array(value, np.int64)}
 
     def argument(self, help: str, default: Any) -> dict[str, Any]:
         return {"type": self.parse, "action": "extend", "nargs": "*", "metavar": "T",
@@ -567,6 +621,14 @@ class Events(Kind):
         return {f"{name}_offsets": offsets, f"{name}_at": fields["at"].to_numpy(),
                 f"{name}_count": fields["count"].to_numpy()}
 
+    def value_arrays(self, name: str, value: Any) -> dict[str, NDArray[Any]]:
+        if not value:
+            return {f"{name}_offsets": _NO_OFFSETS, f"{name}_at": _NOTHING,
+                    f"{name}_count": _NOTHING}
+        return {f"{name}_offsets": _offsets(len(value)),
+                f"{name}_at": np.array([at for at, _ in value], np.int64),
+                f"{name}_count": np.array([count for _, count in value], np.int64)}
+
     def argument(self, help: str, default: Any) -> dict[str, Any]:
         shown = ",".join(f"{a}:{c}" for a, c in default) or "none"
         return {"type": self.parse, "action": "extend", "nargs": "*", "metavar": "AT:COUNT",
@@ -623,6 +685,11 @@ class Flag(Kind):
 
     def arrays(self, name: str, column: pl.Series) -> dict[str, NDArray[Any]]:
         return {name: column.fill_null(value=False).cast(pl.Int64).to_numpy()}
+
+    scalar: ClassVar[bool] = True
+
+    def code(self, value: Any) -> int:
+        return int(bool(value))
 
     def argument(self, help: str, default: Any) -> dict[str, Any]:
         return {"action": argparse.BooleanOptionalAction, "default": default,
@@ -728,6 +795,18 @@ class Records(Kind):
         out = {f"{name}_offsets": offsets}
         for f, kind in self.fields:
             out.update(kind.arrays(f"{name}_{f}", flat[f]))
+        return out
+
+    def value_arrays(self, name: str, value: Any) -> dict[str, NDArray[Any]]:
+        if not value:
+            return {f"{name}_offsets": _NO_OFFSETS, **{f"{name}_{f}": _NOTHING
+                                                      for f in self.names}}
+        out = {f"{name}_offsets": _offsets(len(value))}
+        for k, (f, kind) in enumerate(self.fields):
+            column = [r[k] for r in value]
+            out[f"{name}_{f}"] = np.array(
+                column if isinstance(kind, Int) else [kind.choices.index(v) for v in column],
+                np.int64)
         return out
 
     def argument(self, help: str, default: Any) -> dict[str, Any]:

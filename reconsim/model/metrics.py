@@ -63,6 +63,20 @@ class Metric:
         return ("float" if self.float else "int") + (", nullable" if self.nullable else "")
 
 
+def ratio(a: Any, b: Any) -> Any:
+    """``a / b`` in float64, each converted to float64 first (integers or arrays): what
+    numpy does with int64 arrays, and so the same number for one cell as for a batch
+    (Python's own ``int / int`` rounds once, and differs from it past 2**53).
+
+    >>> a = 117_219_931_971_361_069
+    >>> bool(ratio(a, 500) == (np.array([a]) / np.array([500]))[0]), ratio(a, 500) == a / 500
+    (True, False)
+    """
+    if isinstance(a, int) and isinstance(b, int):
+        return float(a) / float(b)
+    return a / b
+
+
 #: Every metric of a cell, in column order.
 METRICS: Final[tuple[Metric, ...]] = (
     Metric("rounds", "rounds run: periodic ones (every U s, jittered) and watch-triggered",
@@ -73,7 +87,7 @@ METRICS: Final[tuple[Metric, ...]] = (
            "fails)",
            formula=lambda v: v["create_commands"] + v["delete_commands"]),
     Metric("work_per_round", "work / rounds", "`work / rounds`", float=True,
-           formula=lambda v: v["work"] / v["rounds"]),
+           formula=lambda v: ratio(v["work"], v["rounds"])),
     Metric("created", "copies created", "copies created"),
     Metric("unneeded", "created + initial - desired - the schedule's total death count: "
            "copies that ran beyond need",
@@ -103,7 +117,7 @@ METRICS: Final[tuple[Metric, ...]] = (
            "`ledger_base` entries of other services per round (a settled six-copy service "
            "reads 26, as seed 001 counts)"),
     Metric("reads_per_round", "reads / rounds", "`reads / rounds`", float=True,
-           formula=lambda v: v["reads"] / v["rounds"]),
+           formula=lambda v: ratio(v["reads"], v["rounds"])),
     Metric("excess_copy_seconds", "sum over seconds of max(0, live - desired)",
            "Σ over seconds of `max(0, live \u2212 desired)`"),
     Metric("missing_copy_seconds", "sum over seconds of max(0, desired - live)",

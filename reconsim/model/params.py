@@ -246,7 +246,9 @@ class Cell:
 
     def __post_init__(self) -> None:
         for p in PARAMS:
-            object.__setattr__(self, p.name, p.kind.check(p.name, getattr(self, p.name)))
+            value = getattr(self, p.name)
+            if value is not p.default:  # a default is a checked value (tests/test_params.py)
+                object.__setattr__(self, p.name, p.kind.check(p.name, value))
         for p in DELAY_PARAMS:
             spread = p.kind.spread  # type: ignore[attr-defined]
             if getattr(self, p.name) and getattr(self, spread):

@@ -6,8 +6,10 @@ specs and tables does not pay for it.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -17,6 +19,7 @@ from reconsim.errors import KernelRefusalError
 from reconsim.model import metrics
 from reconsim.model.controllers import BUILT_IN, Controller, ControllerError, registry
 from reconsim.model.kernels.arrays import controller_params, take_rows
+from reconsim.model.kinds import NAMED
 from reconsim.model.metrics import METRIC_NAMES, METRICS
 from reconsim.model.params import (
     BY_NAME,
@@ -33,8 +36,8 @@ from reconsim.model.params import (
     make_cell,
 )
 
-__all__ = ["DEATHS_DTYPE", "PARAM_DTYPES", "cells_frame", "kernel_inputs", "run_cell",
-           "simulate"]
+__all__ = ["DEATHS_DTYPE", "PARAM_DTYPES", "cell_arrays", "cells_frame", "kernel_inputs",
+           "run_cell", "simulate", "simulate_cell"]
 
 #: Each delay table's parameter, by name, and the uniform spread it replaces.
 DELAYS_BY_NAME = {p.name: p.kind.spread for p in DELAY_PARAMS}  # type: ignore[attr-defined]
@@ -78,9 +81,102 @@ def run_cell(**params: Any) -> dict[str, Any]:
     >>> m["created"], m["unneeded"], m["delete_commands"], m["overshoot"]
     (40, 32, 128, 24)
     """
-    cell = make_cell(**params)
-    frame = simulate(cells_frame([cell]))
-    return {name: frame[name][0] for name in METRIC_NAMES}
+    return simulate_cell(make_cell(**params))
+
+
+def simulate_cell(cell: Cell) -> dict[str, Any]:
+    """The metrics of one checked cell, as :func:`simulate` gives them for a frame of it
+    (Python numbers, None for a null), from the kernel that :func:`simulate` would pick,
+    called with the cell's arrays (:func:`cell_arrays`) instead of a frame's."""
+    controller = registry.get(cell.controller)
+    if not controller.compiled:
+        from reconsim.model.reference import run_reference
+
+        return run_reference(cell)
+    known = registry.known()
+    if controller.syncs_on_events:
+        from reconsim.model.kernels.events import simulate_event_arrays
+        from reconsim.model.kernels.world import WORLD_OUT_COLUMNS
+
+        out = simulate_event_arrays(controllers=known, **cell_arrays(cell))
+        raw = dict(zip(WORLD_OUT_COLUMNS, out[0].tolist(), strict=True))
+    elif controller.rank is not None or _leaves_seed_world(cell):
+        from reconsim.model.kernels.world import WORLD_OUT_COLUMNS, simulate_world_arrays
+
+        out = simulate_world_arrays(controllers=known, parallel=False, **cell_arrays(cell))
+        raw = dict(zip(WORLD_OUT_COLUMNS, out[0].tolist(), strict=True))
+    else:
+        from reconsim.model.kernels.count import OUT_COLUMNS, simulate_arrays
+
+        out = simulate_arrays(controllers=known, parallel=False,
+                              **cell_arrays(cell, count=True))
+        raw = dict(zip(OUT_COLUMNS, out[0].tolist(), strict=True))
+        raw["create_commands"] = raw["created"]
+        raw["failed_creates"] = 0
+    stable_at = raw["stable_at"]  # decoded as _with_metrics decodes a batch's
+    raw["last_drift"] = stable_at - 1 if stable_at >= 0 else cell.duration
+    return metrics.of_run(raw, cell)
+
+
+def _leaves_seed_world(cell: Cell) -> bool:
+    """Whether a world switch of ``cell`` is off its default: the world kernel's cell
+    (:func:`world_rows` for one cell; a switch that does not apply is null, and off)."""
+    layout = _layout(registry.get(cell.controller))
+    return any(getattr(cell, p.name) != p.default for p in layout.switches) or not all(
+        layout.applies[p.name] for p in layout.switches)
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """The parameters a cell of a controller gives the kernels (reconsim's, then its own),
+    whether each applies to it (else its array holds a null's), its world switches and
+    the parameters whose value may name another one."""
+
+    params: tuple[Parameter, ...]
+    applies: dict[str, bool]
+    switches: tuple[Parameter, ...]
+    #: Of the scalar parameters (one integer a cell), each one's index in :attr:`params`
+    #: and, for one whose value may name another, that one's index: its value if so.
+    named: dict[int, int]
+
+
+@functools.lru_cache(maxsize=256)
+def _layout(controller: Controller) -> _Layout:
+    """:class:`_Layout` of ``controller``'s cells, once per definition."""
+    params = PARAMS if controller.name in BUILT_IN else (
+        *PARAMS, *(p for p in all_params() if p.name in controller.params
+                   and p.name not in PARAM_DTYPES))
+    index = {p.name: i for i, p in enumerate(params)}
+    return _Layout(params, {p.name: applies(p.name, controller.name) for p in params},
+                   tuple(p for p in params if p.name in WORLD_SWITCHES),
+                   {i: index[p.kind.param] for i, p in enumerate(params)
+                    if isinstance(p.kind, IntOrParam)})
+
+
+def cell_arrays(cell: Cell, *, count: bool = False) -> dict[str, np.ndarray]:
+    """The keyword arrays the kernels take for one checked cell, equal to
+    :func:`kernel_inputs` of :func:`cells_frame` ``([cell])`` (``controller`` included;
+    with ``count``, those of seed 001's world only) — built from its values, not through
+    a frame: each parameter's value (null where it does not apply to the cell's
+    controller) as its kind encodes it (:meth:`~reconsim.model.kinds.Kind.value_arrays`),
+    then a value naming another parameter resolved."""
+    layout = _layout(registry.get(cell.controller))
+    options = dict(cell.options)
+    values = [(options[p.name] if p.name in options else getattr(cell, p.name))
+              if layout.applies[p.name] else None for p in layout.params]
+    # The scalars as one read-only array, each a one-cell view of it: one allocation
+    codes = {i: p.kind.code(values[i]) for i, p in enumerate(layout.params)
+             if p.kind.scalar and not (count and p.world)}
+    for i, other in layout.named.items():
+        if codes[i] == NAMED:
+            codes[i] = codes[other]
+    row = np.array(list(codes.values()), np.int64)
+    row.flags.writeable = False
+    arrays = {layout.params[i].name: row[k:k + 1] for k, i in enumerate(codes)}
+    for i, p in enumerate(layout.params):
+        if not p.kind.scalar and not (count and p.world):
+            arrays.update(p.kind.value_arrays(p.name, values[i]))
+    return arrays
 
 
 def cells_frame(cells: list[Cell]) -> pl.DataFrame:

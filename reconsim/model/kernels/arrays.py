@@ -65,8 +65,8 @@ def by_controller(codes: Int64Array, order: Int64Array | None,
     ``[(code, None)]`` when one controller runs the whole batch in its order. ``order``
     runs the cells grouped (controllers first), or None when they are in order already."""
     ranked = codes if order is None else codes[order]
-    if not len(ranked):
-        return []
+    if len(ranked) < 2:  # (one cell's batch: no look for edges)
+        return [(int(ranked[0]), None)] if len(ranked) else []
     edges = [0, *(np.flatnonzero(ranked[1:] != ranked[:-1]) + 1), len(ranked)]
     if len(edges) == 2 and order is None:
         return [(int(ranked[0]), None)]
@@ -100,7 +100,10 @@ def frozen(values: NDArray[Any], dtype: type[np.generic] = np.int64) -> NDArray[
     kernel once per pattern of read-only and writable inputs, and polars hands some columns
     over read-only, others writable: every input read-only, each kernel compiles once, and
     no column is copied to make it writable."""
-    array = np.require(values, dtype, ["C_CONTIGUOUS"])
+    array = values
+    if not (isinstance(array, np.ndarray) and array.dtype == dtype
+            and array.flags.c_contiguous):  # np.require costs microseconds even when not
+        array = np.require(values, dtype, ["C_CONTIGUOUS"])
     if array.flags.writeable:
         array = array.view()
         array.flags.writeable = False

@@ -441,13 +441,16 @@ def refuse_unsafe(  # noqa: PLR0913
         return
     # First over the columns' extremes (a few reductions): a batch whose largest duration,
     # smallest period, largest counts ... pass together needs no look at single cells.
-    n_ev, n_rs = np.diff(deaths_offsets), np.diff(restart_at_offsets)
-    extremes = {name: np.array([float(a.max())]) for name, a in (
+    n_ev = deaths_offsets[1:] - deaths_offsets[:-1]  # np.diff, at a tenth of its cost
+    n_rs = restart_at_offsets[1:] - restart_at_offsets[:-1]
+    top = _first if len(desired) == 1 else _largest  # (one cell: its values, at once)
+    extremes = {name: top(a) for name, a in (
         ("desired", desired), ("G", G), ("B", B), ("duration", duration),
         ("ledger_base", ledger_base), ("n_ev", n_ev), ("n_rs", n_rs), ("initial", initial))}
-    extremes["U"] = np.array([float(max(1, U.min()))])
-    extremes["deaths"] = extremes["n_ev"] * float(deaths_count.max(initial=0))
-    if _unsafe(**extremes).max() < 1:
+    extremes["U"] = float(max(1, U[0] if len(U) == 1 else U.min()))
+    extremes["deaths"] = extremes["n_ev"] * (_largest(deaths_count) if len(deaths_count)
+                                             else 0.0)
+    if _unsafe(**extremes) < 1:
         return
     # Then cell by cell, to name the first cell that does not fit.
     cells = {"desired": desired, "U": np.maximum(U, 1), "G": G, "B": B, "duration": duration,
@@ -473,6 +476,14 @@ def refuse_unsafe(  # noqa: PLR0913
         i, f"(desired {desired[i]}, U {U[i]}, duration {duration[i]}, "
         f"ledger_base {ledger_base[i]}) could count up to {worst:.3g}, past int64: "
         "its figures would be wrong")
+
+
+def _first(a: NDArray[Any]) -> float:
+    return float(a[0])
+
+
+def _largest(a: NDArray[Any]) -> float:
+    return float(a.max())
 
 
 def _worst(  # noqa: PLR0913, PLR0917 — the parameters the bound reads, scalars or arrays
@@ -539,7 +550,8 @@ def simulate_arrays(
     missing = [name for name in COUNT_INPUTS if name not in arrays]
     if missing:
         raise TypeError(f"simulate_arrays: missing {', '.join(missing)}")
-    a = {name: frozen(values) for name, values in arrays.items()}
+    wanted = (*COUNT_INPUTS, *(p for c in controllers for p in c.params))
+    a = {name: frozen(arrays[name]) for name in dict.fromkeys(wanted) if name in arrays}
     n = len(a["controller"])
     for name, values in (("deaths", "deaths_at"), ("restart_at", "restart_at")):
         offsets = a[f"{name}_offsets"]

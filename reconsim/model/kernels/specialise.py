@@ -159,10 +159,11 @@ compile_log = logging.getLogger("reconsim.compile")
 def noting_compiles(kernel: Any, what: str, controller: Controller) -> Iterator[None]:
     """Run a call of ``kernel`` (a numba dispatcher); if numba compiled it for this call
     (not found in its disk cache), log the seconds the call took on :data:`compile_log`."""
-    misses = sum(kernel.stats.cache_misses.values())
+    count = len(kernel.overloads)  # a compiled or a loaded signature adds one
     started = time.perf_counter()
     yield
-    if sum(kernel.stats.cache_misses.values()) > misses:
+    new = list(kernel.overloads)[count:] if len(kernel.overloads) > count else []
+    if any(kernel.stats.cache_misses[sig] for sig in new):  # compiled, not found on disk
         compile_log.info(
             "compiled the %s for controller %r in %.1f s (its first use here; numba keeps it "
             "on disk for later runs)", what, controller.name, time.perf_counter() - started)
