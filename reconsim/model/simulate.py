@@ -63,11 +63,16 @@ def _frame_params(cells: pl.DataFrame) -> tuple[pl.DataFrame, tuple[Parameter, .
         cells = cells.with_columns(pl.col("controller").cast(pl.String).replace(renamed))
     names = {renamed.get(v, v) for v in values}
     controllers = tuple(registry.get(n) for n in sorted(names) if n in registry.names())
-    users = names - set(BUILT_IN)
+    return cells, _params_of(names - set(BUILT_IN)), controllers
+
+
+def _params_of(users: set[str]) -> tuple[Parameter, ...]:
+    """The parameters that rows of the user's controllers ``users`` (names) take besides
+    :data:`PARAMS`: their own, after them."""
     if not users:
-        return cells, PARAMS, controllers
-    return cells, tuple(p for p in all_params() if p.name in PARAM_DTYPES
-                        or any(p.applies_to(u) for u in users)), controllers
+        return PARAMS
+    return tuple(p for p in all_params() if p.name in PARAM_DTYPES
+                 or any(p.applies_to(u) for u in users))
 
 
 def run_cell(**params: Any) -> dict[str, Any]:
@@ -129,23 +134,20 @@ def _leaves_seed_world(cell: Cell) -> bool:
 @dataclass(frozen=True)
 class _Layout:
     """The parameters a cell of a controller gives the kernels (reconsim's, then its own),
-    whether each applies to it (else its array holds a null's), its world switches and
-    the parameters whose value may name another one."""
+    whether each applies to it (else its array holds a null's), and its world switches."""
 
     params: tuple[Parameter, ...]
     applies: dict[str, bool]
     switches: tuple[Parameter, ...]
-    #: Of the scalar parameters (one integer a cell), each one's index in :attr:`params`
-    #: and, for one whose value may name another, that one's index: its value if so.
+    #: A parameter whose value may name another (``initial = "desired"``), by its index in
+    #: :attr:`params`: the index of the one it names.
     named: dict[int, int]
 
 
 @functools.lru_cache(maxsize=256)
 def _layout(controller: Controller) -> _Layout:
     """:class:`_Layout` of ``controller``'s cells, once per definition."""
-    params = PARAMS if controller.name in BUILT_IN else (
-        *PARAMS, *(p for p in all_params() if p.name in controller.params
-                   and p.name not in PARAM_DTYPES))
+    params = _params_of(set() if controller.name in BUILT_IN else {controller.name})
     index = {p.name: i for i, p in enumerate(params)}
     return _Layout(params, {p.name: applies(p.name, controller.name) for p in params},
                    tuple(p for p in params if p.name in WORLD_SWITCHES),
