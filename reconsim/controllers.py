@@ -20,9 +20,10 @@ from reconsim.model.controllers.definition import (
     Entry,
     Param,
     Round,
+    RunawayError,
 )
 from reconsim.model.controllers.registry import BUILT_IN, known, register, resolve
 from reconsim.model.kinds import Choice, Flag, Int, Thousandths
 
 __all__ = ["BUILT_IN", "Choice", "Controller", "ControllerError", "Entry", "Flag", "Int", "Param",
-           "Round", "Thousandths", "known", "register", "resolve"]
+           "Round", "RunawayError", "Thousandths", "known", "register", "resolve"]

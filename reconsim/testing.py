@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from reconsim.errors import ReconsimError
 from reconsim.model import rng
-from reconsim.model.controllers import Controller, registry
+from reconsim.model.controllers import Controller, RunawayError, registry
 from reconsim.model.kinds import Choice, Flag, Int, Kind, Thousandths
 from reconsim.model.metrics import METRIC_NAMES
 from reconsim.model.params import (
@@ -157,11 +157,25 @@ def event_cells(max_duration: int = 200, controllers: tuple[str, ...] = ()
     return world_cells(max_duration=max_duration, controllers=names)
 
 
+def _metrics_or_refusal(run: Callable[[], dict[str, Any]]) -> dict[str, Any] | str:
+    try:
+        return run()
+    except RunawayError as refused:
+        return str(refused)
+
+
 def compare_cell(cell: Cell) -> None:
     """Raise :class:`ControllerMismatchError` when the kernels and the reference model
-    differ on ``cell``, with the ``reconsim run`` command that reproduces it."""
-    fast = simulate(cells_frame([cell])).row(0, named=True)
-    slow = run_reference(cell)
+    differ on ``cell``, with the ``reconsim run`` command that reproduces it. A cell both
+    refuse with the same line (a :class:`~reconsim.controllers.RunawayError`) agrees."""
+    fast = _metrics_or_refusal(lambda: simulate(cells_frame([cell])).row(0, named=True))
+    slow = _metrics_or_refusal(lambda: run_reference(cell))
+    if isinstance(fast, str) or isinstance(slow, str):
+        if fast != slow:
+            raise ControllerMismatchError(
+                f"controller {cell.controller!r}: the kernels and the reference model differ "
+                f"(kernel {fast}; reference {slow}): reconsim run {cell_text(cell)}")
+        return
     differ = [m for m in METRIC_NAMES if fast[m] != slow[m]]
     if differ:
         shown = ", ".join(f"{m} (kernel {fast[m]}, reference {slow[m]})" for m in differ)

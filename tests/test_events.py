@@ -4,7 +4,9 @@ replicaset controller on random cells."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import re
 from typing import Any
 
 import pytest
@@ -12,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reconsim import Cell, run_reference
-from reconsim.model.controllers import Controller, ControllerError, registry
+from reconsim.model.controllers import Controller, ControllerError, RunawayError, registry
 from reconsim.model.gosort import go_sort
 from reconsim.model.simulate import cells_frame, simulate
 from reconsim.model.trace import metrics_of, trace_cell
@@ -87,6 +89,44 @@ def test_a_lost_reply_is_written_off_and_its_surplus_deleted() -> None:
     m = run_reference(cell)
     assert m["created"] == 3  # the lost pod exists: it shows up 2 s later
     assert m["delete_commands"] == m["deleted"] == 1
+
+
+def test_an_instant_whose_syncs_never_end_is_refused_alike() -> None:
+    # G = 0 and watch triggers: each sync's creates reach the cache and queue the key at
+    # its own instant; the stale read never shows them, so each sync creates 6 more. The
+    # instant's bound: 100 + 2 x (6 desired + 0 copies) = 112 syncs.
+    cell = Cell(controller="replicaset", G=0, trigger="watch", lag=((0, 26, 48),))
+    line = ("controller 'replicaset': the key was still queued after 112 syncs at instant "
+            "0 ms (t = 0), the most one instant may run")
+    with pytest.raises(RunawayError, match=f"^{re.escape(line)}") as reference:
+        run_reference(cell)
+    with pytest.raises(RunawayError) as kernel:
+        simulate(cells_frame([Cell(G=20), cell]))
+    assert str(kernel.value) == str(reference.value)
+    # The periodic trigger: the writes of an unchanged status queue nothing, time passes.
+    periodic = dataclasses.replace(cell, trigger="periodic")
+    assert simulate(cells_frame([periodic])).row(0, named=True)["created"] == (
+        run_reference(periodic)["created"])
+
+
+def test_an_instant_runs_a_sync_for_each_copy_it_needs() -> None:
+    # One create a sync, 150 copies at G = B = 0: 150 and more syncs at instant 0, past
+    # the bound's 100 but within its 100 + 2 x 150.
+    cell = _rs(desired=150, G=0, B=0, max_per_round=1, slow_start=False)
+    frame = trace_cell(cell)
+    assert int(frame["live"][0]) == 150
+    assert frame["created"].to_list()[:2] == [150, 0]
+    assert simulate(cells_frame([cell])).row(0, named=True)["created"] == 150
+
+
+def test_the_kernel_refuses_a_copy_beyond_max_copies() -> None:
+    # 10**5 copies a sync at one instant: the 11th sync would create the 1,000,001st copy
+    # (the reference model refuses it with the same line, after ~15 s of Python: not here).
+    cell = Cell(controller="replicaset", G=0, trigger="watch", lag=((0, 26, 48),),
+                desired=10**5)
+    line = "controller 'replicaset': the cell created 1,000,000 copies by t = 0, the most"
+    with pytest.raises(RunawayError, match=f"^{re.escape(line)}"):
+        simulate(cells_frame([cell]))
 
 
 @given(st.lists(st.integers(0, 5), max_size=200))

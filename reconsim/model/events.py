@@ -14,7 +14,10 @@ E2. At each instant, in this order: (a) copies due to become ready do, and copie
     (c) the events due now reach the cache; (d) the retries due now queue the key; (e)
     if the key is queued, one sync runs. (a) to (e) repeat at the same instant until
     nothing is due and the key is not queued: what a sync causes at its own instant
-    reaches the cache before the next sync.
+    reaches the cache before the next sync. An instant runs at most ``SYNCS_AT_ONCE`` +
+    2 x (``desired`` + the copies created before it, initial ones included) syncs: a cell
+    whose key is queued once more is refused (a ``ControllerError``), as one whose syncs
+    never let time pass; so is a cell that would create a copy beyond ``MAX_COPIES``.
 E3. Every change of a copy (created, ready, terminating, gone) is an event that reaches
     the cache ``g`` ms later, ``g`` the copy's ledger delay (``G`` + its spread) in ms, in
     order; each calls ``observe`` and, with ``trigger = "watch"``, queues the key
@@ -68,7 +71,8 @@ from reconsim.model.controllers.definition import (
 )
 from reconsim.model.copies import BEFORE_RUN, Copy, Second, after_metrics, shown_time
 from reconsim.model.gosort import go_sort
-from reconsim.model.params import MAX_COPIES, Cell, damped, permille
+from reconsim.model.kinds import MAX_COPIES, SYNCS_AT_ONCE
+from reconsim.model.params import Cell, damped, permille
 
 #: What may happen at an instant, in the order E2 takes them when due together.
 _READY, _LEAVE, _SECOND, _DELIVER, _RETRY = range(5)
@@ -231,8 +235,7 @@ def run_events(  # noqa: PLR0912, PLR0915 — the spec, in order
             return result
         k = len(pods)
         if k >= MAX_COPIES:
-            raise ValueError(f"controller {controller.name!r}: the cell created {k:,} copies by "
-                             f"t = {t}, the most a cell may (MAX_COPIES)")
+            raise controller.too_many_copies(t)
         ready = t + cell.B + delays.extra(cell.B_delays, cell.B_spread, seed, rng.STARTUP, k)
         g = cell.G + delays.extra(cell.G_delays, cell.G_spread, seed, rng.LEDGER_DELAY, k)
         pod = Pod(k, now, now + (ready - t) * _MS, g * _MS)
@@ -376,6 +379,7 @@ def run_events(  # noqa: PLR0912, PLR0915 — the spec, in order
             at(start, _SECOND, False)
         while due and due[0][0] < start + _MS:
             now = due[0][0]
+            syncs, most = 0, SYNCS_AT_ONCE + 2 * (desired + len(pods))  # E2's bound
             while (due and due[0][0] == now) or queue["queued"]:
                 while due and due[0][0] == now:
                     _, what, _, when, data = heapq.heappop(due)
@@ -411,6 +415,10 @@ def run_events(  # noqa: PLR0912, PLR0915 — the spec, in order
                         deliver(uid, seen, kind, now)
                     elif what == _RETRY and when == epoch[0]:
                         enqueue()
+                if queue["queued"]:
+                    syncs += 1
+                    if syncs > most:
+                        raise controller.endless_instant(now, most)
                 work(now)
         if on_second is not None:
             live = sum(1 for p in pods if p.ready and p.gone is None)

@@ -19,10 +19,11 @@ from reconsim.model.controllers.definition import (
     Outcome,
     Param,
     Round,
+    RunawayError,
     Sync,
 )
 from reconsim.model.controllers.registry import BUILT_IN, known, register, resolve
 
 __all__ = ["ADDED", "BUILT_IN", "DELETED", "UPDATED", "Controller", "ControllerError", "Entry",
-           "Event", "Item", "Outcome", "Param", "Round", "Sync", "known", "register",
-           "resolve"]
+           "Event", "Item", "Outcome", "Param", "Round", "RunawayError", "Sync", "known",
+           "register", "resolve"]

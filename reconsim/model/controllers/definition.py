@@ -107,6 +107,13 @@ class ControllerError(ReconsimError):
     """A controller definition that cannot be used, or that misbehaved in a round."""
 
 
+class RunawayError(ControllerError):
+    """A cell the model refuses to finish: one that would create a copy beyond
+    ``MAX_COPIES``, or an instant whose syncs never end (docs/model.md, "Controllers that
+    sync on events"). The reference model and the kernels refuse the same cells with the
+    same line."""
+
+
 class Entry(NamedTuple):
     """One entry of the read, as :attr:`Controller.rank` sees it (see the module's
     docstring)."""
@@ -320,6 +327,20 @@ class Controller:
                                   f"t = {t}, beyond the {MAX_COPIES:,} copies a correction "
                                   "may make")
         return int(value)
+
+    def too_many_copies(self, t: int) -> RunawayError:
+        """The refusal of a cell whose copies pass MAX_COPIES at second ``t``."""
+        return RunawayError(f"controller {self.name!r}: the cell created {MAX_COPIES:,} "
+                               f"copies by t = {t}, the most a cell may")
+
+    def endless_instant(self, now: int, most: int) -> RunawayError:
+        """The refusal of a cell whose key is still queued after ``most`` syncs at the
+        instant ``now`` (ms): its syncs would never let time pass."""
+        return RunawayError(
+            f"controller {self.name!r}: the key was still queued after {most:,} syncs at "
+            f"instant {now} ms (t = {now // 1000}), the most one instant may run: its syncs "
+            "never let time pass (a stale read with watch triggers and no ledger delay does "
+            "this: each sync creates copies its read cannot show)")
 
 
 def _check_param(where: str, name: str, param: Any) -> None:

@@ -61,6 +61,7 @@ from reconsim.model.kernels.specialise import (
     specialise,
 )
 from reconsim.model.kernels.world import WORLD_OUT_COLUMNS, table_u64, uniform_u64
+from reconsim.model.kinds import MAX_COPIES, SYNCS_AT_ONCE
 
 # What is due at an instant, in the order the rules take it when due together.
 _READY, _LEAVE, _SECOND, _DELIVER, _RETRY = 0, 1, 2, 3, 4
@@ -71,8 +72,10 @@ _MS: Final = 1000
 _BORN, _READY_AT, _G, _IS_READY, _DELETING, _GONE, _MARKED, _IN_CACHE, _C_READY, _C_DEL = (
     range(10))
 _N_COLS: Final = 10
-#: The result of a cell: done, or a correction beyond the bound, or too many events.
-_DONE, _BAD, _TOO_MANY = 0, 1, 2
+#: The result of a cell: done, or a correction beyond the bound, or too many events, or an
+#: instant with more syncs than its bound (out[1] its instant, out[2] the bound), or a copy
+#: beyond MAX_COPIES (out[1] its second).
+_DONE, _BAD, _TOO_MANY, _ENDLESS, _COPIES = 0, 1, 2, 3, 4
 _N_OUT: Final = len(WORLD_OUT_COLUMNS)
 
 
@@ -396,6 +399,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop
         synced_this_second = False
         while n_due > 0 and (keys[0] >> (_WHAT_BITS + _ORDER_BITS)) < start + _MS:
             now = keys[0] >> (_WHAT_BITS + _ORDER_BITS)
+            syncs, most = 0, SYNCS_AT_ONCE + 2 * (desired + n_pods)  # E2's bound
             while (n_due > 0 and (keys[0] >> (_WHAT_BITS + _ORDER_BITS)) == now) or queued:
                 while n_due > 0 and (keys[0] >> (_WHAT_BITS + _ORDER_BITS)) == now:
                     what = (keys[0] >> _ORDER_BITS) & 7
@@ -491,6 +495,10 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop
                             queued = True
                 if not queued:
                     continue
+                syncs += 1
+                if syncs > most:
+                    out[1, row], out[2, row] = now, most
+                    return _ENDLESS
                 # One sync (E5, E6).
                 queued, running, dirty = False, True, False
                 n_active = 0
@@ -578,6 +586,9 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop
                                 errors += 1
                                 continue
                             k = n_pods
+                            if k >= MAX_COPIES:
+                                out[1, row] = t
+                                return _COPIES
                             n_pods += 1
                             ready = B
                             if b_hi > b_lo:
@@ -871,6 +882,12 @@ def _run_group(controller: Controller, a: Mapping[str, NDArray[Any]]) -> Int64Ar
     if (out[0] == -_TOO_MANY).any():
         raise ControllerError(f"controller {controller.name!r}: a cell's events passed the "
                               "event kernel's count; run it on the reference model")
+    endless = np.flatnonzero(out[0] == -_ENDLESS)
+    if endless.size:
+        raise controller.endless_instant(int(out[1, endless[0]]), int(out[2, endless[0]]))
+    beyond = np.flatnonzero(out[0] == -_COPIES)
+    if beyond.size:
+        raise controller.too_many_copies(int(out[1, beyond[0]]))
     return out.T  # type: ignore[no-any-return]
 
 
