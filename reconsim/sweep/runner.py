@@ -504,8 +504,11 @@ def _backend(backend: str, jobs: int, scheduler: str | None) -> Iterator[tuple[i
     with contextlib.ExitStack() as stack:
         if scheduler is None:
             n = joblib.cpu_count() if jobs == -1 else jobs
+            # No dashboard; the scheduler's own HTTP server (health, metrics) on a free
+            # local port, not its default 8787: two sweeps at once would share it.
             cluster = stack.enter_context(LocalCluster(  # type: ignore[no-untyped-call]
-                n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None))
+                n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                scheduler_kwargs={"dashboard_address": "127.0.0.1:0"}))
             client = stack.enter_context(Client(cluster))  # type: ignore[no-untyped-call]
         else:
             try:
