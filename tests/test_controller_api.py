@@ -3,18 +3,21 @@ both kernels alike, from a user's module, and a bad definition is refused in one
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
+import inspect
 import json
 import re
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
 
-from reconsim import run_cell, run_reference
+from reconsim import run_cell, run_reference, trace
 from reconsim.cli import main
 from reconsim.controllers import Controller, ControllerError, Int, Param
 from reconsim.errors import ReconsimError
@@ -225,6 +228,29 @@ def test_an_unknown_keyword_names_the_nearest() -> None:
         make_cell(controller="deadband:DEADBAND", band=-1)
     with pytest.raises(ValueError, match="controller 'ledger' takes no options"):
         Cell(controller="ledger", options=(("band", 1),))
+    with pytest.raises(UnknownParameterError, match=r"^Gg: not a field of a Cell \(did you "
+                       r"mean 'G'\?\); a controller's own parameters go in options"):
+        Cell(Gg=1)
+    with pytest.raises(UnknownParameterError, match="did you mean 'G'"):
+        run_cell(Gg=1)
+
+
+@pytest.mark.parametrize("function", [run_cell, trace])
+def test_one_cells_functions_show_a_cells_keywords(function: Callable[..., Any]) -> None:
+    # help() and a notebook's completion read the signature: Cell's fields, keyword-only,
+    # with its defaults and types, then a controller's own parameters.
+    shown = inspect.signature(function).parameters
+    fields = [f for f in dataclasses.fields(Cell) if f.name != "options"]
+    assert list(shown) == [*(f.name for f in fields), "options"]
+    cell = Cell()
+    for f in fields:
+        assert shown[f.name].kind is inspect.Parameter.KEYWORD_ONLY, f.name
+        assert shown[f.name].default == getattr(cell, f.name), f.name
+    assert shown["options"].kind is inspect.Parameter.VAR_KEYWORD
+    assert (shown["G"].annotation, shown["max_per_round"].annotation) == ("int", "int | None")
+    assert shown["controller"].annotation == "str | Controller"
+    assert inspect.signature(function).bind(G=20, band=2).arguments == {
+        "G": 20, "options": {"band": 2}}
 
 
 @pytest.mark.parametrize(("source", "message"), [

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-from collections.abc import Iterable, Mapping, Sequence
+import functools
+import inspect
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import polars as pl
 
@@ -288,6 +290,45 @@ def _its_params(controller: Controller) -> str:
 
 class UnknownParameterError(ReconsimError, TypeError):
     """A keyword that is no parameter of a cell or of its controller."""
+
+
+def _refusing_unknown_fields(init: Callable[..., None]) -> Callable[..., None]:
+    """Cell's ``__init__``, whose unknown keyword is an :class:`UnknownParameterError`
+    naming the nearest field (the dataclass's own is Python's bare ``TypeError``)."""
+    known = frozenset(f.name for f in dataclasses.fields(Cell))
+
+    @functools.wraps(init)
+    def __init__(self: Cell, **fields: Any) -> None:  # noqa: N807 — it is Cell's
+        if not known.issuperset(fields):
+            name = next(name for name in fields if name not in known)
+            near = difflib.get_close_matches(name, known, n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise UnknownParameterError(
+                f"{name}: not a field of a Cell{hint}; a controller's own parameters go in "
+                "options, or to make_cell")
+        init(self, **fields)
+
+    return __init__
+
+
+Cell.__init__ = _refusing_unknown_fields(Cell.__init__)  # type: ignore[method-assign]
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def takes_cell_keywords(func: _F) -> _F:
+    """Give ``func(**params)``, which passes its keywords to :func:`make_cell`, the signature
+    they have: :class:`Cell`'s fields, keyword-only, with their types and defaults
+    (``controller`` also a :class:`~reconsim.model.controllers.Controller`), then
+    ``**options``, a controller's own parameters. ``help()`` and a notebook's completion
+    show it."""
+    fields = [p.replace(annotation="str | Controller") if p.name == "controller" else p
+              for p in inspect.signature(Cell).parameters.values() if p.name != "options"]
+    func.__signature__ = inspect.signature(func).replace(  # type: ignore[attr-defined]
+        parameters=[*fields, inspect.Parameter("options", inspect.Parameter.VAR_KEYWORD,
+                                               annotation="Any")])
+    return func
 
 
 def make_cell(**params: Any) -> Cell:

@@ -34,6 +34,7 @@ from reconsim.model.params import (
     all_params,
     applies,
     make_cell,
+    takes_cell_keywords,
 )
 
 __all__ = ["DEATHS_DTYPE", "PARAM_DTYPES", "cell_arrays", "cells_frame", "kernel_inputs",
@@ -75,6 +76,7 @@ def _params_of(users: set[str]) -> tuple[Parameter, ...]:
                  or any(p.applies_to(u) for u in users))
 
 
+@takes_cell_keywords
 def run_cell(**params: Any) -> dict[str, Any]:
     """Simulate one cell with the kernel and return its metrics.
 

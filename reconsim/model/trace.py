@@ -35,7 +35,7 @@ import polars as pl
 
 from reconsim.model import metrics
 from reconsim.model.copies import after_metrics
-from reconsim.model.params import Cell, make_cell
+from reconsim.model.params import Cell, make_cell, takes_cell_keywords
 from reconsim.model.reference import Second, run_reference
 
 #: The trace's columns and their dtypes, in order.
@@ -53,6 +53,7 @@ _PER_SECOND: Final = {"create_commands": "create_commands", "created": "created"
                       "deleted": "deleted", "deaths": "killed"}
 
 
+@takes_cell_keywords
 def trace(**params: Any) -> pl.DataFrame:
     """One cell second by second: one row per second ``t = 0 … duration`` (columns in the
     module's docstring). Keyword arguments are the fields of :class:`reconsim.Cell`, as
