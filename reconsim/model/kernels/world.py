@@ -959,7 +959,7 @@ def simulate_world_arrays(
                              "values, one entry per cell + 1")
     names = (*WORLD_INPUTS, *(p for p in controller_params(controllers) if p in arrays))
     a = {name: np.asarray(arrays[name]) == _FLAGS[name] if name in _FLAGS
-         else np.require(arrays[name], np.int64, ["C_CONTIGUOUS"]) for name in names}
+         else frozen(arrays[name]) for name in names}
     for name in ("B_delays", "G_delays"):
         a[f"{name}_cumulative"] = cumulative(a[f"{name}_offsets"], a.pop(f"{name}_weight"))
     # The count kernel's bounds, read for the worst this world allows: a round every
@@ -1021,6 +1021,9 @@ def _by_class(a: dict[str, NDArray[np.generic]]) -> Int64Array | None:
     as a sweep's grid does, mispredicts them all the time. Grouped (the batch's arrays
     gathered, then the result scattered back), the world mix ran in less time (see the
     module's docstring)."""
+    if len(a["controller"]) < 2:
+        return None
+
     def ints(name: str) -> Int64Array:
         return np.asarray(a[name]).astype(np.int64)
 
