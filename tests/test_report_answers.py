@@ -79,6 +79,42 @@ def test_every_row_equals_a_recount_from_the_table(seeded: Path) -> None:
     assert any(r.overshooting for r in s.rows if r.variant == "ledger")
 
 
+@pytest.fixture(scope="module")
+def running(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A running service (initial = desired): two controllers, U 5..60, six seeds, a
+    ledger delay that varies, the seed schedule's death at t = 300 and no deaths at all."""
+    frame = model_frame({"seed": SCHEDULES["seed"], "none": SCHEDULES["none"]},
+                        controller=["ledger", "intent"], G=[20], U=[5, 15, 60], B=[5],
+                        desired=[6], seed=SEEDS, G_spread=[10], initial=[6])
+    return write_table(tmp_path_factory.mktemp("answers") / "running", frame)
+
+
+def test_the_response_to_the_disturbance_equals_a_recount(running: Path,
+                                                          seeded: Path) -> None:
+    s = answers.summarize(load_sweep(running))
+    frame = pl.read_parquet(running / "data" / "*.parquet")
+    want = {}
+    for (controller, u), part in frame.group_by("controller", "U"):
+        hit = part.filter(pl.col("overshoot_after").is_not_null())
+        want[(str(controller), int(u))] = (
+            hit.height, hit.filter(pl.col("overshoot_after") > 0).height,
+            hit.filter(pl.col("settle_after").is_null()).height,
+            *((hit[m].drop_nulls().median(), nearest_rank(hit[m].drop_nulls().to_list(), 0.95),
+               float(hit[m].max())) for m in answers.AFTER))
+    got = {(r.variant, r.U): (r.disturbed, r.overshooting, r.unsettled,
+                              *((getattr(r, m).median, getattr(r, m).p95, getattr(r, m).max)
+                                for m in answers.AFTER)) for r in s.after}
+    assert got == want
+    # Half the cells have no death event; the ledger overshoots after the one they have.
+    assert {r.disturbed for r in s.after} == {len(SEEDS)}
+    assert any(r.overshooting for r in s.after if r.variant == "ledger")
+    html = build_report(running).html.read_text(encoding="utf-8")
+    assert "After the disturbance</strong>: from the first death event on, ledger " in html
+    assert "The response to the disturbance against the loop period U" in html
+    # A sweep from zero copies has no such rows, and says nothing of them.
+    assert answers.summarize(load_sweep(seeded)).after == ()
+
+
 def test_each_controller_s_smallest_zero_u_and_the_choice(seeded: Path) -> None:
     s = answers.summarize(load_sweep(seeded))
     want = recount(seeded)

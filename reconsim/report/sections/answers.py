@@ -8,7 +8,11 @@ smallest U with zero overshoot in every cell, and the smallest with zero oversho
 99th percentile, with what that period costs (median missing copy-seconds and reads per
 round); and the best choice by the report's trade-off rule
 (:func:`reconsim.web.tradeoff.frontier`, the controllers section's), each variant taken at
-its own smallest zero-overshoot period.
+its own smallest zero-overshoot period. A sweep that starts from running copies (``initial``
+set in some cell) also gets each variant's response to its disturbance at each U: the
+overshoot, the missing copy-seconds and the seconds to settle from the first death event
+on (``overshoot_after``, ``missing_after``, ``settle_after``), median, p95 and max over
+the cells that have such an event, and how many of them never settle before the run ends.
 
 Exact and streaming: the quantiles come from counts of cells per (variant, U, value),
 three ``group_by`` on the lazy table (overshoot and unneeded copies together, with the
@@ -51,6 +55,10 @@ SPREAD: Final = {"overshoot": "overshoot (copies)", "unneeded": "unneeded copies
 #: The cost of a period: column -> its name (medians over the cells at that U).
 COST: Final = {"missing_copy_seconds": "missing copy-seconds",
                "reads_per_round": "reads per round"}
+#: The response to the disturbance, from the first death event on: column -> its name.
+AFTER: Final = {"overshoot_after": "overshoot after it (copies)",
+                "missing_after": "missing copy-seconds after it",
+                "settle_after": "seconds to settle after it"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +84,24 @@ class AtU:
     unneeded: Spread
     missing_copy_seconds_median: float | None
     reads_per_round_median: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class AfterAtU:
+    """One variant at one U, from the first death event on, in a sweep from running
+    copies: its cells with such an event (``disturbed``), those overshooting after it and
+    those still off the desired count when the run ends (``unsettled``: ``settle_after``
+    null), and each figure of :data:`AFTER` over the disturbed cells (``settle_after``
+    over the settled ones): median, p95 (nearest rank), max."""
+
+    variant: str
+    U: int
+    disturbed: int
+    overshooting: int
+    unsettled: int
+    overshoot_after: Spread
+    missing_after: Spread
+    settle_after: Spread
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +163,9 @@ class AnswersSummary:
 
     ``basis`` is ``zero`` (the candidates are the variants at their smallest U with zero
     overshoot in every cell), ``p99`` (none has one: at their smallest U with zero
-    overshoot at the 99th percentile) or ``none`` (no variant reaches either)."""
+    overshoot at the 99th percentile) or ``none`` (no variant reaches either). ``after``:
+    the (variant, U) rows of the response to the disturbance, in the rows' order; empty
+    unless the sweep starts from running copies."""
 
     U_values: tuple[int, ...]
     varying: tuple[str, ...]
@@ -149,7 +177,9 @@ class AnswersSummary:
     candidates: tuple[Candidate, ...]
     best: tuple[str, ...]
     sentence: str
+    after: tuple[AfterAtU, ...] = ()
     chart: pl.DataFrame | None = field(default=None, metadata=NOT_IN_JSON)
+    after_chart: pl.DataFrame | None = field(default=None, metadata=NOT_IN_JSON)
 
     @property
     def swept(self) -> bool:
@@ -252,9 +282,9 @@ def answers_verdict(table: Table, axes: Sequence[str], sizes: Mapping[str, int],
     figures = figures.with_columns(variant_label(params))
     order = variant_order(figures, params)
     rank = {v: i for i, v in enumerate(order)}
-    figures = figures.with_columns(pl.col("variant").replace_strict(
-        rank, return_dtype=pl.Int64).alias("__rank")).sort("__rank", "U").drop("__rank")
+    figures = _ranked(figures, rank)
     rows = tuple(_at_u(r) for r in figures.iter_rows(named=True))
+    after = _after(t, keys, params, rank) if _from_running(t) else ()
     over = _over_axes(axes, sizes, params)
     product = 1
     for o in over:
@@ -272,8 +302,44 @@ def answers_verdict(table: Table, axes: Sequence[str], sizes: Mapping[str, int],
         U_values=u_values, varying=tuple(params), over=over,
         full_grid=all(r.cells == product for r in rows), rows=rows,
         variants=tuple(answers), basis=basis, candidates=candidates, best=best,
-        sentence="", chart=_chart_rows(rows))
+        sentence="", after=after, chart=_chart_rows(rows, SPREAD),
+        after_chart=_chart_rows(after, AFTER) if after else None)
     return _with_sentence(summary)
+
+
+def _ranked(figures: pl.DataFrame, rank: Mapping[str, int]) -> pl.DataFrame:
+    """``figures`` in the variants' order (``rank``), then by U."""
+    return figures.with_columns(pl.col("variant").replace_strict(
+        rank, return_dtype=pl.Int64).alias("__rank")).sort("__rank", "U").drop("__rank")
+
+
+def _from_running(t: pl.LazyFrame) -> bool:
+    """Whether some cell starts from running copies (``initial`` not 0)."""
+    if "initial" not in t.collect_schema().names():
+        return False
+    return bool(collect(t.select((pl.col("initial") != 0).any())).item())
+
+
+def _after(t: pl.LazyFrame, keys: Sequence[str], params: Sequence[str],
+           rank: Mapping[str, int]) -> tuple[AfterAtU, ...]:
+    """The response to the disturbance per (variant, U): the counts in one ``group_by``,
+    each figure's quantiles from its cells' counts per value."""
+    hit = pl.col("overshoot_after").is_not_null()
+    figures = collect(t.group_by(*keys).agg(
+        hit.sum().alias("disturbed"), (pl.col("overshoot_after") > 0).sum().alias("overshooting"),
+        (hit & pl.col("settle_after").is_null()).sum().alias("unsettled")))
+    for value in AFTER:
+        figures = figures.join(quantiles(_counts(t, keys, value), keys, value), on=keys,
+                               how="left", nulls_equal=True)
+    figures = _ranked(figures.with_columns(variant_label(params)), rank)
+
+    def spread(r: Mapping[str, Any], m: str) -> Spread:
+        return Spread(r[f"{m}__median"], r[f"{m}__p95"], r[f"{m}__max"])
+
+    return tuple(AfterAtU(
+        variant=r["variant"], U=r["U"], disturbed=r["disturbed"],
+        overshooting=r["overshooting"], unsettled=r["unsettled"],
+        **{m: spread(r, m) for m in AFTER}) for r in figures.iter_rows(named=True))
 
 
 def _at_u(r: Mapping[str, Any]) -> AtU:
@@ -425,11 +491,14 @@ def _with_sentence(s: AnswersSummary) -> AnswersSummary:
     return dataclasses.replace(s, sentence=text)
 
 
-def _chart_rows(rows: Sequence[AtU]) -> pl.DataFrame:
-    """The chart's rows: per variant, U and figure, its median, p95 and max."""
+def _chart_rows(rows: Sequence[AtU] | Sequence[AfterAtU],
+                names: Mapping[str, str]) -> pl.DataFrame:
+    """A chart's rows: per variant, U and figure of ``names``, its median, p95 and max,
+    and the cells it is taken over."""
     out = [{"variant": r.variant, "U": r.U, "figure": m, "median": getattr(r, m).median,
-            "p95": getattr(r, m).p95, "max": getattr(r, m).max, "cells": r.cells}
-           for r in rows for m in SPREAD]
+            "p95": getattr(r, m).p95, "max": getattr(r, m).max,
+            "cells": r.cells if isinstance(r, AtU) else r.disturbed}
+           for r in rows for m in names]
     return pl.DataFrame(out, schema={"variant": pl.String, "U": pl.Int64, "figure": pl.String,
                                      "median": pl.Float64, "p95": pl.Float64,
                                      "max": pl.Float64, "cells": pl.Int64})
@@ -466,15 +535,64 @@ def render(s: AnswersSummary, context: Context, figures: Mapping[str, Figure]) -
                           "not which period to choose.").format(num(s.U_values[0])))
     box += [Markup("<strong>Over-provisioning</strong>: {}").format(provision_text(s)),
             Markup("<strong>{}</strong>").format(s.sentence)]
+    if s.after:
+        box.append(Markup("<strong>After the disturbance</strong>: {}").format(after_text(s)))
     parts.append(verdict("none", box))
     if "answers" in figures:
         parts.append(figure_html(figures["answers"]))
     parts.append(answers_table(s))
     if s.candidates:
         parts.append(candidates_table(s))
+    if s.after:
+        parts.append(Markup(
+            "<h3>After the disturbance</h3><p>The sweep starts from running copies "
+            "(<code>initial</code>): each controller's response at each U from the first "
+            "death event on, over the cells that have one — the overshoot, the missing "
+            "copy-seconds and the seconds until live equals the desired count for good "
+            "(over the cells that settle; the others are counted), as median, p95 and "
+            "max.</p>"))
+        if "answers_after" in figures:
+            parts.append(figure_html(figures["answers_after"]))
+        parts.append(folded(after_table(s), len(s.after),
+                            "rows: every controller at every U, after the disturbance"))
     parts.append(Markup("<h3>At each U</h3>"))
     parts.append(folded(rows_table(s), len(s.rows), "rows: every controller at every U"))
     return Markup("").join(parts)
+
+
+def after_text(s: AnswersSummary) -> str:
+    """Each variant's response to the disturbance over all its cells, in one sentence."""
+    parts = []
+    for a in s.variants:
+        mine = [r for r in s.after if r.variant == a.variant]
+        disturbed = sum(r.disturbed for r in mine)
+        if not disturbed:
+            parts.append(f"{a.variant} has no cell with a death event")
+            continue
+        over = sum(r.overshooting for r in mine)
+        most = _largest(r.overshoot_after.max for r in mine)
+        text = (f"{a.variant} never overshoots" if not over else
+                f"{a.variant} overshoots in {over:,} of {disturbed:,} cells (up to "
+                f"{num(most)} {'copy' if most == 1 else 'copies'})")
+        unsettled = sum(r.unsettled for r in mine)
+        if unsettled:
+            text += (f", and {unsettled:,} of its cells never "
+                     f"{'settles' if unsettled == 1 else 'settle'} before the run ends")
+        parts.append(text)
+    return "from the first death event on, " + "; ".join(parts) + "."
+
+
+def after_table(s: AnswersSummary) -> Markup:
+    """Every (variant, U) row of the response to the disturbance."""
+    rows = [[r.variant, r.U, r.disturbed, r.overshooting,
+             *(x for m in AFTER for x in (getattr(r, m).median, getattr(r, m).p95,
+                                          getattr(r, m).max)), r.unsettled]
+            for r in s.after]
+    return table(["controller / variant", "U", "cells with a death event",
+                  "overshooting after it", "overshoot median", "overshoot p95",
+                  "overshoot max", "missing copy-s median", "missing copy-s p95",
+                  "missing copy-s max", "seconds to settle median", "seconds to settle p95",
+                  "seconds to settle max", "never settle"], rows)
 
 
 def answers_table(s: AnswersSummary) -> Markup:
@@ -526,17 +644,38 @@ def rows_table(s: AnswersSummary) -> Markup:
 
 
 def charts(s: AnswersSummary, context: Context) -> list[Figure]:
-    """Overshoot and unneeded copies against U, per variant (none when U has one value)."""
+    """Overshoot and unneeded copies against U, per variant, and the response to the
+    disturbance where there is one (none when U has one value)."""
     if not s.swept or s.chart is None:
         return []
     order = [a.variant for a in s.variants]
+    title = "Overshoot and unneeded copies against the loop period U"
+    sub = (f"Each line: one controller (variant), its median at each U over "
+           f"{over_text(s.over)}; the band reaches the p95. The tooltip adds the max")
+    out = [Figure("answers", title, finish(
+        _against_u(s.chart, SPREAD, order, "copies (symlog scale)"), title, sub))]
+    if s.after_chart is not None:
+        title = "The response to the disturbance against the loop period U"
+        sub = ("From the first death event on, over the cells that have one (seconds to "
+               "settle: over those that settle). Each line a controller's median, the band "
+               "to the p95; each panel its own scale")
+        chart = _against_u(s.after_chart, AFTER, order, "median (symlog scale)")
+        out.append(Figure("answers_after", title,
+                          finish(chart.resolve_scale(y="independent"), title, sub)))
+    return out
+
+
+def _against_u(data: pl.DataFrame, names: Mapping[str, str], order: Sequence[str],
+               y_title: str) -> alt.FacetChart:
+    """One panel a figure of ``names``: each variant's median against U, its band to the
+    p95."""
     x = alt.X("U:Q", title="U: loop period (s)", scale=alt.Scale(zero=False))
     color = alt.Color("variant:N", sort=order, title="controller / variant",
                       legend=alt.Legend(labelLimit=260))
     tooltip = [alt.Tooltip("variant:N"), alt.Tooltip("U:Q"), alt.Tooltip("figure:N"),
                alt.Tooltip("median:Q", format=",.3~f"), alt.Tooltip("p95:Q", format=",.3~f"),
                alt.Tooltip("max:Q", format=",.3~f"), alt.Tooltip("cells:Q")]
-    y = alt.Y("median:Q", title="copies (symlog scale)", scale=alt.Scale(type="symlog"))
+    y = alt.Y("median:Q", title=y_title, scale=alt.Scale(type="symlog"))
     band = alt.Chart().mark_area(opacity=0.18).encode(
         # Its own fill scale (the same palette in the same order): a colour without a
         # legend here and with one on the lines would conflict in Vega-Lite.
@@ -544,20 +683,17 @@ def charts(s: AnswersSummary, context: Context) -> list[Figure]:
     line = alt.Chart().mark_line(point=alt.OverlayMarkDef(size=18)).encode(
         x=x, y=y, color=color, tooltip=tooltip,
         strokeDash=alt.StrokeDash("variant:N", sort=order, legend=None))
-    chart = alt.layer(band, line, data=inline(s.chart)).properties(
-        width=(WIDTH - 380) // 2, height=220).facet(
-        column=alt.Column("figure:N", title=None, sort=list(SPREAD),
-                          header=alt.Header(labelExpr=names_expr(SPREAD), labelFontSize=12)))
-    title = "Overshoot and unneeded copies against the loop period U"
-    sub = (f"Each line: one controller (variant), its median at each U over "
-           f"{over_text(s.over)}; the band reaches the p95. The tooltip adds the max")
-    return [Figure("answers", title, finish(chart, title, sub))]
+    return alt.layer(band, line, data=inline(data)).properties(
+        width=(WIDTH - 380) // len(names), height=220).facet(
+        column=alt.Column("figure:N", title=None, sort=list(names),
+                          header=alt.Header(labelExpr=names_expr(names), labelFontSize=12)))
 
 
 def glance(s: AnswersSummary) -> Markup | None:
-    """The answer, in one sentence."""
-    return Markup('<a href="#answers">Answers</a>: {} {}').format(provision_text(s),
-                                                                   s.sentence)
+    """The answer, in one sentence (and the response to the disturbance, in another)."""
+    after = f" After the disturbance: {after_text(s)}" if s.after else ""
+    return Markup('<a href="#answers">Answers</a>: {} {}{}').format(provision_text(s),
+                                                                     s.sentence, after)
 
 
 SECTION = Section("answers", summarize, render, charts, glance, title="Answers")
