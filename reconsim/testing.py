@@ -161,7 +161,7 @@ def _metrics_or_refusal(run: Callable[[], dict[str, Any]]) -> dict[str, Any] | s
     try:
         return run()
     except RunawayError as refused:
-        return str(refused)
+        return refused.reason
 
 
 def compare_cell(cell: Cell) -> None:

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from reconsim import Cell, run_reference
 from reconsim.model.controllers import Controller, ControllerError, RunawayError, registry
 from reconsim.model.gosort import go_sort
+from reconsim.model.params import cell_text
 from reconsim.model.simulate import cells_frame, simulate
 from reconsim.model.trace import metrics_of, trace_cell
 from reconsim.testing import check_controller, event_cells
@@ -101,8 +102,10 @@ def test_an_instant_whose_syncs_never_end_is_refused_alike() -> None:
     with pytest.raises(RunawayError, match=f"^{re.escape(line)}") as reference:
         run_reference(cell)
     with pytest.raises(RunawayError) as kernel:
-        simulate(cells_frame([Cell(G=20), cell]))
-    assert str(kernel.value) == str(reference.value)
+        simulate(cells_frame([Cell(G=20), dataclasses.replace(cell, G=1), cell]))
+    # simulate's line names the frame's row and, as reconsim run's flags, the cell
+    assert (kernel.value.reason, kernel.value.row) == (str(reference.value), 2)
+    assert str(kernel.value) == f"{reference.value}; the cell: reconsim run {cell_text(cell)}"
     # The periodic trigger: the writes of an unchanged status queue nothing, time passes.
     periodic = dataclasses.replace(cell, trigger="periodic")
     assert simulate(cells_frame([periodic])).row(0, named=True)["created"] == (

@@ -166,3 +166,31 @@ def test_resume_refuses_a_spec_whose_distribution_changed(
     status, _ = sweep(tmp_path, DISTRIBUTION.replace("40]", "41]"))
     assert status == 2
     assert "holds results of another spec" in capsys.readouterr().err
+
+
+RUNAWAY = """
+name = "runaway"
+[lag.stale]
+windows = [[0, 26, 48]]
+[grid]
+controller = "replicaset"
+trigger = "watch"
+lag = "stale"
+G = [1, 0]
+duration = 60
+"""
+
+
+def test_a_cell_that_runs_away_is_named_in_one_line(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    # G = 0 with a stale read and watch triggers: its syncs never let time pass.
+    status, out = sweep(tmp_path, RUNAWAY)
+    assert status == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith("error: reconsim sweep: controller 'replicaset': the key was still "
+                          "queued after 112 syncs at instant 0 ms (t = 0)")
+    assert err.endswith("; the cell: reconsim run --controller replicaset --desired 6 --U 15 "
+                        "--G 0 --B 5 --duration 60 --deaths 300:2 --lag 0:26:48 "
+                        "--trigger watch\n")
+    assert not list(out.glob("data/*.parquet"))

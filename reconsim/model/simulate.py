@@ -17,7 +17,7 @@ import polars as pl
 
 from reconsim.errors import KernelRefusalError
 from reconsim.model import metrics
-from reconsim.model.controllers import BUILT_IN, Controller, ControllerError, registry
+from reconsim.model.controllers import BUILT_IN, Controller, ControllerError, RunawayError, registry
 from reconsim.model.kernels.arrays import controller_params, take_rows
 from reconsim.model.kinds import NAMED
 from reconsim.model.metrics import METRIC_NAMES, METRICS
@@ -33,6 +33,7 @@ from reconsim.model.params import (
     Parameter,
     all_params,
     applies,
+    cell_text,
     make_cell,
     takes_cell_keywords,
 )
@@ -225,14 +226,18 @@ def simulate(cells: pl.DataFrame, *, checked: bool = False) -> pl.DataFrame:
     cells, params, controllers = _frame_params(cells)
     slow = _rows_of(cells, [c.name for c in controllers if not c.compiled])
     events = _rows_of(cells, [c.name for c in controllers if c.syncs_on_events and c.compiled])
-    if slow is not None:
+    if slow is not None or events is not None:
         if not checked:
             _check_frame(cells, params)
-        return _simulate_split(cells, slow, params)
-    if events is not None:
-        if not checked:
-            _check_frame(cells, params)
-        return _simulate_events(cells, events, params)
+        try:
+            if slow is not None:
+                return _simulate_split(cells, slow, params)
+            assert events is not None
+            return _simulate_events(cells, events, params)
+        except RunawayError as exc:  # the line names the cell
+            if exc.row is None or exc.cell is not None:
+                raise
+            raise exc.of(cell_text(_cell_of(cells, exc.row, params))) from None
     world = world_rows(cells, None if checked else _check_frame(cells, params))
     # The count kernel does not hold the entries (seed 001's world has no use for them):
     # rows of a controller that ranks the entries it deletes go to the world kernel.
@@ -304,6 +309,18 @@ def _cells_numbered(rows: np.ndarray) -> Iterator[None]:
         yield
     except KernelRefusalError as exc:
         raise exc.at(int(rows[exc.row])) from None
+    except RunawayError as exc:
+        if exc.row is None:
+            raise
+        raise exc.at(int(rows[exc.row])) from None
+
+
+def _cell_of(cells: pl.DataFrame, i: int, params: tuple[Parameter, ...]) -> Cell:
+    """Row ``i`` of a checked frame as a :class:`Cell`."""
+    names = {p.name: p for p in params}
+    return make_cell(**{k: names[k].kind.from_column(v)
+                        for k, v in cells.row(i, named=True).items()
+                        if k in names and (v is not None or names[k].kind.null_is_value)})
 
 
 def world_rows(cells: pl.DataFrame, off: list[str] | None = None) -> np.ndarray | None:
@@ -337,12 +354,11 @@ def _simulate_split(cells: pl.DataFrame, slow: np.ndarray,
     if len(fast):
         with _cells_numbered(fast):
             _scatter(values, fast, simulate(cells[fast], checked=True))
-    names = {p.name: p for p in params}
     for i in np.flatnonzero(slow):
-        row = cells.row(int(i), named=True)
-        got = run_reference(make_cell(**{
-            k: names[k].kind.from_column(v) for k, v in row.items()
-            if k in names and (v is not None or names[k].kind.null_is_value)}))
+        try:
+            got = run_reference(_cell_of(cells, int(i), params))
+        except RunawayError as exc:
+            raise exc.at(int(i)) from None
         for name, column in values.items():
             column[i] = got[name]
     return _with_values(cells, values)

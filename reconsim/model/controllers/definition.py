@@ -111,7 +111,25 @@ class RunawayError(ControllerError):
     """A cell the model refuses to finish: one that would create a copy beyond
     ``MAX_COPIES``, or an instant whose syncs never end (docs/model.md, "Controllers that
     sync on events"). The reference model and the kernels refuse the same cells with the
-    same line."""
+    same line, ``reason``. ``row``: the cell's index in the batch a kernel ran (None from
+    the reference model); ``cell``: its ``reconsim run`` flags, which
+    :func:`reconsim.simulate` adds to the line."""
+
+    def __init__(self, reason: str, row: int | None = None, cell: str | None = None) -> None:
+        super().__init__(reason, row, cell)  # the arguments again: a worker's refusal pickles
+        self.reason, self.row, self.cell = reason, row, cell
+
+    def at(self, row: int) -> RunawayError:
+        """The same refusal, of the cell numbered ``row`` (its index in a larger batch)."""
+        return RunawayError(self.reason, row, self.cell)
+
+    def of(self, cell: str) -> RunawayError:
+        """The same refusal, naming the cell by its ``reconsim run`` flags."""
+        return RunawayError(self.reason, self.row, cell)
+
+    def __str__(self) -> str:
+        return (self.reason if self.cell is None
+                else f"{self.reason}; the cell: reconsim run {self.cell}")
 
 
 class Entry(NamedTuple):

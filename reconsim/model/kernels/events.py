@@ -25,7 +25,7 @@ from numba.np.unsafe.ndarray import to_fixed_tuple
 from numpy.typing import NDArray
 
 from reconsim.model import rng
-from reconsim.model.controllers import Controller, ControllerError
+from reconsim.model.controllers import Controller, ControllerError, RunawayError
 from reconsim.model.controllers.definition import (
     ADDED,
     DELETED,
@@ -840,7 +840,12 @@ def simulate_event_arrays(*, controllers: Sequence[Controller],
         cells = a if rows is None else take_rows(a, rows)
         chosen = {**cells, **{k: (arrays[k] if rows is None else np.asarray(arrays[k])[rows])
                               for k in controllers[code].params}}
-        result = _run_group(controllers[code], chosen)
+        try:
+            result = _run_group(controllers[code], chosen)
+        except RunawayError as exc:  # the group's row, as the batch's
+            if rows is None or exc.row is None:
+                raise
+            raise exc.at(int(rows[exc.row])) from None
         if rows is None:
             out[:] = result
         else:
@@ -884,10 +889,12 @@ def _run_group(controller: Controller, a: Mapping[str, NDArray[Any]]) -> Int64Ar
                               "event kernel's count; run it on the reference model")
     endless = np.flatnonzero(out[0] == -_ENDLESS)
     if endless.size:
-        raise controller.endless_instant(int(out[1, endless[0]]), int(out[2, endless[0]]))
+        row = int(endless[0])
+        raise controller.endless_instant(int(out[1, row]), int(out[2, row])).at(row)
     beyond = np.flatnonzero(out[0] == -_COPIES)
     if beyond.size:
-        raise controller.too_many_copies(int(out[1, beyond[0]]))
+        row = int(beyond[0])
+        raise controller.too_many_copies(int(out[1, row])).at(row)
     return out.T  # type: ignore[no-any-return]
 
 
