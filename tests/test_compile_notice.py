@@ -1,5 +1,6 @@
 """A kernel compiled in a process is said once, with its time; loaded from numba's cache, not
-at all. The command line prints it on a terminal only."""
+at all; a sweep's workers' compilations are said by the sweep, once. The command line prints
+it on a terminal only."""
 
 from __future__ import annotations
 
@@ -14,6 +15,10 @@ import pytest
 
 from reconsim import cli
 from reconsim.model.kernels.specialise import compile_log
+from reconsim.sweep import runner
+from reconsim.sweep.runner import run_sweep
+from reconsim.sweep.spec import parse_spec
+from tests.helpers.compiling import NOTICE, compiling_run_and_write_chunk
 
 _RUN = """
 import logging
@@ -57,3 +62,28 @@ def test_the_command_line_says_so_on_a_terminal_only(monkeypatch: pytest.MonkeyP
     lines = err.getvalue().splitlines()
     assert ("compiled the count kernel for controller 'ledger' in 7.0 s" in lines) is shown
     assert "resuming" in lines  # other notices are printed either way
+
+
+SPEC = """
+name = "notice"
+chunk_size = 8
+[grid]
+G = [0, 10, 20, 30]
+U = [5, 15, 30, 60]
+duration = 60
+"""
+
+
+@pytest.mark.parametrize("backend", ["loky", "sequential"])
+def test_a_workers_compilation_is_said_once_by_the_sweep(
+        backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    # Each of the two chunks logs a compilation, in a worker whose log reaches no terminal:
+    # the sweep reports it once, in the parent, and the table is whole.
+    monkeypatch.setattr(runner, "run_and_write_chunk", compiling_run_and_write_chunk)
+    caplog.set_level(logging.INFO, logger="reconsim.compile")
+    result = run_sweep(parse_spec(SPEC), tmp_path / "out", jobs=2, backend=backend,
+                       progress=False)
+    assert result.computed == 16
+    said = [r.getMessage() for r in caplog.records if r.name == "reconsim.compile"]
+    assert said == [NOTICE]

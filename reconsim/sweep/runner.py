@@ -18,7 +18,7 @@ import functools
 import logging
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib.metadata import version
@@ -282,6 +282,54 @@ def run_and_write_chunk(spec: Spec, out: Path, index: int, threads: int | None =
     return index, frame.height
 
 
+#: Where a kernel's compilation is logged (:data:`reconsim.model.kernels.specialise.compile_log`,
+#: named here so that the runner does not import numba).
+COMPILE_LOG: Final = "reconsim.compile"
+
+
+class _Held(logging.Handler):
+    def __init__(self, held: list[logging.LogRecord]) -> None:
+        super().__init__(logging.INFO)
+        self.held = held
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.held.append(record)
+
+
+def noting_compiles(task: Callable[..., Any], *args: Any) -> tuple[Any, list[logging.LogRecord]]:
+    """``task(*args)`` (a chunk's), and the kernel compilations it logged, held back: a
+    worker's log reaches no terminal, so its parent reports them (:class:`_Reported`)."""
+    log = logging.getLogger(COMPILE_LOG)
+    held: list[logging.LogRecord] = []
+    handler = _Held(held)
+    level, propagate = log.level, log.propagate
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
+    try:
+        return task(*args), held
+    finally:
+        log.removeHandler(handler)
+        log.setLevel(level)
+        log.propagate = propagate
+
+
+class _Reported:
+    """The parent's report of its workers' compilations: each kernel and controller once
+    (two workers compile the same kernel at the same time), on the compile log."""
+
+    def __init__(self) -> None:
+        self.seen: set[tuple[Any, ...]] = set()
+
+    def __call__(self, held: list[logging.LogRecord]) -> None:
+        log = logging.getLogger(COMPILE_LOG)
+        for record in held:
+            key = tuple(record.args or ())[:2] if isinstance(record.args, tuple) else ()
+            if key not in self.seen:
+                self.seen.add(key)
+                log.handle(record)
+
+
 #: The columns a chunk's footer states facts about: the parameters (a schedule by name).
 FACT_COLUMNS: Final = tuple(c for c in PARAM_COLUMNS if c != "deaths")
 
@@ -419,17 +467,22 @@ def _run_locked(  # noqa: PLR0913, PLR0917 — run_sweep's options, passed on on
     try:
         with bar:
             parallel = joblib.Parallel(n_jobs=n_jobs, return_as="generator_unordered")
+            report = _Reported()
             if write_from == "workers":
                 # Workers on another machine need the path as this machine spells it.
                 where = out.resolve()
-                tasks = (joblib.delayed(run_and_write_chunk)(spec, where, i, threads, sweep_model)
-                         for i in todo)
-                for _, rows in parallel(tasks):
+                tasks = (joblib.delayed(noting_compiles)(run_and_write_chunk, spec, where, i,
+                                                         threads, sweep_model) for i in todo)
+                for (_, rows), held in parallel(tasks):
+                    with bar.external_write_mode():
+                        report(held)
                     bar.update(rows)
             else:
-                for index, frame in parallel(joblib.delayed(run_chunk)(spec, i, threads,
-                                                                       sweep_model)
-                                             for i in todo):
+                for (index, frame), held in parallel(
+                        joblib.delayed(noting_compiles)(run_chunk, spec, i, threads, sweep_model)
+                        for i in todo):
+                    with bar.external_write_mode():
+                        report(held)
                     _write(spec, out, index, frame)
                     bar.update(frame.height)
     except BaseException as exc:
