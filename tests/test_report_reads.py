@@ -174,3 +174,21 @@ def test_parts_give_the_figures_of_one_read(tmp_path: Path, monkeypatch: pytest.
     # 1,152 cells: 24 parts at 50 (more than any axis's values: by code), 2 at 700 (by
     # desired's six values, 576 cells each).
     assert calls == [(-(-frame.height // part_cells), part_cells == 700)]
+
+
+def test_the_chart_takes_seeds_as_a_distribution(tmp_path: Path) -> None:
+    # Five seeds per (controller, U): the point is their median, the band their p95 (nearest
+    # rank: the 5th of 5), counted by hand; the slice fixes the other axes, not the seed.
+    overshoot = {5: [0, 2, 4, 6, 8], 15: [0, 0, 1, 1, 9]}
+    rows = [{"controller": "ledger", "G": 30, "B": 5, "U": u, "seed": seed,
+             "overshoot": overshoot[u][seed], "reads_per_round": 20.0 + seed, "reads": 100}
+            for u in overshoot for seed in range(5)]
+    chart = summarize(load_sweep(write_table(tmp_path / "s", hand_table(rows))))[
+        "read_cost"]["chart"]
+    assert chart["over"] == ["seed"]
+    assert "seed" not in chart["fixed"]
+    got = {p["U"]: (p["cells"], p["overshoot"], p["overshoot_p95"], p["reads_per_round"],
+                    p["reads_per_round_p95"]) for p in chart["points"]}
+    assert got == {5: (5, 4.0, 8.0, 22.0, 24.0), 15: (5, 1.0, 9.0, 22.0, 24.0)}
+    html = build_report(tmp_path / "s").html.read_text(encoding="utf-8")
+    assert "each point the median over its seeds, the band reaching the p95" in html

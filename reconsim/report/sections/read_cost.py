@@ -143,10 +143,18 @@ class ByGB:
 
 @dataclass(frozen=True, slots=True)
 class ChartSlice:
-    """The chart's cells: one slice, every axis but controller and U ``fixed``."""
+    """The chart's cells: one slice, every axis but controller, U and the replicates ``over``
+    (:data:`OVER`, where the sweep varies them) ``fixed``. A point per (controller, U): each
+    figure's value, or with ``over`` its median over the cells there and its p95 (nearest
+    rank) as ``{figure}_p95``, and ``cells``."""
 
     fixed: dict[str, Any]
     points: tuple[dict[str, Any], ...]
+    over: tuple[str, ...] = ()
+
+
+#: The axes the chart takes distributions over instead of fixing one value: replicates.
+OVER: Final = ("seed",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -514,19 +522,31 @@ def _figures(row: Mapping[str, Any], prefix: str, figures: Sequence[str]) -> Cel
     return CellFigures(**shown)
 
 
+#: The figures of a chart point.
+POINT_FIGURES: Final = ("reads", "rounds", "reads_per_round", "reads_per_second", "overshoot",
+                        "unneeded", "missing_copy_seconds")
+
+
 def chart_slice(t: pl.LazyFrame, axes: Sequence[str], schedules: Mapping[str, Deaths],
                 constants: Mapping[str, Any] | None = None) -> ChartSlice:
-    """The cells of one slice, every axis but controller and U fixed, for the chart."""
-    fixed = representative(t, ("controller", "U"), axes, schedules, constants)
-    cut = collect(select(t, fixed).select(
-        "controller", "U", "reads", "rounds", "reads_per_round", "reads_per_second",
-        "overshoot", "unneeded", "missing_copy_seconds"))
-    rank = {c: i for i, c in enumerate(controllers(cut))}
-    cut = cut.sort(pl.col("controller").replace_strict(rank, return_dtype=pl.Int64), "U")
-    points = cut.select("controller", "U", "reads", "rounds", "reads_per_round",
-                        "reads_per_second", "overshoot", "unneeded", "missing_copy_seconds")
-    return ChartSlice(fixed, tuple(points.with_columns(
-        pl.col("reads_per_round", "reads_per_second").round(4)).to_dicts()))
+    """The cells of one slice, every axis but controller, U and the replicates that vary
+    fixed, for the chart; over replicates, each (controller, U)'s median and p95."""
+    over = tuple(a for a in OVER if a in axes and a not in (constants or {}))
+    fixed = representative(t, ("controller", "U", *over), axes, schedules, constants)
+    cut = select(t, fixed).select("controller", "U", *POINT_FIGURES)
+    if over:
+        n = pl.len()
+        cut = cut.group_by("controller", "U").agg(
+            *(pl.col(f).median().alias(f) for f in POINT_FIGURES),
+            *(pl.col(f).sort().get((95 * n + 99) // 100 - 1).cast(pl.Float64)
+              .alias(f"{f}_p95") for f in READ_PANELS),
+            n.alias("cells"))
+    points = collect(cut)
+    rank = {c: i for i, c in enumerate(controllers(points))}
+    points = points.sort(pl.col("controller").replace_strict(rank, return_dtype=pl.Int64), "U")
+    rounded = [f for f in points.columns if f.startswith(("reads_per_round", "reads_per_second"))]
+    return ChartSlice(fixed, tuple(points.with_columns(pl.col(rounded).round(4)).to_dicts()),
+                      over)
 
 
 FLAT_FIGURES: Final = ("U_lowest", "lowest", "U_highest", "highest", "spread", "relative", "cells")
@@ -736,7 +756,10 @@ def render(rc: ReadCostSummary, context: Context, figures: Mapping[str, Figure])
     if "read_cost" in figures:
         parts.append(Markup("<p>The chart shows one slice of the sweep: {} (seed 001's values "
                             "where the sweep has them, else each parameter's most common "
-                            "value).</p>").format(fixed_text(rc.chart.fixed, hide)))
+                            "value){}.</p>").format(
+            fixed_text(rc.chart.fixed, hide),
+            Markup(", each point the median over its {}, the band reaching the p95").format(
+                " and ".join(f"{a}s" for a in rc.chart.over)) if rc.chart.over else ""))
     if "read_cost" in figures:
         parts.append(figure_html(figures["read_cost"]))
     elif (u := _one_u(context)) is not None:
@@ -781,15 +804,18 @@ READ_PANELS: Final = {
 
 
 def read_cost_figure(points: Sequence[Mapping[str, Any]], fixed: Mapping[str, Any],
-                     order: Sequence[str], hide: Iterable[str] = ()) -> Figure:
+                     order: Sequence[str], hide: Iterable[str] = (),
+                     over: Sequence[str] = ()) -> Figure:
     """Reads per round, reads per second (log scale), overshoot and unneeded copies against
     U on one slice, one line per controller, with the boundary U = G + B marked (the
-    subtitle leaves the axes in ``hide`` out of the slice's description)."""
-    columns = ["controller", "U", *READ_PANELS, "missing_copy_seconds"]
+    subtitle leaves the axes in ``hide`` out of the slice's description). With replicates
+    ``over``: each line the median over them, its band reaching the p95."""
+    bands = [f"{c}_p95" for c in READ_PANELS] if over else []
+    columns = ["controller", "U", *READ_PANELS, "missing_copy_seconds", *bands]
     frame = (pl.DataFrame(list(points)).select(columns) if points else pl.DataFrame(
         schema={"controller": pl.String, "U": pl.Int64, "reads_per_round": pl.Float64,
                 "reads_per_second": pl.Float64, "overshoot": pl.Int64, "unneeded": pl.Int64,
-                "missing_copy_seconds": pl.Int64}))
+                "missing_copy_seconds": pl.Int64, **dict.fromkeys(bands, pl.Float64)}))
     G, B = fixed.get("G"), fixed.get("B")
     boundary = G + B if isinstance(G, int) and isinstance(B, int) else None
     tooltip = [alt.Tooltip("controller:N"), alt.Tooltip("U:Q"),
@@ -811,6 +837,10 @@ def read_cost_figure(points: Sequence[Mapping[str, Any]], fixed: Mapping[str, An
             tooltip=tooltip,
         )
         layers: list[alt.Chart] = [line]
+        if over:  # its own fill scale: a legend-less colour beside the lines' would conflict
+            layers.insert(0, alt.Chart().mark_area(opacity=0.15).encode(
+                x="U:Q", y=alt.Y(f"{column}:Q", scale=scale), y2=f"{column}_p95:Q",
+                fill=alt.Fill("controller:N", sort=list(order), legend=None)))
         if boundary is not None:
             # One rule, not one per row of the shared data.
             layers.append(alt.Chart().transform_aggregate(rows="count()").mark_rule(
@@ -819,7 +849,9 @@ def read_cost_figure(points: Sequence[Mapping[str, Any]], fixed: Mapping[str, An
     chart = alt.vconcat(*panels, data=inline(frame), spacing=8)
     title = "Read cost against the loop period U, beside overshoot and unneeded copies"
     where = describe({a: v for a, v in fixed.items() if a not in hide}) or "the whole sweep"
-    sub = (f"One slice of the sweep: {where}. reads_per_second = reads / (duration + 1). "
+    spread = (f" Each point the median over the {' and '.join(f'{a}s' for a in over)} there, "
+              "the band reaching the p95." if over else "")
+    sub = (f"One slice of the sweep: {where}.{spread} reads_per_second = reads / (duration + 1). "
            + ("Dashed: U = G + B." if boundary is not None else ""))
     return Figure("read_cost", title, finish(chart, title, sub))
 
@@ -843,7 +875,7 @@ def charts(rc: ReadCostSummary, context: Context) -> list[Figure]:
     if _one_u(context) is not None:
         return []
     return [read_cost_figure(rc.chart.points, rc.chart.fixed, context.sweep.controllers,
-                             hide=context.constant)]
+                             hide=context.constant, over=rc.chart.over)]
 
 
 def glance(rc: ReadCostSummary) -> Markup:
