@@ -192,3 +192,21 @@ def test_the_chart_takes_seeds_as_a_distribution(tmp_path: Path) -> None:
     assert got == {5: (5, 4.0, 8.0, 22.0, 24.0), 15: (5, 1.0, 9.0, 22.0, 24.0)}
     html = build_report(tmp_path / "s").html.read_text(encoding="utf-8")
     assert "each point the median over its seeds, the band reaching the p95" in html
+
+
+def test_the_fastest_loop_without_overshoot_holds_for_every_seed(tmp_path: Path) -> None:
+    # Seed 0 stops overshooting from U = 15, seed 1 only from U = 35: the (G, B) pair's
+    # fastest loop without overshoot is 35, not seed 0's 15.
+    overshoot = {0: {5: 3, 15: 0, 35: 0, 60: 0}, 1: {5: 4, 15: 2, 35: 0, 60: 0}}
+    rows = [{"controller": "ledger", "G": 30, "B": 5, "U": u, "seed": seed, "overshoot": o,
+             "reads_per_round": 25.0, "reads": 900}
+            for seed, by_u in overshoot.items() for u, o in by_u.items()]
+    sweep = write_table(tmp_path / "s", hand_table(rows))
+    by = summarize(load_sweep(sweep))["read_cost"]["by_GB"]
+    assert by["over"] == ["seed"]
+    (row,) = by["rows"]
+    assert (row["zero_from"], row["zero_from_min"], row["series"]) == (35, 15, 2)
+    assert row["at_boundary"]
+    page = build_report(sweep).html.read_text(encoding="utf-8")
+    assert ("the fastest loop whose overshoot is 0 under every desired count, schedule and "
+            "seed is <strong>U = G + B</strong>") in page

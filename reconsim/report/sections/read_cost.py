@@ -133,12 +133,21 @@ class GBRow:
 @dataclass(frozen=True, slots=True)
 class ByGB:
     """For each (G, B), the ledger controller's fastest loop with zero overshoot, on the
-    slice ``fixed``; the figures are those of the series ``shown``."""
+    slice ``fixed``; the figures are those of the series ``shown``. A series is one
+    desired count and schedule, and one value of each replicate axis ``over``
+    (:data:`OVER`) the sweep varies."""
 
     controller: str
     fixed: dict[str, Any]
     shown: dict[str, Any]
     rows: tuple[GBRow, ...]
+    over: tuple[str, ...] = ()
+
+    @property
+    def every(self) -> str:
+        """``every desired count and schedule`` (``, schedule and seed`` with seeds)."""
+        return "every desired count, schedule and seed" if self.over else (
+            "every desired count and schedule")
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,8 +162,14 @@ class ChartSlice:
     over: tuple[str, ...] = ()
 
 
-#: The axes the chart takes distributions over instead of fixing one value: replicates.
+#: The replicate axes: the chart takes distributions over them, and the fastest loop
+#: without overshoot for each (G, B) must hold for each of their values, instead of one.
 OVER: Final = ("seed",)
+
+
+def replicates(axes: Sequence[str], constants: Mapping[str, Any] | None) -> tuple[str, ...]:
+    """The replicate axes (:data:`OVER`) the sweep varies."""
+    return tuple(a for a in OVER if a in axes and a not in (constants or {}))
 
 
 @dataclass(frozen=True, slots=True)
@@ -435,26 +450,28 @@ def by_gb_verdict(t: pl.LazyFrame, axes: Sequence[str], schedules: Mapping[str, 
                   constants: Mapping[str, Any] | None = None) -> ByGB:
     """For each (G, B), the ledger controller's fastest loop with zero overshoot.
 
-    The rows are the ledger cells with every axis but G, U, B, desired and schedule fixed
-    (seed 001's values where present, see :func:`representative`). Per series (G, B,
-    desired, schedule), ``zero_from`` is the smallest U from which overshoot is 0 at every
-    larger U of the series. Per (G, B): ``zero_from`` is the largest of its series' (the
-    fastest loop that overshoots under no desired count and no schedule; null if some
-    series overshoots at its largest U), ``zero_from_min`` the smallest, and
-    ``zero_below`` counts the cells below their series' ``zero_from`` whose overshoot is 0
-    all the same. The figures at that U and at the largest U are those of one series,
-    ``shown`` (desired and schedule as in seed 001 where present); ``cheapest_U`` is the
-    U with the fewest reads per second among its cells with overshoot 0.
+    The rows are the ledger cells with every axis but G, U, B, desired, schedule and the
+    replicates (:data:`OVER`) fixed (seed 001's values where present, see
+    :func:`representative`). Per series (G, B, desired, schedule and, where seeds vary, a
+    seed), ``zero_from`` is the smallest U from which overshoot is 0 at every larger U of
+    the series. Per (G, B): ``zero_from`` is the largest of its series' (the fastest loop
+    that overshoots in no series; null if some series overshoots at its largest U),
+    ``zero_from_min`` the smallest, and ``zero_below`` counts the cells below their
+    series' ``zero_from`` whose overshoot is 0 all the same. The figures at that U and at
+    the largest U are those of one series, ``shown`` (desired and schedule as in seed 001
+    where present); ``cheapest_U`` is the U with the fewest reads per second among its
+    cells with overshoot 0.
     """
     ledger = t.filter(pl.col("controller") == "ledger")
     if height(ledger) == 0:
         return ByGB("ledger", {}, {}, ())
-    fixed = representative(ledger, ("G", "U", "B", "desired", "schedule"), axes, schedules,
-                           constants)
+    over = replicates(axes, constants)
+    fixed = representative(ledger, ("G", "U", "B", "desired", "schedule", *over), axes,
+                           schedules, constants)
     pop = select(ledger, fixed)
-    shown = representative(pop, ("G", "U", "B"), ["desired", "schedule"], schedules,
+    shown = representative(pop, ("G", "U", "B"), ["desired", "schedule", *over], schedules,
                            constants)
-    key = ["G", "B", "desired", "schedule"]
+    key = ["G", "B", "desired", "schedule", *over]
     figures = ["reads_per_round", "reads_per_second", "missing_copy_seconds", "unneeded",
                "overshoot"]
     # Two passes of plain aggregates: each series' last U with overshoot, then the first U
@@ -509,7 +526,7 @@ def by_gb_verdict(t: pl.LazyFrame, axes: Sequence[str], schedules: Mapping[str, 
             at_zero_from=_figures(r, "at_zero_from", figures),
             at_U_max=_figures(r, "at_U_max", figures),
         ))
-    return ByGB("ledger", fixed, shown, tuple(out))
+    return ByGB("ledger", fixed, shown, tuple(out), over)
 
 
 def _figures(row: Mapping[str, Any], prefix: str, figures: Sequence[str]) -> CellFigures | None:
@@ -531,7 +548,7 @@ def chart_slice(t: pl.LazyFrame, axes: Sequence[str], schedules: Mapping[str, De
                 constants: Mapping[str, Any] | None = None) -> ChartSlice:
     """The cells of one slice, every axis but controller, U and the replicates that vary
     fixed, for the chart; over replicates, each (controller, U)'s median and p95."""
-    over = tuple(a for a in OVER if a in axes and a not in (constants or {}))
+    over = replicates(axes, constants)
     fixed = representative(t, ("controller", "U", *over), axes, schedules, constants)
     cut = select(t, fixed).select("controller", "U", *POINT_FIGURES)
     if over:
@@ -644,23 +661,25 @@ def by_gb_paragraphs(by: ByGB, fixed: Mapping[str, Any]) -> list[str | Markup]:
     off = [r for r in rows if not r.at_boundary and r.zero_from is not None]
     if len(at_boundary) == n:
         text = Markup("<strong>Which U gives zero overshoot?</strong> For every one of the {} "
-                      "(G, B) pairs, the fastest loop whose overshoot is 0 under every desired "
-                      "count and schedule is <strong>U = G + B</strong> (the smallest U ≥ G + B "
-                      "the sweep ran), and every slower loop has overshoot 0 too").format(n)
+                      "(G, B) pairs, the fastest loop whose overshoot is 0 under {} is "
+                      "<strong>U = G + B</strong> (the smallest U ≥ G + B the sweep ran), and "
+                      "every slower loop has overshoot 0 too").format(n, by.every)
     else:
         text = Markup("<strong>Which U gives zero overshoot?</strong> For {} of the {} (G, B) "
-                      "pairs, the fastest loop whose overshoot is 0 under every desired count "
-                      "and schedule, and at every larger U, is U = G + B (the smallest "
-                      "U ≥ G + B the sweep ran)").format(len(at_boundary), n)
+                      "pairs, the fastest loop whose overshoot is 0 under {}, and at every "
+                      "larger U, is U = G + B (the smallest U ≥ G + B the sweep ran)").format(
+            len(at_boundary), n, by.every)
         if off:
             text += "; it is " + ", ".join(
                 f"U = {r.zero_from} at G = {r.G}, B = {r.B}" for r in off)
     if never:
-        text += (f"; {len(never)} pair(s) overshoot for some desired count or schedule even at "
+        some = "desired count, schedule or seed" if by.over else "desired count or schedule"
+        text += (f"; {len(never)} pair(s) overshoot for some {some} even at "
                  "the largest U: " + ", ".join(f"G = {r.G}, B = {r.B}" for r in never))
     if any(r.series > 1 for r in rows):
-        text += (". The same U for every desired count and schedule." if same
-                 else ". Per series (desired, schedule) it can be smaller; the table gives the "
+        text += (f". The same U for {by.every}." if same
+                 else f". Per series ({', '.join(['desired', 'schedule', *by.over])}) it can "
+                 "be smaller; the table gives the "
                  "range.")
     else:
         text += "."
@@ -771,13 +790,13 @@ def render(rc: ReadCostSummary, context: Context, figures: Mapping[str, Figure])
         parts += [
             Markup("<h3>For each (G, B): the fastest loop without overshoot, and the slowest</h3>"
                    "<p>Ledger controller{}. <em>Fastest U with overshoot 0</em>: the smallest U "
-                   "from which overshoot is 0 at every larger U, for every desired count and "
-                   "schedule. The figures beside it are those of one series, {}: reads per "
+                   "from which overshoot is 0 at every larger U, for {}. The figures beside it "
+                   "are those of one series, {}: reads per "
                    "round and per second, missing copy-seconds (what waiting costs) and, at the "
                    "fastest, unneeded copies (zero overshoot does not mean no duplicates), at "
                    "that U and at the slowest loop the sweep ran. <em>Cheapest U</em>: the U "
                    "with the fewest reads per second among that series' cells with overshoot "
-                   "0.</p>").format(_slice(by.fixed, hide), shown),
+                   "0.</p>").format(_slice(by.fixed, hide), by.every, shown),
             Markup('<div class="scroll">{}</div>').format(by_gb_table(by)),
         ]
     ps = rc.per_second
