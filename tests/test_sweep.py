@@ -18,6 +18,7 @@ import polars as pl
 import pytest
 
 from reconsim import METRIC_NAMES, simulate
+from reconsim.cli import main
 from reconsim.io import write_atomic
 from reconsim.model.laws import law_overshoot
 from reconsim.model.version import MODEL_VERSION
@@ -530,13 +531,17 @@ def test_dask_cluster_gives_the_identical_table(tmp_path: Path, dask_cluster: st
     assert parts(tmp_path / "shared") == parts(tmp_path / "seq")
 
 
-def test_unreachable_scheduler_is_one_line(tmp_path: Path) -> None:
+def test_unreachable_scheduler_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(runner, "SCHEDULER_TIMEOUT", "1s")  # 10 s of retries, shortened
     spec_path = write_spec(tmp_path, SMALL)
-    proc = cli("sweep", spec_path, "--out", tmp_path / "out", "--backend", "dask",
-               "--scheduler", f"tcp://127.0.0.1:{_free_port()}")
-    assert proc.returncode == 2
-    assert "cannot connect" in proc.stderr
-    assert len(proc.stderr.strip().splitlines()) == 1
+    port = _free_port()
+    assert main(["sweep", str(spec_path), "--out", str(tmp_path / "out"), "--backend", "dask",
+                 "--scheduler", f"tcp://127.0.0.1:{port}"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: reconsim sweep: --scheduler tcp://127.0.0.1:{port}: "
+                          "cannot connect (")
+    assert err.count("\n") == 1
     assert not (tmp_path / "out").exists()
 
 

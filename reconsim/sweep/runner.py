@@ -282,6 +282,9 @@ def run_and_write_chunk(spec: Spec, out: Path, index: int, threads: int | None =
     return index, frame.height
 
 
+#: How long a sweep tries to reach a ``--scheduler`` before it gives up, in one line.
+SCHEDULER_TIMEOUT: Final = "10s"
+
 #: Where a kernel's compilation is logged (:data:`reconsim.model.kernels.specialise.compile_log`,
 #: named here so that the runner does not import numba).
 COMPILE_LOG: Final = "reconsim.compile"
@@ -566,7 +569,7 @@ def _backend(backend: str, jobs: int, scheduler: str | None) -> Iterator[tuple[i
         else:
             try:
                 client = stack.enter_context(
-                    Client(scheduler, timeout="10s"))  # type: ignore[no-untyped-call]
+                    Client(scheduler, timeout=SCHEDULER_TIMEOUT))  # type: ignore[no-untyped-call]
             except OSError as exc:
                 raise SweepError(f"--scheduler {scheduler}: cannot connect ({exc})") from None
         n_jobs = sum(client.nthreads().values()) if jobs == -1 else jobs
