@@ -11,12 +11,14 @@ from typing import Any
 import polars as pl
 import pytest
 
+from reconsim import load_spec, run_sweep
 from reconsim.report import build_report
 from reconsim.report.load import load_sweep
 from reconsim.report.sections import answers
 from tests.helpers.tables import SCHEDULES, hand_table, model_frame, write_table
 
 SEEDS = list(range(6))
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def nearest_rank(values: list[float], p: float) -> float:
@@ -89,22 +91,30 @@ def running(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_table(tmp_path_factory.mktemp("answers") / "running", frame)
 
 
-def test_the_response_to_the_disturbance_equals_a_recount(running: Path,
-                                                          seeded: Path) -> None:
-    s = answers.summarize(load_sweep(running))
-    frame = pl.read_parquet(running / "data" / "*.parquet")
-    want = {}
+def recount_after(sweep_dir: Path) -> dict[tuple[str, int], tuple[Any, ...]]:
+    """Per (controller, U), from the Parquet files: the response to the disturbance."""
+    frame = pl.read_parquet(sweep_dir / "data" / "*.parquet")
+    out = {}
     for (controller, u), part in frame.group_by("controller", "U"):
         hit = part.filter(pl.col("overshoot_after").is_not_null())
-        want[(str(controller), int(u))] = (
+        out[(str(controller), int(u))] = (
             hit.height, hit.filter(pl.col("overshoot_after") > 0).height,
             hit.filter(pl.col("settle_after").is_null()).height,
             *((hit[m].drop_nulls().median(), nearest_rank(hit[m].drop_nulls().to_list(), 0.95),
                float(hit[m].max())) for m in answers.AFTER))
-    got = {(r.variant, r.U): (r.disturbed, r.overshooting, r.unsettled,
-                              *((getattr(r, m).median, getattr(r, m).p95, getattr(r, m).max)
-                                for m in answers.AFTER)) for r in s.after}
-    assert got == want
+    return out
+
+
+def after_rows(s: answers.AnswersSummary) -> dict[tuple[str, int], tuple[Any, ...]]:
+    return {(r.variant, r.U): (r.disturbed, r.overshooting, r.unsettled,
+                               *((getattr(r, m).median, getattr(r, m).p95, getattr(r, m).max)
+                                 for m in answers.AFTER)) for r in s.after}
+
+
+def test_the_response_to_the_disturbance_equals_a_recount(running: Path,
+                                                          seeded: Path) -> None:
+    s = answers.summarize(load_sweep(running))
+    assert after_rows(s) == recount_after(running)
     # Half the cells have no death event; the ledger overshoots after the one they have.
     assert {r.disturbed for r in s.after} == {len(SEEDS)}
     assert any(r.overshooting for r in s.after if r.variant == "ledger")
@@ -247,3 +257,28 @@ def test_controllers_chart_is_a_line_when_g_has_one_value(tmp_path: Path) -> Non
     assert "G takes one value in this sweep (30 s), so there is no chart against G" in page
     # The answers chart is drawn: U has three values.
     assert "answers" in report.data["figures"]
+
+
+def test_the_measured_running_service_gets_both_answers_first(tmp_path: Path) -> None:
+    # sweeps/disturbance.toml: a settled service (initial = "desired"), a ledger delay
+    # drawn from its measured quantiles (5 s, median 12 s, p99 40 s), startup 3-20 s, one
+    # death at t = 300, 30 seeds: the report's first section answers both questions, every
+    # figure a recount of the table.
+    out = tmp_path / "disturbance"
+    run_sweep(load_spec(ROOT / "sweeps" / "disturbance.toml"), out, jobs=1, progress=False)
+    report = build_report(out)
+    assert next(k for k in report.data if k != "format") == "answers"
+    s = answers.summarize(load_sweep(out))
+    want = recount(out)
+    assert {(r.variant, r.U): (r.cells, r.overshooting, (r.overshoot.median, r.overshoot.p95,
+                                                         r.overshoot.max))
+            for r in s.rows} == {k: (w["cells"], w["overshooting"], w["overshoot"])
+                                 for k, w in want.items()}
+    assert after_rows(s) == recount_after(out)
+    assert all(r.cells == 30 for r in s.rows)
+    page = report.html.read_text(encoding="utf-8")
+    answers_part = page[page.index('id="answers"'):page.index('id="law"')]
+    assert "<strong>Over-provisioning</strong>: ledger overshoots in " in answers_part
+    assert "best choice" in answers_part.lower()
+    assert "<strong>After the disturbance</strong>: from the first death event on, " in (
+        answers_part)
