@@ -79,21 +79,32 @@ _DONE, _BAD, _TOO_MANY, _ENDLESS, _COPIES = 0, 1, 2, 3, 4
 _N_OUT: Final = len(WORLD_OUT_COLUMNS)
 
 
+#: An entry's payload, three fields in one int64, one word moving with each key: ``a`` (a
+#: copy's number, below MAX_COPIES; an epoch, below MAX_EVENTS restarts; or a flag) from bit
+#: 32; ``b`` (a second from BEFORE_RUN to MAX_SECONDS, or -1) less BEFORE_RUN, below 2**24,
+#: from bit 8; ``c`` (an event's kind and flag, below 8) in bits 0 to 7.
+_A_SHIFT: Final = 32
+_B_SHIFT: Final = 8
+_B_MASK: Final = (1 << 24) - 1
+_C_MASK: Final = (1 << 8) - 1
+
+
 @numba.njit(cache=True, nogil=True)
 def _push(keys: Int64Array, pay: Int64Array, n: int, key: int, a: int, b: int,  # noqa: PLR0913, PLR0917
           c: int) -> int:
-    """Add an entry to the heap of ``n`` (the arrays have room); return the new size."""
+    """Add an entry, its payload ``(a, b, c)``, to the heap of ``n`` (the arrays have room);
+    return the new size."""
+    packed = (a << _A_SHIFT) | ((b - BEFORE_RUN) << _B_SHIFT) | c
     i = n
-    keys[i] = key
-    pay[0, i], pay[1, i], pay[2, i] = a, b, c
-    while i > 0:
-        parent = (i - 1) // 2
-        if keys[parent] <= keys[i]:
+    while i > 0:  # the hole moves up to where the key belongs
+        parent = (i - 1) >> 1
+        if keys[parent] <= key:
             break
-        keys[parent], keys[i] = keys[i], keys[parent]
-        for r in range(3):
-            pay[r, parent], pay[r, i] = pay[r, i], pay[r, parent]
+        keys[i] = keys[parent]
+        pay[i] = pay[parent]
         i = parent
+    keys[i] = key
+    pay[i] = packed
     return n + 1
 
 
@@ -101,22 +112,24 @@ def _push(keys: Int64Array, pay: Int64Array, n: int, key: int, a: int, b: int,  
 def _pop(keys: Int64Array, pay: Int64Array, n: int) -> int:
     """Remove the smallest entry, moved to position ``n - 1``; return the new size."""
     last = n - 1
-    keys[0], keys[last] = keys[last], keys[0]
-    for r in range(3):
-        pay[r, 0], pay[r, last] = pay[r, last], pay[r, 0]
+    top_key, top_pay = keys[0], pay[0]
+    key, packed = keys[last], pay[last]
     i = 0
-    while True:
-        left, smallest = 2 * i + 1, i
-        if left < last and keys[left] < keys[smallest]:
-            smallest = left
-        if left + 1 < last and keys[left + 1] < keys[smallest]:
-            smallest = left + 1
-        if smallest == i:
+    while True:  # the hole at the root moves down to where the last key belongs
+        child = 2 * i + 1
+        if child >= last:
             break
-        keys[smallest], keys[i] = keys[i], keys[smallest]
-        for r in range(3):
-            pay[r, smallest], pay[r, i] = pay[r, i], pay[r, smallest]
-        i = smallest
+        if child + 1 < last and keys[child + 1] < keys[child]:
+            child += 1
+        if keys[child] >= key:
+            break
+        keys[i] = keys[child]
+        pay[i] = pay[child]
+        i = child
+    keys[i] = key
+    pay[i] = packed
+    keys[last] = top_key
+    pay[last] = top_pay
     return last
 
 
@@ -356,7 +369,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop
         pods[_IN_CACHE, k] = 1
     n_pods = initial
     keys = np.zeros(64, np.int64)
-    pay = np.zeros((3, 64), np.int64)
+    pay = np.zeros(64, np.int64)
     n_due = 0
     order = 0
     epoch = 0
@@ -390,12 +403,17 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop
             next_periodic += max(1, U - U_jitter + z)
             periodic_i += 1
             resync = True
-        if n_due + 1 >= keys.shape[0]:
-            keys = _grow1(keys, 2 * keys.shape[0])
-            pay = _grow(pay, 2 * pay.shape[1])
-        order += 1
-        n_due = _push(keys, pay, n_due, ((start << _WHAT_BITS | _SECOND) << _ORDER_BITS) | order,
-                      1 if resync else 0, 0, 0)
+        # Only where it has something to do: a second is visited for an instant due in it
+        # or for these (the loop's end skips to the next), and earlier ones are done.
+        if resync or (e_next < n_ev and ev[0, e_next] == t) or (
+                r_next < n_rs and rs_at[r_next] == t):
+            if n_due + 1 >= keys.shape[0]:
+                keys = _grow1(keys, 2 * keys.shape[0])
+                pay = _grow1(pay, 2 * pay.shape[0])
+            order += 1
+            n_due = _push(keys, pay, n_due,
+                          ((start << _WHAT_BITS | _SECOND) << _ORDER_BITS) | order,
+                          1 if resync else 0, 0, 0)
         synced_this_second = False
         while n_due > 0 and (keys[0] >> (_WHAT_BITS + _ORDER_BITS)) < start + _MS:
             now = keys[0] >> (_WHAT_BITS + _ORDER_BITS)
@@ -404,12 +422,15 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop
                 while n_due > 0 and (keys[0] >> (_WHAT_BITS + _ORDER_BITS)) == now:
                     what = (keys[0] >> _ORDER_BITS) & 7
                     n_due = _pop(keys, pay, n_due)
-                    a, b, c = pay[0, n_due], pay[1, n_due], pay[2, n_due]
+                    packed = pay[n_due]
+                    a = packed >> _A_SHIFT
+                    b = ((packed >> _B_SHIFT) & _B_MASK) + BEFORE_RUN
+                    c = packed & _C_MASK
                     # room for the events this entry may add (a few per copy touched)
                     if n_due + 4 * n_pods + 16 >= keys.shape[0]:
                         size = 2 * (n_due + 4 * n_pods + 16)
                         keys = _grow1(keys, size)
-                        pay = _grow(pay, size)
+                        pay = _grow1(pay, size)
                     if what == _READY:
                         if pods[_GONE, a] < 0:
                             pods[_IS_READY, a] = 1
@@ -445,7 +466,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop
                                     if now + pods[_G, k] < end_ms:
                                         if n_due + 2 >= keys.shape[0]:
                                             keys = _grow1(keys, 2 * keys.shape[0])
-                                            pay = _grow(pay, 2 * pay.shape[1])
+                                            pay = _grow1(pay, 2 * pay.shape[0])
                                         order += 1
                                         n_due = _push(keys, pay, n_due, (((
                                             now + pods[_G, k]) << 3 | _DELIVER) << 30)
@@ -556,7 +577,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop
                     if n_due + 2 * diff + 4 >= keys.shape[0]:
                         size = 2 * (n_due + 2 * diff + 4)
                         keys = _grow1(keys, size)
-                        pay = _grow(pay, size)
+                        pay = _grow1(pay, size)
                     remaining = diff
                     batch = 1 if slow_start else diff
                     while remaining > 0:
@@ -646,7 +667,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop
                             pods[_DELETING, k] = now
                             if n_due + 4 >= keys.shape[0]:
                                 keys = _grow1(keys, 2 * keys.shape[0] + 8)
-                                pay = _grow(pay, 2 * pay.shape[1] + 8)
+                                pay = _grow1(pay, 2 * pay.shape[0] + 8)
                             if grace == 0:
                                 pods[_GONE, k] = now
                                 live -= pods[_IS_READY, k]
@@ -677,7 +698,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop
                 if err and now + delay < end_ms:
                     if n_due + 2 >= keys.shape[0]:
                         keys = _grow1(keys, 2 * keys.shape[0])
-                        pay = _grow(pay, 2 * pay.shape[1])
+                        pay = _grow1(pay, 2 * pay.shape[0])
                     order += 1
                     n_due = _push(keys, pay, n_due, (((now + delay) << 3 | _RETRY) << 30)
                                   | order, epoch, 0, 0)
