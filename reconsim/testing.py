@@ -172,9 +172,13 @@ def compare_cell(cell: Cell) -> None:
     slow = _metrics_or_refusal(lambda: run_reference(cell))
     if isinstance(fast, str) or isinstance(slow, str):
         if fast != slow:
+            def said(got: dict[str, Any] | str) -> str:
+                return f"refused: {got}" if isinstance(got, str) else "ran to the end"
+
             raise ControllerMismatchError(
                 f"controller {cell.controller!r}: the kernels and the reference model differ "
-                f"(kernel {fast}; reference {slow}): reconsim run {cell_text(cell)}")
+                f"(kernel {said(fast)}; reference {said(slow)}): reconsim run "
+                f"{cell_text(cell)}")
         return
     differ = [m for m in METRIC_NAMES if fast[m] != slow[m]]
     if differ:

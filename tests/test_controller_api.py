@@ -17,9 +17,9 @@ from typing import Any
 import polars as pl
 import pytest
 
-from reconsim import run_cell, run_reference, trace
+from reconsim import run_cell, run_reference, testing, trace
 from reconsim.cli import main
-from reconsim.controllers import Controller, ControllerError, Int, Param
+from reconsim.controllers import Controller, ControllerError, Int, Param, RunawayError
 from reconsim.errors import ReconsimError
 from reconsim.model.controllers import registry
 from reconsim.model.params import Cell, UnknownParameterError, cell_text, make_cell
@@ -431,3 +431,18 @@ def test_a_spec_naming_a_missing_controller_is_one_line(
     assert "grid.controller: controller 'deadband:NOPE': 'deadband' has no attribute" in err
     assert err.count("\n") == 1
     assert not (tmp_path / "out").exists()
+
+
+def test_a_refusal_agrees_only_with_the_same_refusal(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A stale read, watch triggers, no ledger delay: both models refuse it, with one line.
+    runaway = Cell(controller="replicaset", G=0, trigger="watch", lag=((0, 26, 48),))
+    compare_cell(runaway)
+
+    def refused(cell: Cell) -> dict[str, Any]:
+        raise RunawayError("controller 'ledger': made up")
+
+    monkeypatch.setattr(testing, "run_reference", refused)
+    with pytest.raises(ControllerMismatchError, match=re.escape(
+            "differ (kernel ran to the end; reference refused: controller 'ledger': made up): "
+            "reconsim run --controller ledger")):
+        compare_cell(Cell(G=20))

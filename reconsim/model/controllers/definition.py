@@ -349,7 +349,7 @@ class Controller:
     def too_many_copies(self, t: int) -> RunawayError:
         """The refusal of a cell whose copies pass MAX_COPIES at second ``t``."""
         return RunawayError(f"controller {self.name!r}: the cell created {MAX_COPIES:,} "
-                               f"copies by t = {t}, the most a cell may")
+                            f"copies by t = {t}, the most a cell may")
 
     def endless_instant(self, now: int, most: int) -> RunawayError:
         """The refusal of a cell whose key is still queued after ``most`` syncs at the
