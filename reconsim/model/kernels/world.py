@@ -958,10 +958,12 @@ def simulate_world_arrays(
             raise ValueError(f"{name}_offsets must run from 0 to the number of {name} "
                              "values, one entry per cell + 1")
     names = (*WORLD_INPUTS, *(p for p in controller_params(controllers) if p in arrays))
-    a = {name: np.asarray(arrays[name]) == _FLAGS[name] if name in _FLAGS
+    # Every input read-only, as numba compiles the kernel for them, once here.
+    a = {name: frozen(np.asarray(arrays[name]) == _FLAGS[name], np.bool_) if name in _FLAGS
          else frozen(arrays[name]) for name in names}
     for name in ("B_delays", "G_delays"):
-        a[f"{name}_cumulative"] = cumulative(a[f"{name}_offsets"], a.pop(f"{name}_weight"))
+        a[f"{name}_cumulative"] = frozen(cumulative(a[f"{name}_offsets"],
+                                                    a.pop(f"{name}_weight")))
     # The count kernel's bounds, read for the worst this world allows: a round every
     # second where rounds are jittered or watch-triggered, the longest delays. Creates per
     # round stay at most `desired` (lost and failed commands add none), so the bounds hold.
@@ -979,7 +981,8 @@ def simulate_world_arrays(
     # (a batch that came grouped as much as one gathered here).
     with numba.parallel_chunksize(1):
         for code, rows in by_controller(a["controller"], _by_class(a)):
-            cells = a if rows is None else take_rows(a, rows)
+            cells = a if rows is None else {
+                name: frozen(v, v.dtype.type) for name, v in take_rows(a, rows).items()}
             result = _run_group(controllers[code], cells, parallel)
             if rows is None:
                 out[:] = result
@@ -990,13 +993,13 @@ def simulate_world_arrays(
 
 def _run_group(controller: Controller, a: Mapping[str, NDArray[np.generic]],
                parallel: bool) -> Int64Array:
-    """Cells of one controller, on its specialised kernel: their metrics, a cell a row."""
+    """Cells of one controller, on its specialised kernel: their metrics, a cell a row.
+    ``a``'s arrays are read-only already (:func:`frozen`), as the kernel was compiled for."""
     cparams = params_matrix(controller, a)
     kernel = _kernels(controller)["_simulate_world@parallel" if parallel else "_simulate_world"]
     try:
         with noting_compiles(kernel, "world kernel", controller):
-            out = kernel(cparams, *(frozen(a[name], a[name].dtype.type)
-                                    for name in _KERNEL_INPUTS))
+            out = kernel(cparams, *(a[name] for name in _KERNEL_INPUTS))
     except numba.core.errors.NumbaError as exc:
         raise compile_failure(controller, exc) from None
     except Exception as exc:  # raised by the controller's decide, in its code
