@@ -357,8 +357,8 @@ class Controller:
         return RunawayError(
             f"controller {self.name!r}: the key was still queued after {most:,} syncs at "
             f"instant {now} ms (t = {now // 1000}), the most one instant may run: its syncs "
-            "never let time pass (a stale read with watch triggers and no ledger delay does "
-            "this: each sync creates copies its read cannot show)")
+            "never let time pass (a stale read with watch triggers and no ledger delay, for "
+            "one, does this: each sync creates copies its read cannot show)")
 
 
 def _check_param(where: str, name: str, param: Any) -> None:
