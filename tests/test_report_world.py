@@ -380,9 +380,24 @@ def test_the_real_controller_is_set_against_the_gate_on_faulty_cells(tmp_path: P
     assert g["less_missing"] == (
         pairs["missing_copy_seconds"] < pairs["missing_copy_seconds_gate"]).sum()
     assert g["missing_copy_seconds"] < 0  # retrying at once fills the gap sooner
+    # The faults' own share: each pair's change less its fault-free twins' change.
+    calm = pl.read_parquet(out / "data" / "*.parquet").filter(
+        (pl.col("fail_rate") == 0) & (pl.col("lost_rate") == 0)).with_columns(
+        wasted=pl.col("delete_commands") - pl.col("deleted"))
+    twins = calm.filter(pl.col("controller") == "replicaset").join(
+        calm.filter(pl.col("controller") == "expectations"), on=["desired", "seed"],
+        suffix="_gate").select("desired", "seed", *(
+            (pl.col(f) - pl.col(f"{f}_gate")).alias(f"calm_{f}")
+            for f in ("unneeded", "wasted", "missing_copy_seconds")))
+    both = pairs.join(twins, on=["desired", "seed"])
+    assert g["twinned"] == both.height == 24
+    for f, name in (("unneeded", "fault_duplicates"), ("wasted", "fault_wasted_deletes"),
+                    ("missing_copy_seconds", "fault_missing_copy_seconds")):
+        assert g[name] == (both[f] - both[f"{f}_gate"] - both[f"calm_{f}"]).sum(), name
     html = report.html.read_text(encoding="utf-8")
     assert "The real ReplicaSet controller against the idealised gate" in html
     assert f"saved {-g['missing_copy_seconds']:,} missing copy-seconds" in html
+    assert "The faults' own share" in html
 
 
 def test_sweep_in_seed_001_s_world_says_so(tmp_path: Path) -> None:
