@@ -48,7 +48,7 @@ from reconsim.model.studies.seed001 import (
     MEASURED_U,
 )
 from reconsim.report.blocks import examples_table, where_sentence, where_table
-from reconsim.report.charts import ALARM, Figure, finish, inline, names_expr
+from reconsim.report.charts import ALARM, WIDTH, Figure, finish, inline, names_expr
 from reconsim.report.load import Sweep
 from reconsim.report.query import Table, collect, examples, in_order, lazy, where, where_each
 from reconsim.report.section import NOT_IN_JSON, Context, Section
@@ -658,6 +658,11 @@ def rows_table(rows: Sequence[DelayRow]) -> Markup:
 # ---------------------------------------------------------------- chart
 
 
+#: Room for a panel's y axis, and the margin the panels leave on the page, in px.
+AXIS: Final = 75
+MARGIN: Final = 170
+
+
 def delays_figure(data: DelaysGrid) -> Figure:
     """Overshoot against U per delay setting (rows) and controller (columns): the groups'
     median range as a band, the largest as points, the law's three readings as lines."""
@@ -684,20 +689,26 @@ def delays_figure(data: DelaysGrid) -> Figure:
             x=x, y="law:Q",
             color=alt.Color("reading:N", title="the law at the … delays", sort=names,
                             scale=alt.Scale(domain=names, range=["#2ca02c", "#555", "#d62728"]),
-                            legend=alt.Legend(labelExpr=names_expr(
-                                {f"law_{r}": r for r in READINGS}))),
+                            legend=alt.Legend(orient="bottom", direction="horizontal",
+                                              labelExpr=names_expr(
+                                                  {f"law_{r}": r for r in READINGS}))),
             tooltip=[*info, "reading:N", "law:Q"]))
+    # Within the page's width: each setting named above its row of panels, each panel with
+    # its own y axis (AXIS px), the page's margin (MARGIN px); the legend below them.
+    n = len(controllers)
     chart = alt.layer(*layers, data=inline(grid)).properties(
-        width=max(160, 900 // len(controllers)), height=220).facet(
-        row=alt.Row("setting:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left")),
+        width=max(120, (WIDTH - MARGIN) // n - AXIS), height=220).facet(
+        row=alt.Row("setting:N", title=None, header=alt.Header(
+            labelOrient="top", labelAngle=0, labelAlign="left", labelAnchor="start",
+            labelFontWeight="bold", labelLimit=WIDTH - MARGIN)),
         column=alt.Column("controller:N", title=None, sort=controllers),
     ).resolve_scale(y="independent")
     title = "Overshoot over seeds where delays vary, against the law's three readings"
     panels = min(data.settings, MAX_PANELS)
     more = (f" The first {MAX_PANELS} of {data.settings} delay settings are drawn."
             if data.settings > MAX_PANELS else "")
-    sub = ("Per delay setting (rows) and controller (columns), against U: the band spans the "
-           "replicate groups' medians over seeds, red points the largest overshoot; dashed "
+    sub = ("Per delay setting (rows) and controller (columns), against U. The band spans the "
+           "replicate groups' medians over seeds; red points: the largest overshoot. Dashed "
            "steps: the law read at the lowest, mean and worst delays (ledger only)." + more)
     return Figure("delays", title, finish(chart, title, sub),
                   {"marks": grid.height * 6, "panels": panels, "settings": data.settings})
