@@ -5,6 +5,7 @@ U, and the controllers section's line when G has one value."""
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,8 @@ from tests.helpers.tables import SCHEDULES, hand_table, model_frame, write_table
 
 SEEDS = list(range(6))
 ROOT = Path(__file__).resolve().parent.parent
+#: The report page's widest content, px (style.css: max-width 80rem).
+PAGE_WIDTH = 1280
 
 
 def nearest_rank(values: list[float], p: float) -> float:
@@ -282,3 +285,8 @@ def test_the_measured_running_service_gets_both_answers_first(tmp_path: Path) ->
     assert "best choice" in answers_part.lower()
     assert "<strong>After the disturbance</strong>: from the first death event on, " in (
         answers_part)
+    # Every chart fits the page (80rem: 1,280 px), its cell's long command line included.
+    widths = {svg.name: float(re.search(r'<svg[^>]*\swidth="([0-9.]+)"', svg.read_text(
+        encoding="utf-8")[:4000]).group(1)) for svg in (out / "figures").glob("*.svg")}
+    assert len(widths) >= 7
+    assert {name: w for name, w in widths.items() if w > PAGE_WIDTH} == {}

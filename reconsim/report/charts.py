@@ -9,8 +9,9 @@ counts in some mark: nothing is left out to fit.
 from __future__ import annotations
 
 import json
+import textwrap
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 import altair as alt
 import polars as pl
@@ -85,6 +86,10 @@ def names_expr(names: Mapping[str, str]) -> str:
     return f"{json.dumps(dict(names), ensure_ascii=False)}[datum.value]"
 
 
+#: The most characters a subtitle line takes (11 px text: about the charts' width).
+SUBTITLE_CHARACTERS: Final = 170
+
+
 def finish(chart: alt.TopLevelMixin, title: str, subtitle: str) -> dict[str, Any]:
     """The chart's Vega-Lite spec, titled, with its data inline.
 
@@ -93,7 +98,9 @@ def finish(chart: alt.TopLevelMixin, title: str, subtitle: str) -> dict[str, Any
     them 1.0 MB in 0.45 s, the picture unchanged. Titles, axes and legends keep theirs, and
     the page's tables give the numbers."""
     lines = [line.strip() for line in subtitle.split(". ") if line.strip()]
-    lines = [line if line.endswith(".") else f"{line}." for line in lines]
+    lines = [part for line in lines  # no line wider than the page (a cell's command can be)
+             for part in textwrap.wrap(line if line.endswith(".") else f"{line}.",
+                                       SUBTITLE_CHARACTERS, break_on_hyphens=False)]
     titled = chart.properties(title=alt.TitleParams(title, subtitle=lines, anchor="start",
                                                     subtitleFontSize=11))
     spec: dict[str, Any] = titled.configure_mark(aria=False).to_dict()
