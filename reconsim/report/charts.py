@@ -101,7 +101,10 @@ def finish(chart: alt.TopLevelMixin, title: str, subtitle: str) -> dict[str, Any
     lines = [part for line in lines  # no line wider than the page (a cell's command can be)
              for part in textwrap.wrap(line if line.endswith(".") else f"{line}.",
                                        SUBTITLE_CHARACTERS, break_on_hyphens=False)]
+    # Room on the right: the SVG is sized by vl-convert's text metrics, and a browser's font
+    # can draw a legend's longest label a few pixels wider (it was cut at the edge).
     titled = chart.properties(title=alt.TitleParams(title, subtitle=lines, anchor="start",
-                                                    subtitleFontSize=11))
+                                                    subtitleFontSize=11),
+                              padding={"left": 5, "top": 5, "bottom": 5, "right": 24})
     spec: dict[str, Any] = titled.configure_mark(aria=False).to_dict()
     return spec
