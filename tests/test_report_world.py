@@ -264,8 +264,8 @@ def test_faults_compare_each_cell_with_its_twin(world: tuple[Path, dict[str, Any
     assert list(f["switches_present"]) == ["lag"]
     assert f["cells"] == 480
     (value,) = f["values"]
-    assert (value["switch"], value["cells"], value["twinned"], value["untwinned"]) == (
-        "lag", 480, 480, 0)
+    assert (value["switch"], value["value"], value["cells"], value["twinned"],
+            value["untwinned"]) == ("lag", "300:420:60", 480, 480, 0)  # as the flag spells it
     key = ["controller", "U", "B_spread", "U_jitter", "seed"]
     frame = world_cells.with_columns(wasted=pl.col("delete_commands") - pl.col("deleted"))
     stale = frame.filter(pl.col("lag") == "stale").sort(key)
@@ -424,5 +424,5 @@ def test_world_report_states_its_verdicts(world: tuple[Path, dict[str, Any]]) ->
     assert "Does U ≥ worst G + worst B give zero overshoot? No</strong>: " \
            f"{d['boundary']['above_positive']:,} of the {d['boundary']['above_cells']:,}" in html
     assert "is not tested: the sweep has no ledger cell the law covers at G = 0" in html
-    assert "<strong>lag = " in html
+    assert "<strong>lag = 300:420:60</strong>" in html
     assert {"delays", "faults"} <= set(report.data["figures"])

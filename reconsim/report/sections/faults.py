@@ -22,12 +22,14 @@ import altair as alt
 import polars as pl
 from markupsafe import Markup
 
+from reconsim.model.kinds import Records
 from reconsim.model.params import BY_NAME, DEFAULTS, applies
 from reconsim.report.blocks import examples_table
 from reconsim.report.charts import Figure, finish, inline
 from reconsim.report.load import Sweep
 from reconsim.report.query import collect, first_rows, flat_value, in_order, lazy
 from reconsim.report.section import Context, Section
+from reconsim.sweep.table import unflat
 from reconsim.web.html import TableCell, figure_html, folded, num, plain, share, table, verdict
 
 #: The fault families and semantic switches, each with what it models.
@@ -168,8 +170,15 @@ def _present(sweep: Sweep) -> dict[str, list[Any]]:
     return out
 
 
-def _label(value: Any) -> str:
-    return plain(value).lower() if isinstance(value, bool) else plain(value)
+def _label(switch: str, value: Any) -> str:
+    """A switch's value as ``reconsim run``'s flag spells it: ``true``, ``0.05``, a list of
+    windows or fault events as ``300:420:30`` (the table holds them as JSON)."""
+    if isinstance(value, bool):
+        return plain(value).lower()
+    kind = BY_NAME[switch].kind
+    if isinstance(kind, Records) and isinstance(value, str):
+        return ",".join(":".join(map(str, r)) for r in unflat(kind, value)) or "none"
+    return plain(value)
 
 
 def _compare(sweep: Sweep, switch: str, value: Any) -> SwitchValue:
@@ -220,7 +229,7 @@ def _compare(sweep: Sweep, switch: str, value: Any) -> SwitchValue:
             "change_missing_copy_seconds"),
             ["change_overshoot", *shown], [True, *[False] * len(shown)], WORST)
         worst = tuple(top.to_dicts())
-    return SwitchValue(switch=switch, value=_label(value), cells=total, twinned=twinned,
+    return SwitchValue(switch=switch, value=_label(switch, value), cells=total, twinned=twinned,
                        untwinned=total - twinned, matched_twice=joined_rows - total,
                        controllers=tuple(per), worst=worst)
 
