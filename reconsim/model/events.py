@@ -16,7 +16,7 @@ E2. At each instant, in this order: (a) copies due to become ready do, and copie
     nothing is due and the key is not queued: what a sync causes at its own instant
     reaches the cache before the next sync. An instant runs at most ``SYNCS_AT_ONCE`` +
     2 x (``desired`` + the copies created before it, initial ones included) syncs: a cell
-    whose key is queued once more is refused (a ``ControllerError``), as one whose syncs
+    whose key is queued once more is refused (a ``RunawayError``), as one whose syncs
     never let time pass; so is a cell that would create a copy beyond ``MAX_COPIES``.
 E3. Every change of a copy (created, ready, terminating, gone) is an event that reaches
     the cache ``g`` ms later, ``g`` the copy's ledger delay (``G`` + its spread) in ms, in

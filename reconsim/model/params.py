@@ -292,6 +292,12 @@ class UnknownParameterError(ReconsimError, TypeError):
     """A keyword that is no parameter of a cell or of its controller."""
 
 
+def _did_you_mean(name: str, known: Iterable[str]) -> str:
+    """`` (did you mean 'G'?)`` for the known name nearest ``name``, or '' when none is."""
+    near = difflib.get_close_matches(name, list(known), n=1)
+    return f" (did you mean {near[0]!r}?)" if near else ""
+
+
 def _refusing_unknown_fields(init: Callable[..., None]) -> Callable[..., None]:
     """Cell's ``__init__``, whose unknown keyword is an :class:`UnknownParameterError`
     naming the nearest field (the dataclass's own is Python's bare ``TypeError``)."""
@@ -301,11 +307,9 @@ def _refusing_unknown_fields(init: Callable[..., None]) -> Callable[..., None]:
     def __init__(self: Cell, **fields: Any) -> None:  # noqa: N807 — it is Cell's
         if not known.issuperset(fields):
             name = next(name for name in fields if name not in known)
-            near = difflib.get_close_matches(name, known, n=1)
-            hint = f" (did you mean {near[0]!r}?)" if near else ""
             raise UnknownParameterError(
-                f"{name}: not a field of a Cell{hint}; a controller's own parameters go in "
-                "options, or to make_cell")
+                f"{name}: not a field of a Cell{_did_you_mean(name, known)}; a controller's "
+                "own parameters go in options, or to make_cell")
         init(self, **fields)
 
     return __init__
@@ -345,8 +349,8 @@ def make_cell(**params: Any) -> Cell:
         k: v for k, v in params.items() if k not in _FIELDS and k != "options"}
     for name in options:
         if name not in controller.params:
-            near = difflib.get_close_matches(name, [*_FIELDS, *controller.params], n=1)
-            hint = f" (did you mean {near[0]!r}?)" if near else _its_params(controller)
+            hint = (_did_you_mean(name, [*_FIELDS, *controller.params])
+                    or _its_params(controller))
             raise UnknownParameterError(f"{name}: not a parameter of a cell or of controller "
                                    f"{controller.name!r}{hint}")
     fields["controller"] = controller.name

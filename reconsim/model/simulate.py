@@ -7,18 +7,16 @@ specs and tables does not pay for it.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-from reconsim.errors import KernelRefusalError
 from reconsim.model import metrics
 from reconsim.model.controllers import BUILT_IN, Controller, ControllerError, RunawayError, registry
-from reconsim.model.kernels.arrays import controller_params, take_rows
+from reconsim.model.kernels.arrays import controller_params, numbered, take_rows
 from reconsim.model.kinds import NAMED
 from reconsim.model.metrics import METRIC_NAMES, METRICS
 from reconsim.model.params import (
@@ -263,7 +261,7 @@ def simulate(cells: pl.DataFrame, *, checked: bool = False) -> pl.DataFrame:
     # (gathering a frame's list columns costs several times more).
     out = np.empty((len(WORLD_OUT_COLUMNS), cells.height), np.int64)  # a metric a row
     rows = np.flatnonzero(~world)
-    with _cells_numbered(rows):
+    with numbered(rows):
         present = [p for p in controller_params(known) if p in arrays]
         count = take_rows(arrays, rows, (*COUNT_INPUTS, *present))
         out[:len(OUT_COLUMNS), rows] = simulate_arrays(
@@ -272,7 +270,7 @@ def simulate(cells: pl.DataFrame, *, checked: bool = False) -> pl.DataFrame:
         OUT_COLUMNS.index("created"), rows]
     out[WORLD_OUT_COLUMNS.index("failed_creates"), rows] = 0
     rows = np.flatnonzero(world)
-    with _cells_numbered(rows):
+    with numbered(rows):
         out[:, rows] = simulate_world_arrays(
             controllers=known, **take_rows(arrays, rows)).T  # type: ignore[arg-type]
     raw = dict(zip(WORLD_OUT_COLUMNS, out, strict=True))
@@ -300,19 +298,6 @@ def initial_copies(cells: pl.DataFrame) -> np.ndarray:
     kind = BY_NAME["initial"].kind
     assert isinstance(kind, IntOrParam)
     return kind.resolve(cells["initial"].fill_null(0).to_numpy(), cells["desired"].to_numpy())
-
-
-@contextmanager
-def _cells_numbered(rows: np.ndarray) -> Iterator[None]:
-    """A kernel's refusal of cell ``i`` of a subset, as one of row ``rows[i]`` of the frame."""
-    try:
-        yield
-    except KernelRefusalError as exc:
-        raise exc.at(int(rows[exc.row])) from None
-    except RunawayError as exc:
-        if exc.row is None:
-            raise
-        raise exc.at(int(rows[exc.row])) from None
 
 
 def _cell_of(cells: pl.DataFrame, i: int, params: tuple[Parameter, ...]) -> Cell:
@@ -352,7 +337,7 @@ def _simulate_split(cells: pl.DataFrame, slow: np.ndarray,
     values: dict[str, list[Any]] = {m.name: [None] * cells.height for m in METRICS}
     fast = np.flatnonzero(~slow)
     if len(fast):
-        with _cells_numbered(fast):
+        with numbered(fast):
             _scatter(values, fast, simulate(cells[fast], checked=True))
     for i in np.flatnonzero(slow):
         try:
@@ -377,7 +362,7 @@ def _simulate_events(cells: pl.DataFrame, events: np.ndarray,
         return _with_metrics(cells, dict(zip(WORLD_OUT_COLUMNS, out.T, strict=True)))
     values: dict[str, list[Any]] = {m.name: [None] * cells.height for m in METRICS}
     for rows in (np.flatnonzero(events), np.flatnonzero(~events)):
-        with _cells_numbered(rows):
+        with numbered(rows):
             _scatter(values, rows, simulate(cells[rows], checked=True))
     return _with_values(cells, values)
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import logging.handlers
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -290,27 +291,17 @@ SCHEDULER_TIMEOUT: Final = "10s"
 COMPILE_LOG: Final = "reconsim.compile"
 
 
-class _Held(logging.Handler):
-    def __init__(self, held: list[logging.LogRecord]) -> None:
-        super().__init__(logging.INFO)
-        self.held = held
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.held.append(record)
-
-
 def noting_compiles(task: Callable[..., Any], *args: Any) -> tuple[Any, list[logging.LogRecord]]:
     """``task(*args)`` (a chunk's), and the kernel compilations it logged, held back: a
     worker's log reaches no terminal, so its parent reports them (:class:`_Reported`)."""
     log = logging.getLogger(COMPILE_LOG)
-    held: list[logging.LogRecord] = []
-    handler = _Held(held)
+    handler = logging.handlers.BufferingHandler(capacity=2**31)  # it never flushes
     level, propagate = log.level, log.propagate
     log.addHandler(handler)
     log.setLevel(logging.INFO)
     log.propagate = False
     try:
-        return task(*args), held
+        return task(*args), handler.buffer
     finally:
         log.removeHandler(handler)
         log.setLevel(level)
@@ -326,8 +317,8 @@ class _Reported:
 
     def __call__(self, held: list[logging.LogRecord]) -> None:
         log = logging.getLogger(COMPILE_LOG)
-        for record in held:
-            key = tuple(record.args or ())[:2] if isinstance(record.args, tuple) else ()
+        for record in held:  # compiled the %s for controller %r in %.1f s: the first two
+            key = tuple(record.args or ())[:2]
             if key not in self.seen:
                 self.seen.add(key)
                 log.handle(record)

@@ -4,13 +4,15 @@ offsets array beside the values of every cell in turn."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from reconsim.model.controllers import Controller
+from reconsim.errors import KernelRefusalError
+from reconsim.model.controllers import Controller, RunawayError
 
 Int64Array = NDArray[np.int64]
 
@@ -34,6 +36,18 @@ def take_rows(arrays: dict[str, np.ndarray], rows: np.ndarray,
             if values == list_name or (values.startswith(list_name + "_") and values != key):
                 taken[values] = arrays[values][where]
     return {key: taken[key] if key in taken else arrays[key][rows] for key in names}
+
+
+@contextmanager
+def numbered(rows: np.ndarray) -> Iterator[None]:
+    """A kernel's refusal of cell ``i`` of a part of a batch (a KernelRefusalError, or a
+    RunawayError that names its row) as one of cell ``rows[i]`` of the batch."""
+    try:
+        yield
+    except (KernelRefusalError, RunawayError) as exc:
+        if exc.row is None:
+            raise
+        raise exc.at(int(rows[exc.row])) from None
 
 
 def cumulative(offsets: Int64Array, weights: Int64Array) -> Int64Array:

@@ -25,7 +25,7 @@ from numba.np.unsafe.ndarray import to_fixed_tuple
 from numpy.typing import NDArray
 
 from reconsim.model import rng
-from reconsim.model.controllers import Controller, ControllerError, RunawayError
+from reconsim.model.controllers import Controller, ControllerError
 from reconsim.model.controllers.definition import (
     ADDED,
     DELETED,
@@ -40,6 +40,7 @@ from reconsim.model.kernels.arrays import (
     Int64Array,
     by_controller,
     cumulative,
+    numbered,
     params_matrix,
     take_rows,
 )
@@ -861,16 +862,11 @@ def simulate_event_arrays(*, controllers: Sequence[Controller],
         cells = a if rows is None else take_rows(a, rows)
         chosen = {**cells, **{k: (arrays[k] if rows is None else np.asarray(arrays[k])[rows])
                               for k in controllers[code].params}}
-        try:
-            result = _run_group(controllers[code], chosen)
-        except RunawayError as exc:  # the group's row, as the batch's
-            if rows is None or exc.row is None:
-                raise
-            raise exc.at(int(rows[exc.row])) from None
         if rows is None:
-            out[:] = result
+            out[:] = _run_group(controllers[code], chosen)
         else:
-            out[rows] = result
+            with numbered(rows):  # a refusal names the batch's row, not the group's
+                out[rows] = _run_group(controllers[code], chosen)
     return out
 
 

@@ -267,8 +267,11 @@ def _means(joint: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
 
 
 def answers_verdict(table: Table, axes: Sequence[str], sizes: Mapping[str, int],
-                    variant_rows: pl.DataFrame | None = None) -> AnswersSummary:
-    """Every variant's figures at every swept U over every other axis, and the answers."""
+                    variant_rows: pl.DataFrame | None = None,
+                    initial: Sequence[Any] = ()) -> AnswersSummary:
+    """Every variant's figures at every swept U over every other axis, and the answers;
+    ``initial``: the values the sweep's ``initial`` takes (the response to the disturbance
+    is read where one is not 0)."""
     params = variant_params(table, sizes, variant_rows)
     keys = ["controller", *params, "U"]
     t = lazy(table)
@@ -284,7 +287,8 @@ def answers_verdict(table: Table, axes: Sequence[str], sizes: Mapping[str, int],
     rank = {v: i for i, v in enumerate(order)}
     figures = _ranked(figures, rank)
     rows = tuple(_at_u(r) for r in figures.iter_rows(named=True))
-    after = _after(t, keys, params, rank) if _from_running(t) else ()
+    running = any(v not in (0, None) for v in initial)
+    after = _after(t, keys, params, rank) if running else ()
     over = _over_axes(axes, sizes, params)
     product = 1
     for o in over:
@@ -311,13 +315,6 @@ def _ranked(figures: pl.DataFrame, rank: Mapping[str, int]) -> pl.DataFrame:
     """``figures`` in the variants' order (``rank``), then by U."""
     return figures.with_columns(pl.col("variant").replace_strict(
         rank, return_dtype=pl.Int64).alias("__rank")).sort("__rank", "U").drop("__rank")
-
-
-def _from_running(t: pl.LazyFrame) -> bool:
-    """Whether some cell starts from running copies (``initial`` not 0)."""
-    if "initial" not in t.collect_schema().names():
-        return False
-    return bool(collect(t.select((pl.col("initial") != 0).any())).item())
 
 
 def _after(t: pl.LazyFrame, keys: Sequence[str], params: Sequence[str],
@@ -506,7 +503,9 @@ def _chart_rows(rows: Sequence[AtU] | Sequence[AfterAtU],
 
 def summarize(sweep: Sweep) -> AnswersSummary:
     """The answers (``summary.json``'s ``answers``)."""
-    return answers_verdict(sweep.table, sweep.axes, sweep.sizes, sweep.variants)
+    initial = sweep.axis_facts.get("initial")  # known already: no pass over the table
+    return answers_verdict(sweep.table, sweep.axes, sweep.sizes, sweep.variants,
+                           () if initial is None else initial.values)
 
 
 def _scope(s: AnswersSummary) -> str:
