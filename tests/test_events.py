@@ -122,6 +122,19 @@ def test_an_instant_runs_a_sync_for_each_copy_it_needs() -> None:
     assert simulate(cells_frame([cell])).row(0, named=True)["created"] == 150
 
 
+def test_cells_that_outgrow_the_kernel_s_scratch_arrays_run_as_the_reference_does() -> None:
+    # The event kernel's arrays start with room for 256 copies and 4,096 due entries and
+    # grow, running the cell again, when a cell needs more: 300 initial copies, 2,500
+    # created at once, then cells of the same block in the arrays they left behind.
+    cells = [_rs(desired=600, initial=300, duration=30), _rs(desired=2500, duration=20),
+             _rs(desired=6, duration=30), _rs(desired=3, initial=8, duration=30)]
+    frame = simulate(cells_frame(cells))
+    for cell, row in zip(cells, frame.iter_rows(named=True), strict=True):
+        want = run_reference(cell)
+        assert {k: row[k] for k in want} == want
+    assert frame["created"].to_list() == [300, 2500, 6, 0]
+
+
 def test_the_kernel_refuses_a_copy_beyond_max_copies() -> None:
     # 10**5 copies a sync at one instant: the 11th sync would create the 1,000,001st copy
     # (the reference model refuses it with the same line, after ~15 s of Python: not here).

@@ -11,6 +11,12 @@ with Go's ``sort.Sort`` step for step (:func:`_go_sort`, the iterative form of
 instants the live count is constant: the seconds in between are added up in closed form.
 Inside a ``lag`` window a sync lists each copy as the cache held it at the end of second
 ``t - extra``: the copy's own state ``g`` earlier, as its events took ``g`` to arrive.
+
+A block of cells shares scratch arrays (the copies, the cache's columns, the heap), passed
+to the cell's loop and never rebound there: numba then counts no references inside it
+(an array rebound in a loop, as a growing one is, costs two atomic reference counts at
+many of its uses: three times the loop's own work, measured). A cell that needs more
+room returns for larger arrays and runs again from its start, the same run.
 """
 
 from __future__ import annotations
@@ -77,6 +83,12 @@ _N_COLS: Final = 10
 #: instant with more syncs than its bound (out[1] its instant, out[2] the bound), or a copy
 #: beyond MAX_COPIES (out[1] its second).
 _DONE, _BAD, _TOO_MANY, _ENDLESS, _COPIES = 0, 1, 2, 3, 4
+#: Or no room in the block's scratch arrays (out[1] the heap's size it needs, out[2] the
+#: copies'; 0 for room enough): the block enlarges them and runs the cell again.
+_ROOM: Final = 5
+#: The scratch arrays' first room: copies (items: one more), and heap entries.
+_COPIES_ROOM: Final = 256
+_HEAP_ROOM: Final = 4096
 _N_OUT: Final = len(WORLD_OUT_COLUMNS)
 
 
@@ -328,30 +340,37 @@ def _go_sort(items: Int64Array, n: int, now: int, p: Any) -> None:  # noqa: PLR0
 
 
 @numba.njit(cache=True, nogil=True)
-def _grow(a: Int64Array, size: int) -> Int64Array:
-    out = np.zeros((a.shape[0], size), np.int64)
-    for r in range(a.shape[0]):  # a loop, as copy_into
-        copy_into(out[r, :a.shape[1]], a[r])
-    return out
+def _new_copy(pods: Int64Array, k: int, born: int, ready_at: int, g: int) -> None:
+    """Copy ``k``'s column, cleared, with its creation, readiness and ledger delay (ms)."""
+    for r in range(_N_COLS):
+        pods[r, k] = 0
+    pods[_BORN, k] = born
+    pods[_READY_AT, k] = ready_at
+    pods[_G, k] = g
+    pods[_DELETING, k] = -1
+    pods[_GONE, k] = -1
 
 
 @numba.njit(cache=True, nogil=True)
-def _grow1(a: Int64Array, size: int) -> Int64Array:
-    out = np.zeros(size, np.int64)
-    copy_into(out[:a.shape[0]], a)
-    return out
+def _no_room(out: Int64Array, row: int, heap: int, copies: int) -> int:
+    """Ask the block for scratch arrays with room for ``heap`` entries and ``copies``
+    copies (0: as they are), to run the cell again."""
+    out[1, row], out[2, row] = heap, copies
+    return _ROOM
 
 
-def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop
+def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop
         p: Any, mem: Int64Array, cap: int, gain_pm: int, desired: int, U: int, G: int, B: int,
         duration: int, ledger_base: int, initial: int, B_spread: int, G_spread: int, U_jitter: int,
         seed: int, grace: int, delete_newest: bool, watch: bool, slow_start: bool,
         fail_pm: int, lost_pm: int, ev: Int64Array, n_ev: int, rs_at: Int64Array, n_rs: int,
         faults: Int64Array, fault_left: Int64Array, f_lo: int, f_hi: int,
         lag: Int64Array, w_lo: int, w_hi: int, b_table: Int64Array, b_lo: int, b_hi: int,
-        g_table: Int64Array, g_lo: int, g_hi: int, out: Int64Array, row: int) -> int:
+        g_table: Int64Array, g_lo: int, g_hi: int, out: Int64Array, row: int,
+        pods: Int64Array, items: Int64Array, keys: Int64Array, pay: Int64Array) -> int:
     end_ms = (duration + 1) * _MS
-    pods = np.zeros((_N_COLS, max(16, initial)), np.int64)
+    if initial > pods.shape[1]:
+        return _no_room(out, row, 0, initial)
     # The initial copies: created and ready before the run (BEFORE_RUN), in the cache with
     # their times shown as 0, their events long delivered; numbered first on the ledger
     # delay's stream.
@@ -361,16 +380,10 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop
             g += table_u64(seed, rng.LEDGER_DELAY, k, g_table, g_lo, g_hi)
         elif G_spread > 0:
             g += int(uniform_u64(seed, rng.LEDGER_DELAY, k, G_spread + 1))
-        pods[_BORN, k] = BEFORE_RUN * _MS
-        pods[_READY_AT, k] = BEFORE_RUN * _MS
-        pods[_G, k] = g * _MS
+        _new_copy(pods, k, BEFORE_RUN * _MS, BEFORE_RUN * _MS, g * _MS)
         pods[_IS_READY, k] = 1
-        pods[_DELETING, k] = -1
-        pods[_GONE, k] = -1
         pods[_IN_CACHE, k] = 1
     n_pods = initial
-    keys = np.zeros(64, np.int64)
-    pay = np.zeros(64, np.int64)
     n_due = 0
     order = 0
     epoch = 0
@@ -382,7 +395,6 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop
     deaths_total = 0
     for e in range(n_ev):
         deaths_total += ev[1, e]
-    items = np.zeros((3, 16), np.int64)
     next_periodic, periodic_i = 0, 0
     synced_this_second = False
     live = initial
@@ -409,8 +421,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop
         if resync or (e_next < n_ev and ev[0, e_next] == t) or (
                 r_next < n_rs and rs_at[r_next] == t):
             if n_due + 1 >= keys.shape[0]:
-                keys = _grow1(keys, 2 * keys.shape[0])
-                pay = _grow1(pay, 2 * pay.shape[0])
+                return _no_room(out, row, 2 * keys.shape[0], 0)
             order += 1
             n_due = _push(keys, pay, n_due,
                           ((start << _WHAT_BITS | _SECOND) << _ORDER_BITS) | order,
@@ -429,9 +440,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop
                     c = packed & _C_MASK
                     # room for the events this entry may add (a few per copy touched)
                     if n_due + 4 * n_pods + 16 >= keys.shape[0]:
-                        size = 2 * (n_due + 4 * n_pods + 16)
-                        keys = _grow1(keys, size)
-                        pay = _grow1(pay, size)
+                        return _no_room(out, row, 2 * (n_due + 4 * n_pods + 16), 0)
                     if what == _READY:
                         if pods[_GONE, a] < 0:
                             pods[_IS_READY, a] = 1
@@ -466,8 +475,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop
                                     live -= 1
                                     if now + pods[_G, k] < end_ms:
                                         if n_due + 2 >= keys.shape[0]:
-                                            keys = _grow1(keys, 2 * keys.shape[0])
-                                            pay = _grow1(pay, 2 * pay.shape[0])
+                                            return _no_room(out, row, 2 * keys.shape[0], 0)
                                         order += 1
                                         n_due = _push(keys, pay, n_due, (((
                                             now + pods[_G, k]) << 3 | _DELIVER) << 30)
@@ -525,8 +533,6 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop
                 queued, running, dirty = False, True, False
                 n_active = 0
                 n_ready = 0
-                if items.shape[1] < n_pods + 1:
-                    items = _grow(items, 2 * (n_pods + 1))
                 stale = -1
                 for w in range(w_lo, w_hi):
                     if lag[0, w] <= t < lag[1, w]:
@@ -573,12 +579,9 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop
                     for k in range(n_pods):
                         pods[_MARKED, k] = 0
                 if diff > 0:
-                    if n_pods + diff > pods.shape[1]:
-                        pods = _grow(pods, 2 * (n_pods + diff))
-                    if n_due + 2 * diff + 4 >= keys.shape[0]:
-                        size = 2 * (n_due + 2 * diff + 4)
-                        keys = _grow1(keys, size)
-                        pay = _grow1(pay, size)
+                    if n_pods + diff > pods.shape[1] or n_due + 2 * diff + 4 >= keys.shape[0]:
+                        return _no_room(out, row, 2 * (n_due + 2 * diff + 4),
+                                        2 * (n_pods + diff))
                     remaining = diff
                     batch = 1 if slow_start else diff
                     while remaining > 0:
@@ -622,12 +625,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop
                                 g += table_u64(seed, rng.LEDGER_DELAY, k, g_table, g_lo, g_hi)
                             elif G_spread > 0:
                                 g += int(uniform_u64(seed, rng.LEDGER_DELAY, k, G_spread + 1))
-                            pods[:, k] = 0
-                            pods[_BORN, k] = now
-                            pods[_READY_AT, k] = now + ready * _MS
-                            pods[_G, k] = g * _MS
-                            pods[_DELETING, k] = -1
-                            pods[_GONE, k] = -1
+                            _new_copy(pods, k, now, now + ready * _MS, g * _MS)
                             pods[_C_READY, k] = -1
                             created += 1
                             if now + g * _MS < end_ms:
@@ -667,8 +665,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop
                             deleted += 1
                             pods[_DELETING, k] = now
                             if n_due + 4 >= keys.shape[0]:
-                                keys = _grow1(keys, 2 * keys.shape[0] + 8)
-                                pay = _grow1(pay, 2 * pay.shape[0] + 8)
+                                return _no_room(out, row, 2 * keys.shape[0] + 8, 0)
                             if grace == 0:
                                 pods[_GONE, k] = now
                                 live -= pods[_IS_READY, k]
@@ -698,8 +695,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop
                         dirty = True  # the status write queues the key (running: dirty)
                 if err and now + delay < end_ms:
                     if n_due + 2 >= keys.shape[0]:
-                        keys = _grow1(keys, 2 * keys.shape[0])
-                        pay = _grow1(pay, 2 * pay.shape[0])
+                        return _no_room(out, row, 2 * keys.shape[0], 0)
                     order += 1
                     n_due = _push(keys, pay, n_due, (((now + delay) << 3 | _RETRY) << 30)
                                   | order, epoch, 0, 0)
@@ -768,6 +764,12 @@ def _run_block(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
         lag_offsets: Int64Array, lag: Int64Array, b_offsets: Int64Array, b_table: Int64Array,
         g_offsets: Int64Array, g_table: Int64Array, out: Int64Array) -> None:
     mem = MEMORY_INIT.copy()
+    # Scratch arrays for the block's cells, in _run_cell's arguments: never rebound there,
+    # so numba counts no references in its loops.
+    pods = np.empty((_N_COLS, _COPIES_ROOM), np.int64)
+    items = np.empty((3, _COPIES_ROOM + 1), np.int64)
+    keys = np.empty(_HEAP_ROOM, np.int64)
+    pay = np.empty(_HEAP_ROOM, np.int64)
     for i in range(lo, hi):
         p = PARAMS_TYPE(*to_fixed_tuple(cparams[i], N_PARAMS))  # type: ignore[call-arg]
         n_ev = death_offsets[i + 1] - death_offsets[i]
@@ -781,15 +783,28 @@ def _run_block(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
                            rs_at, rs_dummy)
         f_lo, f_hi = fault_offsets[i], fault_offsets[i + 1]
         fault_left = np.empty(max(1, f_hi - f_lo), np.int64)
-        for f in range(f_lo, f_hi):
-            fault_left[f - f_lo] = faults[1, f]
-        ended = _run_cell(
+        while True:
+            for f in range(f_lo, f_hi):
+                fault_left[f - f_lo] = faults[1, f]
+            ended = _run_cell(
             p, mem, cap[i], gain_pm[i], desired[i], U[i], G[i], B[i], duration[i],
             ledger_base[i], initial[i], B_spread[i], G_spread[i], U_jitter[i], seed[i], grace[i],
             delete_newest[i] == 1, watch[i] == 1, slow_start[i] == 1, fail_pm[i],
             lost_pm[i], ev, n_ev, rs_at, n_rs, faults, fault_left, f_lo, f_hi, lag,
             lag_offsets[i], lag_offsets[i + 1], b_table, b_offsets[i], b_offsets[i + 1],
-            g_table, g_offsets[i], g_offsets[i + 1], out, i)
+            g_table, g_offsets[i], g_offsets[i + 1], out, i, pods, items, keys, pay)
+            if ended != _ROOM:
+                break
+            # The cell outgrew the scratch arrays: larger ones, and the cell again from its
+            # start (a pure function of its inputs: the same run, with room).
+            if out[2, i] > pods.shape[1]:
+                size = max(out[2, i], 2 * pods.shape[1])
+                pods = np.empty((_N_COLS, size), np.int64)
+                items = np.empty((3, size + 1), np.int64)
+            if out[1, i] > keys.shape[0]:
+                size = max(out[1, i], 2 * keys.shape[0])
+                keys = np.empty(size, np.int64)
+                pay = np.empty(size, np.int64)
         if ended != _DONE:
             out[0, i] = -ended
 
