@@ -3,12 +3,13 @@ events (``settle``).
 
 The same rules (E1 to E7) in one flat loop over machine integers: the copies are columns
 of one array, the instants due a binary heap of int64 keys (instant, what, order: the
-order the reference model's heap pops them in), the cache three columns beside the
-copies'. The controller's hooks (``decide``, ``settle``, ``observe``, ``less``) are
-compiled into it, one kernel per controller (:mod:`.specialise`), and a deletion sorts
-with Go's ``sort.Sort`` step for step (:func:`_go_sort`, the iterative form of
-:mod:`reconsim.model.gosort`: it sorts the same disjoint ranges the same way). Between
-instants the live count is constant: the seconds in between are added up in closed form.
+order the reference model's heap pops them in), each beside its payload in one array,
+the cache two columns beside the copies'. The controller's hooks (``decide``,
+``settle``, ``observe``, ``less``) are compiled into it, one kernel per controller
+(:mod:`.specialise`), and a deletion sorts with Go's ``sort.Sort`` step for step
+(:func:`_go_sort`, the iterative form of :mod:`reconsim.model.gosort`: it sorts the same
+disjoint ranges the same way). Between instants the live count is constant: the seconds
+in between are added up in closed form.
 Inside a ``lag`` window a sync lists each copy as the cache held it at the end of second
 ``t - extra``: the copy's own state ``g`` earlier, as its events took ``g`` to arrive.
 
@@ -75,10 +76,11 @@ _READY, _LEAVE, _SECOND, _DELIVER, _RETRY = 0, 1, 2, 3, 4
 _ORDER_BITS: Final = 30
 _WHAT_BITS: Final = 3
 _MS: Final = 1000
-# The copies' columns.
-_BORN, _READY_AT, _G, _IS_READY, _DELETING, _GONE, _MARKED, _IN_CACHE, _C_READY, _C_DEL = (
-    range(10))
-_N_COLS: Final = 10
+# The copies' columns: creation and readiness (ms, and the second a listing shows), the
+# ledger delay, the copy's state, and the cache's view (listed: in it and not deleting).
+(_BORN, _BORN_S, _READY_AT, _READY_S, _G, _IS_READY, _DELETING, _GONE, _MARKED, _LISTED,
+ _C_READY) = range(11)
+_N_COLS: Final = 11
 #: The result of a cell: done, or a correction beyond the bound, or too many events, or an
 #: instant with more syncs than its bound (out[1] its instant, out[2] the bound), or a copy
 #: beyond MAX_COPIES (out[1] its second).
@@ -103,46 +105,46 @@ _C_MASK: Final = (1 << 8) - 1
 
 
 @numba.njit(cache=True, nogil=True)
-def _push(keys: Int64Array, pay: Int64Array, n: int, key: int, a: int, b: int,  # noqa: PLR0913, PLR0917
-          c: int) -> int:
-    """Add an entry, its payload ``(a, b, c)``, to the heap of ``n`` (the arrays have room);
+def _push(heap: Int64Array, n: int, key: int, a: int, b: int, c: int) -> int:  # noqa: PLR0913, PLR0917
+    """Add an entry, its payload ``(a, b, c)``, to the heap of ``n`` (the array has room);
     return the new size."""
     packed = (a << _A_SHIFT) | ((b - BEFORE_RUN) << _B_SHIFT) | c
     i = n
     while i > 0:  # the hole moves up to where the key belongs
         parent = (i - 1) >> 1
-        if keys[parent] <= key:
+        if heap[2 * parent] <= key:
             break
-        keys[i] = keys[parent]
-        pay[i] = pay[parent]
+        heap[2 * i] = heap[2 * parent]
+        heap[2 * i + 1] = heap[2 * parent + 1]
         i = parent
-    keys[i] = key
-    pay[i] = packed
+    heap[2 * i] = key
+    heap[2 * i + 1] = packed
     return n + 1
 
 
 @numba.njit(cache=True, nogil=True)
-def _pop(keys: Int64Array, pay: Int64Array, n: int) -> int:
+def _pop(heap: Int64Array, n: int) -> int:
     """Remove the smallest entry, moved to position ``n - 1``; return the new size."""
     last = n - 1
-    top_key, top_pay = keys[0], pay[0]
-    key, packed = keys[last], pay[last]
+    top_key, top_pay = heap[0], heap[1]
+    key, packed = heap[2 * last], heap[2 * last + 1]
     i = 0
     while True:  # the hole at the root moves down to where the last key belongs
         child = 2 * i + 1
         if child >= last:
             break
-        if child + 1 < last and keys[child + 1] < keys[child]:
-            child += 1
-        if keys[child] >= key:
+        # The smaller child, without a branch: position ``last`` still holds ``key``, and
+        # choosing it ends the loop as not choosing it would.
+        child += heap[2 * child + 2] < heap[2 * child]
+        if heap[2 * child] >= key:
             break
-        keys[i] = keys[child]
-        pay[i] = pay[child]
+        heap[2 * i] = heap[2 * child]
+        heap[2 * i + 1] = heap[2 * child + 1]
         i = child
-    keys[i] = key
-    pay[i] = packed
-    keys[last] = top_key
-    pay[last] = top_pay
+    heap[2 * i] = key
+    heap[2 * i + 1] = packed
+    heap[2 * last] = top_key
+    heap[2 * last + 1] = top_pay
     return last
 
 
@@ -219,7 +221,8 @@ def _partial_insertion(items: Int64Array, a: int, b: int, now: int, p: Any) -> b
 
 def _go_sort(items: Int64Array, n: int, now: int, p: Any) -> None:  # noqa: PLR0912, PLR0915
     """Go's ``sort.Sort`` of ``items[:, :n]`` with the controller's ``less``."""
-    if n < 2:
+    if n <= 12:  # the loop's first step, without its stack
+        _insertion(items, 0, n, now, p)
         return
     limit0 = 0
     while (1 << limit0) <= n:
@@ -345,7 +348,9 @@ def _new_copy(pods: Int64Array, k: int, born: int, ready_at: int, g: int) -> Non
     for r in range(_N_COLS):
         pods[r, k] = 0
     pods[_BORN, k] = born
+    pods[_BORN_S, k] = max(0, born // _MS)
     pods[_READY_AT, k] = ready_at
+    pods[_READY_S, k] = max(0, ready_at // _MS)
     pods[_G, k] = g
     pods[_DELETING, k] = -1
     pods[_GONE, k] = -1
@@ -367,8 +372,9 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
         faults: Int64Array, fault_left: Int64Array, f_lo: int, f_hi: int,
         lag: Int64Array, w_lo: int, w_hi: int, b_table: Int64Array, b_lo: int, b_hi: int,
         g_table: Int64Array, g_lo: int, g_hi: int, out: Int64Array, row: int,
-        pods: Int64Array, items: Int64Array, keys: Int64Array, pay: Int64Array) -> int:
+        pods: Int64Array, items: Int64Array, heap: Int64Array) -> int:
     end_ms = (duration + 1) * _MS
+    room = heap.shape[0] >> 1  # heap entries: key and payload side by side
     if initial > pods.shape[1]:
         return _no_room(out, row, 0, initial)
     # The initial copies: created and ready before the run (BEFORE_RUN), in the cache with
@@ -382,7 +388,7 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
             g += int(uniform_u64(seed, rng.LEDGER_DELAY, k, G_spread + 1))
         _new_copy(pods, k, BEFORE_RUN * _MS, BEFORE_RUN * _MS, g * _MS)
         pods[_IS_READY, k] = 1
-        pods[_IN_CACHE, k] = 1
+        pods[_LISTED, k] = 1
     n_pods = initial
     n_due = 0
     order = 0
@@ -420,26 +426,26 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
         # or for these (the loop's end skips to the next), and earlier ones are done.
         if resync or (e_next < n_ev and ev[0, e_next] == t) or (
                 r_next < n_rs and rs_at[r_next] == t):
-            if n_due + 1 >= keys.shape[0]:
-                return _no_room(out, row, 2 * keys.shape[0], 0)
+            if n_due + 1 >= room:
+                return _no_room(out, row, 2 * room, 0)
             order += 1
-            n_due = _push(keys, pay, n_due,
+            n_due = _push(heap, n_due,
                           ((start << _WHAT_BITS | _SECOND) << _ORDER_BITS) | order,
                           1 if resync else 0, 0, 0)
         synced_this_second = False
-        while n_due > 0 and (keys[0] >> (_WHAT_BITS + _ORDER_BITS)) < start + _MS:
-            now = keys[0] >> (_WHAT_BITS + _ORDER_BITS)
+        while n_due > 0 and (heap[0] >> (_WHAT_BITS + _ORDER_BITS)) < start + _MS:
+            now = heap[0] >> (_WHAT_BITS + _ORDER_BITS)
             syncs, most = 0, SYNCS_AT_ONCE + 2 * (desired + n_pods)  # E2's bound
-            while (n_due > 0 and (keys[0] >> (_WHAT_BITS + _ORDER_BITS)) == now) or queued:
-                while n_due > 0 and (keys[0] >> (_WHAT_BITS + _ORDER_BITS)) == now:
-                    what = (keys[0] >> _ORDER_BITS) & 7
-                    n_due = _pop(keys, pay, n_due)
-                    packed = pay[n_due]
+            while (n_due > 0 and (heap[0] >> (_WHAT_BITS + _ORDER_BITS)) == now) or queued:
+                while n_due > 0 and (heap[0] >> (_WHAT_BITS + _ORDER_BITS)) == now:
+                    what = (heap[0] >> _ORDER_BITS) & 7
+                    n_due = _pop(heap, n_due)
+                    packed = heap[2 * n_due + 1]
                     a = packed >> _A_SHIFT
                     b = ((packed >> _B_SHIFT) & _B_MASK) + BEFORE_RUN
                     c = packed & _C_MASK
                     # room for the events this entry may add (a few per copy touched)
-                    if n_due + 4 * n_pods + 16 >= keys.shape[0]:
+                    if n_due + 4 * n_pods + 16 >= room:
                         return _no_room(out, row, 2 * (n_due + 4 * n_pods + 16), 0)
                     if what == _READY:
                         if pods[_GONE, a] < 0:
@@ -447,7 +453,7 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                             live += 1
                             if now + pods[_G, a] < end_ms:
                                 order += 1
-                                n_due = _push(keys, pay, n_due, (((now + pods[_G, a]) << 3
+                                n_due = _push(heap, n_due, (((now + pods[_G, a]) << 3
                                                                   | _DELIVER) << 30) | order,
                                               a, now // _MS, (pods[_DELETING, a] >= 0) * 1
                                               + UPDATED * 2)
@@ -457,7 +463,7 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                             live -= pods[_IS_READY, a]
                             if now + pods[_G, a] < end_ms:
                                 order += 1
-                                n_due = _push(keys, pay, n_due, (((now + pods[_G, a]) << 3
+                                n_due = _push(heap, n_due, (((now + pods[_G, a]) << 3
                                                                   | _DELIVER) << 30) | order,
                                               a, -1, 1 + DELETED * 2)
                     elif what == _SECOND:
@@ -474,10 +480,10 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                                     pods[_GONE, k] = now
                                     live -= 1
                                     if now + pods[_G, k] < end_ms:
-                                        if n_due + 2 >= keys.shape[0]:
-                                            return _no_room(out, row, 2 * keys.shape[0], 0)
+                                        if n_due + 2 >= room:
+                                            return _no_room(out, row, 2 * room, 0)
                                         order += 1
-                                        n_due = _push(keys, pay, n_due, (((
+                                        n_due = _push(heap, n_due, (((
                                             now + pods[_G, k]) << 3 | _DELIVER) << 30)
                                             | order, k, -1, 1 + DELETED * 2)
                         while e_next < n_ev and ev[0, e_next] < t:
@@ -504,11 +510,10 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                         kind = c >> 1
                         deleting = (c & 1) == 1
                         if kind == DELETED:
-                            pods[_IN_CACHE, a] = 0
+                            pods[_LISTED, a] = 0
                         else:
-                            pods[_IN_CACHE, a] = 1
+                            pods[_LISTED, a] = 0 if deleting else 1
                             pods[_C_READY, a] = b
-                            pods[_C_DEL, a] = 1 if deleting else 0
                         if kind == DELETED or deleting:
                             marked = pods[_MARKED, a]
                             pods[_MARKED, a] = 0
@@ -540,9 +545,9 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                         break
                 if stale < 0:
                     for k in range(n_pods):
-                        if pods[_IN_CACHE, k] == 1 and pods[_C_DEL, k] == 0:
+                        if pods[_LISTED, k] == 1:
                             items[0, n_active] = k
-                            items[1, n_active] = max(0, pods[_BORN, k] // _MS)
+                            items[1, n_active] = pods[_BORN_S, k]
                             items[2, n_active] = pods[_C_READY, k]
                             if pods[_C_READY, k] >= 0:
                                 n_ready += 1
@@ -556,11 +561,11 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                                 0 <= pods[_DELETING, k] <= api):
                             continue
                         items[0, n_active] = k
-                        items[1, n_active] = max(0, pods[_BORN, k] // _MS)
+                        items[1, n_active] = pods[_BORN_S, k]
                         items[2, n_active] = -1
                         if pods[_READY_AT, k] <= api and (
                                 pods[_GONE, k] < 0 or pods[_READY_AT, k] <= pods[_GONE, k]):
-                            items[2, n_active] = max(0, pods[_READY_AT, k] // _MS)
+                            items[2, n_active] = pods[_READY_S, k]
                             n_ready += 1
                         n_active += 1
                 if not synced_this_second:
@@ -579,7 +584,7 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                     for k in range(n_pods):
                         pods[_MARKED, k] = 0
                 if diff > 0:
-                    if n_pods + diff > pods.shape[1] or n_due + 2 * diff + 4 >= keys.shape[0]:
+                    if n_pods + diff > pods.shape[1] or n_due + 2 * diff + 4 >= room:
                         return _no_room(out, row, 2 * (n_due + 2 * diff + 4),
                                         2 * (n_pods + diff))
                     remaining = diff
@@ -630,12 +635,12 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                             created += 1
                             if now + g * _MS < end_ms:
                                 order += 1
-                                n_due = _push(keys, pay, n_due, (((now + g * _MS) << 3
+                                n_due = _push(heap, n_due, (((now + g * _MS) << 3
                                                                   | _DELIVER) << 30) | order,
                                               k, -1, ADDED * 2)
                             if now + ready * _MS < end_ms:
                                 order += 1
-                                n_due = _push(keys, pay, n_due, (((now + ready * _MS) << 3
+                                n_due = _push(heap, n_due, (((now + ready * _MS) << 3
                                                                   | _READY) << 30) | order,
                                               k, 0, 0)
                             if result == 2:
@@ -664,14 +669,14 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                         if pods[_DELETING, k] < 0:
                             deleted += 1
                             pods[_DELETING, k] = now
-                            if n_due + 4 >= keys.shape[0]:
-                                return _no_room(out, row, 2 * keys.shape[0] + 8, 0)
+                            if n_due + 4 >= room:
+                                return _no_room(out, row, 2 * room + 8, 0)
                             if grace == 0:
                                 pods[_GONE, k] = now
                                 live -= pods[_IS_READY, k]
                                 if now + pods[_G, k] < end_ms:
                                     order += 1
-                                    n_due = _push(keys, pay, n_due, (((now + pods[_G, k]) << 3
+                                    n_due = _push(heap, n_due, (((now + pods[_G, k]) << 3
                                                                       | _DELIVER) << 30)
                                                   | order, k, -1, 1 + DELETED * 2)
                             else:
@@ -679,12 +684,12 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                                     _IS_READY, k] == 1 else -1
                                 if now + pods[_G, k] < end_ms:
                                     order += 1
-                                    n_due = _push(keys, pay, n_due, (((now + pods[_G, k]) << 3
+                                    n_due = _push(heap, n_due, (((now + pods[_G, k]) << 3
                                                                       | _DELIVER) << 30)
                                                   | order, k, c_ready, 1 + UPDATED * 2)
                                 if now + grace * _MS < end_ms:
                                     order += 1
-                                    n_due = _push(keys, pay, n_due, (((now + grace * _MS) << 3
+                                    n_due = _push(heap, n_due, (((now + grace * _MS) << 3
                                                                       | _LEAVE) << 30)
                                                   | order, k, 0, 0)
                 delay = settle(Outcome(now, diff, issued, ok, n_failed, lost, not_found), p, mem)
@@ -694,10 +699,10 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                     if not dirty:
                         dirty = True  # the status write queues the key (running: dirty)
                 if err and now + delay < end_ms:
-                    if n_due + 2 >= keys.shape[0]:
-                        return _no_room(out, row, 2 * keys.shape[0], 0)
+                    if n_due + 2 >= room:
+                        return _no_room(out, row, 2 * room, 0)
                     order += 1
-                    n_due = _push(keys, pay, n_due, (((now + delay) << 3 | _RETRY) << 30)
+                    n_due = _push(heap, n_due, (((now + delay) << 3 | _RETRY) << 30)
                                   | order, epoch, 0, 0)
                 running = False
                 if dirty:
@@ -707,7 +712,7 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
         # The end of second t, and the seconds up to the next instant due: live is constant.
         upto = duration
         if n_due > 0:
-            upto = min(duration, (keys[0] >> (_WHAT_BITS + _ORDER_BITS)) // _MS - 1)
+            upto = min(duration, (heap[0] >> (_WHAT_BITS + _ORDER_BITS)) // _MS - 1)
         upto = min(upto, next_periodic - 1)
         if e_next < n_ev and ev[0, e_next] - 1 < upto:
             upto = ev[0, e_next] - 1
@@ -768,21 +773,24 @@ def _run_block(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
     # so numba counts no references in its loops.
     pods = np.empty((_N_COLS, _COPIES_ROOM), np.int64)
     items = np.empty((3, _COPIES_ROOM + 1), np.int64)
-    keys = np.empty(_HEAP_ROOM, np.int64)
-    pay = np.empty(_HEAP_ROOM, np.int64)
+    heap = np.empty(2 * _HEAP_ROOM, np.int64)
+    # and for their schedules, as long as the longest
+    n_ev = n_rs = n_f = 1
+    for i in range(lo, hi):
+        n_ev = max(n_ev, death_offsets[i + 1] - death_offsets[i])
+        n_rs = max(n_rs, restart_offsets[i + 1] - restart_offsets[i])
+        n_f = max(n_f, fault_offsets[i + 1] - fault_offsets[i])
+    ev = np.empty((2, n_ev), np.int64)
+    rs_at = np.empty(n_rs, np.int64)
+    rs_dummy = np.empty(n_rs, np.int64)
+    fault_left = np.empty(n_f, np.int64)
     for i in range(lo, hi):
         p = PARAMS_TYPE(*to_fixed_tuple(cparams[i], N_PARAMS))  # type: ignore[call-arg]
-        n_ev = death_offsets[i + 1] - death_offsets[i]
-        ev = np.empty((2, max(1, n_ev)), np.int64)
         n_ev = sorted_into(death_at, death_count, death_offsets[i], death_offsets[i + 1],
                            ev[0], ev[1])
-        n_rs = restart_offsets[i + 1] - restart_offsets[i]
-        rs_at = np.empty(max(1, n_rs), np.int64)
-        rs_dummy = np.empty(max(1, n_rs), np.int64)
         n_rs = sorted_into(restart_at, restart_at, restart_offsets[i], restart_offsets[i + 1],
                            rs_at, rs_dummy)
         f_lo, f_hi = fault_offsets[i], fault_offsets[i + 1]
-        fault_left = np.empty(max(1, f_hi - f_lo), np.int64)
         while True:
             for f in range(f_lo, f_hi):
                 fault_left[f - f_lo] = faults[1, f]
@@ -792,7 +800,7 @@ def _run_block(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
             delete_newest[i] == 1, watch[i] == 1, slow_start[i] == 1, fail_pm[i],
             lost_pm[i], ev, n_ev, rs_at, n_rs, faults, fault_left, f_lo, f_hi, lag,
             lag_offsets[i], lag_offsets[i + 1], b_table, b_offsets[i], b_offsets[i + 1],
-            g_table, g_offsets[i], g_offsets[i + 1], out, i, pods, items, keys, pay)
+            g_table, g_offsets[i], g_offsets[i + 1], out, i, pods, items, heap)
             if ended != _ROOM:
                 break
             # The cell outgrew the scratch arrays: larger ones, and the cell again from its
@@ -801,10 +809,9 @@ def _run_block(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
                 size = max(out[2, i], 2 * pods.shape[1])
                 pods = np.empty((_N_COLS, size), np.int64)
                 items = np.empty((3, size + 1), np.int64)
-            if out[1, i] > keys.shape[0]:
-                size = max(out[1, i], 2 * keys.shape[0])
-                keys = np.empty(size, np.int64)
-                pay = np.empty(size, np.int64)
+            if out[1, i] > heap.shape[0] >> 1:
+                size = max(out[1, i], heap.shape[0])
+                heap = np.empty(2 * size, np.int64)
         if ended != _DONE:
             out[0, i] = -ended
 
