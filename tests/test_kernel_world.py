@@ -265,6 +265,22 @@ def test_split_arrays_are_those_of_the_split_frame(batch: list[Cell], data: st.D
         np.testing.assert_array_equal(got[key], values, err_msg=key)
 
 
+@settings(max_examples=30, deadline=None)
+@given(st.lists(world_cells(max_duration=50), min_size=1, max_size=12), st.data())
+def test_a_run_of_rows_sliced_is_that_run_of_the_frame(batch: list[Cell],
+                                                        data: st.DataObject) -> None:
+    # Each controller's cells, one run of a batch gathered once, are sliced, not gathered.
+    from reconsim.model.kernels.arrays import slice_rows
+
+    lo = data.draw(st.integers(0, len(batch) - 1))
+    hi = data.draw(st.integers(lo + 1, len(batch)))
+    got = slice_rows(kernel_inputs(cells_frame(batch)), lo, hi)
+    want = kernel_inputs(cells_frame(batch[lo:hi]))
+    assert got.keys() == want.keys()
+    for key, values in want.items():
+        np.testing.assert_array_equal(got[key], values, err_msg=key)
+
+
 @pytest.mark.parametrize(("column", "message"), [
     ("lag", "lag: null schedule in row 0"), ("create_faults", "create_faults: null schedule"),
     ("grace", "grace: null value in row 0"), ("trigger", "trigger: null value in row 0"),

@@ -17,25 +17,49 @@ from reconsim.model.controllers import Controller, RunawayError
 Int64Array = NDArray[np.int64]
 
 
+def _lists(names: Iterable[str]) -> dict[str, list[str]]:
+    """The list parameters among the kernel arrays ``names``: each one's offsets array, by
+    name, and the names of its value arrays (one value per list entry, not per row)."""
+    names = tuple(names)
+    lists = {}
+    for key in names:
+        if key.endswith("_offsets"):
+            name = key.removesuffix("_offsets")
+            lists[key] = [v for v in names
+                          if v == name or (v.startswith(name + "_") and v != key)]
+    return lists
+
+
 def take_rows(arrays: dict[str, np.ndarray], rows: np.ndarray,
               names: tuple[str, ...] | None = None) -> dict[str, np.ndarray]:
     """The kernel arrays of ``rows`` only (all of them, or those ``names``): one value per
     row, or for a list parameter its offsets renumbered and the values of those rows."""
     names = tuple(arrays) if names is None else names
     taken: dict[str, np.ndarray] = {}
-    for key in names:  # list parameters first: their value arrays are not one per row
-        if not key.endswith("_offsets"):
-            continue
-        list_name, offsets = key.removesuffix("_offsets"), arrays[key]
+    for key, values in _lists(names).items():  # their value arrays are not one per row
+        offsets = arrays[key]
         lengths = offsets[rows + 1] - offsets[rows]
         taken[key] = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
         # each row's run of values, from its old offset
         where = np.repeat(offsets[rows] - taken[key][:-1], lengths) + np.arange(
             taken[key][-1], dtype=np.int64)
-        for values in names:
-            if values == list_name or (values.startswith(list_name + "_") and values != key):
-                taken[values] = arrays[values][where]
+        for name in values:
+            taken[name] = arrays[name][where]
     return {key: taken[key] if key in taken else arrays[key][rows] for key in names}
+
+
+def slice_rows(arrays: Mapping[str, np.ndarray], lo: int, hi: int) -> dict[str, np.ndarray]:
+    """The kernel arrays of rows ``lo`` to ``hi - 1``, as views where they can be (a list
+    parameter's offsets are renumbered from 0): a part of a batch gathered once
+    (:func:`take_rows`) costs no second gather."""
+    part: dict[str, np.ndarray] = {}
+    for key, values in _lists(arrays).items():
+        offsets = arrays[key]
+        first, last = int(offsets[lo]), int(offsets[hi])
+        part[key] = offsets[lo:hi + 1] - first
+        for name in values:
+            part[name] = arrays[name][first:last]
+    return {key: part[key] if key in part else arrays[key][lo:hi] for key in arrays}
 
 
 @contextmanager

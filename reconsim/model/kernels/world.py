@@ -108,6 +108,7 @@ from reconsim.model.kernels.arrays import (
     cumulative,
     frozen,
     params_matrix,
+    slice_rows,
     take_rows,
     worst_extra,
 )
@@ -979,15 +980,24 @@ def simulate_world_arrays(
     out = np.empty((n, _N_OUT), np.int64)
     # Blocks handed out one at a time: grouped cells make some blocks costlier than others
     # (a batch that came grouped as much as one gathered here).
+    order = _by_class(a)
+    groups = by_controller(a["controller"], order)
+    if groups and groups[0][1] is None:  # one controller, its cells in order
+        with numba.parallel_chunksize(1):
+            out[:] = _run_group(controllers[groups[0][0]], a, parallel)
+        return out
+    # The batch gathered once, in running order: each controller's cells are then one run
+    # of it, sliced, not gathered again.
+    ordered = a if order is None else take_rows(a, order)
+    lo = 0
     with numba.parallel_chunksize(1):
-        for code, rows in by_controller(a["controller"], _by_class(a)):
-            cells = a if rows is None else {
-                name: frozen(v, v.dtype.type) for name, v in take_rows(a, rows).items()}
-            result = _run_group(controllers[code], cells, parallel)
-            if rows is None:
-                out[:] = result
-            else:
-                out[rows] = result
+        for code, rows in groups:
+            assert rows is not None
+            hi = lo + len(rows)
+            cells = {name: frozen(v, v.dtype.type) for name, v in
+                     slice_rows(ordered, lo, hi).items()}
+            out[rows] = _run_group(controllers[code], cells, parallel)
+            lo = hi
     return out
 
 
