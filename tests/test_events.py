@@ -191,3 +191,18 @@ def test_simulate_runs_event_cells_as_the_reference_does(cell: Cell) -> None:
     row = simulate(cells_frame([cell, Cell(G=20)])).row(0, named=True)
     want = run_reference(cell)
     assert {k: row[k] for k in want} == want
+
+
+@pytest.mark.parametrize("delays", [{"G_spread": 5}, {"G_delays": ((0, 3), (4, 1), (9, 2))},
+                                    {"G": 0, "G_spread": 3}])
+def test_stale_reads_of_copies_made_in_the_window_run_as_the_reference_does(
+        delays: dict[str, Any]) -> None:
+    # A stale read stops at the first copy created too late to be seen: every later one
+    # was created no earlier and waits G or more, whatever its own ledger delay.
+    cell = Cell(**{"controller": "replicaset", "G": 2, "U": 30, "duration": 300,
+                   "lag": ((20, 160, 30), (200, 230, 5)), "deaths": ((40, 3), (210, 2)),
+                   "trigger": "watch", "seed": 3, "grace": 10, **delays})
+    want = run_reference(cell)
+    assert want["created"] > cell.desired  # the window's stale reads made duplicates
+    row = simulate(cells_frame([cell])).row(0, named=True)
+    assert {k: row[k] for k in want} == want

@@ -556,6 +556,9 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                     # API state g before (the events it received by then)
                     seen_at = (t - stale) * _MS + _MS - 1
                     for k in range(n_pods):
+                        if pods[_BORN, k] + G * _MS > seen_at:
+                            break  # created too late to be seen, as is every later copy
+                            # (created no earlier, its delay G or more)
                         api = seen_at - pods[_G, k]
                         if pods[_BORN, k] > api or 0 <= pods[_GONE, k] <= api or (
                                 0 <= pods[_DELETING, k] <= api):
