@@ -209,3 +209,16 @@ def test_one_cell_goes_the_frames_way(data: st.DataObject) -> None:
         fast = simulate_cell(cell)
         assert fast == slow
         assert [type(v) for v in fast.values()] == [type(v) for v in slow.values()]
+
+
+def test_a_parameter_is_null_only_where_it_does_not_apply() -> None:
+    # ttl applies to expectations and replicaset: null for ledger is its absence, for
+    # expectations a gap in the frame.
+    cells = cells_frame([Cell(controller="ledger"), Cell(controller="expectations", ttl=5),
+                         Cell(controller="replicaset")])
+    assert simulate(cells.with_columns(ttl=pl.Series([None, 5, 300])))["ttl"].null_count() == 1
+    with pytest.raises(ValueError, match="ttl: null value in row 1"):
+        simulate(cells.with_columns(ttl=pl.Series([1, None, 300])))
+    with pytest.raises(ValueError, match="log_scale_down: null value in row 2"):
+        simulate(cells.with_columns(log_scale_down=pl.Series([None, None, None],
+                                                             dtype=pl.Boolean)))
