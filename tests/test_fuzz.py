@@ -237,6 +237,8 @@ def cell_of(row: dict[str, Any]) -> Cell:
             value = tuple((e["at"], e["count"]) for e in value)
         elif p.name == "restart_at":
             value = tuple(value)
+        else:  # a column's value as a cell takes it ('desired' for initial's -1)
+            value = p.kind.from_column(value)
         params[p.name] = value
     return Cell(**params)
 
