@@ -138,6 +138,11 @@ def sorted_into(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
     return n
 
 
+#: Rows of a cell's memory scratch: the controller's memory, and its copy before a round
+#: (to tell whether a round that corrected nothing changed it).
+NOW, BEFORE = 0, 1
+
+
 @numba.njit(cache=True, nogil=True, inline="always")
 def copy_into(dst: Any, src: Any) -> None:
     """``dst[:] = src`` for arrays of one length, as a loop: numba's slice assignment
@@ -172,7 +177,7 @@ def memory_changed(mem: Int64Array, before: Int64Array) -> bool:
 
 
 def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is what makes it fast
-    p: Any, mem: Int64Array, mem_before: Int64Array, created_listed: bool, cap: int,
+    p: Any, memory: Int64Array2D, created_listed: bool, cap: int,
     gain_pm: int, desired: int, U: int, G: int, B: int, duration: int, ledger_base: int,
     initial: int, ev: Int64Array2D, n_ev: int, restarts: Int64Array, n_rs: int, hs: Int64Array2D,
     out: Int64Array2D, row: int,
@@ -181,10 +186,11 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     controller returned a correction beyond :data:`reconsim.model.kinds.MAX_COPIES`. Its
     death events are the first ``n_ev`` columns of ``ev`` (rows at, count), sorted; ``hs``
     is scratch for its histories (rows _HIST_T, _HIST_C, _DH_T, _DH_D); ``p`` holds its
-    controller's parameters, ``mem`` and ``mem_before`` are scratch for its memory (the
-    controller is the one this function was specialised for: :mod:`.specialise`). Few
-    array arguments: numba passes each one as a struct and counts its references, which
-    costs more than a settled cell's rounds."""
+    controller's parameters, ``memory`` is scratch for its memory (rows :data:`NOW`,
+    :data:`BEFORE`; the controller is the one this function was specialised for:
+    :mod:`.specialise`). Few array arguments, one exit from the loop: numba passes each
+    array as a struct and counts its references, which costs more than a settled cell's
+    rounds, and a return from inside the loop slowed all of it."""
     deaths_total = 0
     for j in range(n_ev):
         deaths_total += ev[1, j]
@@ -221,6 +227,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     after = ev[0, 0] if n_ev > 0 and ev[0, 0] <= duration else big
     overshoot_after = missing_after = 0
     last_after = after
+    bad_correction = False
     while True:
         s = next_round if next_round <= duration else big
         if p_ready < n_hist and hs[_HIST_T, p_ready] + B < s:
@@ -265,7 +272,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
             while p_rs < n_rs and restarts[p_rs] <= s:
                 C_restart = C
                 exp_active = False
-                copy_into(mem, MEMORY_INIT)
+                copy_into(memory[NOW], MEMORY_INIT)
                 p_rs += 1
             while p_seen < n_hist and hs[_HIST_T, p_seen] <= s - L:
                 C_lag = hs[_HIST_C, p_seen]
@@ -278,12 +285,13 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
             # The controller's decision: its pending creations are those made since the
             # last restart, after the listed prefix and not dead.
             if HAS_MEMORY and STEADY:
-                copy_into(mem_before, mem)
+                copy_into(memory[BEFORE], memory[NOW])
             diff = decide(Round(s, desired, seen, C - max(D, C_lag, C_restart),
                                 1 if exp_active and s < exp_seen else 0,
-                                exp_set if exp_active else -1), p, mem)
+                                exp_set if exp_active else -1), p, memory[NOW])
             if diff > MAX_CORRECTION or diff < -MAX_CORRECTION:
-                return False
+                bad_correction = True
+                break
             diff = damped_int(diff, gain_pm)
             if cap > 0:
                 diff = max(-cap, min(cap, diff))
@@ -314,7 +322,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                     last_death = s - G
                 exp_active, exp_set, exp_seen = True, s, last_death + G
             elif STEADY and p_seen == n_hist and p_dead == n_dh and not (
-                    HAS_MEMORY and memory_changed(mem, mem_before)):
+                    HAS_MEMORY and memory_changed(memory[NOW], memory[BEFORE])):
                 # Settled: see the module's docstring. The rounds before the next death
                 # (or the end) read `seen` copies each and do nothing.
                 end = min(ev[0, i_ev], big) if i_ev < n_ev else big
@@ -327,6 +335,8 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                     next_round += idle * U
         live = max(0, R - D)
         prev = s
+    if bad_correction:  # (out of the loop by a break: a return there costs the loop time)
+        return False
     # seconds prev .. duration
     gap = live - desired
     span = duration + 1 - prev
@@ -392,11 +402,10 @@ def _simulate(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
         ev = np.empty((2, max_ev), np.int64)
         rs_at = np.empty(max_rs, np.int64)
         rs_dummy = np.empty(max_rs, np.int64)
-        mem = MEMORY_INIT.copy()
-        mem_before = MEMORY_INIT.copy()
+        memory = np.empty((2, MEMORY_INIT.shape[0]), np.int64)
         for j in range(lo, hi):
             i = rows[j]
-            copy_into(mem, MEMORY_INIT)
+            copy_into(memory[NOW], MEMORY_INIT)
             # Events in one second commute — together they kill min(total, live) — so only
             # their order in time matters.
             n_ev = sorted_into(death_at, death_count, death_offsets[i], death_offsets[i + 1],
@@ -405,7 +414,7 @@ def _simulate(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
                                 restart_offsets[i + 1], rs_at, rs_dummy)
             p = PARAMS_TYPE(*to_fixed_tuple(cparams[i], N_PARAMS))  # type: ignore[call-arg]
             if not _run_cell(
-                p, mem, mem_before,
+                p, memory,
                 observe[i] == CREATED, max_per_round[i], gain[i], desired[i], U[i], G[i], B[i],
                 duration[i], ledger_base[i], initial[i], ev, n_ev, rs_at, n_rs, hs, out, i,
             ):

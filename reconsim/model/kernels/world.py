@@ -113,9 +113,11 @@ from reconsim.model.kernels.arrays import (
     worst_extra,
 )
 from reconsim.model.kernels.count import (
+    BEFORE,
     CREATED,
     MAX_CORRECTION,
     MAX_SCRATCH_BYTES,
+    NOW,
     OUT_COLUMNS,
     copy_into,
     damped_int,
@@ -171,9 +173,10 @@ _N_COPY_ROWS = 8
 _LIVE, _M = 0, 1
 _QUEUE_ROW = (_LV, _MV)
 _ALL_BITS = np.uint64(0xFFFFFFFFFFFFFFFF)
-#: Rows of the lag windows.
+#: A batch's lists, side by side in the columns of one array (:func:`_batch_lists`): the rows
+#: of a lag window, of a fault event, and of a delay table's entry.
 _FROM, _TO, _EXTRA = 0, 1, 2
-#: Rows of the delay tables: values, cumulative weights.
+_AT, _LOST = 0, 1
 _VALUE, _CUMULATIVE = 0, 1
 #: Copies a block's scratch holds at first; a cell that needs more is rerun with double.
 _FIRST_CAPACITY = 64
@@ -358,12 +361,12 @@ def _ranked(  # noqa: PLR0913, PLR0917 — numba takes scalars positionally
 def _sample(  # noqa: PLR0913, PLR0917 — numba takes scalars positionally
     ps: Int64Array2D, bits: UInt64Array2D, lo: int, hi: int, live: int,
     desired: int, excess: int, missing: int, overshoot: int, last_drift: int,
-    after: int, after_sums: Int64Array,
-) -> tuple[int, int, int, int, int]:
+    after: int, after_over: int, after_missing: int, after_drift: int,
+) -> tuple[int, int, int, int, int, int, int, int]:
     """Add up the per-second metrics over seconds lo .. hi-1, one run of equal live counts
     at a time, consuming the live count's queued changes (none is before lo); those of
-    the disturbance, over the seconds from ``after`` on, into ``after_sums`` (overshoot,
-    missing, last drift)."""
+    the disturbance, over the seconds from ``after`` on, into ``after_over``,
+    ``after_missing`` and ``after_drift`` (returned after the others)."""
     t = lo
     while t < hi:
         if bits[_LIVE, t >> 6] & (np.uint64(1) << np.uint64(t & 63)):
@@ -376,49 +379,50 @@ def _sample(  # noqa: PLR0913, PLR0917 — numba takes scalars positionally
         if gap != 0:
             last_drift = u - 1
         if u > after:
-            after_sums[0] = max(after_sums[0], gap)
-            after_sums[1] += max(-gap, 0) * (u - max(t, after))
+            after_over = max(after_over, gap)
+            after_missing += max(-gap, 0) * (u - max(t, after))
             if gap != 0:
-                after_sums[2] = u - 1
+                after_drift = u - 1
         t = u
-    return live, excess, missing, overshoot, last_drift
+    return live, excess, missing, overshoot, last_drift, after_over, after_missing, after_drift
 
 
 def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is what makes it fast
-    p: Any, mem: Int64Array, created_listed: bool, cap: int, gain_pm: int,
+    p: Any, memory: Int64Array2D, created_listed: bool, cap: int, gain_pm: int,
     desired: int, U: int, G: int, B: int, duration: int, ledger_base: int, initial: int,
     B_spread: int, G_spread: int, U_jitter: int, seed: int, grace: int,
     delete_newest: bool, watch: bool, slow_start: bool, fail_pm: int, lost_pm: int,
     ev: Int64Array2D, n_ev: int, restarts: Int64Array, n_rs: int,
-    lag: Int64Array2D, w_lo: int, w_hi: int,
-    faults: Int64Array2D, fault_left: Int64Array, f_lo: int, f_hi: int,
-    b_table: Int64Array2D, b_lo: int, b_hi: int, g_table: Int64Array2D, g_lo: int, g_hi: int,
+    lists: Int64Array2D, w_lo: int, w_hi: int, f_lo: int, f_hi: int, fault_left: Int64Array,
+    b_lo: int, b_hi: int, g_lo: int, g_hi: int,
     cp: Int64Array2D, ps: Int64Array2D, bits: UInt64Array2D, out: Int64Array2D, row: int,
-    mem_before: Int64Array, after_sums: Int64Array,
 ) -> int:
     """Run cell ``row``: :data:`_DONE`, or :data:`_WIDER` if it needs more copies than the
     scratch arrays hold, or :data:`_BAD_CORRECTION` if its controller returned a
     correction beyond :data:`reconsim.model.kinds.MAX_COPIES`.
 
-    ``p`` holds its controller's parameters, ``mem`` and ``mem_before`` are scratch for its
-    memory (the controller is the one this function was specialised for: :mod:`.specialise`).
+    ``p`` holds its controller's parameters, ``memory`` is scratch for its memory (rows
+    :data:`~reconsim.model.kernels.count.NOW` and ``BEFORE``; the controller is the one
+    this function was specialised for: :mod:`.specialise`).
 
-    Its death events are ``ev`` (rows at, count: the first ``n_ev``), its lag windows
-    columns ``[w_lo, w_hi)`` of ``lag`` (rows from, to, extra), its fault events columns
-    ``[f_lo, f_hi)`` of ``faults`` (rows at, lost; ``fault_left`` from index 0: their
-    counts left), its delay tables columns ``[b_lo, b_hi)`` of ``b_table`` and ``[g_lo,
-    g_hi)`` of ``g_table`` (rows value, cumulative weight; none: the uniform spread). Each
-    column of ``cp`` is a copy held; ``ps`` holds the per-second rows
-    (the two queues among them), ``bits`` the queues' bitmaps.
-    (Few array arguments: numba passes each one as a struct and counts its references.)
+    Its death events are ``ev`` (rows at, count: the first ``n_ev``); its lag windows are
+    columns ``[w_lo, w_hi)`` of ``lists`` (rows from, to, extra), its fault events columns
+    ``[f_lo, f_hi)`` (rows at, lost; ``fault_left`` from index 0: their counts left), its
+    delay tables columns ``[b_lo, b_hi)`` and ``[g_lo, g_hi)`` (rows value, cumulative
+    weight; none: the uniform spread). Each column of ``cp`` is a copy held; ``ps`` holds
+    the per-second rows (the two queues among them), ``bits`` the queues' bitmaps.
+
+    Few array arguments, one exit from the loop over seconds: numba passes each array as
+    a struct of seven words and counts its references, and each of three more array
+    arguments (or a return from inside the loop) cost the cell loop 1-2 % (6 % for the
+    return) in one measurement.
     """
     capacity = cp.shape[1]
-    copy_into(mem, MEMORY_INIT)
+    copy_into(memory[NOW], MEMORY_INIT)
     n_lag = w_hi - w_lo
-    n_faults = f_hi - f_lo
     max_extra = 0
     for w in range(w_lo, w_hi):
-        max_extra = max(max_extra, lag[_EXTRA, w])
+        max_extra = max(max_extra, lists[_EXTRA, w])
     deaths_total = 0
     for j in range(n_ev):
         deaths_total += ev[1, j]
@@ -455,18 +459,17 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     quiet_until = 0  # no round is triggered before this second (settled up to it)
     # The disturbance: seconds from the first death event on (none: after = duration + 1).
     after = ev[0, 0] if n_ev > 0 and ev[0, 0] <= duration else duration + 1
-    after_sums[0] = 0
-    after_sums[1] = 0
-    after_sums[2] = after
+    after_over = after_missing = 0
+    after_drift = after
     # The initial copies: the first of creation order, created, ready and listed before
     # the run (BEFORE_RUN), numbered first on the ledger delay's stream; live and read
     # from second 0 on, without queued changes.
+    if initial > capacity:
+        return _WIDER
     for k in range(initial):
-        if n == capacity:
-            return _WIDER
         g = G
         if g_hi > g_lo:
-            g += table_u64(seed, rng.LEDGER_DELAY, k, g_table, g_lo, g_hi)
+            g += table_u64(seed, rng.LEDGER_DELAY, k, lists, g_lo, g_hi)
         elif G_spread > 0:
             g += int(uniform_u64(seed, rng.LEDGER_DELAY, k, G_spread + 1))
         cp[_BIRTH, n] = BEFORE_RUN
@@ -478,12 +481,13 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
         cp[_BY_COMMAND, n] = 0
         cp[_REMEMBERED, n] = 0
         n += 1
+    bad_correction = False
     s = 0
     while s <= duration:
         # Sample seconds before s: nothing can change them any more.
-        live, excess, missing, overshoot, last_drift = _sample(
-            ps, bits, swept + 1, s, live, desired, excess, missing, overshoot, last_drift,
-            after, after_sums)
+        live, excess, missing, overshoot, last_drift, after_over, after_missing, after_drift = (
+            _sample(ps, bits, swept + 1, s, live, desired, excess, missing, overshoot,
+                    last_drift, after, after_over, after_missing, after_drift))
         swept = s - 1
         # 1. Scripted deaths: the oldest live copies die (terminating ones included).
         kill = 0
@@ -510,14 +514,14 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
             for i in range(n):
                 cp[_REMEMBERED, i] = 0
             exp_active = False
-            copy_into(mem, MEMORY_INIT)
+            copy_into(memory[NOW], MEMORY_INIT)
             p_rs += 1
         # 3. A round: a periodic round time, or (watch) a read that differs from t - 1's.
         if lag_per_second:
-            xs_filled = _fill_lag(ps, xs_filled, s, lag, w_lo, w_hi)
+            xs_filled = _fill_lag(ps, xs_filled, s, lists, w_lo, w_hi)
             x = ps[_XS, s]
         else:
-            x = _extra(s, lag, w_lo, w_hi)
+            x = _extra(s, lists, w_lo, w_hi)
         run = s == next_periodic
         if run:
             step = U
@@ -566,11 +570,12 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                         pending += 1
             unobserved = exp_active and r < exp_seen
             if HAS_MEMORY and STEADY:
-                copy_into(mem_before, mem)
+                copy_into(memory[BEFORE], memory[NOW])
             diff = decide(Round(s, desired, seen, pending, 1 if unobserved else 0,
-                                exp_set if exp_active else -1), p, mem)
+                                exp_set if exp_active else -1), p, memory[NOW])
             if diff > MAX_CORRECTION or diff < -MAX_CORRECTION:
-                return _BAD_CORRECTION
+                bad_correction = True
+                break
             if gain_pm < 1000:
                 diff = damped_int(diff, gain_pm)
             if cap > 0:
@@ -585,10 +590,10 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                     for _ in range(batch):
                         kind = 0  # 0 ok, 1 fail, 2 lost
                         scripted = False
-                        for f in range(n_faults):
-                            if faults[0, f_lo + f] <= s and fault_left[f] > 0:
-                                fault_left[f] -= 1
-                                kind = 2 if faults[1, f_lo + f] else 1
+                        for f in range(f_lo, f_hi):
+                            if lists[_AT, f] <= s and fault_left[f - f_lo] > 0:
+                                fault_left[f - f_lo] -= 1
+                                kind = 2 if lists[_LOST, f] else 1
                                 scripted = True
                                 break
                         if not scripted:
@@ -607,12 +612,12 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                             return _WIDER
                         ready = s + B
                         if b_hi > b_lo:
-                            ready += table_u64(seed, rng.STARTUP, k_made, b_table, b_lo, b_hi)
+                            ready += table_u64(seed, rng.STARTUP, k_made, lists, b_lo, b_hi)
                         elif B_spread > 0:
                             ready += int(uniform_u64(seed, rng.STARTUP, k_made, B_spread + 1))
                         g = G
                         if g_hi > g_lo:
-                            g += table_u64(seed, rng.LEDGER_DELAY, k_made, g_table, g_lo, g_hi)
+                            g += table_u64(seed, rng.LEDGER_DELAY, k_made, lists, g_lo, g_hi)
                         elif G_spread > 0:
                             g += int(uniform_u64(seed, rng.LEDGER_DELAY, k_made, G_spread + 1))
                         listed = (s if created_listed else ready) + g
@@ -671,12 +676,12 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                         deleted += 1
                     exp_seen = max(exp_seen, cp[_REMOVED, i] + cp[_G, i])
                 exp_active, exp_set = True, s
-            elif STEADY and not (HAS_MEMORY and memory_changed(mem, mem_before)):
+            elif STEADY and not (HAS_MEMORY and memory_changed(memory[NOW], memory[BEFORE])):
                 # settled? then skip the idle rounds up to the next death (see top)
                 oldest = r  # the oldest second a read at s or later can look at
                 for w in range(w_lo, w_hi):
-                    if lag[_TO, w] > s + 1:
-                        oldest = min(oldest, max(s + 1, lag[_FROM, w]) - lag[_EXTRA, w])
+                    if lists[_TO, w] > s + 1:
+                        oldest = min(oldest, max(s + 1, lists[_FROM, w]) - lists[_EXTRA, w])
                 if oldest >= quiet_from:
                     end = min(ev[0, i_ev], duration + 1) if i_ev < n_ev else duration + 1
                     if HAS_MEMORY and p_rs < n_rs:  # a restart resets its memory
@@ -729,7 +734,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                         break
                     t = _next(bits, _M, t + 1, nxt)
             else:
-                xs_filled = _fill_lag(ps, xs_filled, nxt - 1, lag, w_lo, w_hi)
+                xs_filled = _fill_lag(ps, xs_filled, nxt - 1, lists, w_lo, w_hi)
                 for t in range(s + 1, nxt):
                     if ps[_XS, t] != ps[_XS, t - 1]:
                         changed = True  # a window opens or closes: checked copy by copy
@@ -741,9 +746,11 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                         nxt = t
                         break
         s = nxt
-    live, excess, missing, overshoot, last_drift = _sample(
-        ps, bits, swept + 1, duration + 1, live, desired, excess, missing, overshoot,
-        last_drift, after, after_sums)
+    if bad_correction:  # (out of the loop by a break: a return there costs the loop time)
+        return _BAD_CORRECTION
+    live, excess, missing, overshoot, last_drift, after_over, after_missing, after_drift = (
+        _sample(ps, bits, swept + 1, duration + 1, live, desired, excess, missing, overshoot,
+                last_drift, after, after_over, after_missing, after_drift))
     _drain(ps, bits, _M, m_from, duration)  # leave the queues empty for the next cell
     written = min(quiet_from + 1, ps.shape[1])
     if watch:
@@ -762,9 +769,9 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     out[8, row] = missing
     out[9, row] = deaths_total
     if after <= duration:
-        out[10, row] = after_sums[0]
-        out[11, row] = after_sums[1]
-        out[12, row] = -1 if after_sums[2] == duration else after_sums[2] - after + 1
+        out[10, row] = after_over
+        out[11, row] = after_missing
+        out[12, row] = -1 if after_drift == duration else after_drift - after + 1
     else:
         out[10, row] = out[11, row] = out[12, row] = -1
     out[13, row] = create_commands
@@ -772,7 +779,37 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     return _DONE
 
 
-def _simulate_world(  # noqa: PLR0913, PLR0915, PLR0917 — numba takes arrays positionally
+@numba.njit(cache=True, nogil=True)
+def _batch_lists(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
+    lag_from: Int64Array, lag_to: Int64Array, lag_extra: Int64Array,
+    fault_at: Int64Array, fault_lost: BoolArray, b_value: Int64Array,
+    b_cumulative: Int64Array, g_value: Int64Array, g_cumulative: Int64Array,
+) -> Int64Array2D:
+    """The batch's lag windows, fault events, B delay tables and G delay tables, in that
+    order, side by side in the columns of one array (rows :data:`_FROM` .. :data:`_EXTRA`,
+    :data:`_AT`, :data:`_LOST`, :data:`_VALUE`, :data:`_CUMULATIVE`; a row a kind does not
+    use is left unset): one array argument for a cell's run instead of four."""
+    f0 = lag_from.shape[0]
+    b0 = f0 + fault_at.shape[0]
+    g0 = b0 + b_value.shape[0]
+    lists = np.empty((3, g0 + g_value.shape[0]), np.int64)
+    for k in range(f0):
+        lists[_FROM, k] = lag_from[k]
+        lists[_TO, k] = lag_to[k]
+        lists[_EXTRA, k] = lag_extra[k]
+    for k in range(fault_at.shape[0]):
+        lists[_AT, f0 + k] = fault_at[k]
+        lists[_LOST, f0 + k] = fault_lost[k]
+    for k in range(b_value.shape[0]):
+        lists[_VALUE, b0 + k] = b_value[k]
+        lists[_CUMULATIVE, b0 + k] = b_cumulative[k]
+    for k in range(g_value.shape[0]):
+        lists[_VALUE, g0 + k] = g_value[k]
+        lists[_CUMULATIVE, g0 + k] = g_cumulative[k]
+    return lists
+
+
+def _simulate_world(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
     cparams: Int64Array2D, created_listed: BoolArray, cap: Int64Array,
     gain_pm: Int64Array, desired: Int64Array, U: Int64Array, G: Int64Array,
     B: Int64Array, duration: Int64Array, ledger_base: Int64Array, initial: Int64Array,
@@ -792,19 +829,11 @@ def _simulate_world(  # noqa: PLR0913, PLR0915, PLR0917 — numba takes arrays p
     a row per cell (the controller is the one this function was specialised for)."""
     n = desired.shape[0]
     out = np.empty((_N_OUT, n), np.int64)  # a metric a row: columns for polars
-    lag = np.empty((3, lag_from.shape[0]), np.int64)
-    copy_into(lag[_FROM], lag_from)
-    copy_into(lag[_TO], lag_to)
-    copy_into(lag[_EXTRA], lag_extra)
-    faults = np.empty((2, fault_at.shape[0]), np.int64)
-    copy_into(faults[0], fault_at)
-    copy_into(faults[1], fault_lost)
-    b_table = np.empty((2, b_value.shape[0]), np.int64)
-    copy_into(b_table[_VALUE], b_value)
-    copy_into(b_table[_CUMULATIVE], b_cumulative)
-    g_table = np.empty((2, g_value.shape[0]), np.int64)
-    copy_into(g_table[_VALUE], g_value)
-    copy_into(g_table[_CUMULATIVE], g_cumulative)
+    lists = _batch_lists(lag_from, lag_to, lag_extra, fault_at, fault_lost, b_value, b_cumulative,
+                   g_value, g_cumulative)
+    f0 = lag_from.shape[0]  # where each kind's columns start in lists
+    b0 = f0 + fault_at.shape[0]
+    g0 = b0 + b_value.shape[0]
     n_blocks = (n + _BLOCK - 1) // _BLOCK
     for b in numba.prange(n_blocks):
         lo = b * _BLOCK
@@ -826,9 +855,7 @@ def _simulate_world(  # noqa: PLR0913, PLR0915, PLR0917 — numba takes arrays p
         cp = np.empty((_N_COPY_ROWS, capacity), np.int64)
         per_second = np.zeros((_N_SECOND_ROWS, max_seconds), np.int64)
         bits = np.zeros((2, (max_seconds + 63) // 64), np.uint64)
-        mem = MEMORY_INIT.copy()
-        mem_before = MEMORY_INIT.copy()
-        after_sums = np.zeros(3, np.int64)
+        memory = np.empty((2, MEMORY_INIT.shape[0]), np.int64)
         for i in range(lo, hi):
             p = PARAMS_TYPE(*to_fixed_tuple(cparams[i], N_PARAMS))  # type: ignore[call-arg]
             # Deaths in one second commute (together they kill min(total, live) of the
@@ -843,14 +870,13 @@ def _simulate_world(  # noqa: PLR0913, PLR0915, PLR0917 — numba takes arrays p
                 for f in range(f_lo, f_hi):
                     fault_left[f - f_lo] = fault_count[f]
                 ended = _run_cell(
-                    p, mem, created_listed[i], cap[i], gain_pm[i], desired[i],
+                    p, memory, created_listed[i], cap[i], gain_pm[i], desired[i],
                     U[i], G[i], B[i], duration[i], ledger_base[i], initial[i], B_spread[i],
                     G_spread[i],
                     U_jitter[i], seed[i], grace[i], delete_newest[i], watch[i], slow_start[i],
-                    fail_pm[i], lost_pm[i], ev, n_ev, rs_at, n_rs, lag, w_lo, w_hi, faults,
-                    fault_left, f_lo, f_hi, b_table, b_offsets[i], b_offsets[i + 1],
-                    g_table, g_offsets[i], g_offsets[i + 1], cp, per_second, bits, out, i,
-                    mem_before, after_sums,
+                    fail_pm[i], lost_pm[i], ev, n_ev, rs_at, n_rs, lists, w_lo, w_hi,
+                    f0 + f_lo, f0 + f_hi, fault_left, b0 + b_offsets[i], b0 + b_offsets[i + 1],
+                    g0 + g_offsets[i], g0 + g_offsets[i + 1], cp, per_second, bits, out, i,
                 )
                 if ended == _BAD_CORRECTION:
                     out[0, i] = -1
@@ -1027,22 +1053,35 @@ def _kernels(controller: Controller) -> dict[str, Any]:
     return specialise(globals(), _PER_CONTROLLER, controller)
 
 
-def _by_class(a: dict[str, NDArray[np.generic]]) -> Int64Array | None:
+def _by_class(a: Mapping[str, NDArray[np.generic]]) -> Int64Array | None:
     """The order to run cells in, grouped by class (controller, trigger, lag windows or
     none, U up to 127; stable), or None when they are grouped already. Cells of a class take
     the same branches of the cell loop; a batch that cycles through the classes row by row,
     as a sweep's grid does, mispredicts them all the time. Grouped (the batch's arrays
     gathered, then the result scattered back), the world mix ran in less time (see the
     module's docstring)."""
-    if len(a["controller"]) < 2:
-        return None
+    n = len(a["controller"])
+    return None if n < 2 else _class_order(a, np.arange(n, dtype=np.int64))
 
+
+def running_order(a: Mapping[str, NDArray[np.generic]], rows: Int64Array) -> Int64Array:
+    """``rows`` of the batch ``a`` in the order :func:`simulate_world_arrays` runs them
+    (grouped by class, stably): gathered in this order, a part of a batch reaches the
+    kernel grouped and is not gathered a second time."""
+    order = _class_order(a, rows) if len(rows) > 1 else None
+    return rows if order is None else rows[order]
+
+
+def _class_order(a: Mapping[str, NDArray[np.generic]], rows: Int64Array) -> Int64Array | None:
+    """The stable order that groups ``rows`` by class (:func:`_by_class`), or None when
+    they are grouped already."""
     def ints(name: str) -> Int64Array:
-        return np.asarray(a[name]).astype(np.int64)
+        return np.asarray(a[name])[rows].astype(np.int64)
 
-    lagged = (np.diff(ints("lag_offsets")) > 0).astype(np.int64)
+    offsets = np.asarray(a["lag_offsets"])
+    lagged = (offsets[rows + 1] > offsets[rows]).astype(np.int64)
     key = (((ints("controller") * 2 + ints("trigger")) * 2 + lagged) * 128
            + np.clip(ints("U"), 0, 127)).astype(np.int16)
-    if len(key) < 2 or bool((key[1:] >= key[:-1]).all()):
+    if bool((key[1:] >= key[:-1]).all()):
         return None
     return np.argsort(key, kind="stable").astype(np.int64)
