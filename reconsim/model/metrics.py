@@ -203,6 +203,8 @@ def columns(counts: Mapping[str, np.ndarray]) -> list[pl.Series]:
         if column.dtype != m.dtype:
             column = column.cast(m.dtype)
         if m.null_when is not None:
-            column = column.set(pl.Series(m.null_when(values)), None)
+            null = m.null_when(values)
+            if null.any():  # (a mask of no nulls sets none: no need to scan it)
+                column = column.set(pl.Series(null), None)
         out.append(column)
     return out

@@ -251,7 +251,11 @@ def simulate(cells: pl.DataFrame, *, checked: bool = False) -> pl.DataFrame:
         raw["failed_creates"] = np.zeros(cells.height, np.int64)
         return _with_metrics(cells, raw)
     from reconsim.model.kernels.count import COUNT_INPUTS
-    from reconsim.model.kernels.world import WORLD_OUT_COLUMNS, simulate_world_arrays
+    from reconsim.model.kernels.world import (
+        WORLD_OUT_COLUMNS,
+        running_order,
+        simulate_world_arrays,
+    )
 
     arrays = kernel_inputs(cells, params=params)
     if world.all():  # every row off seed 001's world: no split, no renumbering
@@ -269,7 +273,8 @@ def simulate(cells: pl.DataFrame, *, checked: bool = False) -> pl.DataFrame:
     out[WORLD_OUT_COLUMNS.index("create_commands"), rows] = out[
         OUT_COLUMNS.index("created"), rows]
     out[WORLD_OUT_COLUMNS.index("failed_creates"), rows] = 0
-    rows = np.flatnonzero(world)
+    # gathered in the order the world kernel runs them: it gathers them no second time
+    rows = running_order(arrays, np.flatnonzero(world))
     with numbered(rows):
         out[:, rows] = simulate_world_arrays(
             controllers=known, **take_rows(arrays, rows)).T  # type: ignore[arg-type]
@@ -315,7 +320,8 @@ def world_rows(cells: pl.DataFrame, off: list[str] | None = None) -> np.ndarray 
     # First which columns leave it anywhere: a frame that carries them all at their
     # defaults costs no row mask.
     off = _switches_off(cells) if off is None else off
-    differs = [_off_default(BY_NAME[name], cells.schema[name]) for name in off]
+    schema = cells.schema  # (built anew at each call: once here)
+    differs = [_off_default(BY_NAME[name], schema[name]) for name in off]
     if not differs:
         return None
     return cells.select(pl.any_horizontal(differs)).to_series().to_numpy()
@@ -387,7 +393,8 @@ def _switches_off(cells: pl.DataFrame) -> list[str]:
     names = [name for name in WORLD_SWITCHES if name in cells.columns]
     if not names or not cells.height:
         return []
-    off = cells.select(_off_default(BY_NAME[n], cells.schema[n]).any().alias(n)
+    schema = cells.schema
+    off = cells.select(_off_default(BY_NAME[n], schema[n]).any().alias(n)
                        for n in names).row(0)
     return [n for n, o in zip(names, off, strict=True) if o]
 
@@ -446,24 +453,27 @@ def _check_frame(cells: pl.DataFrame, params: Iterable[Parameter] = PARAMS) -> l
     clash = [name for name in METRIC_NAMES if name in cells.columns]
     if clash:
         raise ValueError(f"cells: column {clash[0]!r} is a metric name and would be overwritten")
-    present = [p for p in params if p.name in cells.columns]
+    schema = cells.schema  # (built anew at each call: once here)
+    present = [p for p in params if p.name in schema]
     for p in present:
-        if cells.schema[p.name] != pl.Null:  # all null: the null check says if that is allowed
-            p.kind.check_dtype(p.name, cells.schema[p.name])
+        if schema[p.name] != pl.Null:  # all null: the null check says if that is allowed
+            p.kind.check_dtype(p.name, schema[p.name])
     if not cells.height:
         return []
     # A world switch at its default in every row (no null either) holds a valid value:
     # a frame may carry them all without paying for their checks.
     off = _switches_off(cells)
     present = [p for p in present if p.name not in WORLD_SWITCHES or p.name in off]
-    exprs = [_first_bad_null(p) for p in present]
-    exprs += [e for p in present if cells.schema[p.name] != pl.Null for e in p.kind.stats(p.name)]
-    row = cells.select(exprs).row(0, named=True)
+    # A column without nulls has no forbidden one (its null count is known, not counted)
+    nulls = [p for p in present if cells[p.name].null_count()]
+    exprs = [_first_bad_null(p) for p in nulls]
+    exprs += [e for p in present if schema[p.name] != pl.Null for e in p.kind.stats(p.name)]
+    row = cells.select(exprs).row(0, named=True) if exprs else {}
     for p in present:  # column by column, in declaration order: the first problem is named
-        if row[f"{p.name}:bad_null"] is not None:
+        if row.get(f"{p.name}:bad_null") is not None:
             raise ValueError(f"{p.name}: null {p.kind.null_noun} in row "
                              f"{row[f'{p.name}:bad_null']}{p.kind.null_hint}")
-        if cells.schema[p.name] != pl.Null:
+        if schema[p.name] != pl.Null:
             p.kind.check_stats(p.name, row, cells[p.name])
     _check_one_of(cells, [p for p in present if p.name in DELAYS_BY_NAME])
     return off
