@@ -13,9 +13,12 @@ from hypothesis import strategies as st
 
 from reconsim import METRIC_NAMES, Cell, run_reference
 from reconsim.model import rng
+from reconsim.model.kernels.arrays import take_rows
 from reconsim.model.kernels.world import (
     PARALLEL_MIN_CELLS,
     WORLD_OUT_COLUMNS,
+    _by_class,
+    running_order,
     simulate_world_arrays,
 )
 from reconsim.model.params import FAULT_KINDS
@@ -84,6 +87,21 @@ def test_world_cell_matches_reference(cell: Cell) -> None:
 def test_mixed_batch_matches_reference_cell_by_cell(batch: list[Cell]) -> None:
     # Rows of both worlds in one frame: dispatch, scratch reuse and reassembly in order.
     assert metrics(batch) == [run_reference(c) for c in batch]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(world_cells(max_duration=60) | cells(max_duration=60), min_size=2,
+                max_size=30))
+def test_rows_gathered_in_running_order_reach_the_kernel_grouped(batch: list[Cell]) -> None:
+    # simulate gathers a split batch's world rows in this order, so that the world kernel
+    # needs no second gather: the rows are a permutation, grouped, stable within a class.
+    a = kernel_inputs(cells_frame(batch))
+    rows = np.arange(len(batch), dtype=np.int64)[::2]  # a part of the batch, as split
+    ordered = running_order(a, rows)
+    assert sorted(ordered.tolist()) == rows.tolist()
+    assert _by_class(take_rows(a, ordered)) is None
+    grouped = _by_class(take_rows(a, rows))
+    assert ordered.tolist() == (rows if grouped is None else rows[grouped]).tolist()
 
 
 @settings(max_examples=100, deadline=None)
