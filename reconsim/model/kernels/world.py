@@ -1060,8 +1060,7 @@ def _by_class(a: Mapping[str, NDArray[np.generic]]) -> Int64Array | None:
     as a sweep's grid does, mispredicts them all the time. Grouped (the batch's arrays
     gathered, then the result scattered back), the world mix ran in less time (see the
     module's docstring)."""
-    n = len(a["controller"])
-    return None if n < 2 else _class_order(a, np.arange(n, dtype=np.int64))
+    return None if len(a["controller"]) < 2 else _class_order(a, None)
 
 
 def running_order(a: Mapping[str, NDArray[np.generic]], rows: Int64Array) -> Int64Array:
@@ -1072,14 +1071,17 @@ def running_order(a: Mapping[str, NDArray[np.generic]], rows: Int64Array) -> Int
     return rows if order is None else rows[order]
 
 
-def _class_order(a: Mapping[str, NDArray[np.generic]], rows: Int64Array) -> Int64Array | None:
-    """The stable order that groups ``rows`` by class (:func:`_by_class`), or None when
-    they are grouped already."""
+def _class_order(a: Mapping[str, NDArray[np.generic]],
+                 rows: Int64Array | None) -> Int64Array | None:
+    """The stable order that groups ``rows`` (None: every row, read in place) by class
+    (:func:`_by_class`), or None when they are grouped already."""
     def ints(name: str) -> Int64Array:
-        return np.asarray(a[name])[rows].astype(np.int64)
+        values = np.asarray(a[name])
+        return (values if rows is None else values[rows]).astype(np.int64)
 
     offsets = np.asarray(a["lag_offsets"])
-    lagged = (offsets[rows + 1] > offsets[rows]).astype(np.int64)
+    lengths = np.diff(offsets) if rows is None else offsets[rows + 1] - offsets[rows]
+    lagged = (lengths > 0).astype(np.int64)
     key = (((ints("controller") * 2 + ints("trigger")) * 2 + lagged) * 128
            + np.clip(ints("U"), 0, 127)).astype(np.int16)
     if bool((key[1:] >= key[:-1]).all()):
