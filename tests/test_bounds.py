@@ -271,6 +271,23 @@ def test_a_refusal_names_the_frames_row_when_the_kernel_ran_part_of_it(first: Ce
     assert info.value.reason.startswith("(duration 1000000000000, U 1, 1 death events) needs ")
 
 
+def test_the_world_kernel_checks_only_the_rows_it_is_given() -> None:
+    # simulate hands the world kernel a split batch's world rows as row numbers into the
+    # whole batch: it refuses one of them by its row in the batch, and never one it was not
+    # asked to run (the count kernel's rows, checked there).
+    from reconsim.model.kernels.world import WORLD_OUT_COLUMNS, simulate_world_arrays
+
+    cells = cells_frame([Cell(grace=1), Cell(), Cell(grace=1)]).with_columns(
+        duration=pl.Series([100, 10**12, 10**12]), U=pl.Series([15, 1, 1]))
+    arrays = kernel_inputs(cells)
+    out = simulate_world_arrays(rows=np.array([0]), **arrays)
+    assert out[0, WORLD_OUT_COLUMNS.index("rounds")] == 7  # seconds 0, 15 ... 90
+    with pytest.raises(KernelRefusalError) as info:
+        simulate_world_arrays(rows=np.array([2, 0]), **arrays)
+    assert info.value.row == 2
+    assert info.value.reason.startswith("(duration 1000000000000, U 1, 1 death events) needs ")
+
+
 def test_a_refusal_is_a_value_error_that_survives_pickling() -> None:
     refusal = KernelRefusalError(4, "(desired 9) could count up to 1e+24, past int64")
     assert isinstance(refusal, ValueError)

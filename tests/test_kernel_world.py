@@ -13,11 +13,9 @@ from hypothesis import strategies as st
 
 from reconsim import METRIC_NAMES, Cell, run_reference
 from reconsim.model import rng
-from reconsim.model.kernels.arrays import take_rows
 from reconsim.model.kernels.world import (
     PARALLEL_MIN_CELLS,
     WORLD_OUT_COLUMNS,
-    _by_class,
     running_order,
     simulate_world_arrays,
 )
@@ -89,19 +87,34 @@ def test_mixed_batch_matches_reference_cell_by_cell(batch: list[Cell]) -> None:
     assert metrics(batch) == [run_reference(c) for c in batch]
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.lists(world_cells(max_duration=60) | cells(max_duration=60), min_size=1,
+                max_size=30), st.data())
+def test_rows_of_a_batch_run_in_place(batch: list[Cell], data: st.DataObject) -> None:
+    # simulate hands the world kernel a split batch's world rows as indices into the whole
+    # batch: their metrics are those of a batch of just those cells, written into their
+    # columns, and the other columns are left as they were.
+    rows = np.array(sorted(data.draw(st.sets(st.integers(0, len(batch) - 1)))), np.int64)
+    out = np.full((len(WORLD_OUT_COLUMNS), len(batch)), -7, np.int64)
+    got = simulate_world_arrays(**kernel_inputs(cells_frame(batch)), rows=rows[::-1], out=out)
+    assert got.base is out
+    want = (world_kernel([batch[i] for i in rows]) if len(rows)
+            else np.empty((0, len(WORLD_OUT_COLUMNS))))
+    np.testing.assert_array_equal(out[:, rows].T, want)
+    assert (np.delete(out, rows, axis=1) == -7).all()
+
+
 @settings(max_examples=25, deadline=None)
 @given(st.lists(world_cells(max_duration=60) | cells(max_duration=60), min_size=2,
                 max_size=30))
-def test_rows_gathered_in_running_order_reach_the_kernel_grouped(batch: list[Cell]) -> None:
-    # simulate gathers a split batch's world rows in this order, so that the world kernel
-    # needs no second gather: the rows are a permutation, grouped, stable within a class.
+def test_running_order_groups_the_rows_by_controller_stably(batch: list[Cell]) -> None:
+    # Each controller's cells run side by side (on its own kernel), in the batch's order;
+    # a part of a batch is ordered as the whole is.
     a = kernel_inputs(cells_frame(batch))
-    rows = np.arange(len(batch), dtype=np.int64)[::2]  # a part of the batch, as split
-    ordered = running_order(a, rows)
-    assert sorted(ordered.tolist()) == rows.tolist()
-    assert _by_class(take_rows(a, ordered)) is None
-    grouped = _by_class(take_rows(a, rows))
-    assert ordered.tolist() == (rows if grouped is None else rows[grouped]).tolist()
+    whole = running_order(a).tolist()
+    assert whole == sorted(range(len(batch)), key=lambda i: int(a["controller"][i]))
+    rows = np.arange(len(batch), dtype=np.int64)[::2]
+    assert running_order(a, rows).tolist() == [i for i in whole if i % 2 == 0]
 
 
 @settings(max_examples=100, deadline=None)
@@ -278,22 +291,6 @@ def test_split_arrays_are_those_of_the_split_frame(batch: list[Cell], data: st.D
     rows = np.array(sorted(data.draw(st.sets(st.integers(0, len(batch) - 1)))), np.int64)
     got = take_rows(kernel_inputs(cells_frame(batch)), rows)
     want = kernel_inputs(cells_frame([batch[i] for i in rows]))
-    assert got.keys() == want.keys()
-    for key, values in want.items():
-        np.testing.assert_array_equal(got[key], values, err_msg=key)
-
-
-@settings(max_examples=30, deadline=None)
-@given(st.lists(world_cells(max_duration=50), min_size=1, max_size=12), st.data())
-def test_a_run_of_rows_sliced_is_that_run_of_the_frame(batch: list[Cell],
-                                                        data: st.DataObject) -> None:
-    # Each controller's cells, one run of a batch gathered once, are sliced, not gathered.
-    from reconsim.model.kernels.arrays import slice_rows
-
-    lo = data.draw(st.integers(0, len(batch) - 1))
-    hi = data.draw(st.integers(lo + 1, len(batch)))
-    got = slice_rows(kernel_inputs(cells_frame(batch)), lo, hi)
-    want = kernel_inputs(cells_frame(batch[lo:hi]))
     assert got.keys() == want.keys()
     for key, values in want.items():
         np.testing.assert_array_equal(got[key], values, err_msg=key)

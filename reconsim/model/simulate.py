@@ -251,35 +251,26 @@ def simulate(cells: pl.DataFrame, *, checked: bool = False) -> pl.DataFrame:
         raw["failed_creates"] = np.zeros(cells.height, np.int64)
         return _with_metrics(cells, raw)
     from reconsim.model.kernels.count import COUNT_INPUTS
-    from reconsim.model.kernels.world import (
-        WORLD_OUT_COLUMNS,
-        running_order,
-        simulate_world_arrays,
-    )
+    from reconsim.model.kernels.world import WORLD_OUT_COLUMNS, simulate_world_arrays
 
     arrays = kernel_inputs(cells, params=params)
-    if world.all():  # every row off seed 001's world: no split, no renumbering
-        out = simulate_world_arrays(controllers=known, **arrays)  # type: ignore[arg-type]
-        return _with_metrics(cells, dict(zip(WORLD_OUT_COLUMNS, out.T, strict=True)))
-    # Each row to the kernel that is exact for it: the arrays are split, not the frame
-    # (gathering a frame's list columns costs several times more).
     out = np.empty((len(WORLD_OUT_COLUMNS), cells.height), np.int64)  # a metric a row
-    rows = np.flatnonzero(~world)
-    with numbered(rows):
-        present = [p for p in controller_params(known) if p in arrays]
-        count = take_rows(arrays, rows, (*COUNT_INPUTS, *present))
-        out[:len(OUT_COLUMNS), rows] = simulate_arrays(
-            controllers=known, **count).T  # type: ignore[arg-type]
-    out[WORLD_OUT_COLUMNS.index("create_commands"), rows] = out[
-        OUT_COLUMNS.index("created"), rows]
-    out[WORLD_OUT_COLUMNS.index("failed_creates"), rows] = 0
-    # gathered in the order the world kernel runs them: it gathers them no second time
-    rows = running_order(arrays, np.flatnonzero(world))
-    with numbered(rows):
-        out[:, rows] = simulate_world_arrays(
-            controllers=known, **take_rows(arrays, rows)).T  # type: ignore[arg-type]
-    raw = dict(zip(WORLD_OUT_COLUMNS, out, strict=True))
-    return _with_metrics(cells, raw)
+    if not world.all():
+        # Each row to the kernel that is exact for it: the arrays are split, not the frame
+        # (gathering a frame's list columns costs several times more).
+        rows = np.flatnonzero(~world)
+        with numbered(rows):
+            present = [p for p in controller_params(known) if p in arrays]
+            count = take_rows(arrays, rows, (*COUNT_INPUTS, *present))
+            out[:len(OUT_COLUMNS), rows] = simulate_arrays(
+                controllers=known, **count).T  # type: ignore[arg-type]
+        out[WORLD_OUT_COLUMNS.index("create_commands"), rows] = out[
+            OUT_COLUMNS.index("created"), rows]
+        out[WORLD_OUT_COLUMNS.index("failed_creates"), rows] = 0
+    # the world rows read in place, their metrics written into their columns
+    simulate_world_arrays(controllers=known, rows=None if world.all() else np.flatnonzero(world),
+                          out=out, **arrays)  # type: ignore[arg-type]
+    return _with_metrics(cells, dict(zip(WORLD_OUT_COLUMNS, out, strict=True)))
 
 
 def _with_metrics(cells: pl.DataFrame, raw: dict[str, np.ndarray]) -> pl.DataFrame:

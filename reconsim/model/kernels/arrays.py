@@ -48,20 +48,6 @@ def take_rows(arrays: dict[str, np.ndarray], rows: np.ndarray,
     return {key: taken[key] if key in taken else arrays[key][rows] for key in names}
 
 
-def slice_rows(arrays: Mapping[str, np.ndarray], lo: int, hi: int) -> dict[str, np.ndarray]:
-    """The kernel arrays of rows ``lo`` to ``hi - 1``, as views where they can be (a list
-    parameter's offsets are renumbered from 0): a part of a batch gathered once
-    (:func:`take_rows`) costs no second gather."""
-    part: dict[str, np.ndarray] = {}
-    for key, values in _lists(arrays).items():
-        offsets = arrays[key]
-        first, last = int(offsets[lo]), int(offsets[hi])
-        part[key] = offsets[lo:hi + 1] - first
-        for name in values:
-            part[name] = arrays[name][first:last]
-    return {key: part[key] if key in part else arrays[key][lo:hi] for key in arrays}
-
-
 @contextmanager
 def numbered(rows: np.ndarray) -> Iterator[None]:
     """A kernel's refusal of cell ``i`` of a part of a batch (a KernelRefusalError, or a
@@ -118,17 +104,18 @@ def controller_params(controllers: Iterable[Controller]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(p for c in controllers for p in c.params))
 
 
-def params_matrix(controller: Controller, cells: Mapping[str, NDArray[Any]]) -> Int64Array:
-    """The parameters of ``controller`` for each of ``cells``, a row per cell (one column
-    at least: numba wants one), from their arrays by name."""
+def params_matrix(controller: Controller, cells: Mapping[str, NDArray[Any]],
+                  rows: Int64Array | None = None) -> Int64Array:
+    """The parameters of ``controller`` for each of ``cells`` (or of its ``rows``), a row
+    per cell (one column at least: numba wants one), from their arrays by name."""
     missing = [name for name in controller.params if name not in cells]
     if missing:
         raise TypeError(f"kernel: missing {', '.join(missing)}, a parameter of controller "
                         f"{controller.name!r}")
-    n = len(cells["desired"])
+    n = len(cells["desired"]) if rows is None else len(rows)
     matrix = np.zeros((n, max(1, len(controller.params))), np.int64)
     for k, name in enumerate(controller.params):
-        matrix[:, k] = cells[name]
+        matrix[:, k] = cells[name] if rows is None else np.asarray(cells[name])[rows]
     return matrix
 
 

@@ -588,9 +588,11 @@ def simulate_arrays(
             raise compile_failure(controller, exc) from None
         except Exception as exc:  # raised by the controller's decide, in its code
             raise raised(controller, exc) from None
-        if (out[0, cells] < 0).any():
-            raise ControllerError(f"controller {controller.name!r}: decide returned a "
-                                  f"correction beyond {params.MAX_COPIES:,} copies")
+    bad = np.flatnonzero(out[0] < 0)  # (one look over the batch, not one per controller)
+    if len(bad):
+        controller = controllers[int(codes[bad[0]])]
+        raise ControllerError(f"controller {controller.name!r}: decide returned a "
+                              f"correction beyond {params.MAX_COPIES:,} copies")
     return out.T
 
 
