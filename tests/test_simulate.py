@@ -211,6 +211,33 @@ def test_one_cell_goes_the_frames_way(data: st.DataObject) -> None:
         assert [type(v) for v in fast.values()] == [type(v) for v in slow.values()]
 
 
+def test_a_large_frames_columns_are_encoded_on_threads_alike(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # From THREADED_FROM rows on, the columns are encoded side by side on threads: the same
+    # arrays, in the same order, as one column after another.
+    from reconsim.model import simulate as module
+
+    batch = [Cell(), Cell(controller="intent", G_spread=5, lag=((10, 20, 5),), seed=3),
+             Cell(controller="expectations", deaths=((5, 1), (1, 2)), restart_at=(7,),
+                  B_delays=((1, 2), (4, 1)), create_faults=((3, 1, "lost"),))]
+    frame = pl.concat([cells_frame(batch)] * (module.THREADED_FROM // len(batch) + 1))
+    threads, mapped = module._threads(), []
+
+    class Counted:
+        def map(self, fn, items):  # type: ignore[no-untyped-def]
+            mapped.append(len(items))
+            return threads.map(fn, items)
+
+    monkeypatch.setattr(module, "_threads", Counted)
+    threaded = kernel_inputs(frame)
+    monkeypatch.setattr(module, "THREADED_FROM", frame.height + 1)
+    serial = kernel_inputs(frame)
+    assert len(mapped) == 1
+    assert list(threaded) == list(serial)
+    for key, array in serial.items():
+        np.testing.assert_array_equal(threaded[key], array, err_msg=key)
+
+
 def test_a_parameter_is_null_only_where_it_does_not_apply() -> None:
     # ttl applies to expectations and replicaset: null for ledger is its absence, for
     # expectations a gap in the frame.
