@@ -26,7 +26,8 @@ from typing import Any, Final, Protocol
 import numpy as np
 import polars as pl
 
-__all__ = ["COUNTERS", "INPUTS", "METRICS", "METRIC_NAMES", "Metric", "columns", "of_run"]
+__all__ = ["COUNTERS", "INPUTS", "METRICS", "METRIC_NAMES", "Metric", "columns", "exprs",
+           "of_run"]
 
 #: What a formula reads: the counters, and the metrics declared before it.
 Values = Mapping[str, Any]
@@ -191,20 +192,24 @@ def of_run(counts: Mapping[str, int], cell: CellInputs) -> dict[str, Any]:
             for m in METRICS}
 
 
-def columns(counts: Mapping[str, np.ndarray]) -> list[pl.Series]:
-    """A batch's metrics, one column each in :data:`METRICS`' order, from its
-    :data:`COUNTERS` and :data:`INPUTS` as numpy arrays (a cell a value)."""
-    values = dict(counts)
+def exprs(values: Mapping[str, pl.Expr]) -> list[pl.Expr]:
+    """A batch's metrics as polars expressions, one each in :data:`METRICS`' order, from its
+    :data:`COUNTERS` and :data:`INPUTS` as expressions (columns, a cell a row): the same
+    formulas, evaluated by polars side by side."""
+    values = dict(values)
     out = []
     for m in METRICS:
         if m.formula is not None:
             values[m.name] = m.formula(values)
-        column = pl.Series(m.name, values[m.name])  # a dtype given would copy the array
-        if column.dtype != m.dtype:
-            column = column.cast(m.dtype)
+        value = values[m.name]
         if m.null_when is not None:
-            null = m.null_when(values)
-            if null.any():  # (a mask of no nulls sets none: no need to scan it)
-                column = column.set(pl.Series(null), None)
-        out.append(column)
+            value = pl.when(m.null_when(values)).then(None).otherwise(value)
+        out.append(value.cast(m.dtype).alias(m.name))
     return out
+
+
+def columns(counts: Mapping[str, np.ndarray]) -> list[pl.Series]:
+    """A batch's metrics, one column each in :data:`METRICS`' order, from its
+    :data:`COUNTERS` and :data:`INPUTS` as numpy arrays (a cell a value)."""
+    frame = pl.DataFrame(dict(counts))
+    return frame.select(exprs({name: pl.col(name) for name in counts})).get_columns()

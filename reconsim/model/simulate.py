@@ -276,16 +276,16 @@ def simulate(cells: pl.DataFrame, *, checked: bool = False) -> pl.DataFrame:
 
 
 def _with_metrics(cells: pl.DataFrame, raw: dict[str, np.ndarray]) -> pl.DataFrame:
-    """``cells`` with one column per metric, from a kernel's raw columns."""
+    """``cells`` with one column per metric, from a kernel's raw columns, the formulas
+    evaluated by polars (:func:`reconsim.model.metrics.exprs`)."""
+    counts = pl.DataFrame(raw).with_columns(cells["desired"], cells["duration"],
+                                            initial=initial_copies(cells))
+    values = {name: pl.col(name) for name in counts.columns}
     # A kernel reports stable_at itself (-1 for null), which codes the last second off
     # desired exactly: decoded, that second goes through the formulas as every run's does.
-    duration = cells["duration"].to_numpy()
-    stable_at = raw["stable_at"]
-    last_drift = stable_at - 1
-    np.copyto(last_drift, duration, where=stable_at < 0)  # no new array, unlike np.where
-    return cells.with_columns(metrics.columns({
-        **raw, "last_drift": last_drift, "desired": cells["desired"].to_numpy(),
-        "duration": duration, "initial": initial_copies(cells)}))
+    values["last_drift"] = pl.when(pl.col("stable_at") < 0).then(pl.col("duration")).otherwise(
+        pl.col("stable_at") - 1)
+    return cells.with_columns(counts.select(metrics.exprs(values)).get_columns())
 
 
 def initial_copies(cells: pl.DataFrame) -> np.ndarray:
