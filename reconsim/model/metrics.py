@@ -7,8 +7,9 @@ yields the :data:`COUNTERS`: the metrics it counts as they are (``rounds``, ``cr
 (``last_drift``). With the cell's :data:`INPUTS` (``desired``, ``duration`` and the death
 schedule's total count), every other metric (``work``, ``unneeded``, ``stable_at``, the
 per-round ratios) is a formula of those, written once here, and used alike for one cell
-(:func:`of_run`, with Python integers) and for a batch (:func:`columns`, with numpy
-arrays, a cell a value): the formulas are arithmetic that both evaluate the same way.
+(:func:`of_run`, with Python integers) and for a batch (:func:`exprs`, with polars
+expressions over its columns, a cell a row; :func:`columns` from numpy arrays): the
+formulas are arithmetic that both evaluate the same way (a ratio in float64 on both sides).
 
 >>> from reconsim.model.params import Cell
 >>> m = of_run({**dict.fromkeys(COUNTERS, 0), "rounds": 4, "create_commands": 6,
