@@ -162,6 +162,19 @@ def test_bad_world_columns_are_named(column: str, series: pl.Series, message: st
         simulate(frame().with_columns(series.alias(column)))
 
 
+@pytest.mark.parametrize("rows", [2, 10_002], ids=["small", "threaded"])
+def test_a_bad_frame_raises_the_checks_line_alone(rows: int) -> None:
+    # The values are checked while the columns are encoded: a choice outside its list makes
+    # the encoding fail too, and only the check's line surfaces, with nothing chained.
+    bad = pl.concat([frame()] * (rows // 2)).with_columns(
+        trigger=pl.Series(["periodic"] * (rows - 1) + ["event"]))
+    with pytest.raises(ValueError, match=re.escape("trigger must be one of periodic, watch")
+                       ) as info:
+        simulate(bad)
+    assert info.value.__cause__ is None
+    assert info.value.__suppress_context__
+
+
 def test_world_columns_round_trip_through_cells_frame() -> None:
     cells = [Cell(G=20, lag=((10, 50, 5),), create_faults=((0, 2, "lost"),), slow_start=True,
                   fail_rate=0.1, seed=4, trigger="watch", grace=3, delete_order="newest"),
