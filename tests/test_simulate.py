@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import polars as pl
@@ -162,17 +163,27 @@ def test_bad_world_columns_are_named(column: str, series: pl.Series, message: st
         simulate(frame().with_columns(series.alias(column)))
 
 
-@pytest.mark.parametrize("rows", [2, 10_002], ids=["small", "threaded"])
-def test_a_bad_frame_raises_the_checks_line_alone(rows: int) -> None:
-    # The values are checked while the columns are encoded: a choice outside its list makes
-    # the encoding fail too, and only the check's line surfaces, with nothing chained.
-    bad = pl.concat([frame()] * (rows // 2)).with_columns(
-        trigger=pl.Series(["periodic"] * (rows - 1) + ["event"]))
+@pytest.mark.parametrize(("rows", "threads"), [(2, True), (10_002, True), (10_002, False)],
+                         ids=["small", "threaded", "one-thread"])
+def test_a_bad_frame_raises_the_checks_line_alone(rows: int, threads: bool,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    # The values are checked while the columns are encoded (or before, where polars has one
+    # thread): a choice outside its list makes the encoding fail too, and only the check's
+    # line surfaces, with nothing chained.
+    from reconsim.model import simulate as module
+
+    if not threads:
+        monkeypatch.setattr(module, "_checker", lambda: None)
+        monkeypatch.setattr(module, "_threads", lambda: None)
+    good = pl.concat([frame()] * (rows // 2))
+    assert simulate(good).select(METRIC_NAMES).head(2).to_dicts() == [
+        run_reference(Cell(G=20)), run_reference(Cell(controller="intent", G=60, U=5))]
+    bad = good.with_columns(trigger=pl.Series(["periodic"] * (rows - 1) + ["event"]))
     with pytest.raises(ValueError, match=re.escape("trigger must be one of periodic, watch")
                        ) as info:
         simulate(bad)
     assert info.value.__cause__ is None
-    assert info.value.__suppress_context__
+    assert info.value.__context__ is None or info.value.__suppress_context__
 
 
 def test_world_columns_round_trip_through_cells_frame() -> None:
@@ -234,15 +245,16 @@ def test_a_large_frames_columns_are_encoded_on_threads_alike(
              Cell(controller="expectations", deaths=((5, 1), (1, 2)), restart_at=(7,),
                   B_delays=((1, 2), (4, 1)), create_faults=((3, 1, "lost"),))]
     frame = pl.concat([cells_frame(batch)] * (module.THREADED_FROM // len(batch) + 1))
-    threads, mapped = module._threads(), []
+    mapped = []
 
     class Counted:
         def map(self, fn, items):  # type: ignore[no-untyped-def]
             mapped.append(len(items))
             return threads.map(fn, items)
 
-    monkeypatch.setattr(module, "_threads", Counted)
-    threaded = kernel_inputs(frame)
+    with ThreadPoolExecutor(2) as threads:
+        monkeypatch.setattr(module, "_threads", Counted)
+        threaded = kernel_inputs(frame)
     monkeypatch.setattr(module, "THREADED_FROM", frame.height + 1)
     serial = kernel_inputs(frame)
     assert len(mapped) == 1

@@ -7,7 +7,6 @@ specs and tables does not pay for it.
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -408,11 +407,13 @@ THREADED_FROM = 10_000
 
 
 @functools.cache
-def _threads() -> ThreadPoolExecutor:
+def _threads() -> ThreadPoolExecutor | None:
     """Threads that encode a large frame's columns side by side (polars releases the GIL
-    while it works), made once per process."""
-    return ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1),
-                              thread_name_prefix="reconsim-columns")
+    while it works), made once per process: as many as polars' own pool holds (a sweep's
+    workers size theirs to their share of the cores), none where that is one thread."""
+    n = min(8, pl.thread_pool_size())
+    return ThreadPoolExecutor(max_workers=n, thread_name_prefix="reconsim-columns") if n > 1 \
+        else None
 
 
 def kernel_inputs(cells: pl.DataFrame, *, count: bool = False,
@@ -430,8 +431,8 @@ def kernel_inputs(cells: pl.DataFrame, *, count: bool = False,
         return _default_arrays(p, cells.height)
 
     chosen = [p for p in params if not (count and p.world)]
-    parts = (_threads().map(encoded, chosen) if cells.height >= THREADED_FROM
-             else map(encoded, chosen))
+    threads = _threads() if cells.height >= THREADED_FROM else None
+    parts = map(encoded, chosen) if threads is None else threads.map(encoded, chosen)
     arrays: dict[str, np.ndarray] = {}
     for part in parts:
         arrays.update(part)
@@ -461,7 +462,11 @@ def _encoded(cells: pl.DataFrame, params: tuple[Parameter, ...], off: list[str] 
     the other, 39 and 30 ms of CPU; on two cores the whole call gained about 2 ms of 115."""
     if off is None:
         return kernel_inputs(cells, count=count, params=params)
-    checking = _checker().submit(_check_values, cells, params, off)
+    checker = _checker()
+    if checker is None:  # one thread: one after the other
+        _check_values(cells, params, off)
+        return kernel_inputs(cells, count=count, params=params)
+    checking = checker.submit(_check_values, cells, params, off)
     try:
         arrays = kernel_inputs(cells, count=count, params=params)
     except Exception:
@@ -474,11 +479,13 @@ def _encoded(cells: pl.DataFrame, params: tuple[Parameter, ...], off: list[str] 
 
 
 @functools.cache
-def _checker() -> ThreadPoolExecutor:
+def _checker() -> ThreadPoolExecutor | None:
     """The threads that check frames while :func:`_encoded` encodes them (apart from
-    :func:`_threads`, which the encoding waits for)."""
-    return ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1),
-                              thread_name_prefix="reconsim-check")
+    :func:`_threads`, which the encoding waits for), as many as polars' pool holds; none
+    where that is one thread."""
+    n = min(8, pl.thread_pool_size())
+    return ThreadPoolExecutor(max_workers=n, thread_name_prefix="reconsim-check") if n > 1 \
+        else None
 
 
 def _check_frame(cells: pl.DataFrame, params: Iterable[Parameter] = PARAMS) -> list[str]:
