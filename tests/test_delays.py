@@ -150,3 +150,32 @@ def test_a_cell_gives_a_table_or_a_spread() -> None:
         Cell(G_spread=3, G_delays=((1, 1),))
     with pytest.raises(ValueError, match=r"^B_delays values must increase, got 5 then 5"):
         Cell(B_delays=((5, 1), (5, 2)))
+
+
+@pytest.mark.parametrize(("tables", "message"), [
+    # a row that ends high beside one that starts low is no disorder: each row on its own
+    ([[], [(1, 2), (9, 1)], [], [(1, 1)], [(4, 1), (7, 1), (7, 1)]],
+     "B_delays (row 4) values must increase, got 7 then 7"),
+    ([[(5, 1), (6, 1)], [(9, 1), (3, 1)], [(2, 1), (1, 1)]],
+     "B_delays (row 1) values must increase, got 9 then 3"),
+    ([[(1, 600_000_000)], [(1, 600_000_000), (2, 500_000_000)], []],
+     "B_delays total weight must be at most 1,000,000,000, got 1,100,000,000"),
+])
+def test_a_frames_delay_tables_are_checked_row_by_row(tables: list[list[tuple[int, int]]],
+                                                       message: str) -> None:
+    import polars as pl
+
+    from reconsim import simulate
+    from reconsim.model.params import BY_NAME
+    from reconsim.model.simulate import cells_frame
+
+    column = pl.Series("B_delays", [[{"value": v, "weight": w} for v, w in t]
+                                    for t in tables], dtype=BY_NAME["B_delays"].kind.dtype)
+    frame = pl.concat([cells_frame([Cell()])] * len(tables)).with_columns(column)
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        simulate(frame)
+    good = frame.with_columns(pl.Series("B_delays", [[{"value": v, "weight": 1}
+                                                      for v, _ in sorted(set(t))]
+                                                     for t in tables],
+                                        dtype=BY_NAME["B_delays"].kind.dtype))
+    assert simulate(good).height == len(tables)

@@ -905,14 +905,17 @@ class Delays(Records):
         return entries
 
     def stats(self, name: str) -> list[pl.Expr]:
-        values = pl.element().struct.field("value")
-        weights = pl.element().struct.field("weight").cast(pl.Int64)
-        unordered = pl.col(name).list.eval((values.diff() <= 0).any()).list.first()
+        # Over the entries of every row in turn (a null list is one null entry), beside
+        # each entry's row: a reduction inside list.eval costs ~1 us a row (290 ms on
+        # 316,800 rows), these a few ms.
+        entries = pl.col(name).explode(empty_as_null=False)
+        row = pl.int_range(pl.len(), dtype=pl.Int64).repeat_by(
+            pl.col(name).list.len().fill_null(1)).explode(empty_as_null=False)
+        unordered = (row == row.shift(1)) & (entries.struct.field("value").diff() <= 0)
+        weights = pl.col(name).list.eval(pl.element().struct.field("weight").cast(pl.Int64))
         return [*super().stats(name),
-                unordered.fill_null(value=False).arg_true().first().alias(
-                    f"{name}:unordered"),
-                pl.col(name).list.eval(weights.sum()).list.first().max().alias(
-                    f"{name}:weight")]
+                row.filter(unordered).first().alias(f"{name}:unordered"),
+                weights.list.sum().max().alias(f"{name}:weight")]
 
     def check_stats(self, name: str, row: Mapping[str, Any], column: pl.Series) -> None:
         super().check_stats(name, row, column)
