@@ -407,13 +407,19 @@ THREADED_FROM = 10_000
 
 
 @functools.cache
+def _pool(role: str) -> ThreadPoolExecutor | None:
+    """A pool of threads for ``role``, made once per process: as many as polars' own pool
+    holds (a sweep's workers size theirs to their share of the cores), none where that is
+    one thread."""
+    n = min(8, pl.thread_pool_size())
+    return ThreadPoolExecutor(max_workers=n, thread_name_prefix=f"reconsim-{role}") if n > 1 \
+        else None
+
+
 def _threads() -> ThreadPoolExecutor | None:
     """Threads that encode a large frame's columns side by side (polars releases the GIL
-    while it works), made once per process: as many as polars' own pool holds (a sweep's
-    workers size theirs to their share of the cores), none where that is one thread."""
-    n = min(8, pl.thread_pool_size())
-    return ThreadPoolExecutor(max_workers=n, thread_name_prefix="reconsim-columns") if n > 1 \
-        else None
+    while it works)."""
+    return _pool("columns")
 
 
 def kernel_inputs(cells: pl.DataFrame, *, count: bool = False,
@@ -478,14 +484,10 @@ def _encoded(cells: pl.DataFrame, params: tuple[Parameter, ...], off: list[str] 
     return arrays
 
 
-@functools.cache
 def _checker() -> ThreadPoolExecutor | None:
-    """The threads that check frames while :func:`_encoded` encodes them (apart from
-    :func:`_threads`, which the encoding waits for), as many as polars' pool holds; none
-    where that is one thread."""
-    n = min(8, pl.thread_pool_size())
-    return ThreadPoolExecutor(max_workers=n, thread_name_prefix="reconsim-check") if n > 1 \
-        else None
+    """The threads that check frames while :func:`_encoded` encodes them (a pool apart
+    from :func:`_threads`, which the encoding waits for)."""
+    return _pool("check")
 
 
 def _check_frame(cells: pl.DataFrame, params: Iterable[Parameter] = PARAMS) -> list[str]:
