@@ -108,3 +108,22 @@ def test_reference_model_alone(benchmark, ledger_mix: pl.DataFrame,  # type: ign
     benchmark.extra_info.update(cells=cells.height, cells_per_second=round(rate, 1))
     RATES[f"world mix, ledger on the {engine} ({cells.height:,} cells)"] = rate
     assert out.select(METRICS).equals(simulate(ledger_mix.head(cells.height)).select(METRICS))
+
+
+@pytest.mark.benchmark(group="user controller: the sweep's check")
+def test_the_sweeps_check(benchmark) -> None:  # type: ignore[no-untyped-def]
+    """What ``reconsim sweep`` adds before a sweep that names users' controllers: the
+    shipped ``sweeps/controllers.toml`` (deadband and hold-off, 900-second cells), each
+    controller's :data:`~reconsim.sweep.runner.CHECK_CELLS` cells of its own grid on the
+    reference model and on the kernels (compiled, or loaded from numba's cache, first)."""
+    from reconsim import load_spec
+    from reconsim.sweep.runner import CHECK_CELLS, check_controllers
+
+    spec = load_spec(Path(__file__).resolve().parent.parent / "sweeps" / "controllers.toml")
+    check_controllers(spec, cells=1)  # the kernels compiled or loaded outside the timing
+    checked = benchmark.pedantic(check_controllers, args=(spec,), rounds=1 if QUICK else 3,
+                                 warmup_rounds=0)
+    assert checked == 2 * CHECK_CELLS
+    benchmark.extra_info.update(cells=checked, seconds=round(benchmark.stats.stats.median, 3))
+    RATES[f"the sweep's check ({checked} cells, reference model and kernels)"] = (
+        checked / benchmark.stats.stats.median)

@@ -41,6 +41,9 @@ def _add_run(sub: Any) -> None:
     for param in all_params():  # each kind says how its flag reads (a user's controller's too)
         p.add_argument(f"--{param.name}", **param.kind.argument(param.help, param.default))
     p.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
+    p.add_argument("--check", action="store_true",
+                   help="also run the cell on the reference model and refuse (exit 1) where "
+                   "the kernels differ from it")
     p.add_argument("--plot", metavar="FILE", help="also draw the cell second by second into "
                    f"FILE ({', '.join(PLOT_FORMATS)}: a self-contained page, or an image)")
     p.set_defaults(handler=_run)
@@ -50,10 +53,11 @@ def _add_run(sub: Any) -> None:
 PLOT_FORMATS = (".html", ".png", ".svg")
 
 
-def _run(args: argparse.Namespace) -> None:
+def _run(args: argparse.Namespace) -> int:
     from reconsim.model.controllers import resolve
+    from reconsim.model.differential import ControllerMismatchError, compare_cell
     from reconsim.model.metrics import METRICS
-    from reconsim.model.params import PARAMS, all_params, applies
+    from reconsim.model.params import PARAMS, all_params, applies, make_cell
     from reconsim.model.simulate import run_cell
 
     params = {p.name: p.kind.from_flag(getattr(args, p.name), p.default) for p in PARAMS}
@@ -64,19 +68,25 @@ def _run(args: argparse.Namespace) -> None:
         raise UsageError(f"--plot: {args.plot}: unknown suffix "
                          f"{Path(args.plot).suffix or '(none)'!r}; use .html, .png or .svg")
     try:
+        if args.check:
+            compare_cell(make_cell(**params))
         metrics = run_cell(**params)
+    except ControllerMismatchError as exc:
+        print(f"differs: {one_line(str(exc))}")
+        return 1
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if args.plot is not None:
         _plot(params, args.plot)
     if args.json:
         print(json.dumps(metrics))
-        return
+        return 0
     width = max(len(m.name) for m in METRICS)
     for m in METRICS:
         value = metrics[m.name]
         shown = "null" if value is None else f"{value:.4f}" if m.float else str(value)
         print(f"{m.name:<{width}}  {shown:>10}  {m.help}")
+    return 0
 
 
 def _plot(params: dict[str, Any], path: str) -> None:
@@ -105,7 +115,13 @@ def _seed(args: argparse.Namespace) -> None:
 
 
 def _add_sweep(sub: Any) -> None:
-    from reconsim.sweep.runner import BACKENDS, CONFIRM_CELLS, DEFAULT_MAX_CELLS, WRITERS
+    from reconsim.sweep.runner import (
+        BACKENDS,
+        CHECK_CELLS,
+        CONFIRM_CELLS,
+        DEFAULT_MAX_CELLS,
+        WRITERS,
+    )
 
     p = sub.add_parser(
         "sweep", help="run a spec's grid into a Parquet table (resumable)",
@@ -140,6 +156,11 @@ def _add_sweep(sub: Any) -> None:
                    help="progress bar (default: only on a terminal)")
     p.add_argument("--report", action="store_true",
                    help="write DIR/report.html (and summary.json, figures/) after the sweep")
+    p.add_argument("--check", action=argparse.BooleanOptionalAction, default=True,
+                   help=f"first run {CHECK_CELLS} cells of each user's controller's grid on "
+                   "the reference model and on the kernels, and refuse the sweep at a "
+                   "difference, with the reconsim run command that shows it (default: "
+                   "check; --no-check skips it)")
     p.set_defaults(handler=_sweep)
 
 
@@ -155,7 +176,8 @@ def _sweep(args: argparse.Namespace) -> int:
         return 1
     result = run_sweep(spec, args.out, jobs=args.jobs, backend=args.backend,
                        scheduler=args.scheduler, force=args.force, progress=args.progress,
-                       write_from=args.write_from, max_cells=args.max_cells)
+                       write_from=args.write_from, max_cells=args.max_cells,
+                       check=args.check)
     print(describe(result))
     if args.report:
         _write_report(result.out)

@@ -17,6 +17,7 @@ described in
 from reconsim.model.controllers.definition import (
     Controller,
     ControllerError,
+    DecisionError,
     Entry,
     Param,
     Round,
@@ -25,5 +26,6 @@ from reconsim.model.controllers.definition import (
 from reconsim.model.controllers.registry import BUILT_IN, known, register, resolve
 from reconsim.model.kinds import Choice, Flag, Int, Thousandths
 
-__all__ = ["BUILT_IN", "Choice", "Controller", "ControllerError", "Entry", "Flag", "Int", "Param",
-           "Round", "RunawayError", "Thousandths", "known", "register", "resolve"]
+__all__ = ["BUILT_IN", "Choice", "Controller", "ControllerError", "DecisionError", "Entry", "Flag",
+           "Int", "Param", "Round", "RunawayError", "Thousandths", "known", "register",
+           "resolve"]

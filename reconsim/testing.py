@@ -5,7 +5,8 @@ on every metric (as Gymnasium's ``env_checker`` checks an environment).
 >>> from reconsim.testing import check_controller
 >>> check_controller("intent", examples=5)  # doctest: +SKIP
 
-Needs Hypothesis (the ``test`` extra). ``reconsim check-controller REF`` runs the same.
+Hypothesis draws the cells (a dependency of reconsim). ``reconsim check-controller REF``
+runs the same; :func:`compare_cell` is :func:`reconsim.model.differential.compare_cell`.
 """
 
 from __future__ import annotations
@@ -17,21 +18,20 @@ from typing import Any, Final, TypeVar
 from hypothesis import HealthCheck, Verbosity, given, settings
 from hypothesis import strategies as st
 
-from reconsim.errors import ReconsimError
 from reconsim.model import rng
-from reconsim.model.controllers import Controller, RunawayError, registry
+from reconsim.model.controllers import Controller, registry
+from reconsim.model.differential import ControllerMismatchError, compare_cell
 from reconsim.model.kinds import Choice, Flag, Int, Kind, Thousandths
-from reconsim.model.metrics import METRIC_NAMES
 from reconsim.model.params import (
     DELETE_ORDERS,
     FAULT_KINDS,
     OBSERVE,
     TRIGGERS,
     Cell,
-    cell_text,
 )
-from reconsim.model.reference import run_reference
-from reconsim.model.simulate import cells_frame, simulate
+
+__all__ = ["ControllerMismatchError", "cells", "check_controller", "compare_cell", "event_cells",
+           "world_cells"]
 
 T = TypeVar("T")
 
@@ -39,10 +39,6 @@ T = TypeVar("T")
 #: reconsim's controllers that decide in rounds: :func:`cells` draws them when it is not
 #: told which (:func:`event_cells` draws those that sync on events).
 IN_ROUNDS: Final = tuple(name for name, c in registry.BUILT_IN.items() if not c.syncs_on_events)
-
-
-class ControllerMismatchError(ReconsimError, AssertionError):
-    """The fast kernels and the reference model differ on a cell."""
 
 
 @st.composite
@@ -155,37 +151,6 @@ def event_cells(max_duration: int = 200, controllers: tuple[str, ...] = ()
     names = controllers or tuple(name for name, c in registry.BUILT_IN.items()
                                  if c.syncs_on_events)
     return world_cells(max_duration=max_duration, controllers=names)
-
-
-def _metrics_or_refusal(run: Callable[[], dict[str, Any]]) -> dict[str, Any] | str:
-    try:
-        return run()
-    except RunawayError as refused:
-        return refused.reason
-
-
-def compare_cell(cell: Cell) -> None:
-    """Raise :class:`ControllerMismatchError` when the kernels and the reference model
-    differ on ``cell``, with the ``reconsim run`` command that reproduces it. A cell both
-    refuse with the same line (a :class:`~reconsim.controllers.RunawayError`) agrees."""
-    fast = _metrics_or_refusal(lambda: simulate(cells_frame([cell])).row(0, named=True))
-    slow = _metrics_or_refusal(lambda: run_reference(cell))
-    if isinstance(fast, str) or isinstance(slow, str):
-        if fast != slow:
-            def said(got: dict[str, Any] | str) -> str:
-                return f"refused: {got}" if isinstance(got, str) else "ran to the end"
-
-            raise ControllerMismatchError(
-                f"controller {cell.controller!r}: the kernels and the reference model differ "
-                f"(kernel {said(fast)}; reference {said(slow)}): reconsim run "
-                f"{cell_text(cell)}")
-        return
-    differ = [m for m in METRIC_NAMES if fast[m] != slow[m]]
-    if differ:
-        shown = ", ".join(f"{m} (kernel {fast[m]}, reference {slow[m]})" for m in differ)
-        raise ControllerMismatchError(
-            f"controller {cell.controller!r}: the kernels and the reference model differ on "
-            f"{shown}: reconsim run {cell_text(cell)}")
 
 
 def check_controller(ref: str | Controller, *, examples: int = 200,

@@ -17,10 +17,11 @@ from typing import Any
 import polars as pl
 import pytest
 
-from reconsim import run_cell, run_reference, testing, trace
+from reconsim import run_cell, run_reference, trace
 from reconsim.cli import main
 from reconsim.controllers import Controller, ControllerError, Int, Param, RunawayError
 from reconsim.errors import ReconsimError
+from reconsim.model import differential
 from reconsim.model.controllers import registry
 from reconsim.model.params import Cell, UnknownParameterError, cell_text, make_cell
 from reconsim.testing import ControllerMismatchError, check_controller, compare_cell
@@ -283,8 +284,8 @@ def test_a_bad_definition_is_one_line(module: Path, source: str, message: str,
 @pytest.mark.parametrize(("body", "message"), [
     ("if v.t > 30:\n                raise ValueError('no')\n            return 0",
      "controller 'bad2': decide raised ValueError: no"),
-    ("return 10**7", "decide returned a correction beyond 1,000,000 copies"),
-    ("return {1: 2}", "numba cannot compile its decide"),
+    ("return 10**7", "decide returned 10000000 at t = 0, beyond the 1,000,000 copies"),
+    ("return {1: 2}", "decide returned {1: 2} at t = 0, not an integer"),
 ])
 def test_a_decision_that_misbehaves_is_one_line(module: Path, body: str, message: str,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
@@ -441,7 +442,7 @@ def test_a_refusal_agrees_only_with_the_same_refusal(monkeypatch: pytest.MonkeyP
     def refused(cell: Cell) -> dict[str, Any]:
         raise RunawayError("controller 'ledger': made up")
 
-    monkeypatch.setattr(testing, "run_reference", refused)
+    monkeypatch.setattr(differential, "run_reference", refused)
     with pytest.raises(ControllerMismatchError, match=re.escape(
             "differ (kernel ran to the end; reference refused: controller 'ledger': made up): "
             "reconsim run --controller ledger")):

@@ -62,11 +62,12 @@ import numpy as np
 from reconsim.model import delays, metrics, rng
 from reconsim.model.controllers import ADDED, DELETED, UPDATED, Controller, registry
 from reconsim.model.controllers.definition import (
-    ControllerError,
+    DecisionError,
     Event,
     Item,
     Outcome,
     Sync,
+    call_hook,
     reference_params,
 )
 from reconsim.model.copies import BEFORE_RUN, Copy, Second, after_metrics, shown_time
@@ -111,38 +112,37 @@ def _snapshot(pod: Pod) -> Cached:
 
 
 class _Hooks:
-    """The controller's hooks as Python calls: an exception becomes one ControllerError."""
+    """The controller's hooks as Python calls: an exception, or a value a hook may not
+    return, becomes one DecisionError naming the hook and the second."""
 
     def __init__(self, controller: Controller, p: Any) -> None:
         self.c, self.p = controller, p
 
-    def call(self, role: str, function: Callable[..., Any], *args: Any) -> Any:
-        try:
-            return function(*args)
-        except ControllerError:
-            raise
-        except Exception as exc:  # the user's code: whatever it raised, named in one line
-            raise ControllerError(f"controller {self.c.name!r}: {role} raised "
-                                  f"{type(exc).__name__}: {exc}") from None
-
     def decide(self, v: Sync, m: np.ndarray) -> int:
-        return self.c.check_correction(self.call("decide", self.c.decide, v, self.p, m), v.t)
+        return self.c.check_correction(
+            call_hook(self.c, "decide", v.t, self.c.decide, v, self.p, m), v.t)
 
     def settle(self, o: Outcome, m: np.ndarray) -> int:
         assert self.c.settle is not None
-        delay = self.call("settle", self.c.settle, o, self.p, m)
+        t = o.now // _MS
+        delay = call_hook(self.c, "settle", t, self.c.settle, o, self.p, m)
         if isinstance(delay, bool) or not isinstance(delay, (int, np.integer)) or delay < 0:
-            raise ControllerError(f"controller {self.c.name!r}: settle returned {delay!r} "
-                                  f"at t = {o.now // 1000}, not 0 or a delay in ms")
+            raise DecisionError(f"controller {self.c.name!r}: settle returned {delay!r} "
+                                f"at t = {t}, not 0 or a delay in ms")
         return int(delay)
 
     def observe(self, e: Event, m: np.ndarray) -> None:
         if self.c.observe is not None:
-            self.call("observe", self.c.observe, e, self.p, m)
+            call_hook(self.c, "observe", e.now // _MS, self.c.observe, e, self.p, m)
 
     def less(self, a: Item, b: Item) -> bool:
         assert self.c.less is not None
-        return bool(self.call("less", self.c.less, a, b, self.p))
+        t = a.now // _MS
+        value = call_hook(self.c, "less", t, self.c.less, a, b, self.p)
+        if not isinstance(value, (bool, int, np.bool_, np.integer)):
+            raise DecisionError(f"controller {self.c.name!r}: less returned {value!r} at "
+                                f"t = {t}, not a bool")
+        return bool(value)
 
 
 #: The observer of :func:`run_events`: it gets each second's record.

@@ -16,8 +16,13 @@ import numpy as np
 import polars as pl
 
 from reconsim.model import metrics
-from reconsim.model.controllers import BUILT_IN, Controller, ControllerError, RunawayError, registry
-from reconsim.model.kernels.arrays import controller_params, numbered, take_rows
+from reconsim.model.controllers import BUILT_IN, CellError, Controller, ControllerError, registry
+from reconsim.model.kernels.arrays import (
+    KernelDecisionError,
+    controller_params,
+    numbered,
+    take_rows,
+)
 from reconsim.model.kinds import NAMED
 from reconsim.model.metrics import METRIC_NAMES, METRICS
 from reconsim.model.params import (
@@ -95,11 +100,27 @@ def simulate_cell(cell: Cell) -> dict[str, Any]:
     """The metrics of one checked cell, as :func:`simulate` gives them for a frame of it
     (Python numbers, None for a null), from the kernel that :func:`simulate` would pick,
     called with the cell's arrays (:func:`cell_arrays`) instead of a frame's."""
+    from reconsim.model.reference import run_reference
+
     controller = registry.get(cell.controller)
     if not controller.compiled:
-        from reconsim.model.reference import run_reference
-
         return run_reference(cell)
+    try:
+        raw = _kernel_raw(controller, cell)
+    except KernelDecisionError as exc:  # the reference model's line, which names the second
+        try:
+            run_reference(cell)
+        except CellError as reference:
+            raise reference from None
+        raise exc from None
+    stable_at = raw["stable_at"]  # decoded as _with_metrics decodes a batch's
+    raw["last_drift"] = stable_at - 1 if stable_at >= 0 else cell.duration
+    return metrics.of_run(raw, cell)
+
+
+def _kernel_raw(controller: Controller, cell: Cell) -> dict[str, Any]:
+    """The raw counts of one checked cell of a compiled ``controller``, from the kernel
+    that :func:`simulate` would pick."""
     known = registry.known()
     if controller.syncs_on_events:
         from reconsim.model.kernels.events import simulate_event_arrays
@@ -120,9 +141,7 @@ def simulate_cell(cell: Cell) -> dict[str, Any]:
         raw = dict(zip(OUT_COLUMNS, out[0].tolist(), strict=True))
         raw["create_commands"] = raw["created"]
         raw["failed_creates"] = 0
-    stable_at = raw["stable_at"]  # decoded as _with_metrics decodes a batch's
-    raw["last_drift"] = stable_at - 1 if stable_at >= 0 else cell.duration
-    return metrics.of_run(raw, cell)
+    return raw
 
 
 def _leaves_seed_world(cell: Cell) -> bool:
@@ -219,7 +238,59 @@ def simulate(cells: pl.DataFrame, *, checked: bool = False) -> pl.DataFrame:
     naming the column and the offending value if a parameter is bad.
     ``checked=True`` skips those checks, for frames built from checked values (a grid
     expanded from a checked spec): validation happens once, where data enters.
+
+    A controller whose code misbehaves in a cell — raises, or returns what it may not —
+    is refused with the reference model's line for the first such row (a
+    :class:`~reconsim.controllers.DecisionError` naming the second), whichever kernel ran
+    it; a refusal of one cell (that, or a
+    :class:`~reconsim.controllers.RunawayError`) gives the frame's ``row`` and ends with
+    the cell as ``reconsim run``'s flags.
     """
+    try:
+        return _simulate(cells, checked=checked)
+    except KernelDecisionError as exc:
+        refusal: CellError = _reference_refusal(cells, exc)
+    except CellError as exc:
+        if exc.row is None or exc.cell is not None:
+            raise
+        refusal = exc
+    frame, params, _ = _frame_params(cells)
+    assert refusal.row is not None
+    raise refusal.of(cell_text(_cell_of(frame, refusal.row, params))) from None
+
+
+def _reference_refusal(cells: pl.DataFrame, exc: KernelDecisionError) -> CellError:
+    """The refusal of the first row of ``cells`` (checked) that a kernel refused with
+    ``exc``: the reference model's line for it where the reference model refuses it too
+    (it knows the second and the value), else ``exc`` naming the row. Where ``exc`` names
+    no row (an exception inside a kernel, a hook numba types wrongly), the row is found
+    by running halves of the frame again, the first half first: at most twice the cells."""
+    from reconsim.model.reference import run_reference
+
+    frame, params, _ = _frame_params(cells)
+    row = exc.row
+    if row is None:
+        lo, hi = 0, frame.height
+        while hi - lo > 1 and row is None:
+            mid = (lo + hi) // 2
+            try:
+                _simulate(frame[lo:mid], checked=True)
+            except KernelDecisionError as part:
+                row = None if part.row is None else lo + part.row
+                hi = mid
+            else:
+                lo = mid
+        row = lo if row is None else row
+    try:
+        run_reference(_cell_of(frame, row, params))
+    except CellError as reference:
+        return reference.at(row)
+    return exc.at(row)
+
+
+def _simulate(cells: pl.DataFrame, *, checked: bool) -> pl.DataFrame:
+    """:func:`simulate`, whose refusals of a cell are the kernels' own (a
+    :class:`KernelDecisionError` without the reference model's second)."""
     from reconsim.model.kernels.count import OUT_COLUMNS, simulate_arrays
 
     cells, params, controllers = _frame_params(cells)
@@ -228,15 +299,10 @@ def simulate(cells: pl.DataFrame, *, checked: bool = False) -> pl.DataFrame:
     if slow is not None or events is not None:
         if not checked:
             _check_frame(cells, params)
-        try:
-            if slow is not None:
-                return _simulate_split(cells, slow, params)
-            assert events is not None
-            return _simulate_events(cells, events, params)
-        except RunawayError as exc:  # the line names the cell
-            if exc.row is None or exc.cell is not None:
-                raise
-            raise exc.of(cell_text(_cell_of(cells, exc.row, params))) from None
+        if slow is not None:
+            return _simulate_split(cells, slow, params)
+        assert events is not None
+        return _simulate_events(cells, events, params)
     off = None if checked else _check_columns(cells, params)
     world = world_rows(cells, off)
     # The count kernel does not hold the entries (seed 001's world has no use for them):
@@ -297,6 +363,12 @@ def initial_copies(cells: pl.DataFrame) -> np.ndarray:
     return kind.resolve(cells["initial"].fill_null(0).to_numpy(), cells["desired"].to_numpy())
 
 
+def frame_cells(cells: pl.DataFrame) -> list[Cell]:
+    """The rows of a checked frame (a sweep's grid, say) as :class:`Cell` values."""
+    cells, params, _ = _frame_params(cells)
+    return [_cell_of(cells, i, params) for i in range(cells.height)]
+
+
 def _cell_of(cells: pl.DataFrame, i: int, params: tuple[Parameter, ...]) -> Cell:
     """Row ``i`` of a checked frame as a :class:`Cell`."""
     names = {p.name: p for p in params}
@@ -336,11 +408,11 @@ def _simulate_split(cells: pl.DataFrame, slow: np.ndarray,
     fast = np.flatnonzero(~slow)
     if len(fast):
         with numbered(fast):
-            _scatter(values, fast, simulate(cells[fast], checked=True))
+            _scatter(values, fast, _simulate(cells[fast], checked=True))
     for i in np.flatnonzero(slow):
         try:
             got = run_reference(_cell_of(cells, int(i), params))
-        except RunawayError as exc:
+        except CellError as exc:
             raise exc.at(int(i)) from None
         for name, column in values.items():
             column[i] = got[name]
@@ -361,7 +433,7 @@ def _simulate_events(cells: pl.DataFrame, events: np.ndarray,
     values: dict[str, list[Any]] = {m.name: [None] * cells.height for m in METRICS}
     for rows in (np.flatnonzero(events), np.flatnonzero(~events)):
         with numbered(rows):
-            _scatter(values, rows, simulate(cells[rows], checked=True))
+            _scatter(values, rows, _simulate(cells[rows], checked=True))
     return _with_values(cells, values)
 
 

@@ -27,14 +27,16 @@ from pathlib import Path
 from typing import Any, Final
 
 import joblib
+import numpy as np
 import polars as pl
 from tqdm import tqdm
 
 from reconsim.errors import ReconsimError, WriteError
+from reconsim.model.differential import check_cells
 from reconsim.model.laws import law_columns
 from reconsim.model.metrics import METRICS
 from reconsim.model.params import NAME_COLUMNS, SCHEDULE_COLUMN, parameter, shown
-from reconsim.model.simulate import simulate
+from reconsim.model.simulate import frame_cells, simulate
 from reconsim.model.version import MODEL_VERSION
 from reconsim.process import POLARS_THREADS_VARIABLE, start_worker
 from reconsim.sweep import store
@@ -63,6 +65,9 @@ CONFIRM_CELLS: Final = 10**8
 #: them again: the difference is the cost of a cell, the rest the cost of a chunk.
 CALIBRATION_CELLS: Final = 16_000
 CALIBRATION_SLICES: Final = 16
+#: Cells of each user's controller a sweep runs on the reference model and on the kernels
+#: before it starts (:func:`check_controllers`; ``--no-check`` skips it).
+CHECK_CELLS: Final = 8
 
 
 class SweepError(ReconsimError):
@@ -254,6 +259,26 @@ def _builtin_model() -> store.Model:
     return store.Model.of(MODEL_VERSION, table_schema())
 
 
+def check_controllers(spec: Spec, cells: int = CHECK_CELLS) -> int:
+    """Run ``cells`` cells of the grid of each user's controller the spec names (compiled:
+    one declared ``compiled=False`` has no kernel) on the reference model and on the
+    kernels, and raise :class:`~reconsim.model.differential.ControllerMismatchError` at the
+    first difference, with the ``reconsim run`` command that reproduces it (a controller's
+    misbehaviour, a :class:`~reconsim.controllers.DecisionError`, as it is). The cells are
+    spread over the controller's block at random, the same for the same spec. Returns the
+    number of cells compared."""
+    users = {c.name for c in spec.resolve_controllers() if c.compiled}
+    rng = np.random.default_rng(int(spec.hash, 16))
+    checked, offset = 0, 0
+    for controller, block in spec.blocks():
+        if controller in users and block:
+            for i in np.sort(rng.choice(block, size=min(cells, block), replace=False)):
+                row = offset + int(i)
+                checked += check_cells(frame_cells(expand(spec, row, row + 1)))
+        offset += block
+    return checked
+
+
 def run_chunk(spec: Spec, index: int, threads: int | None = None,
               expected: store.Model | None = None) -> tuple[int, pl.DataFrame]:
     """Simulate chunk ``index`` of the spec's grid: parameters, metrics and law columns.
@@ -351,6 +376,7 @@ def run_sweep(  # noqa: PLR0913
     progress: bool | None = None,
     write_from: str | None = None,
     max_cells: int = DEFAULT_MAX_CELLS,
+    check: bool = True,
 ) -> SweepResult:
     """Run (or resume) ``spec`` into ``out`` and return what was done.
 
@@ -361,7 +387,10 @@ def run_sweep(  # noqa: PLR0913
     writing anything when the options are bad, and :class:`reconsim.sweep.store.StoreError`
     when ``out`` holds another spec's or another model's results (unless ``force``) or
     another sweep is running into it. A grid of more than ``max_cells`` cells is refused
-    (:func:`check_size`).
+    (:func:`check_size`). With ``check`` (the default), each user's controller the spec
+    names is first run on :data:`CHECK_CELLS` cells of its grid by the reference model
+    and the kernels (:func:`check_controllers`): a difference, or a controller that
+    misbehaves there, is refused before anything is written.
     """
     check_size(spec, max_cells)
     if backend not in BACKENDS:
@@ -382,6 +411,8 @@ def run_sweep(  # noqa: PLR0913
         raise SweepError(f"--out {out}: exists and is not a directory")
     if out.exists():
         _refuse_foreign(out)  # before the lock file is created in it
+    if check:
+        check_controllers(spec)
     # Connect first: an unreachable scheduler must leave no directory behind.
     with _backend(backend, jobs, scheduler) as (n_jobs, threads):
         try:

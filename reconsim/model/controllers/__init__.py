@@ -11,8 +11,10 @@ from reconsim.model.controllers.definition import (
     ADDED,
     DELETED,
     UPDATED,
+    CellError,
     Controller,
     ControllerError,
+    DecisionError,
     Entry,
     Event,
     Item,
@@ -24,6 +26,7 @@ from reconsim.model.controllers.definition import (
 )
 from reconsim.model.controllers.registry import BUILT_IN, known, register, resolve
 
-__all__ = ["ADDED", "BUILT_IN", "DELETED", "UPDATED", "Controller", "ControllerError", "Entry",
+__all__ = ["ADDED", "BUILT_IN", "DELETED", "UPDATED", "CellError", "Controller",
+           "ControllerError", "DecisionError", "Entry",
            "Event", "Item", "Outcome", "Param", "Round", "RunawayError", "Sync", "known",
            "register", "resolve"]

@@ -95,7 +95,7 @@ import keyword
 from collections import namedtuple
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, NamedTuple
+from typing import Any, Final, NamedTuple, Self
 
 import numpy as np
 
@@ -107,29 +107,42 @@ class ControllerError(ReconsimError):
     """A controller definition that cannot be used, or that misbehaved in a round."""
 
 
-class RunawayError(ControllerError):
-    """A cell the model refuses to finish: one that would create a copy beyond
-    ``MAX_COPIES``, or an instant whose syncs never end (docs/model.md, "Controllers that
-    sync on events"). The reference model and the kernels refuse the same cells with the
-    same line, ``reason``. ``row``: the cell's index in the batch a kernel ran (None from
-    the reference model); ``cell``: its ``reconsim run`` flags, which
-    :func:`reconsim.simulate` adds to the line."""
+class CellError(ControllerError):
+    """A cell's run that a controller's code or the model stops, with one line, ``reason``,
+    that the reference model and the kernels give alike. ``row``: the cell's index in the
+    batch a kernel ran (None from the reference model); ``cell``: its ``reconsim run``
+    flags, which :func:`reconsim.simulate` adds to the line."""
 
     def __init__(self, reason: str, row: int | None = None, cell: str | None = None) -> None:
         super().__init__(reason, row, cell)  # the arguments again: a worker's refusal pickles
         self.reason, self.row, self.cell = reason, row, cell
 
-    def at(self, row: int) -> RunawayError:
+    def at(self, row: int) -> Self:
         """The same refusal, of the cell numbered ``row`` (its index in a larger batch)."""
-        return RunawayError(self.reason, row, self.cell)
+        return type(self)(self.reason, row, self.cell)
 
-    def of(self, cell: str) -> RunawayError:
+    def of(self, cell: str) -> Self:
         """The same refusal, naming the cell by its ``reconsim run`` flags."""
-        return RunawayError(self.reason, self.row, cell)
+        return type(self)(self.reason, self.row, cell)
 
     def __str__(self) -> str:
         return (self.reason if self.cell is None
                 else f"{self.reason}; the cell: reconsim run {self.cell}")
+
+
+class RunawayError(CellError):
+    """A cell the model refuses to finish: one that would create a copy beyond
+    ``MAX_COPIES``, or an instant whose syncs never end (docs/model.md, "Controllers that
+    sync on events"). The reference model and the kernels refuse the same cells with the
+    same line."""
+
+
+class DecisionError(CellError):
+    """A controller's code that misbehaved in a round: a hook raised, or returned what it
+    may not (a correction that is not an integer or passes ``MAX_COPIES``, a deletion key
+    of 2^62 or more in magnitude, a settle delay below 0). The line names the controller,
+    the hook, the value or exception and the second; the kernels give the reference
+    model's line (:func:`reconsim.simulate` runs the cell on it to find the second)."""
 
 
 class Entry(NamedTuple):
@@ -336,14 +349,14 @@ class Controller:
         return np.array([*self.memory.values()] or [0], dtype=np.int64)
 
     def check_correction(self, value: Any, t: int) -> int:
-        """``value`` if it is a correction decide may return, else a ControllerError."""
+        """``value`` if it is a correction decide may return, else a DecisionError."""
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise ControllerError(f"controller {self.name!r}: decide returned "
-                                  f"{value!r} at t = {t}, not an integer")
+            raise DecisionError(f"controller {self.name!r}: decide returned "
+                                f"{value!r} at t = {t}, not an integer")
         if abs(int(value)) > MAX_COPIES:
-            raise ControllerError(f"controller {self.name!r}: decide returned {value} at "
-                                  f"t = {t}, beyond the {MAX_COPIES:,} copies a correction "
-                                  "may make")
+            raise DecisionError(f"controller {self.name!r}: decide returned {value} at "
+                                f"t = {t}, beyond the {MAX_COPIES:,} copies a correction "
+                                "may make")
         return int(value)
 
     def too_many_copies(self, t: int) -> RunawayError:
@@ -448,17 +461,26 @@ def _as_int(kind: Kind, value: Any) -> int:
     return int(value)
 
 
-def decide_in_python(controller: Controller, v: Round, p: Any,
-                     m: np.ndarray) -> int:
-    """One decision as the reference model takes it: exceptions and bad corrections
-    become one :class:`ControllerError` naming the controller and the second."""
+def call_hook(controller: Controller, role: str, t: int, function: Callable[..., Any],
+              *args: Any) -> Any:
+    """``function(*args)``, one of ``controller``'s hooks (``role``: its name) called as
+    Python at second ``t``: whatever it raises becomes one :class:`DecisionError` naming the
+    controller, the hook, the exception and the second."""
     try:
-        value = controller.decide(ReferenceRound(controller, v), p, m)
+        return function(*args)
     except ControllerError:
         raise
     except Exception as exc:  # the user's code: whatever it raised, named in one line
-        raise ControllerError(f"controller {controller.name!r}: decide raised "
-                              f"{type(exc).__name__}: {exc} at t = {v.t}") from None
+        raise DecisionError(f"controller {controller.name!r}: {role} raised "
+                            f"{type(exc).__name__}: {exc} at t = {t}") from None
+
+
+def decide_in_python(controller: Controller, v: Round, p: Any,
+                     m: np.ndarray) -> int:
+    """One decision as the reference model takes it: exceptions and bad corrections
+    become one :class:`DecisionError` naming the controller and the second."""
+    value = call_hook(controller, "decide", v.t, controller.decide,
+                      ReferenceRound(controller, v), p, m)
     return controller.check_correction(value, v.t)
 
 
@@ -468,15 +490,11 @@ MAX_RANK: Final = (1 << 62) - 1
 
 def rank_in_python(controller: Controller, e: Entry, p: Any) -> int:
     """One entry's deletion key as the reference model takes it: exceptions and keys that
-    are not integers below 2^62 become one :class:`ControllerError` naming the controller."""
+    are not integers below 2^62 become one :class:`DecisionError` naming the controller."""
     assert controller.rank is not None
-    try:
-        value = controller.rank(e, p)
-    except Exception as exc:  # the user's code: whatever it raised, named in one line
-        raise ControllerError(f"controller {controller.name!r}: rank raised "
-                              f"{type(exc).__name__}: {exc} at t = {e.t}") from None
+    value = call_hook(controller, "rank", e.t, controller.rank, e, p)
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
             or abs(int(value)) > MAX_RANK:
-        raise ControllerError(f"controller {controller.name!r}: rank returned {value!r} at "
-                              f"t = {e.t}, not an integer below 2^62 in magnitude")
+        raise DecisionError(f"controller {controller.name!r}: rank returned {value!r} at "
+                            f"t = {e.t}, not an integer below 2^62 in magnitude")
     return int(value)

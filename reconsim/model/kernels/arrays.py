@@ -1,5 +1,6 @@
 """The kernels' input arrays: one value per cell, or for a list parameter (a schedule) an
-offsets array beside the values of every cell in turn."""
+offsets array beside the values of every cell in turn; and a kernel's refusal of a cell
+of them, named by its row."""
 
 from __future__ import annotations
 
@@ -12,9 +13,18 @@ import numpy as np
 from numpy.typing import NDArray
 
 from reconsim.errors import KernelRefusalError
-from reconsim.model.controllers import Controller, RunawayError
+from reconsim.model.controllers import Controller
+from reconsim.model.controllers.definition import CellError, DecisionError
 
 Int64Array = NDArray[np.int64]
+
+
+class KernelDecisionError(DecisionError):
+    """A controller's misbehaviour as a kernel finds it: its line lacks what only the
+    reference model knows (the second, the value returned), and ``row`` is None where the
+    kernel cannot tell the cell (an exception raised inside it, a hook whose result numba
+    types wrongly). :func:`reconsim.simulate` replaces it by the reference model's
+    :class:`DecisionError` of the cell, or adds the cell where the reference model runs it."""
 
 
 def _lists(names: Iterable[str]) -> dict[str, list[str]]:
@@ -51,10 +61,10 @@ def take_rows(arrays: dict[str, np.ndarray], rows: np.ndarray,
 @contextmanager
 def numbered(rows: np.ndarray) -> Iterator[None]:
     """A kernel's refusal of cell ``i`` of a part of a batch (a KernelRefusalError, or a
-    RunawayError that names its row) as one of cell ``rows[i]`` of the batch."""
+    CellError that names its row) as one of cell ``rows[i]`` of the batch."""
     try:
         yield
-    except (KernelRefusalError, RunawayError) as exc:
+    except (KernelRefusalError, CellError) as exc:
         if exc.row is None:
             raise
         raise exc.at(int(rows[exc.row])) from None

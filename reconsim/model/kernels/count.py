@@ -64,8 +64,8 @@ from numpy.typing import NDArray
 
 from reconsim.errors import KernelRefusalError
 from reconsim.model import params
-from reconsim.model.controllers import BUILT_IN, Controller, ControllerError, Round
-from reconsim.model.kernels.arrays import by_controller, frozen, params_matrix
+from reconsim.model.controllers import BUILT_IN, Controller, Round
+from reconsim.model.kernels.arrays import KernelDecisionError, by_controller, frozen, params_matrix
 
 # The controller's names, bound by specialise() for each controller (see .specialise).
 from reconsim.model.kernels.specialise import (
@@ -74,6 +74,7 @@ from reconsim.model.kernels.specialise import (
     N_PARAMS,
     PARAMS_TYPE,
     STEADY,
+    beyond_max,
     compile_failure,
     decide,
     noting_compiles,
@@ -585,14 +586,12 @@ def simulate_arrays(
             with noting_compiles(kernel, "count kernel", controller):
                 kernel(cells, out, params_matrix(controller, a), *inputs)
         except numba.core.errors.NumbaError as exc:
-            raise compile_failure(controller, exc) from None
+            raise KernelDecisionError(compile_failure(controller, exc)) from None
         except Exception as exc:  # raised by the controller's decide, in its code
             raise raised(controller, exc) from None
     bad = np.flatnonzero(out[0] < 0)  # (one look over the batch, not one per controller)
     if len(bad):
-        controller = controllers[int(codes[bad[0]])]
-        raise ControllerError(f"controller {controller.name!r}: decide returned a "
-                              f"correction beyond {params.MAX_COPIES:,} copies")
+        raise beyond_max(controllers[int(codes[bad[0]])], int(bad[0]))
     return out.T
 
 

@@ -45,6 +45,7 @@ from reconsim.model.controllers.definition import (
 from reconsim.model.copies import BEFORE_RUN
 from reconsim.model.kernels.arrays import (
     Int64Array,
+    KernelDecisionError,
     by_controller,
     cumulative,
     numbered,
@@ -59,6 +60,7 @@ from reconsim.model.kernels.specialise import (
     MEMORY_INIT,
     N_PARAMS,
     PARAMS_TYPE,
+    beyond_max,
     compile_failure,
     decide,
     less,
@@ -920,12 +922,12 @@ def _run_group(controller: Controller, a: Mapping[str, NDArray[Any]]) -> Int64Ar
                          a["create_faults_offsets"], faults, a["lag_offsets"], lag,
                          a["B_delays_offsets"], b_table, a["G_delays_offsets"], g_table)
     except numba.core.errors.NumbaError as exc:
-        raise compile_failure(controller, exc) from None
+        raise KernelDecisionError(compile_failure(controller, exc)) from None
     except Exception as exc:  # raised by the controller's hooks, in its code
         raise raised(controller, exc) from None
-    if (out[0] == -_BAD).any():
-        raise ControllerError(f"controller {controller.name!r}: decide returned a correction "
-                              f"beyond {MAX_CORRECTION:,} copies")
+    bad = np.flatnonzero(out[0] == -_BAD)
+    if bad.size:
+        raise beyond_max(controller, int(bad[0]))
     if (out[0] == -_TOO_MANY).any():
         raise ControllerError(f"controller {controller.name!r}: a cell's events passed the "
                               "event kernel's count; run it on the reference model")

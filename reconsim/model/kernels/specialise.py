@@ -31,7 +31,9 @@ from typing import Any
 import numba
 import numpy as np
 
-from reconsim.model.controllers.definition import Controller, ControllerError
+from reconsim.model.controllers.definition import Controller
+from reconsim.model.kernels.arrays import KernelDecisionError
+from reconsim.model.kinds import MAX_COPIES
 
 
 # The globals a kernel module's loop reads for its controller. A kernel module imports
@@ -91,25 +93,87 @@ SEES_PENDING = False
 STEADY = False
 
 
+def _jit(function: Callable[..., Any]) -> Any:
+    """``function`` compiled lazily by numba, its machine code cached on disk where its
+    source file allows (so that :func:`checked` costs a process nothing the second time)."""
+    try:
+        return numba.njit(nogil=True, cache=True)(function)
+    except RuntimeError:  # no source file to cache it beside (defined in a notebook, say)
+        return numba.njit(nogil=True)(function)
+
+
 @functools.cache
 def compiled_decide(controller: Controller) -> Any:
     """``controller.decide`` compiled by numba (lazily: numba compiles it with the kernel)."""
-    return numba.njit(nogil=True)(controller.decide)
+    return _jit(controller.decide)
 
 
 @functools.cache
 def compiled_rank(controller: Controller) -> Any:
     """``controller.rank`` (or :func:`no_rank`) compiled by numba, lazily as decide."""
-    return numba.njit(nogil=True)(controller.rank or no_rank)
+    return _jit(controller.rank or no_rank)
 
 
 @functools.cache
 def compiled_hooks(controller: Controller) -> tuple[Any, Any, Any]:
     """An event-driven controller's ``settle``, ``observe`` and ``less`` compiled by numba
     (lazily, as decide)."""
-    return (numba.njit(nogil=True)(controller.settle or no_rank),
-            numba.njit(nogil=True)(controller.observe or no_observe),
-            numba.njit(nogil=True)(controller.less or no_less))
+    return (_jit(controller.settle or no_rank), _jit(controller.observe or no_observe),
+            _jit(controller.less or no_less))
+
+
+#: What each hook must return, as numba types it, and how the line says it.
+_INTEGER, _BOOL = "an integer", "a bool"
+
+
+def checked(controller: Controller) -> None:
+    """Raise :class:`KernelDecisionError` (row None) when numba cannot compile one of
+    ``controller``'s hooks for the arguments the kernels pass it, or types its result as
+    something a hook may not return: ``decide``, ``rank`` and ``settle`` an integer (not a
+    bool, a float or nothing), ``less`` a bool or an integer. A float correction would
+    otherwise pass silently where a kernel's loop takes it (the world kernel casts it into
+    its integer arrays) — the check covers every kernel and every hook, not one case."""
+    reason = _refusal(controller)
+    if reason is not None:
+        raise KernelDecisionError(reason)
+
+
+@functools.cache
+def _refusal(controller: Controller) -> str | None:
+    """Why :func:`checked` refuses ``controller``, or None (once per definition)."""
+    from reconsim.model.controllers.definition import Entry, Event, Item, Outcome, Round, Sync
+
+    typeof: Callable[[Any], Any] = numba.typeof
+    memory = typeof(np.zeros((2, 1), np.int64)[0])  # a row of the kernels' memory
+    p = typeof(controller.params_type(*[0] * len(controller.params)))
+
+    def zeros(record: Any) -> Any:
+        return typeof(record(*[0] * len(record._fields)))
+
+    hooks: list[tuple[str, Any, tuple[Any, ...], str | None]] = [
+        ("decide", compiled_decide(controller),
+         (zeros(Sync if controller.syncs_on_events else Round), p, memory), _INTEGER)]
+    if controller.rank is not None:
+        hooks.append(("rank", compiled_rank(controller), (zeros(Entry), p), _INTEGER))
+    if controller.syncs_on_events:
+        settle, observe, less = compiled_hooks(controller)
+        hooks += [("settle", settle, (zeros(Outcome), p, memory), _INTEGER),
+                  ("observe", observe, (zeros(Event), p, memory), None),
+                  ("less", less, (zeros(Item), zeros(Item), p), _BOOL)]
+    for role, dispatcher, args, wanted in hooks:
+        try:
+            dispatcher.compile(args)
+        except numba.core.errors.NumbaError as exc:
+            return compile_failure(controller, exc, role)
+        got = dispatcher.overloads[args].signature.return_type
+        integer = isinstance(got, numba.types.Integer) and not isinstance(
+            got, numba.types.Boolean)
+        if (wanted == _INTEGER and not integer) or (
+                wanted == _BOOL and not (integer or isinstance(got, numba.types.Boolean))):
+            return (f"controller {controller.name!r}: {role} returns {got} as numba compiles "
+                    f"it, not {wanted} (a value every return of it takes: use // or int() "
+                    "for a whole number)")
+    return None
 
 
 def specialise(namespace: Mapping[str, Any], functions: Mapping[str, Mapping[str, Any]],
@@ -118,6 +182,7 @@ def specialise(namespace: Mapping[str, Any], functions: Mapping[str, Mapping[str
     ``namespace`` for ``controller``; return name -> dispatcher. The functions are listed
     callees first: each sees the specialised versions of those listed before it. A name
     ``f@variant`` compiles ``f`` once more, with other options (``_simulate@parallel``)."""
+    checked(controller)
     bound = dict(namespace)
     bound.update({
         "decide": compiled_decide(controller),
@@ -169,19 +234,24 @@ def noting_compiles(kernel: Any, what: str, controller: Controller) -> Iterator[
             "on disk for later runs)", what, controller.name, time.perf_counter() - started)
 
 
-def raised(controller: Controller, exc: Exception) -> ControllerError:
-    """An exception ``decide`` (or ``rank``) raised inside a kernel, as one line naming the
-    controller."""
-    code = "decide" if controller.rank is None else "decide or rank"
-    return ControllerError(f"controller {controller.name!r}: {code} raised "
-                           f"{type(exc).__name__}: {exc}")
+def beyond_max(controller: Controller, row: int) -> KernelDecisionError:
+    """The kernel's line for cell ``row``, whose controller returned a correction beyond
+    :data:`~reconsim.model.kinds.MAX_COPIES`."""
+    return KernelDecisionError(f"controller {controller.name!r}: decide returned a correction "
+                               f"beyond {MAX_COPIES:,} copies", row)
 
 
-def compile_failure(controller: Controller, exc: Exception) -> ControllerError:
-    """numba's refusal to compile a kernel for ``controller`` as one line naming it."""
+def raised(controller: Controller, exc: Exception) -> KernelDecisionError:
+    """An exception a hook raised inside a kernel, as one line naming the controller."""
+    return KernelDecisionError(f"controller {controller.name!r}: its code raised "
+                               f"{type(exc).__name__}: {exc}")
+
+
+def compile_failure(controller: Controller, exc: Exception, role: str = "code") -> str:
+    """numba's refusal to compile a hook of ``controller`` (or a kernel for it) as one
+    line naming it."""
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     reason = next((line for line in lines if not line.startswith(
         ("Failed in", "-", "During:", "File", "[", "^", ">"))), type(exc).__name__)
-    return ControllerError(f"controller {controller.name!r}: numba cannot compile its decide "
-                           f"({reason}); declare it with compiled=False to run it on the "
-                           "reference model alone")
+    return (f"controller {controller.name!r}: numba cannot compile its {role} ({reason}); "
+            "declare it with compiled=False to run it on the reference model alone")

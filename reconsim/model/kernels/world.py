@@ -103,9 +103,11 @@ from numpy.typing import NDArray
 
 from reconsim.errors import KernelRefusalError
 from reconsim.model import params, rng
-from reconsim.model.controllers import BUILT_IN, Controller, ControllerError, Entry, Round
+from reconsim.model.controllers import BUILT_IN, Controller, Entry, Round
+from reconsim.model.controllers.definition import MAX_RANK
 from reconsim.model.copies import BEFORE_RUN
 from reconsim.model.kernels.arrays import (
+    KernelDecisionError,
     controller_params,
     cumulative,
     frozen,
@@ -137,6 +139,7 @@ from reconsim.model.kernels.specialise import (
     RANKED,
     SEES_PENDING,
     STEADY,
+    beyond_max,
     compile_failure,
     decide,
     noting_compiles,
@@ -184,7 +187,7 @@ _VALUE, _CUMULATIVE = 0, 1
 _FIRST_CAPACITY = 64
 #: How a cell's run ended: done; it needs more copies than its scratch holds; its
 #: controller returned a correction beyond the bound.
-_DONE, _WIDER, _BAD_CORRECTION = 0, 1, 2
+_DONE, _WIDER, _BAD_CORRECTION, _BAD_RANK = 0, 1, 2, 3  # the refusals last
 
 Int64Array = NDArray[np.int64]
 Int64Array2D = NDArray[np.int64]
@@ -343,9 +346,11 @@ def _drain(ps: Int64Array2D, bits: UInt64Array2D, q: int, lo: int, t: int) -> in
 
 
 def _ranked(  # noqa: PLR0913, PLR0917 — numba takes scalars positionally
-        cp: Int64Array2D, n: int, s: int, r: int, delete_newest: bool, p: Any) -> Int64Array:
+        cp: Int64Array2D, n: int, s: int, r: int, delete_newest: bool, p: Any,
+) -> Int64Array | None:
     """The copies the read at ``r`` lists, in the order a deletion at ``s`` takes them: by
-    the controller's rank, equal keys oldest (or newest) first."""
+    the controller's rank, equal keys oldest (or newest) first; None if a key is 2^62 or
+    more in magnitude."""
     order = np.empty(n, np.int64)
     keys = np.empty(n, np.int64)
     m = 0
@@ -354,7 +359,10 @@ def _ranked(  # noqa: PLR0913, PLR0917 — numba takes scalars positionally
         if cp[_LISTED, i] <= r and not (cp[_REMOVED, i] <= r - cp[_G, i]):
             ready = max(0, cp[_READY, i]) if cp[_READY, i] + cp[_G, i] <= r else -1
             order[m] = i  # an initial copy's times before the run show as 0
-            keys[m] = rank(Entry(s, max(0, cp[_BIRTH, i]), ready), p)
+            key = rank(Entry(s, max(0, cp[_BIRTH, i]), ready), p)
+            if key > MAX_RANK or key < -MAX_RANK:
+                return None
+            keys[m] = key
             m += 1
     return order[:m][np.argsort(keys[:m], kind="mergesort")]
 
@@ -401,7 +409,9 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
 ) -> int:
     """Run cell ``row``: :data:`_DONE`, or :data:`_WIDER` if it needs more copies than the
     scratch arrays hold, or :data:`_BAD_CORRECTION` if its controller returned a
-    correction beyond :data:`reconsim.model.kinds.MAX_COPIES`.
+    correction beyond :data:`reconsim.model.kinds.MAX_COPIES`, or :data:`_BAD_RANK` if its
+    ``rank`` returned a key of 2^62 or more in magnitude (the cell's ``out[0]`` is then the
+    code, negated).
 
     ``p`` holds its controller's parameters, ``memory`` is scratch for its memory (rows
     :data:`~reconsim.model.kernels.count.NOW` and ``BEFORE``; the controller is the one
@@ -483,7 +493,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
         cp[_BY_COMMAND, n] = 0
         cp[_REMEMBERED, n] = 0
         n += 1
-    bad_correction = False
+    refused = _DONE  # or why the cell stopped midway
     s = 0
     while s <= duration:
         # Sample seconds before s: nothing can change them any more.
@@ -576,7 +586,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
             diff = decide(Round(s, desired, seen, pending, 1 if unobserved else 0,
                                 exp_set if exp_active else -1), p, memory[NOW])
             if diff > MAX_CORRECTION or diff < -MAX_CORRECTION:
-                bad_correction = True
+                refused = _BAD_CORRECTION
                 break
             if gain_pm < 1000:
                 diff = damped_int(diff, gain_pm)
@@ -656,7 +666,11 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                 hit = min(-diff, seen)
                 exp_seen = -_NEVER
                 if RANKED:
-                    targets = _ranked(cp, n, s, r, delete_newest, p)
+                    ranked = _ranked(cp, n, s, r, delete_newest, p)
+                    if ranked is None:
+                        refused = _BAD_RANK
+                        break
+                    targets = ranked
                 for h in range(n):
                     if hit == 0:
                         break
@@ -748,8 +762,8 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                         nxt = t
                         break
         s = nxt
-    if bad_correction:  # (out of the loop by a break: a return there costs the loop time)
-        return _BAD_CORRECTION
+    if refused != _DONE:  # (out of the loop by a break: a return there costs the loop time)
+        return refused
     live, excess, missing, overshoot, last_drift, after_over, after_missing, after_drift = (
         _sample(ps, bits, swept + 1, duration + 1, live, desired, excess, missing, overshoot,
                 last_drift, after, after_over, after_missing, after_drift))
@@ -848,8 +862,8 @@ def _simulate_world(  # noqa: PLR0913, PLR0917 — numba takes arrays positional
                     f_lo, f_hi, fault_left, b_offsets[i], b_offsets[i + 1],
                     g_offsets[i], g_offsets[i + 1], cp, per_second, bits, out, i,
                 )
-                if ended == _BAD_CORRECTION:
-                    out[0, i] = -1
+                if ended >= _BAD_CORRECTION:  # refused: _BAD_CORRECTION or _BAD_RANK
+                    out[0, i] = -ended
                     per_second[:] = 0  # it stopped midway: its entries are not cleared
                     bits[:] = 0
                     break
@@ -1060,12 +1074,18 @@ def _run_group(controller: Controller, a: Mapping[str, NDArray[np.generic]],
         with noting_compiles(kernel, "world kernel", controller):
             kernel(cparams, rows, *inputs)
     except numba.core.errors.NumbaError as exc:
-        raise compile_failure(controller, exc) from None
+        raise KernelDecisionError(compile_failure(controller, exc)) from None
     except Exception as exc:  # raised by the controller's decide, in its code
         raise raised(controller, exc) from None
-    if (out[0, rows] < 0).any():
-        raise ControllerError(f"controller {controller.name!r}: decide returned a correction "
-                              f"beyond {params.MAX_COPIES:,} copies")
+    refused = out[0, rows]
+    bad = np.flatnonzero(refused < 0)
+    if len(bad):
+        row = int(rows[bad[0]])
+        if refused[bad[0]] == -_BAD_RANK:
+            raise KernelDecisionError(
+                f"controller {controller.name!r}: rank returned a key of 2^62 or more in "
+                "magnitude", row)
+        raise beyond_max(controller, row)
 
 
 @functools.cache

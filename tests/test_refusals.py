@@ -1,0 +1,294 @@
+"""A user's controller is run exactly, or refused: a hook that raises or returns what it may
+not gets the reference model's one line on every path — the reference model, the count,
+world and event kernels (with spreads, tables, faults or none), one cell or a frame — and
+a controller whose compiled code decides otherwise than its Python is refused before a
+sweep writes anything."""
+
+from __future__ import annotations
+
+import re
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+from reconsim import run_cell, run_reference, simulate, trace
+from reconsim.cli import main
+from reconsim.controllers import DecisionError
+from reconsim.model.controllers import registry
+from reconsim.model.params import cell_text, make_cell
+from reconsim.model.simulate import cells_frame
+
+#: Worlds that send a cell to each kernel of the controllers that decide in rounds.
+WORLDS = {
+    "count kernel": {},
+    "uniform spread": {"G_spread": 10},
+    "delay table": {"B_delays": ((0, 1), (7, 3))},
+    "faults": {"fail_rate": 0.2, "create_faults": ((0, 2, "lost"),)},
+    "watch trigger": {"trigger": "watch", "U_jitter": 3},
+}
+
+CONTROLLERS = """
+    import numpy as np
+    from reconsim.controllers import Controller
+
+    def floaty(v, p, m):
+        return (v.desired - v.seen) / 2
+
+    def booly(v, p, m):
+        return v.desired > v.seen
+
+    def numpy_float(v, p, m):
+        return np.float64(v.desired - v.seen)
+
+    def late(v, p, m):
+        if v.t >= 300:
+            raise ValueError("boom")
+        return v.desired - v.seen
+
+    def always(v, p, m):
+        raise ValueError("always")
+
+    def huge(v, p, m):
+        return 10**7 if v.t >= 60 else v.desired - v.seen
+
+    def ledger(v, p, m):
+        return v.desired - v.seen
+
+    def big_rank(e, p):
+        return 1 << 62
+
+    def negative_rank(e, p):
+        return -(1 << 62)
+
+    def stringly(v, p, m):
+        d = {1: 2}
+        return (v.desired - v.seen) * (len(str(d)) - 5)
+
+    FLOATY = Controller("floaty", floaty, "returns a float")
+    BOOLY = Controller("booly", booly, "returns a bool")
+    NUMPY_FLOAT = Controller("numpy_float", numpy_float, "returns a NumPy float")
+    LATE = Controller("late", late, "raises from t = 300 on")
+    ALWAYS = Controller("always", always, "always raises")
+    HUGE = Controller("huge", huge, "returns a correction beyond the bound at t = 60")
+    BIG_RANK = Controller("big_rank", ledger, "ranks beyond 2^62", rank=big_rank)
+    NEGATIVE_RANK = Controller("negative_rank", ledger, "ranks below -2^62",
+                               rank=negative_rank)
+    STRINGLY = Controller("stringly", stringly, "decides on str of a dict")
+
+    def settle_ok(o, p, m):
+        return 0
+
+    def settle_float(o, p, m):
+        return 0.5
+
+    def less_float(a, b, p):
+        return 0.5
+
+    EVENT_FLOATY = Controller("event_floaty", floaty, "syncs; returns a float",
+                              settle=settle_ok)
+    EVENT_LATE = Controller("event_late", late, "syncs; raises from t = 300 on",
+                            settle=settle_ok)
+    SETTLE_FLOAT = Controller("settle_float", ledger, "syncs; settles with a float",
+                              settle=settle_float)
+    LESS_FLOAT = Controller("less_float", ledger, "syncs; orders with a float",
+                            settle=settle_ok, less=less_float)
+"""
+
+
+@pytest.fixture(autouse=True)
+def users(tmp_path_factory: pytest.TempPathFactory,
+          monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The module ``userctl_refused`` of misbehaving controllers, importable; what a test
+    makes known is forgotten after it."""
+    folder = tmp_path_factory.getbasetemp() / "refused"
+    folder.mkdir(exist_ok=True)
+    (folder / "userctl_refused.py").write_text(textwrap.dedent(CONTROLLERS), encoding="utf-8")
+    monkeypatch.syspath_prepend(str(folder))
+    with registry.scope():
+        yield
+    sys.modules.pop("userctl_refused", None)
+
+
+def ref(name: str) -> str:
+    return f"userctl_refused:{name}"
+
+
+def line(exc: pytest.ExceptionInfo[BaseException]) -> str:
+    """The refusal's own line, without the cell a frame's refusal adds."""
+    assert isinstance(exc.value, DecisionError)
+    return exc.value.reason
+
+
+#: Each controller's refusal, as the reference model says it (its second and its value).
+EXPECTED = {
+    "FLOATY": "controller 'floaty': decide returned 3.0 at t = 0, not an integer",
+    "BOOLY": "controller 'booly': decide returned True at t = 0, not an integer",
+    "NUMPY_FLOAT": "controller 'numpy_float': decide returned np.float64(6.0) at t = 0, "
+                   "not an integer",
+    "LATE": "controller 'late': decide raised ValueError: boom at t = 300",
+    "ALWAYS": "controller 'always': decide raised ValueError: always at t = 0",
+    "HUGE": "controller 'huge': decide returned 10000000 at t = 60, beyond the 1,000,000 "
+            "copies a correction may make",
+}
+
+
+@pytest.mark.parametrize("world", WORLDS.values(), ids=WORLDS.keys())
+@pytest.mark.parametrize("name", EXPECTED)
+def test_a_misbehaving_decide_is_the_reference_models_line_on_every_kernel(
+        name: str, world: dict[str, Any]) -> None:
+    cell = make_cell(controller=ref(name), G=20, U=10, B=5, **world)
+    with pytest.raises(DecisionError) as reference:
+        run_reference(cell)
+    expected = line(reference)  # the line every path gives
+    if not world:  # seed 001's world: rounds at 0, 10, 20, ...
+        said = EXPECTED[name]
+        if name == "NUMPY_FLOAT" and "np.float64" not in expected:  # NumPy < 2 says 6.0
+            said = said.replace("np.float64(6.0)", "6.0")
+        assert expected == said
+    with pytest.raises(DecisionError) as one:
+        run_cell(controller=ref(name), G=20, U=10, B=5, **world)
+    assert str(one.value) == expected  # one cell: the line alone
+    # In a frame, beside cells that run: the row found, the line, then the cell.
+    frame = cells_frame([make_cell(G=20, **world), make_cell(G=30, **world), cell])
+    with pytest.raises(DecisionError) as batch:
+        simulate(frame)
+    assert (line(batch), batch.value.row) == (expected, 2)
+    assert str(batch.value) == f"{expected}; the cell: reconsim run {cell_text(cell)}"
+    with pytest.raises(DecisionError, match=f"^{re.escape(expected)}$"):
+        trace(controller=ref(name), G=20, U=10, B=5, **world)
+
+
+def test_a_frame_names_the_first_refused_row_of_many() -> None:
+    """An exception inside a kernel names no row: the frame's halves run again to find it
+    (here the 37th of 64 cells, the only one that reaches t = 300)."""
+    cells = [make_cell(controller=ref("LATE"), G=20, duration=299) for _ in range(64)]
+    cells[37] = make_cell(controller=ref("LATE"), G=20, duration=400)
+    with pytest.raises(DecisionError) as refused:
+        simulate(cells_frame(cells))
+    assert refused.value.row == 37
+    assert line(refused) == EXPECTED["LATE"]
+    assert "--duration 400" in str(refused.value)
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    ("EVENT_FLOATY", "controller 'event_floaty': decide returned -1.0 at t = 0, not an "
+                     "integer"),
+    ("EVENT_LATE", "controller 'event_late': decide raised ValueError: boom at t = 300"),
+    ("SETTLE_FLOAT", "controller 'settle_float': settle returned 0.5 at t = 0, not 0 or a "
+                     "delay in ms"),
+    ("LESS_FLOAT", "controller 'less_float': less returned 0.5 at t = "),
+])
+def test_an_event_driven_controllers_hooks_are_refused_alike(name: str, expected: str) -> None:
+    world = {"G": 2, "B": 1, "deaths": ((100, 2),), "initial": 8, "desired": 6,
+             "duration": 400}
+    with pytest.raises(DecisionError, match=f"^{re.escape(expected)}"):
+        run_reference(make_cell(controller=ref(name), **world))
+    with pytest.raises(DecisionError, match=f"^{re.escape(expected)}"):
+        run_cell(controller=ref(name), **world)
+    frame = cells_frame([make_cell(controller="replicaset", **world),
+                         make_cell(controller=ref(name), **world)])
+    with pytest.raises(DecisionError, match=f"^{re.escape(expected)}") as batch:
+        simulate(frame)
+    assert batch.value.row == 1
+
+
+@pytest.mark.parametrize("name", ["BIG_RANK", "NEGATIVE_RANK"])
+@pytest.mark.parametrize("world", [{}, {"G_spread": 5}], ids=["plain", "spread"])
+def test_a_rank_of_2_to_the_62_is_refused_on_every_path(
+        name: str, world: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
+    key = "4611686018427387904" if name == "BIG_RANK" else "-4611686018427387904"
+    expected = (f"controller '{name.lower()}': rank returned {key} at t = 0, not an integer "
+                "below 2^62 in magnitude")
+    cell = {"controller": ref(name), "initial": 12, "desired": 6, **world}
+    with pytest.raises(DecisionError, match=f"^{re.escape(expected)}$"):
+        run_reference(make_cell(**cell))
+    with pytest.raises(DecisionError, match=f"^{re.escape(expected)}$"):
+        run_cell(**cell)
+    with pytest.raises(DecisionError, match=f"^{re.escape(expected)}; the cell: "):
+        simulate(cells_frame([make_cell(**cell)]))
+    flags = [f"--{k}={v}" for k, v in cell.items() if k != "G_spread"]
+    assert main(["run", *flags, *(["--G_spread", "5"] if world else [])]) == 2
+    assert capsys.readouterr().err == f"error: reconsim run: {expected}\n"
+
+
+def test_a_hooks_type_is_checked_for_every_kernel_not_one_case() -> None:
+    """numba types the result of every return of decide: a float anywhere is refused,
+    even in a cell whose rounds never reach that return."""
+    from reconsim.model.kernels.specialise import checked
+
+    controller = registry.resolve(ref("FLOATY"))
+    with pytest.raises(DecisionError, match=r"decide returns float64 as numba compiles it, "
+                       "not an integer"):
+        checked(controller)
+    checked(registry.resolve(ref("LATE")))  # an integer: nothing to say
+
+
+def test_run_check_finds_a_controller_numba_compiles_to_other_decisions(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    flags = ["--controller", ref("STRINGLY"), "--G", "20", "--U", "10", "--B", "5"]
+    assert main(["run", *flags, "--json"]) == 0  # unchecked: the kernel's figures
+    capsys.readouterr()
+    assert main(["run", *flags, "--check"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("differs: controller 'stringly': the kernels and the reference "
+                          "model differ on work (kernel ")
+    assert out.endswith(": reconsim run --controller userctl_refused:STRINGLY --desired 6 "
+                        "--U 10 --G 20 --B 5 --duration 900 --deaths 300:2\n")
+    assert main(["run", "--controller", "ledger", "--G", "20", "--check", "--json"]) == 0
+
+
+SPEC = """
+name = "refused"
+import_path = ["{folder}"]
+
+[grid]
+controller = ["ledger", "{ref}"]
+G = [0, 10, 20, 30]
+U = [5, 10, 15]
+B = 5
+desired = 6
+duration = 400
+"""
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    ("STRINGLY", "error: reconsim sweep: controller 'stringly': the kernels and the "
+                 "reference model differ on "),
+    ("FLOATY", "error: reconsim sweep: " + EXPECTED["FLOATY"] + "; the cell: reconsim run "
+               "--controller userctl_refused:FLOATY "),
+])
+def test_a_sweep_checks_a_users_controller_before_it_writes_anything(
+        tmp_path: Path, name: str, expected: str, capsys: pytest.CaptureFixture[str]) -> None:
+    registry.resolve(ref(name))
+    folder = Path(sys.modules["userctl_refused"].__file__ or "").parent
+    spec = tmp_path / "refused.toml"
+    spec.write_text(SPEC.format(folder=folder, ref=ref(name)), encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["sweep", str(spec), "--out", str(out), "--jobs", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(expected)
+    assert err.count("\n") == 1
+    assert not out.exists()
+    if name == "STRINGLY":  # --no-check runs it, and the kernels' figures are what they are
+        assert main(["sweep", str(spec), "--out", str(out), "--jobs", "1", "--no-check"]) == 0
+        table = pl.read_parquet(out / "data")
+        assert table.filter(controller="stringly").height == 12
+
+
+def test_the_check_draws_its_cells_from_the_users_block_alone(tmp_path: Path) -> None:
+    from reconsim import load_spec
+    from reconsim.sweep.runner import CHECK_CELLS, check_controllers
+
+    registry.resolve(ref("LATE"))
+    folder = Path(sys.modules["userctl_refused"].__file__ or "").parent
+    spec_path = tmp_path / "ok.toml"
+    spec_path.write_text(SPEC.format(folder=folder, ref=ref("LATE")).replace(
+        "duration = 400", "duration = 299"), encoding="utf-8")
+    spec = load_spec(spec_path)
+    assert check_controllers(spec) == CHECK_CELLS  # 12 cells of its own, 8 drawn
+    assert check_controllers(spec, cells=50) == 12  # never more than the block holds
