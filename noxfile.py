@@ -1,6 +1,11 @@
-"""Entry points for people and CI: ``nox -s tests``, ``sweep``, ``bench``, ``lint`` and ``docs``."""
+"""Entry points for people and CI: ``nox -s tests``, ``sweep``, ``bench``, ``lint``, ``docs``
+and ``dist``."""
 
 from __future__ import annotations
+
+import shutil
+import tomllib
+from pathlib import Path
 
 import nox
 
@@ -94,3 +99,24 @@ def docs(session: nox.Session) -> None:
     session.install("-e", ".[docs]")
     out = session.posargs[0] if session.posargs else "docs/_build/html"
     session.run("sphinx-build", "-W", "--keep-going", "-b", "html", "docs", out)
+
+
+@nox.session(python=PYTHON)
+def dist(session: nox.Session) -> None:
+    """Build the sdist and the wheel into dist/ (``python -m build``) and check them
+    (``twine check --strict``): what the release workflow publishes. ``-- vX.Y.Z``, the
+    release's tag, must name the version in pyproject.toml, the package's only record of it."""
+    project = tomllib.loads(Path("pyproject.toml").read_text(encoding="utf-8"))["project"]
+    version = project["version"]
+    if session.posargs and session.posargs != [f"v{version}"]:
+        session.error(f"the tag {' '.join(session.posargs)} is not v{version}, the version "
+                      "in pyproject.toml: tag the version it names, or change it first")
+    # build and twine alone (the release extra), not reconsim and its dependencies.
+    session.install(*project["optional-dependencies"]["release"])
+    shutil.rmtree("dist", ignore_errors=True)
+    session.run("python", "-m", "build")
+    built = sorted(p.name for p in Path("dist").iterdir())
+    wanted = sorted([f"reconsim-{version}.tar.gz", f"reconsim-{version}-py3-none-any.whl"])
+    if built != wanted:
+        session.error(f"dist/ holds {built}, not {wanted}")
+    session.run("twine", "check", "--strict", *(f"dist/{name}" for name in built))

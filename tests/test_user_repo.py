@@ -8,59 +8,20 @@ tests, ``reconsim check-controller``, a sweep of its spec and the report of that
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.child import child_env, pytest_command
-
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLE = ROOT / "examples" / "user-repo"
-#: What building or running the example leaves beside its files.
-LEFT_BEHIND = ("build", "*.egg-info", "__pycache__", ".nox", ".benchmarks", ".hypothesis",
-               "results")
-
-
-class UserRepo:
-    """A copy of the example (its working tree) and the folder it is installed in."""
-
-    def __init__(self, tree: Path, site: Path) -> None:
-        self.tree = tree
-        self.site = site
-
-    def env(self, installed: bool = True) -> dict[str, str]:
-        """This test run's environment, with the installation first on the path (or not
-        at all: a process that cannot import the package)."""
-        paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-        return child_env(PYTHONPATH=os.pathsep.join(
-            [str(self.site), *paths] if installed else paths))
-
-    def run(self, *args: str, installed: bool = True) -> subprocess.CompletedProcess[str]:
-        """``args`` in the example's folder, as a shell there would run them."""
-        return subprocess.run(args, cwd=self.tree, env=self.env(installed),
-                              capture_output=True, text=True, check=False, timeout=600)
-
-    def reconsim(self, *args: str, installed: bool = True) -> subprocess.CompletedProcess[str]:
-        return self.run(sys.executable, "-m", "reconsim", *args, installed=installed)
+from tests.helpers.user_repo import EXAMPLE, UserRepo, copy_example, pip
 
 
 @pytest.fixture(scope="module")
 def user_repo(tmp_path_factory: pytest.TempPathFactory) -> UserRepo:
     """The example, copied (a build writes beside the sources) and installed offline."""
     base = tmp_path_factory.mktemp("user-repo")
-    tree, site = base / "acme", base / "site"
-    shutil.copytree(EXAMPLE, tree, ignore=shutil.ignore_patterns(*LEFT_BEHIND))
-    done = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
-         "--no-build-isolation", "--disable-pip-version-check", "--target", str(site),
-         str(tree)], env=child_env(), capture_output=True, text=True, check=False)
-    assert done.returncode == 0, (
-        "pip could not build the example offline (setuptools >= 70.1 builds a wheel without "
-        "the wheel package; pip install -e '.[test]'):\n" + done.stdout + done.stderr)
+    tree, site = copy_example(base / "acme"), base / "site"
+    pip("install", "--target", str(site), str(tree))
     return UserRepo(tree, site)
 
 
@@ -79,8 +40,7 @@ def test_the_controller_is_found_by_its_short_name(user_repo: UserRepo) -> None:
 
 
 def test_the_examples_own_tests_pass(user_repo: UserRepo) -> None:
-    done = user_repo.run(*pytest_command("-p", "no:cacheprovider", "-q",
-                                         "tests/test_controller.py"))
+    done = user_repo.pytest("tests/test_controller.py")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "5 passed" in done.stdout, done.stdout
 
@@ -115,8 +75,7 @@ def test_the_benchmark_gives_the_committed_baseline(user_repo: UserRepo) -> None
     """The figures its pull-request workflow compares: a run's, against the baseline
     the example commits, through ``reconsim bench-compare`` as the workflow calls it."""
     run = user_repo.tree / "head.json"
-    done = user_repo.run(*pytest_command("-p", "no:cacheprovider", "-q", "bench",
-                                         f"--benchmark-json={run}"))
+    done = user_repo.pytest("bench", f"--benchmark-json={run}")
     assert done.returncode == 0, done.stdout + done.stderr
     benchmarks = json.loads(run.read_text(encoding="utf-8"))["benchmarks"]
     figures = {b["name"]: {"quality": b["extra_info"]["quality"]} for b in benchmarks}

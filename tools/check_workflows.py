@@ -28,7 +28,7 @@ REPOS = {repo: sorted((repo / ".github" / "workflows").glob("*.yml"))
 WORKFLOWS = [p for found in REPOS.values() for p in found]
 #: The nox sessions each repository's workflows run or name (the example's comment tells
 #: how to record a baseline), no more and no fewer.
-SESSIONS_NAMED = {ROOT: {"tests", "lint", "bench", "bench_compare", "sweep", "docs"},
+SESSIONS_NAMED = {ROOT: {"tests", "lint", "bench", "bench_compare", "sweep", "docs", "dist"},
                   USER_REPO: {"bench", "bench_compare", "bench_record"}}
 
 
@@ -71,7 +71,8 @@ def shown(path: Path) -> str:
 def the_workflows_exist() -> None:
     require([shown(p) for p in WORKFLOWS] == [
         ".github/workflows/bench.yml", ".github/workflows/ci.yml",
-        "examples/user-repo/.github/workflows/bench.yml"], [shown(p) for p in WORKFLOWS])
+        ".github/workflows/release.yml", "examples/user-repo/.github/workflows/bench.yml"],
+        [shown(p) for p in WORKFLOWS])
 
 
 def a_bad_workflow_is_caught_by_both_checks() -> None:
