@@ -3,8 +3,9 @@
 Opt in with ``RECONSIM_BASELINE=/path/to/checkout`` (another checkout of reconsim, e.g. an
 older main): without it the benchmark is skipped. Each tree runs in an interpreter of its
 own (its own ``PYTHONPATH``), kept alive for the whole comparison: both load the same
-frames (built here, by this tree: the default sweep's cells — seed 001's world — and the
-world mix of :func:`bench.conftest.world_batch`), simulate each once to compile (or load
+frames (built here, by this tree: the default sweep's cells — seed 001's world — the
+world mix of :func:`bench.conftest.world_batch`, and the replicaset cells of
+``sweeps/kubernetes.toml`` on the event kernel), simulate each once to compile (or load
 numba's cache), then time ``simulate`` alternately for ``RECONSIM_BASELINE_ROUNDS`` rounds
 (default 6; 2 in quick mode), so that whatever else the machine does falls on both. Which
 tree goes first changes from frame to frame and from round to round: a run is slower right
@@ -99,10 +100,15 @@ class Tree:
 
 
 def frames(folder: Path) -> dict[str, Path]:
-    """The two frames, written as Parquet for both trees to read."""
+    """The three frames, written as Parquet for both trees to read: the default sweep's
+    cells (the count kernel), the world mix (the world kernel) and ``sweeps/kubernetes.toml``'s
+    replicaset cells, repeated (the event kernel)."""
     seed = expand(load_spec(ROOT / "sweeps" / "default.toml"))
+    kubernetes = expand(load_spec(ROOT / "sweeps" / "kubernetes.toml")).filter(
+        pl.col("controller") == "replicaset")
     made = {"seed world": seed if not QUICK else seed.head(30_000),
-            "world mix": world_batch(30_000 if QUICK else 300_000)}
+            "world mix": world_batch(30_000 if QUICK else 300_000),
+            "kubernetes mix": pl.concat([kubernetes] * (4 if QUICK else 40))}
     paths = {}
     for name, frame in made.items():
         paths[name] = folder / f"{name.replace(' ', '_')}.parquet"

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reconsim.model import rng
-from reconsim.model.kernels.world import splitmix64_u64, uniform_u64
+from reconsim.model.kernels.rules import splitmix64_u64, uniform_u64
 
 
 def stateful_splitmix64(state: int, n: int) -> list[int]:
@@ -72,36 +72,48 @@ def test_streams_are_distinct_and_roughly_uniform() -> None:
     assert counts.max() < 1150
 
 
-#: Random death schedules' seconds, computed once by rng.death_seconds: (seed, rate, first,
-#: last) -> the seconds with a death. The first is the default sweep's ``chaos`` schedule.
+#: Random death schedules' seconds, computed once by rng.death_seconds: (schedule seed,
+#: rate, first, last, cell seed) -> the seconds with a death. The first is the default
+#: sweep's ``chaos`` schedule; those of cell seed 0 are the deaths every cell had before the
+#: cell's seed entered the draw (model version 2), kept.
 DEATH_SECONDS = {
-    (2026, 0.0066667, 0, 900): [48, 586, 660, 733, 800, 830],
-    (9, 0.05, 0, 200): [9, 75, 82, 83, 89, 106, 121, 122, 124, 197],
-    (2**63 - 1, 0.05, 0, 200): [0, 31, 60, 87, 88, 104, 150, 159, 199],
-    (0, 0.5, 10, 30): [10, 11, 12, 14, 16, 21, 28, 30],
-    (1, 1.0, 3, 7): [3, 4, 5, 6, 7],
-    (7, 5e-324, 0, 10**6): [],
+    (2026, 0.0066667, 0, 900, 0): [48, 586, 660, 733, 800, 830],
+    (9, 0.05, 0, 200, 0): [9, 75, 82, 83, 89, 106, 121, 122, 124, 197],
+    (2**63 - 1, 0.05, 0, 200, 0): [0, 31, 60, 87, 88, 104, 150, 159, 199],
+    (0, 0.5, 10, 30, 0): [10, 11, 12, 14, 16, 21, 28, 30],
+    (1, 1.0, 3, 7, 0): [3, 4, 5, 6, 7],
+    (7, 5e-324, 0, 10**6, 0): [],
+    (2026, 0.0066667, 0, 900, 1): [135, 333, 420, 464, 486, 714],
+    (2026, 0.0066667, 0, 900, rng.MAX_SEED): [39, 95, 106, 200, 457, 499, 843],
+    (1, 1.0, 3, 7, 5): [3, 4, 5, 6, 7],
 }
 
 
-def simple_death_seconds(seed: int, rate: float, first: int, last: int) -> list[int]:
-    """The specification, done the plain way: per second t, the schedule's draw t (the
-    first output of Vigna's stateful generator seeded with key XOR (5 << 28 | t), where key
-    is its first output seeded with the schedule's seed) is a death when draw / 2^64 <
-    rate, compared in exact integers."""
-    key = stateful_splitmix64(seed, 1)[0]
+def simple_death_seconds(schedule_seed: int, rate: float, first: int, last: int,
+                         seed: int) -> list[int]:
+    """The specification, done the plain way: per second t, the schedule's draw t in the
+    cell with ``seed`` (the first output of Vigna's stateful generator seeded with key XOR
+    (seed << 32 | 5 << 28 | t), where key is its first output seeded with the schedule's
+    seed) is a death when draw / 2^64 < rate, compared in exact integers."""
+    key = stateful_splitmix64(schedule_seed, 1)[0]
     numerator, denominator = rate.as_integer_ratio()
     out = []
     for t in range(first, last + 1):
-        draw = stateful_splitmix64(key ^ (5 << 28 | t), 1)[0]
+        draw = stateful_splitmix64(key ^ (seed << 32 | 5 << 28 | t), 1)[0]
         if draw * denominator < numerator * 2**64:
             out.append(t)
     return out
 
 
+def one_cell(schedule_seed: int, rate: float, first: int, last: int, seed: int) -> list[int]:
+    cells, seconds = rng.death_seconds(schedule_seed, rate, first, last, [seed])
+    assert set(cells.tolist()) <= {0}
+    return [int(t) for t in seconds]
+
+
 def test_death_seconds_are_the_fixed_values() -> None:
     for args, want in DEATH_SECONDS.items():
-        assert rng.death_seconds(*args).tolist() == want, args
+        assert one_cell(*args) == want, args
 
 
 def test_death_seconds_fixed_values_meet_the_simple_specification() -> None:
@@ -112,18 +124,37 @@ def test_death_seconds_fixed_values_meet_the_simple_specification() -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 2**63 - 1), st.sampled_from([1e-3, 0.0066667, 0.05, 0.5, 0.999, 1.0]),
-       st.integers(0, 500), st.integers(0, 300))
-def test_death_seconds_meet_the_simple_specification(seed: int, rate: float, first: int,
-                                                     span: int) -> None:
-    got = rng.death_seconds(seed, rate, first, first + span).tolist()
-    assert got == simple_death_seconds(seed, rate, first, first + span)
+       st.integers(0, 500), st.integers(0, 300), st.integers(0, rng.MAX_SEED))
+def test_death_seconds_meet_the_simple_specification(schedule_seed: int, rate: float,
+                                                     first: int, span: int, seed: int) -> None:
+    got = one_cell(schedule_seed, rate, first, first + span, seed)
+    assert got == simple_death_seconds(schedule_seed, rate, first, first + span, seed)
 
 
-@settings(max_examples=200)
-@given(st.lists(st.integers(0, rng.MASK64), min_size=1, max_size=20))
-def test_vectorised_splitmix64_equals_python(xs: list[int]) -> None:
-    got = rng.splitmix64_array(np.array(xs, dtype=np.uint64))
-    assert [int(v) for v in got] == [rng.splitmix64(x) for x in xs]
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**63 - 1), st.sampled_from([0.01, 0.3, 1.0]),
+       st.lists(st.integers(0, rng.MAX_SEED), max_size=6), st.integers(0, 1200))
+def test_many_cells_are_each_cell_alone_in_order(schedule_seed: int, rate: float,
+                                                 seeds: list[int], last: int) -> None:
+    """Cells are drawn in blocks (rng.DRAW_BLOCK trials): ordered by cell, then second,
+    each cell's seconds its own, whatever the block holds."""
+    cells, seconds = rng.death_seconds(schedule_seed, rate, 0, last, seeds)
+    assert cells.tolist() == sorted(cells.tolist())
+    for i, seed in enumerate(seeds):
+        assert seconds[cells == i].tolist() == one_cell(schedule_seed, rate, 0, last, seed)
+
+
+def test_a_block_boundary_splits_no_cell() -> None:
+    seeds = list(range(5))
+    span = rng.DRAW_BLOCK // 2 + 1  # one cell a block
+    cells, seconds = rng.death_seconds(3, 0.001, 0, span - 1, seeds)
+    assert [seconds[cells == i].tolist() for i in range(5)] == [
+        one_cell(3, 0.001, 0, span - 1, s) for s in seeds]
+
+
+def test_the_deaths_depend_on_the_cell_seed_and_the_schedule_seed() -> None:
+    draws = {(s, c): one_cell(s, 0.05, 0, 2000, c) for s in (1, 2) for c in (0, 1, 2)}
+    assert len({tuple(v) for v in draws.values()}) == 6
 
 
 def test_the_death_stream_is_new() -> None:

@@ -3,11 +3,15 @@ the rounds' (:mod:`reconsim.model.reference`) and the events' (:mod:`reconsim.mo
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
+from reconsim.model import rng, rules
 from reconsim.model.kinds import MAX_SECONDS
+
+if TYPE_CHECKING:
+    from reconsim.model.params import Cell
 
 #: The second the initial copies (``initial``) were created and became ready: before any
 #: second a read can look at (a stale read's ``t - extra`` reaches back MAX_SECONDS at
@@ -82,3 +86,19 @@ def after_metrics(duration: int, after: int, overshoot: int, missing: int,
         return {"overshoot_after": -1, "missing_after": -1, "settle_after": -1}
     return {"overshoot_after": overshoot, "missing_after": missing,
             "settle_after": -1 if last_drift == duration else last_drift - after + 1}
+
+
+def copy_delays(cell: Cell) -> tuple[Callable[[int], int], Callable[[int], int]]:
+    """Copy k's extra startup and extra ledger delay in ``cell``, as two functions of k
+    (:func:`reconsim.model.rules.extra_delay` on the cell's tables or spreads)."""
+    b_table, g_table = rules.delay_table(cell.B_delays), rules.delay_table(cell.G_delays)
+
+    def startup(k: int) -> int:
+        return rules.extra_delay(cell.seed, rng.STARTUP, k, cell.B_spread, b_table, 0,
+                                 len(cell.B_delays))
+
+    def ledger_delay(k: int) -> int:
+        return rules.extra_delay(cell.seed, rng.LEDGER_DELAY, k, cell.G_spread, g_table, 0,
+                                 len(cell.G_delays))
+
+    return startup, ledger_delay

@@ -59,7 +59,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from reconsim.model import delays, metrics, rng
+from reconsim.model import metrics, rng, rules
 from reconsim.model.controllers import ADDED, DELETED, UPDATED, Controller, registry
 from reconsim.model.controllers.definition import (
     DecisionError,
@@ -70,7 +70,14 @@ from reconsim.model.controllers.definition import (
     call_hook,
     reference_params,
 )
-from reconsim.model.copies import BEFORE_RUN, Copy, Second, after_metrics, shown_time
+from reconsim.model.copies import (
+    BEFORE_RUN,
+    Copy,
+    Second,
+    after_metrics,
+    copy_delays,
+    shown_time,
+)
 from reconsim.model.gosort import go_sort
 from reconsim.model.kinds import MAX_COPIES, SYNCS_AT_ONCE
 from reconsim.model.params import Cell, damped, permille
@@ -165,7 +172,8 @@ def run_events(  # noqa: PLR0912, PLR0915 — the spec, in order
         controller, {name: cell.value(name) for name in controller.params}))
     desired, seed = cell.desired, cell.seed
     fail_pm, lost_pm = permille(cell.fail_rate), permille(cell.lost_rate)
-    faults_left = [count for _, count, _ in cell.create_faults]
+    faults, faults_left = rules.fault_table(cell.create_faults)
+    startup, ledger_delay = copy_delays(cell)
     watch = cell.trigger == "watch"
     memory = controller.initial_memory()
 
@@ -182,7 +190,7 @@ def run_events(  # noqa: PLR0912, PLR0915 — the spec, in order
     # The initial copies: created, ready and in the cache before the run, their events
     # long delivered (no hook sees them); numbered first on the ledger delay's stream.
     for k in range(cell.initial_copies()):
-        g = cell.G + delays.extra(cell.G_delays, cell.G_spread, seed, rng.LEDGER_DELAY, k)
+        g = cell.G + ledger_delay(k)
         pod = Pod(k, BEFORE_RUN * _MS, BEFORE_RUN * _MS, g * _MS, ready=True)
         pods.append(pod)
         copies.append(Copy.initial(g))
@@ -215,29 +223,20 @@ def run_events(  # noqa: PLR0912, PLR0915 — the spec, in order
         copies[pod.uid].death = now // _MS
         change(pod, now, DELETED)
 
-    def outcome(t: int, j: int) -> str:
-        for i, (start, _, kind) in enumerate(cell.create_faults):
-            if start <= t and faults_left[i] > 0:
-                faults_left[i] -= 1
-                return kind
-        if rng.uniform(seed, rng.FAIL, j, 1000) < fail_pm:
-            return "fail"
-        if rng.uniform(seed, rng.LOST, j, 1000) < lost_pm:
-            return "lost"
-        return "ok"
-
-    def create(now: int) -> str:
+    def create(now: int) -> int:
+        """A create command: its outcome (:func:`reconsim.model.rules.create_outcome`)."""
         t = now // _MS
-        result = outcome(t, totals["create_commands"])
+        result = rules.create_outcome(t, totals["create_commands"], seed, fail_pm, lost_pm,
+                                      faults, faults_left, 0, len(cell.create_faults))
         totals["create_commands"] += 1
-        if result == "fail":
+        if result == rules.FAIL:
             totals["failed_creates"] += 1
             return result
         k = len(pods)
         if k >= MAX_COPIES:
             raise controller.too_many_copies(t)
-        ready = t + cell.B + delays.extra(cell.B_delays, cell.B_spread, seed, rng.STARTUP, k)
-        g = cell.G + delays.extra(cell.G_delays, cell.G_spread, seed, rng.LEDGER_DELAY, k)
+        ready = t + cell.B + startup(k)
+        g = cell.G + ledger_delay(k)
         pod = Pod(k, now, now + (ready - t) * _MS, g * _MS)
         pods.append(pod)
         copies.append(Copy(birth=t, ready=ready, g=g, listed=t + g))
@@ -316,10 +315,10 @@ def run_events(  # noqa: PLR0912, PLR0915 — the spec, in order
                 for _ in range(batch):
                     result = create(now)
                     issued += 1
-                    ok += result == "ok"
-                    failed += result == "fail"
-                    lost += result == "lost"
-                    errors += result != "ok"
+                    ok += result == rules.OK
+                    failed += result == rules.FAIL
+                    lost += result == rules.LOST_REPLY
+                    errors += result != rules.OK
                 remaining -= batch
                 if errors and cell.slow_start:
                     break

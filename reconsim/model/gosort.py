@@ -5,212 +5,242 @@ The Kubernetes controllers sort with it; which of several tied pods a deletion t
 the order this algorithm leaves them in, which no stable sort reproduces. It follows
 ``src/sort/zsortinterface.go``: insertion sort below 13 elements, heapsort when the depth
 limit is reached, Tukey's ninther for the pivot, the partial insertion sort of an
-already-sorted run, the equal-pivot partition, and the xorshift pattern breaker.
+already-sorted run, the equal-pivot partition, and the xorshift pattern breaker. Go
+recurses into the smaller part and loops on the larger; here the smaller parts wait on a
+stack of ranges instead — the parts are disjoint, so each is sorted the same way, in
+another order.
+
+Written once, for both worlds: the event reference model sorts a list with a Python
+``Less`` (:func:`go_sort`); the event kernel compiles these very functions with numba
+(:mod:`reconsim.model.kernels.specialise`), :func:`less_at` and :func:`swap_at` bound
+there to its own, which compare and swap the columns of an array with the controller's
+compiled ``less``. Both pass the algorithm ``data``, ``now`` and ``p`` through untouched.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final, TypeVar
+from dataclasses import dataclass
+from typing import Any, Final, Generic, TypeVar
+
+import numpy as np
 
 T = TypeVar("T")
 
-_MASK64: Final = (1 << 64) - 1
-_INSERTION_MAX: Final = 12
-_NINTHER_MIN: Final = 50
-_SHIFTING_MIN: Final = 50
-_MAX_SWAPS: Final = 4 * 3
+#: Ranges of at most this many elements are insertion-sorted.
+INSERTION_MAX: Final = 12
+#: From this length on, the pivot is Tukey's ninther (a median of three medians).
+NINTHER_MIN: Final = 50
+#: Below this length, the partial insertion sort gives up at its first misplaced element.
+SHIFTING_MIN: Final = 50
+#: The swaps the pivot's medians take on a strictly decreasing range.
+MAX_SWAPS: Final = 12
+
+
+@dataclass
+class Listed(Generic[T]):
+    """A list and its ``Less``: the data :func:`go_sort` sorts with the Python bindings."""
+
+    items: list[T]
+    less: Callable[[T, T], bool]
 
 
 def go_sort(data: list[T], less: Callable[[T, T], bool]) -> None:
     """Sort ``data`` in place as Go's ``sort.Sort`` does with this ``Less``."""
-    _Sorter(data, less).run()
+    sort_range(Listed(data, less), len(data), 0, None)
 
 
-class _Sorter:
-    """One call of ``sort.Sort``: the data, its ``Less`` on positions, and ``Swap``."""
+def less_at(data: Any, i: int, j: int, now: int, p: Any) -> bool:
+    """``Less(i, j)`` of ``data`` (here a :class:`Listed`; the kernel binds its own)."""
+    return bool(data.less(data.items[i], data.items[j]))
 
-    def __init__(self, data: list[T], less: Callable[[T, T], bool]) -> None:
-        self.data: list[object] = data  # type: ignore[assignment]
-        self.compare: Callable[[object, object], bool] = less  # type: ignore[assignment]
 
-    def less(self, i: int, j: int) -> bool:
-        return self.compare(self.data[i], self.data[j])
+def swap_at(data: Any, i: int, j: int) -> None:
+    """``Swap(i, j)`` of ``data`` (here a :class:`Listed`; the kernel binds its own)."""
+    data.items[i], data.items[j] = data.items[j], data.items[i]
 
-    def swap(self, i: int, j: int) -> None:
-        self.data[i], self.data[j] = self.data[j], self.data[i]
 
-    def run(self) -> None:
-        n = len(self.data)
-        if n > 1:
-            self.pdqsort(0, n, n.bit_length())
+def insertion_sort(data: Any, a: int, b: int, now: int, p: Any) -> None:
+    for i in range(a + 1, b):
+        j = i
+        while j > a and less_at(data, j, j - 1, now, p):
+            swap_at(data, j, j - 1)
+            j -= 1
 
-    def insertion_sort(self, a: int, b: int) -> None:
-        for i in range(a + 1, b):
-            j = i
-            while j > a and self.less(j, j - 1):
-                self.swap(j, j - 1)
-                j -= 1
 
-    def sift_down(self, lo: int, hi: int, first: int) -> None:
-        root = lo
-        while True:
-            child = 2 * root + 1
-            if child >= hi:
-                return
-            if child + 1 < hi and self.less(first + child, first + child + 1):
-                child += 1
-            if not self.less(first + root, first + child):
-                return
-            self.swap(first + root, first + child)
-            root = child
+def sift_down(data: Any, lo: int, hi: int, first: int, now: int,  # noqa: PLR0913, PLR0917
+              p: Any) -> None:
+    root = lo
+    while True:
+        child = 2 * root + 1
+        if child >= hi:
+            return
+        if child + 1 < hi and less_at(data, first + child, first + child + 1, now, p):
+            child += 1
+        if not less_at(data, first + root, first + child, now, p):
+            return
+        swap_at(data, first + root, first + child)
+        root = child
 
-    def heap_sort(self, a: int, b: int) -> None:
-        first, hi = a, b - a
-        for i in range((hi - 1) // 2, -1, -1):
-            self.sift_down(i, hi, first)
-        for i in range(hi - 1, -1, -1):
-            self.swap(first, first + i)
-            self.sift_down(0, i, first)
 
-    def pdqsort(self, a: int, b: int, limit: int) -> None:
+def median(data: Any, a: int, b: int, c: int,  # noqa: PLR0913, PLR0917
+           swaps: Any, now: int, p: Any) -> int:
+    """The position of the median of positions a, b, c; each exchange counted in
+    ``swaps[0]``."""
+    if less_at(data, b, a, now, p):
+        swaps[0] += 1
+        a, b = b, a
+    if less_at(data, c, b, now, p):
+        swaps[0] += 1
+        b, c = c, b
+    if less_at(data, b, a, now, p):
+        swaps[0] += 1
+        a, b = b, a
+    return b
+
+
+def partial_insertion_sort(data: Any, a: int, b: int, now: int, p: Any) -> bool:
+    """Whether ``[a, b)`` is sorted after moving at most five misplaced elements."""
+    i = a + 1
+    for _ in range(5):
+        while i < b and not less_at(data, i, i - 1, now, p):
+            i += 1
+        if i == b:
+            return True
+        if b - a < SHIFTING_MIN:
+            return False
+        swap_at(data, i, i - 1)
+        if i - a >= 2:  # the smaller one to the left (Go's loop runs down to 1, not a)
+            for j in range(i - 1, 0, -1):
+                if not less_at(data, j, j - 1, now, p):
+                    break
+                swap_at(data, j, j - 1)
+        if b - i >= 2:  # the greater one to the right
+            for j in range(i + 1, b):
+                if not less_at(data, j, j - 1, now, p):
+                    break
+                swap_at(data, j, j - 1)
+    return False
+
+
+def sort_range(data: Any, n: int, now: int, p: Any) -> None:  # noqa: PLR0912, PLR0915
+    """Go's ``sort.Sort`` of the positions ``0 … n - 1`` of ``data``."""
+    if n <= INSERTION_MAX:  # the loop's first step, without its stack
+        insertion_sort(data, 0, n, now, p)
+        return
+    limit0 = 0
+    while (1 << limit0) <= n:
+        limit0 += 1
+    stack = np.empty((3, 64 + n), np.int64)  # the ranges still to sort: a, b, depth limit
+    stack[0, 0], stack[1, 0], stack[2, 0] = 0, n, limit0
+    top = 1
+    swaps = np.zeros(1, np.int64)
+    mask = np.uint64(0xFFFFFFFFFFFFFFFF)
+    while top > 0:
+        top -= 1
+        a, b, limit = int(stack[0, top]), int(stack[1, top]), int(stack[2, top])
         balanced = partitioned = True
         while True:
             length = b - a
-            if length <= _INSERTION_MAX:
-                self.insertion_sort(a, b)
-                return
-            if limit == 0:
-                self.heap_sort(a, b)
-                return
-            if not balanced:
-                self.break_patterns(a, b)
+            if length <= INSERTION_MAX:
+                insertion_sort(data, a, b, now, p)
+                break
+            if limit == 0:  # heapsort
+                hi = b - a
+                for i in range((hi - 1) // 2, -1, -1):
+                    sift_down(data, i, hi, a, now, p)
+                for i in range(hi - 1, -1, -1):
+                    swap_at(data, a, a + i)
+                    sift_down(data, 0, i, a, now, p)
+                break
+            if not balanced:  # break patterns: a xorshift of the length
+                state = np.uint64(length)
+                bits = 0
+                while (1 << bits) <= length:
+                    bits += 1
+                modulus = 1 << bits
+                middle = a + (length // 4) * 2
+                for idx in range(middle - 1, middle + 2):
+                    state ^= (state << np.uint64(13)) & mask
+                    state ^= state >> np.uint64(7)
+                    state ^= (state << np.uint64(17)) & mask
+                    # (a signed integer: numba makes one mixed with an unsigned a float)
+                    other: int = np.int64(state & np.uint64(modulus - 1))  # type: ignore[assignment]
+                    if other >= length:
+                        other -= length
+                    swap_at(data, idx, a + other)
                 limit -= 1
-            pivot, swaps = self.choose_pivot(a, b)
-            increasing = swaps == 0
-            if swaps == _MAX_SWAPS:  # decreasing: reverse it, it is increasing now
-                self.reverse(a, b)
+            swaps[0] = 0  # the pivot, and whether the range looked increasing
+            i, j, k = a + length // 4, a + length // 4 * 2, a + length // 4 * 3
+            if length >= 8:
+                if length >= NINTHER_MIN:
+                    i = median(data, i - 1, i, i + 1, swaps, now, p)
+                    j = median(data, j - 1, j, j + 1, swaps, now, p)
+                    k = median(data, k - 1, k, k + 1, swaps, now, p)
+                j = median(data, i, j, k, swaps, now, p)
+            pivot = j
+            increasing = swaps[0] == 0
+            if swaps[0] == MAX_SWAPS:  # decreasing: reverse it, it is increasing now
+                x, y = a, b - 1
+                while x < y:
+                    swap_at(data, x, y)
+                    x += 1
+                    y -= 1
                 pivot = (b - 1) - (pivot - a)
                 increasing = True
-            if balanced and partitioned and increasing and self.partial_insertion_sort(a, b):
-                return
-            if a > 0 and not self.less(a - 1, pivot):  # many equal to the one before a
-                a = self.partition_equal(a, b, pivot)
+            if balanced and partitioned and increasing and partial_insertion_sort(
+                    data, a, b, now, p):
+                break
+            if a > 0 and not less_at(data, a - 1, pivot, now, p):  # many equal to a - 1
+                swap_at(data, a, pivot)
+                x, y = a + 1, b - 1
+                while True:
+                    while x <= y and not less_at(data, a, x, now, p):
+                        x += 1
+                    while x <= y and less_at(data, a, y, now, p):
+                        y -= 1
+                    if x > y:
+                        break
+                    swap_at(data, x, y)
+                    x += 1
+                    y -= 1
+                a = x
                 continue
-            mid, partitioned = self.partition(a, b, pivot)
+            # partition around the pivot, moved to a
+            swap_at(data, a, pivot)
+            x, y = a + 1, b - 1
+            while x <= y and less_at(data, x, a, now, p):
+                x += 1
+            while x <= y and not less_at(data, y, a, now, p):
+                y -= 1
+            if x > y:
+                swap_at(data, y, a)
+                mid, partitioned = y, True
+            else:
+                swap_at(data, x, y)
+                x += 1
+                y -= 1
+                while True:
+                    while x <= y and less_at(data, x, a, now, p):
+                        x += 1
+                    while x <= y and not less_at(data, y, a, now, p):
+                        y -= 1
+                    if x > y:
+                        break
+                    swap_at(data, x, y)
+                    x += 1
+                    y -= 1
+                swap_at(data, y, a)
+                mid, partitioned = y, False
             left, right = mid - a, b - mid
             threshold = length // 8
-            if left < right:
+            if left < right:  # the smaller part waits; the larger one goes on here
                 balanced = left >= threshold
-                self.pdqsort(a, mid, limit)
+                stack[0, top], stack[1, top], stack[2, top] = a, mid, limit
+                top += 1
                 a = mid + 1
             else:
                 balanced = right >= threshold
-                self.pdqsort(mid + 1, b, limit)
+                stack[0, top], stack[1, top], stack[2, top] = mid + 1, b, limit
+                top += 1
                 b = mid
-
-    def partition(self, a: int, b: int, pivot: int) -> tuple[int, bool]:
-        self.swap(a, pivot)
-        i, j = a + 1, b - 1
-        while i <= j and self.less(i, a):
-            i += 1
-        while i <= j and not self.less(j, a):
-            j -= 1
-        if i > j:
-            self.swap(j, a)
-            return j, True
-        self.swap(i, j)
-        i, j = i + 1, j - 1
-        while True:
-            while i <= j and self.less(i, a):
-                i += 1
-            while i <= j and not self.less(j, a):
-                j -= 1
-            if i > j:
-                break
-            self.swap(i, j)
-            i, j = i + 1, j - 1
-        self.swap(j, a)
-        return j, False
-
-    def partition_equal(self, a: int, b: int, pivot: int) -> int:
-        self.swap(a, pivot)
-        i, j = a + 1, b - 1
-        while True:
-            while i <= j and not self.less(a, i):
-                i += 1
-            while i <= j and self.less(a, j):
-                j -= 1
-            if i > j:
-                return i
-            self.swap(i, j)
-            i, j = i + 1, j - 1
-
-    def partial_insertion_sort(self, a: int, b: int) -> bool:
-        i = a + 1
-        for _ in range(5):
-            while i < b and not self.less(i, i - 1):
-                i += 1
-            if i == b:
-                return True
-            if b - a < _SHIFTING_MIN:
-                return False
-            self.swap(i, i - 1)
-            if i - a >= 2:  # the smaller one to the left (Go's loop runs down to 1, not a)
-                for j in range(i - 1, 0, -1):
-                    if not self.less(j, j - 1):
-                        break
-                    self.swap(j, j - 1)
-            if b - i >= 2:  # the greater one to the right
-                for j in range(i + 1, b):
-                    if not self.less(j, j - 1):
-                        break
-                    self.swap(j, j - 1)
-        return False
-
-    def break_patterns(self, a: int, b: int) -> None:
-        length = b - a
-        if length < 8:
-            return
-        state = length
-        modulus = 1 << length.bit_length()
-        middle = a + (length // 4) * 2
-        for idx in range(middle - 1, middle + 2):
-            state ^= (state << 13) & _MASK64
-            state ^= state >> 7
-            state ^= (state << 17) & _MASK64
-            other = state & (modulus - 1)
-            if other >= length:
-                other -= length
-            self.swap(idx, a + other)
-
-    def choose_pivot(self, a: int, b: int) -> tuple[int, int]:
-        """The pivot's position and the swaps its medians took (0: increasing)."""
-        length = b - a
-        swaps = [0]
-        i, j, k = a + length // 4, a + length // 4 * 2, a + length // 4 * 3
-        if length >= 8:
-            if length >= _NINTHER_MIN:
-                i = self.median(i - 1, i, i + 1, swaps)
-                j = self.median(j - 1, j, j + 1, swaps)
-                k = self.median(k - 1, k, k + 1, swaps)
-            j = self.median(i, j, k, swaps)
-        return j, swaps[0]
-
-    def median(self, a: int, b: int, c: int, swaps: list[int]) -> int:
-        a, b = self.order2(a, b, swaps)
-        b, c = self.order2(b, c, swaps)
-        a, b = self.order2(a, b, swaps)
-        return b
-
-    def order2(self, a: int, b: int, swaps: list[int]) -> tuple[int, int]:
-        if self.less(b, a):
-            swaps[0] += 1
-            return b, a
-        return a, b
-
-    def reverse(self, a: int, b: int) -> None:
-        i, j = a, b - 1
-        while i < j:
-            self.swap(i, j)
-            i, j = i + 1, j - 1

@@ -3,7 +3,10 @@
 It follows seed 001's rules (CA19-CA25) and the richer world's numbered rules as literally as
 Python allows and is deliberately slow: the kernels (:mod:`reconsim.model.kernels.count`,
 :mod:`reconsim.model.kernels.world`) must agree with it on every metric, and the property
-tests check that they do.
+tests check that they do. What a rule decides — a create's outcome, a copy's delays, its
+listing time — is :mod:`reconsim.model.rules`', the functions the kernels compile; the
+order of the rules and the bookkeeping are this model's own. (A controller that syncs on
+events runs on :mod:`reconsim.model.events`, checked against the event kernel alike.)
 
 Per second t = 0 … duration, in this order (the richer world's numbered rules):
 
@@ -23,7 +26,8 @@ Where the rules leave a choice open, this model decides (docs/model.md repeats i
   that contains t applies. The ``ttl`` clock of ``expectations`` is the true second t.
 * Watch trigger: the read a round would make at t (stale inside a window) is compared,
   as a set of copies, with the one it would have made at t - 1 at the same point of
-  that second; before second 0 the ledger is empty. Periodic and watch rounds coincide
+  that second; second 0 compares with an empty read (it has its periodic round
+  anyway). Periodic and watch rounds coincide
   into one round.
 * Slow start: a batch "has a failure" when a command in it failed or lost its reply —
   both come back to the controller as an error, as a timed-out create does to
@@ -45,14 +49,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from reconsim.model import delays, metrics, rng
+from reconsim.model import metrics, rng, rules
 from reconsim.model.controllers import Entry, Round, registry
 from reconsim.model.controllers.definition import (
     decide_in_python,
     rank_in_python,
     reference_params,
 )
-from reconsim.model.copies import Copy, Second, after_metrics, shown_time
+from reconsim.model.copies import Copy, Second, after_metrics, copy_delays, shown_time
 from reconsim.model.events import run_events
 from reconsim.model.params import Cell, damped, permille
 
@@ -88,11 +92,11 @@ def run_reference(  # noqa: PLR0912, PLR0915 — the spec, in order
     G, U, B, desired, seed = cell.G, cell.U, cell.B, cell.desired, cell.seed
     cap = cell.max_per_round
     fail_pm, lost_pm = permille(cell.fail_rate), permille(cell.lost_rate)
+    startup, ledger_delay = copy_delays(cell)
     # In creation order: "oldest" means first in this list. The initial copies come first,
     # numbered 0 .. initial - 1 on the ledger delay's stream (created copies follow).
-    copies: list[Copy] = [
-        Copy.initial(G + delays.extra(cell.G_delays, cell.G_spread, seed, rng.LEDGER_DELAY, k))
-        for k in range(cell.initial_copies())]
+    copies: list[Copy] = [Copy.initial(G + ledger_delay(k))
+                          for k in range(cell.initial_copies())]
     controller = registry.get(cell.controller)
     p = reference_params(controller, {name: cell.value(name) for name in controller.params})
     # What a restart wipes: its own creations, its last acting round's expectations, and the
@@ -100,7 +104,7 @@ def run_reference(  # noqa: PLR0912, PLR0915 — the spec, in order
     remembered: list[Copy] = []
     expecting: Expectations | None = None
     memory = controller.initial_memory()
-    faults_left = [count for _, count, _ in cell.create_faults]
+    faults, faults_left = rules.fault_table(cell.create_faults)
 
     def live(t: int) -> list[Copy]:  # a terminating copy runs, and counts, until its death
         return [c for c in copies if c.ready <= t and (c.death is None or c.death > t)]
@@ -116,17 +120,10 @@ def run_reference(  # noqa: PLR0912, PLR0915 — the spec, in order
         r = t if extra is None else t - extra
         return r, [c for c in copies if c.on_ledger(r)]
 
-    def outcome(t: int, j: int) -> str:
-        """What happens to create command j at t: "ok", "fail" or "lost"."""
-        for i, (at, _, kind) in enumerate(cell.create_faults):
-            if at <= t and faults_left[i] > 0:  # the first scripted event with count left
-                faults_left[i] -= 1
-                return kind
-        if rng.uniform(seed, rng.FAIL, j, 1000) < fail_pm:
-            return "fail"
-        if rng.uniform(seed, rng.LOST, j, 1000) < lost_pm:
-            return "lost"
-        return "ok"
+    def outcome(t: int, j: int) -> int:
+        """What comes of create command j at t (:func:`reconsim.model.rules.create_outcome`)."""
+        return rules.create_outcome(t, j, seed, fail_pm, lost_pm, faults, faults_left, 0,
+                                    len(cell.create_faults))
 
     rounds = created = create_commands = failed = delete_commands = deleted = reads = 0
     overshoot = excess = missing = killed = 0
@@ -187,20 +184,18 @@ def run_reference(  # noqa: PLR0912, PLR0915 — the spec, in order
                     for _ in range(batch):
                         result = outcome(t, create_commands)
                         create_commands += 1
-                        if result == "fail":  # nothing is created
+                        if result == rules.FAIL:  # nothing is created
                             failed += 1
                             error = True
                             continue
                         k = len(copies)
-                        ready = t + B + delays.extra(cell.B_delays, cell.B_spread, seed,
-                                                     rng.STARTUP, k)
-                        g = G + delays.extra(cell.G_delays, cell.G_spread, seed,
-                                             rng.LEDGER_DELAY, k)
-                        copy = Copy(birth=t, ready=ready, g=g,
-                                    listed=(ready if cell.observe == "ready" else t) + g)
+                        ready = t + B + startup(k)
+                        g = G + ledger_delay(k)
+                        copy = Copy(birth=t, ready=ready, g=g, listed=rules.listed_at(
+                            t, ready, g, cell.observe == "created"))
                         copies.append(copy)
                         created += 1
-                        if result == "lost":  # created, but the controller never learns it
+                        if result == rules.LOST_REPLY:  # created; the controller never learns it
                             error = True
                         else:
                             arrived.append(copy)

@@ -66,6 +66,7 @@ from reconsim.errors import KernelRefusalError
 from reconsim.model import params
 from reconsim.model.controllers import BUILT_IN, Controller, Round
 from reconsim.model.kernels.arrays import KernelDecisionError, by_controller, frozen, params_matrix
+from reconsim.model.kernels.rules import write_metrics
 
 # The controller's names, bound by specialise() for each controller (see .specialise).
 from reconsim.model.kernels.specialise import (
@@ -355,22 +356,9 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
             missing_after -= gap * (duration + 1 - max(prev, after))
         if gap != 0:
             last_after = duration
-    out[0, row] = rounds
-    out[1, row] = created
-    out[2, row] = commands
-    out[3, row] = deleted
-    out[4, row] = overshoot
-    out[5, row] = -1 if last_drift == duration else last_drift + 1
-    out[6, row] = reads
-    out[7, row] = excess
-    out[8, row] = missing
-    out[9, row] = deaths_total
-    if after <= duration:
-        out[10, row] = overshoot_after
-        out[11, row] = missing_after
-        out[12, row] = -1 if last_after == duration else last_after - after + 1
-    else:
-        out[10, row] = out[11, row] = out[12, row] = -1
+    write_metrics(out, row, (rounds, created, commands, deleted, overshoot, reads, excess,
+                             missing, deaths_total, created, 0),
+                  last_drift, duration, after, overshoot_after, missing_after, last_after)
     return True
 
 

@@ -7,8 +7,8 @@ order the reference model's heap pops them in), each beside its payload in one a
 the cache two columns beside the copies'. The controller's hooks (``decide``,
 ``settle``, ``observe``, ``less``) are compiled into it, one kernel per controller
 (:mod:`.specialise`), and a deletion sorts with Go's ``sort.Sort`` step for step
-(:func:`_go_sort`, the iterative form of :mod:`reconsim.model.gosort`: it sorts the same
-disjoint ranges the same way). Between instants the live count is constant: the seconds
+(:mod:`reconsim.model.gosort`'s own functions, compiled here with the entries' columns as
+their data). Between instants the live count is constant: the seconds
 in between are added up in closed form.
 Inside a ``lag`` window a sync lists each copy as the cache held it at the end of second
 ``t - extra``: the copy's own state ``g`` earlier, as its events took ``g`` to arrive.
@@ -43,6 +43,15 @@ from reconsim.model.controllers.definition import (
     Sync,
 )
 from reconsim.model.copies import BEFORE_RUN
+
+# Go's sort, compiled for each controller with less_at and swap_at below (_PER_CONTROLLER)
+from reconsim.model.gosort import (  # noqa: F401 — specialise() reads them by name
+    insertion_sort,
+    median,
+    partial_insertion_sort,
+    sift_down,
+    sort_range,
+)
 from reconsim.model.kernels.arrays import (
     Int64Array,
     KernelDecisionError,
@@ -53,6 +62,7 @@ from reconsim.model.kernels.arrays import (
     take_rows,
 )
 from reconsim.model.kernels.count import MAX_CORRECTION, copy_into, damped_int, sorted_into
+from reconsim.model.kernels.rules import create_outcome, extra_delay, uniform_u64, write_metrics
 
 # The controller's names, bound by specialise() for each controller (see .specialise).
 from reconsim.model.kernels.specialise import (
@@ -70,8 +80,9 @@ from reconsim.model.kernels.specialise import (
     settle,
     specialise,
 )
-from reconsim.model.kernels.world import WORLD_OUT_COLUMNS, table_u64, uniform_u64
+from reconsim.model.kernels.world import WORLD_OUT_COLUMNS
 from reconsim.model.kinds import MAX_COPIES, SYNCS_AT_ONCE
+from reconsim.model.rules import COUNT, FAIL, LOST_REPLY
 
 # What is due at an instant, in the order the rules take it when due together.
 _READY, _LEAVE, _SECOND, _DELIVER, _RETRY = 0, 1, 2, 3, 4
@@ -150,198 +161,18 @@ def _pop(heap: Int64Array, n: int) -> int:
     return last
 
 
-def _less(items: Int64Array, i: int, j: int, now: int, p: Any) -> bool:
+def less_at(items: Int64Array, i: int, j: int, now: int, p: Any) -> bool:
+    """Go's ``Less(i, j)`` of the active entries' columns, with the controller's ``less``
+    (the sort itself is :mod:`reconsim.model.gosort`'s, compiled with this binding)."""
     return less(Item(items[0, i], items[1, i], items[2, i], now),
                 Item(items[0, j], items[1, j], items[2, j], now), p)
 
 
 @numba.njit(cache=True, nogil=True)
-def _swap(items: Int64Array, i: int, j: int) -> None:
+def swap_at(items: Int64Array, i: int, j: int) -> None:
+    """Go's ``Swap(i, j)`` of the active entries' columns."""
     for r in range(3):
         items[r, i], items[r, j] = items[r, j], items[r, i]
-
-
-def _insertion(items: Int64Array, a: int, b: int, now: int, p: Any) -> None:
-    for i in range(a + 1, b):
-        j = i
-        while j > a and _less(items, j, j - 1, now, p):
-            _swap(items, j, j - 1)
-            j -= 1
-
-
-def _sift_down(items: Int64Array, lo: int, hi: int, first: int, now: int,  # noqa: PLR0913, PLR0917
-               p: Any) -> None:
-    root = lo
-    while True:
-        child = 2 * root + 1
-        if child >= hi:
-            return
-        if child + 1 < hi and _less(items, first + child, first + child + 1, now, p):
-            child += 1
-        if not _less(items, first + root, first + child, now, p):
-            return
-        _swap(items, first + root, first + child)
-        root = child
-
-
-def _median(items: Int64Array, a: int, b: int, c: int,  # noqa: PLR0913, PLR0917
-            swaps: Int64Array, now: int, p: Any) -> int:
-    if _less(items, b, a, now, p):
-        swaps[0] += 1
-        a, b = b, a
-    if _less(items, c, b, now, p):
-        swaps[0] += 1
-        b, c = c, b
-    if _less(items, b, a, now, p):
-        swaps[0] += 1
-        a, b = b, a
-    return b
-
-
-def _partial_insertion(items: Int64Array, a: int, b: int, now: int, p: Any) -> bool:
-    i = a + 1
-    for _ in range(5):
-        while i < b and not _less(items, i, i - 1, now, p):
-            i += 1
-        if i == b:
-            return True
-        if b - a < 50:
-            return False
-        _swap(items, i, i - 1)
-        if i - a >= 2:
-            for j in range(i - 1, 0, -1):
-                if not _less(items, j, j - 1, now, p):
-                    break
-                _swap(items, j, j - 1)
-        if b - i >= 2:
-            for j in range(i + 1, b):
-                if not _less(items, j, j - 1, now, p):
-                    break
-                _swap(items, j, j - 1)
-    return False
-
-
-def _go_sort(items: Int64Array, n: int, now: int, p: Any) -> None:  # noqa: PLR0912, PLR0915
-    """Go's ``sort.Sort`` of ``items[:, :n]`` with the controller's ``less``."""
-    if n <= 12:  # the loop's first step, without its stack
-        _insertion(items, 0, n, now, p)
-        return
-    limit0 = 0
-    while (1 << limit0) <= n:
-        limit0 += 1
-    stack = np.empty((3, 64 + n), np.int64)
-    top = 0
-    stack[0, 0], stack[1, 0], stack[2, 0] = 0, n, limit0
-    top = 1
-    swaps = np.zeros(1, np.int64)
-    mask = np.uint64(0xFFFFFFFFFFFFFFFF)
-    while top > 0:
-        top -= 1
-        a, b, limit = stack[0, top], stack[1, top], stack[2, top]
-        balanced = partitioned = True
-        while True:
-            length = b - a
-            if length <= 12:
-                _insertion(items, a, b, now, p)
-                break
-            if limit == 0:  # heapsort
-                hi = b - a
-                for i in range((hi - 1) // 2, -1, -1):
-                    _sift_down(items, i, hi, a, now, p)
-                for i in range(hi - 1, -1, -1):
-                    _swap(items, a, a + i)
-                    _sift_down(items, 0, i, a, now, p)
-                break
-            if not balanced:  # break patterns
-                state = np.uint64(length)
-                bits = 0
-                while (1 << bits) <= length:
-                    bits += 1
-                modulus = 1 << bits
-                middle = a + (length // 4) * 2
-                for idx in range(middle - 1, middle + 2):
-                    state ^= (state << np.uint64(13)) & mask
-                    state ^= state >> np.uint64(7)
-                    state ^= (state << np.uint64(17)) & mask
-                    other = np.int64(state & np.uint64(modulus - 1))
-                    if other >= length:
-                        other -= length
-                    _swap(items, idx, a + other)
-                limit -= 1
-            swaps[0] = 0
-            i, j, k = a + length // 4, a + length // 4 * 2, a + length // 4 * 3
-            if length >= 8:
-                if length >= 50:
-                    i = _median(items, i - 1, i, i + 1, swaps, now, p)
-                    j = _median(items, j - 1, j, j + 1, swaps, now, p)
-                    k = _median(items, k - 1, k, k + 1, swaps, now, p)
-                j = _median(items, i, j, k, swaps, now, p)
-            pivot = j
-            increasing = swaps[0] == 0
-            if swaps[0] == 12:
-                x, y = a, b - 1
-                while x < y:
-                    _swap(items, x, y)
-                    x += 1
-                    y -= 1
-                pivot = (b - 1) - (pivot - a)
-                increasing = True
-            if balanced and partitioned and increasing and _partial_insertion(
-                    items, a, b, now, p):
-                break
-            if a > 0 and not _less(items, a - 1, pivot, now, p):  # partition equal
-                _swap(items, a, pivot)
-                x, y = a + 1, b - 1
-                while True:
-                    while x <= y and not _less(items, a, x, now, p):
-                        x += 1
-                    while x <= y and _less(items, a, y, now, p):
-                        y -= 1
-                    if x > y:
-                        break
-                    _swap(items, x, y)
-                    x += 1
-                    y -= 1
-                a = x
-                continue
-            # partition
-            _swap(items, a, pivot)
-            x, y = a + 1, b - 1
-            while x <= y and _less(items, x, a, now, p):
-                x += 1
-            while x <= y and not _less(items, y, a, now, p):
-                y -= 1
-            if x > y:
-                _swap(items, y, a)
-                mid, partitioned = y, True
-            else:
-                _swap(items, x, y)
-                x += 1
-                y -= 1
-                while True:
-                    while x <= y and _less(items, x, a, now, p):
-                        x += 1
-                    while x <= y and not _less(items, y, a, now, p):
-                        y -= 1
-                    if x > y:
-                        break
-                    _swap(items, x, y)
-                    x += 1
-                    y -= 1
-                _swap(items, y, a)
-                mid, partitioned = y, False
-            left, right = mid - a, b - mid
-            threshold = length // 8
-            if left < right:
-                balanced = left >= threshold
-                stack[0, top], stack[1, top], stack[2, top] = a, mid, limit
-                top += 1
-                a = mid + 1
-            else:
-                balanced = right >= threshold
-                stack[0, top], stack[1, top], stack[2, top] = mid + 1, b, limit
-                top += 1
-                b = mid
 
 
 @numba.njit(cache=True, nogil=True)
@@ -383,11 +214,7 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
     # their times shown as 0, their events long delivered; numbered first on the ledger
     # delay's stream.
     for k in range(initial):
-        g = G
-        if g_hi > g_lo:
-            g += table_u64(seed, rng.LEDGER_DELAY, k, g_table, g_lo, g_hi)
-        elif G_spread > 0:
-            g += int(uniform_u64(seed, rng.LEDGER_DELAY, k, G_spread + 1))
+        g = G + extra_delay(seed, rng.LEDGER_DELAY, k, G_spread, g_table, g_lo, g_hi)
         _new_copy(pods, k, BEFORE_RUN * _MS, BEFORE_RUN * _MS, g * _MS)
         pods[_IS_READY, k] = 1
         pods[_LISTED, k] = 1
@@ -598,24 +425,11 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                         batch = min(batch, remaining)
                         errors = 0
                         for _ in range(batch):
-                            result = 0  # ok
-                            found = False
-                            for f in range(f_lo, f_hi):
-                                if faults[0, f] <= t and fault_left[f - f_lo] > 0:
-                                    fault_left[f - f_lo] -= 1
-                                    result = 1 + faults[2, f]  # 1 fail, 2 lost
-                                    found = True
-                                    break
-                            if not found:
-                                if fail_pm > 0 and uniform_u64(
-                                        seed, rng.FAIL, create_commands, 1000) < fail_pm:
-                                    result = 1
-                                elif lost_pm > 0 and uniform_u64(
-                                        seed, rng.LOST, create_commands, 1000) < lost_pm:
-                                    result = 2
+                            result = create_outcome(t, create_commands, seed, fail_pm,
+                                                    lost_pm, faults, fault_left, f_lo, f_hi)
                             create_commands += 1
                             issued += 1
-                            if result == 1:
+                            if result == FAIL:
                                 failed += 1
                                 n_failed += 1
                                 errors += 1
@@ -625,16 +439,10 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                                 out[1, row] = t
                                 return _COPIES
                             n_pods += 1
-                            ready = B
-                            if b_hi > b_lo:
-                                ready += table_u64(seed, rng.STARTUP, k, b_table, b_lo, b_hi)
-                            elif B_spread > 0:
-                                ready += int(uniform_u64(seed, rng.STARTUP, k, B_spread + 1))
-                            g = G
-                            if g_hi > g_lo:
-                                g += table_u64(seed, rng.LEDGER_DELAY, k, g_table, g_lo, g_hi)
-                            elif G_spread > 0:
-                                g += int(uniform_u64(seed, rng.LEDGER_DELAY, k, G_spread + 1))
+                            ready = B + extra_delay(seed, rng.STARTUP, k, B_spread, b_table,
+                                                    b_lo, b_hi)
+                            g = G + extra_delay(seed, rng.LEDGER_DELAY, k, G_spread, g_table,
+                                                g_lo, g_hi)
                             _new_copy(pods, k, now, now + ready * _MS, g * _MS)
                             pods[_C_READY, k] = -1
                             created += 1
@@ -648,7 +456,7 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                                 n_due = _push(heap, n_due, (((now + ready * _MS) << 3
                                                                   | _READY) << 30) | order,
                                               k, 0, 0)
-                            if result == 2:
+                            if result == LOST_REPLY:
                                 lost += 1
                                 errors += 1
                             else:
@@ -661,7 +469,7 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                     take = -diff
                     ordered = HAS_LESS and take < n_active
                     if ordered:
-                        _go_sort(items, n_active, now, p)
+                        sort_range(items, n_active, now, p)
                     for x in range(take):
                         k = items[0, x] if ordered or not delete_newest else items[
                             0, n_active - 1 - x]
@@ -740,24 +548,9 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
             if gap != 0:
                 last_after = upto
         t = upto + 1
-    out[0, row] = rounds
-    out[1, row] = created
-    out[2, row] = delete_commands
-    out[3, row] = deleted
-    out[4, row] = overshoot
-    out[5, row] = -1 if last_drift == duration else last_drift + 1
-    out[6, row] = reads
-    out[7, row] = excess
-    out[8, row] = missing
-    out[9, row] = deaths_total
-    if after <= duration:
-        out[10, row] = overshoot_after
-        out[11, row] = missing_after
-        out[12, row] = -1 if last_after == duration else last_after - after + 1
-    else:
-        out[10, row] = out[11, row] = out[12, row] = -1
-    out[13, row] = create_commands
-    out[14, row] = failed
+    write_metrics(out, row, (rounds, created, delete_commands, deleted, overshoot, reads,
+                             excess, missing, deaths_total, create_commands, failed),
+                  last_drift, duration, after, overshoot_after, missing_after, last_after)
     return _DONE
 
 
@@ -798,7 +591,7 @@ def _run_block(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
         f_lo, f_hi = fault_offsets[i], fault_offsets[i + 1]
         while True:
             for f in range(f_lo, f_hi):
-                fault_left[f - f_lo] = faults[1, f]
+                fault_left[f - f_lo] = faults[COUNT, f]
             ended = _run_cell(
             p, mem, cap[i], gain_pm[i], desired[i], U[i], G[i], B[i], duration[i],
             ledger_base[i], initial[i], B_spread[i], G_spread[i], U_jitter[i], seed[i], grace[i],
@@ -850,9 +643,10 @@ def _simulate_events(  # noqa: PLR0913, PLR0917 — numba takes arrays positiona
 
 #: The functions compiled per controller (:func:`.specialise.specialise`), callees first.
 _PER_CONTROLLER: Final = {
-    "_less": {"nogil": True}, "_insertion": {"nogil": True}, "_sift_down": {"nogil": True},
-    "_median": {"nogil": True}, "_partial_insertion": {"nogil": True},
-    "_go_sort": {"nogil": True}, "_run_cell": {"nogil": True}, "_run_block": {"nogil": True},
+    "less_at": {"nogil": True}, "insertion_sort": {"nogil": True},
+    "sift_down": {"nogil": True}, "median": {"nogil": True},
+    "partial_insertion_sort": {"nogil": True}, "sort_range": {"nogil": True},
+    "_run_cell": {"nogil": True}, "_run_block": {"nogil": True},
     "_simulate_events": {"parallel": True}}
 
 #: The arrays :func:`simulate_event_arrays` reads, by the names
@@ -907,7 +701,7 @@ def _records(a: Mapping[str, NDArray[Any]], *names: str) -> Int64Array:
 def _run_group(controller: Controller, a: Mapping[str, NDArray[Any]]) -> Int64Array:
     kernel = _kernels(controller)["_simulate_events"]
     cparams = params_matrix(controller, a)
-    faults = _records(a, "create_faults_at", "create_faults_count", "create_faults_kind")
+    faults = _records(a, "create_faults_at", "create_faults_kind", "create_faults_count")
     lag = _records(a, "lag_from", "lag_to", "lag_extra")
     b_table = _records(a, "B_delays_value", "B_delays_weight")  # weights as running sums
     g_table = _records(a, "G_delays_value", "G_delays_weight")

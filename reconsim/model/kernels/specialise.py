@@ -12,9 +12,10 @@ run as fast as when their rules were written into the loop.
 Passing the compiled ``decide`` as an argument instead would also specialise the kernel,
 but numba does not cache a function typed on a dispatcher argument: every process would
 compile the world kernel anew (tens of seconds). Here each specialised function has a name
-of its own, ``<function>__<controller>_<digest>``, so numba's disk cache keeps one entry
-per controller and version; the digest (:attr:`Controller.digest`) covers the module that
-defines ``decide``, and numba itself invalidates the entries when the kernel's own source
+of its own, ``<function>__<controller>_<digest>_<source>``, so numba's disk cache keeps
+one entry per controller and version; the digest (:attr:`Controller.digest`) covers the
+module that defines ``decide``, ``<source>`` this module and the world's rules the kernels
+call (:mod:`.rules`), and numba itself invalidates the entries when the kernel's own source
 changes.
 """
 
@@ -22,17 +23,21 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
+import inspect
 import logging
+import sys
 import time
 import types
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, Final
 
 import numba
 import numpy as np
 
 from reconsim.model.controllers.definition import Controller
 from reconsim.model.kernels.arrays import KernelDecisionError
+from reconsim.model.kernels.rules import SOURCE_DIGEST
 from reconsim.model.kinds import MAX_COPIES
 
 
@@ -199,12 +204,15 @@ def specialise(namespace: Mapping[str, Any], functions: Mapping[str, Mapping[str
         hooks = compiled_hooks(controller)
         bound.update({"settle": hooks[0], "observe": hooks[1], "less": hooks[2],
                       "HAS_LESS": controller.less is not None})
-    tag = f"{controller.name}_{controller.digest}"
+    tag = f"{controller.name}_{controller.digest}_{_SOURCE_DIGEST}"
     out: dict[str, Any] = {}
     for key, options in functions.items():
         name, _, variant = key.partition("@")
         python: Callable[..., Any] = namespace[name]
-        copy = types.FunctionType(python.__code__, bound, name, python.__defaults__,
+        # A function the kernel module imports (Go's sort) keeps its own module's globals,
+        # those of the kernel's namespace (and what is specialised) over them.
+        scope = bound if python.__globals__ is namespace else {**python.__globals__, **bound}
+        copy = types.FunctionType(python.__code__, scope, name, python.__defaults__,
                                   python.__closure__)
         copy.__qualname__ = f"{python.__qualname__}__{tag}{'_' + variant if variant else ''}"
         copy.__module__ = python.__module__
@@ -213,6 +221,14 @@ def specialise(namespace: Mapping[str, Any], functions: Mapping[str, Mapping[str
         if not variant:
             bound[name] = out[key]
     return out
+
+
+#: A digest of this module's source and of the rules the kernels call
+#: (:data:`reconsim.model.kernels.rules.SOURCE_DIGEST`), in each specialised kernel's
+#: name: numba's disk cache checks only the kernel module's own source, so an edit here or
+#: there would otherwise load a kernel compiled from the old code.
+_SOURCE_DIGEST: Final = hashlib.sha256(
+    (inspect.getsource(sys.modules[__name__]) + SOURCE_DIGEST).encode()).hexdigest()[:8]
 
 
 #: Where a kernel's compilation is reported: one INFO record each time a process compiles

@@ -102,7 +102,7 @@ from numba.np.unsafe.ndarray import to_fixed_tuple
 from numpy.typing import NDArray
 
 from reconsim.errors import KernelRefusalError
-from reconsim.model import params, rng
+from reconsim.model import params, rng, rules
 from reconsim.model.controllers import BUILT_IN, Controller, Entry, Round
 from reconsim.model.controllers.definition import MAX_RANK
 from reconsim.model.copies import BEFORE_RUN
@@ -129,6 +129,13 @@ from reconsim.model.kernels.count import (
     refuse_unsafe,
     sorted_into,
 )
+from reconsim.model.kernels.rules import (
+    create_outcome,
+    extra_delay,
+    listed_at,
+    uniform_u64,
+    write_metrics,
+)
 
 # The controller's names, bound by specialise() for each controller (see .specialise).
 from reconsim.model.kernels.specialise import (
@@ -147,12 +154,10 @@ from reconsim.model.kernels.specialise import (
     rank,
     specialise,
 )
+from reconsim.model.rules import FAIL, OK
 
 #: reconsim's own controllers, in the order of their codes.
 _BUILT_IN: Final = tuple(BUILT_IN.values())
-
-#: :func:`reconsim.model.rng.splitmix64`, compiled: the same source on unsigned 64-bit integers.
-splitmix64_u64 = numba.njit(cache=True, nogil=True)(rng.splitmix64)
 
 #: Columns of the integer result matrix returned by :func:`simulate_world_arrays`.
 WORLD_OUT_COLUMNS: Final[tuple[str, ...]] = (*OUT_COLUMNS, "create_commands", "failed_creates")
@@ -181,8 +186,8 @@ _ALL_BITS = np.uint64(0xFFFFFFFFFFFFFFFF)
 #: A batch's lists, side by side in the columns of one array (:func:`_batch_lists`): the rows
 #: of a lag window, of a fault event, and of a delay table's entry.
 _FROM, _TO, _EXTRA = 0, 1, 2
-_AT, _LOST, _COUNT = 0, 1, 2
-_VALUE, _CUMULATIVE = 0, 1
+_AT, _LOST, _COUNT = rules.AT, rules.LOST, rules.COUNT
+_VALUE, _CUMULATIVE = rules.VALUE, rules.CUMULATIVE
 #: Copies a block's scratch holds at first; a cell that needs more is rerun with double.
 _FIRST_CAPACITY = 64
 #: How a cell's run ended: done; it needs more copies than its scratch holds; its
@@ -193,33 +198,6 @@ Int64Array = NDArray[np.int64]
 Int64Array2D = NDArray[np.int64]
 UInt64Array2D = NDArray[np.uint64]
 BoolArray = NDArray[np.bool_]
-
-
-@numba.njit(cache=True, nogil=True)
-def uniform_u64(seed: int, stream: int, k: int, n: int) -> np.int64:
-    """:func:`reconsim.model.rng.uniform` in machine integers: draw ``k`` of ``stream``
-    mod ``n``."""
-    x = (np.uint64(seed) << np.uint64(32)) | (np.uint64(stream) << np.uint64(28)) \
-        | np.uint64(k)
-    return np.int64(splitmix64_u64(x) % np.uint64(n))  # type: ignore[arg-type]
-
-
-@numba.njit(cache=True, nogil=True)
-def table_u64(  # noqa: PLR0913, PLR0917 — numba takes scalars positionally
-        seed: int, stream: int, k: int, table: Int64Array2D, lo: int, hi: int) -> int:
-    """:func:`reconsim.model.delays.draw` in machine integers, from entries ``[lo, hi)`` of
-    ``table`` (rows: values, cumulative weights from the cell's first entry): ``r`` = draw
-    ``k`` of ``stream`` mod the total, then the first entry whose cumulative weight is above
-    ``r``, found by bisection."""
-    r = uniform_u64(seed, stream, k, table[_CUMULATIVE, hi - 1])
-    a, b = lo, hi - 1
-    while a < b:
-        m = (a + b) // 2
-        if table[_CUMULATIVE, m] > r:
-            b = m
-        else:
-            a = m + 1
-    return int(table[_VALUE, a])
 
 
 @numba.njit(cache=True, nogil=True)
@@ -479,11 +457,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     if initial > capacity:
         return _WIDER
     for k in range(initial):
-        g = G
-        if g_hi > g_lo:
-            g += table_u64(seed, rng.LEDGER_DELAY, k, lists, g_lo, g_hi)
-        elif G_spread > 0:
-            g += int(uniform_u64(seed, rng.LEDGER_DELAY, k, G_spread + 1))
+        g = G + extra_delay(seed, rng.LEDGER_DELAY, k, G_spread, lists, g_lo, g_hi)
         cp[_BIRTH, n] = BEFORE_RUN
         cp[_READY, n] = BEFORE_RUN
         cp[_G, n] = g
@@ -600,39 +574,20 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                     batch = min(batch, remaining)
                     error = False
                     for _ in range(batch):
-                        kind = 0  # 0 ok, 1 fail, 2 lost
-                        scripted = False
-                        for f in range(f_lo, f_hi):
-                            if lists[_AT, f] <= s and fault_left[f - f_lo] > 0:
-                                fault_left[f - f_lo] -= 1
-                                kind = 2 if lists[_LOST, f] else 1
-                                scripted = True
-                                break
-                        if not scripted:
-                            if fail_pm > 0 and uniform_u64(
-                                    seed, rng.FAIL, create_commands, 1000) < fail_pm:
-                                kind = 1
-                            elif lost_pm > 0 and uniform_u64(
-                                    seed, rng.LOST, create_commands, 1000) < lost_pm:
-                                kind = 2
+                        kind = create_outcome(s, create_commands, seed, fail_pm, lost_pm,
+                                              lists, fault_left, f_lo, f_hi)
                         create_commands += 1
-                        if kind == 1:  # nothing is created
+                        if kind == FAIL:  # nothing is created
                             failed += 1
                             error = True
                             continue
                         if n == capacity:
                             return _WIDER
-                        ready = s + B
-                        if b_hi > b_lo:
-                            ready += table_u64(seed, rng.STARTUP, k_made, lists, b_lo, b_hi)
-                        elif B_spread > 0:
-                            ready += int(uniform_u64(seed, rng.STARTUP, k_made, B_spread + 1))
-                        g = G
-                        if g_hi > g_lo:
-                            g += table_u64(seed, rng.LEDGER_DELAY, k_made, lists, g_lo, g_hi)
-                        elif G_spread > 0:
-                            g += int(uniform_u64(seed, rng.LEDGER_DELAY, k_made, G_spread + 1))
-                        listed = (s if created_listed else ready) + g
+                        ready = s + B + extra_delay(seed, rng.STARTUP, k_made, B_spread,
+                                                    lists, b_lo, b_hi)
+                        g = G + extra_delay(seed, rng.LEDGER_DELAY, k_made, G_spread, lists,
+                                            g_lo, g_hi)
+                        listed = listed_at(s, ready, g, created_listed)
                         cp[_BIRTH, n] = s
                         cp[_READY, n] = ready
                         cp[_G, n] = g
@@ -641,7 +596,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                         cp[_REMOVED, n] = _NEVER
                         cp[_DEATH, n] = _NEVER
                         cp[_BY_COMMAND, n] = 0
-                        cp[_REMEMBERED, n] = 1 if kind == 0 else 0
+                        cp[_REMEMBERED, n] = 1 if kind == OK else 0
                         _queue(ps, bits, _LIVE, ready, 1, duration)
                         _queue(ps, bits, _M, max(s + 1, listed), 1, duration)
                         if watch:
@@ -649,7 +604,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                         if lagged:
                             _add(ps, _DE, listed, 1)
                             _add(ps, _CE, listed, 1)
-                        if kind == 0:  # expectations wait for the creations that answered
+                        if kind == OK:  # expectations wait for the creations that answered
                             exp_seen = max(exp_seen, listed)
                         else:
                             error = True
@@ -774,24 +729,9 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     if lagged:
         ps[_DE, :written] = 0
         ps[_CE, :written] = 0
-    out[0, row] = rounds
-    out[1, row] = created
-    out[2, row] = commands
-    out[3, row] = deleted
-    out[4, row] = overshoot
-    out[5, row] = -1 if last_drift == duration else last_drift + 1
-    out[6, row] = reads
-    out[7, row] = excess
-    out[8, row] = missing
-    out[9, row] = deaths_total
-    if after <= duration:
-        out[10, row] = after_over
-        out[11, row] = after_missing
-        out[12, row] = -1 if after_drift == duration else after_drift - after + 1
-    else:
-        out[10, row] = out[11, row] = out[12, row] = -1
-    out[13, row] = create_commands
-    out[14, row] = failed
+    write_metrics(out, row, (rounds, created, commands, deleted, overshoot, reads, excess,
+                             missing, deaths_total, create_commands, failed),
+                  last_drift, duration, after, after_over, after_missing, after_drift)
     return _DONE
 
 

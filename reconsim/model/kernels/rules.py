@@ -1,0 +1,60 @@
+"""The world's rules (:mod:`reconsim.model.rules`) compiled for the kernels: the very
+functions the reference models call, each compiled by numba with its random draws bound to
+:func:`uniform_u64`, :func:`reconsim.model.rng.uniform` in machine integers (the tests
+check that both give the same numbers)."""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import sys
+import types
+from collections.abc import Callable
+from typing import Any, Final
+
+import numba
+import numpy as np
+
+from reconsim.model import gosort, rng, rules
+
+#: :func:`reconsim.model.rng.splitmix64` compiled: its masks are no-ops on unsigned 64-bit
+#: machine integers, so the same code gives the same numbers.
+splitmix64_u64 = numba.njit(cache=True, nogil=True)(rng.splitmix64)
+
+
+@numba.njit(cache=True, nogil=True)
+def uniform_u64(seed: int, stream: int, k: int, n: int) -> np.int64:
+    """:func:`reconsim.model.rng.uniform` in machine integers: draw ``k`` of ``stream``
+    mod ``n``."""
+    x = (np.uint64(seed) << np.uint64(32)) | (np.uint64(stream) << np.uint64(28)) \
+        | np.uint64(k)
+    return np.int64(splitmix64_u64(x) % np.uint64(n))  # type: ignore[arg-type]
+
+
+def _compiled(function: Callable[..., Any], **bound: Any) -> Any:
+    """``function`` of :mod:`reconsim.model.rules` compiled by numba, the names ``bound``
+    (and the rules it calls) rebound to compiled ones in its globals."""
+    scope = dict(function.__globals__)
+    scope.update(bound)
+    copy = types.FunctionType(function.__code__, scope, function.__name__,
+                              function.__defaults__, function.__closure__)
+    copy.__qualname__ = f"{function.__qualname__}__kernel"
+    copy.__module__ = function.__module__
+    copy.__doc__ = function.__doc__
+    # Inlined into the kernel's loop at numba's level: a call that passes arrays costs their
+    # reference counts at every call (a few per cent of the world kernel's time, measured).
+    return numba.njit(cache=True, nogil=True, inline="always")(copy)
+
+
+extra_delay = _compiled(rules.extra_delay, uniform=uniform_u64)
+create_outcome = _compiled(rules.create_outcome, uniform=uniform_u64)
+listed_at = _compiled(rules.listed_at)
+stable_at = _compiled(rules.stable_at)
+write_metrics = _compiled(rules.write_metrics, stable_at=stable_at)
+
+#: A digest of the rules' source, Go's sort's and this module's: part of every specialised
+#: kernel's name (:mod:`.specialise`), since numba's disk cache checks only the kernel
+#: module's own source, not that of the functions a kernel calls.
+SOURCE_DIGEST: Final = hashlib.sha256("".join(
+    inspect.getsource(m) for m in (rules, gosort, sys.modules[__name__])).encode()
+).hexdigest()[:8]
