@@ -12,6 +12,7 @@ import pytest
 from reconsim.cli import main
 from reconsim.compare.cells import SAMPLE, CompareError, compare, output_name
 from tests.helpers.sweeps import compare_sweep, edited
+from tests.test_percentile import by_hand
 
 
 @pytest.fixture(scope="module")
@@ -174,14 +175,15 @@ def by_u(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 def _eager_pairs(a: Path, b: Path, on: list[str], metric: str) -> pl.DataFrame:
     """The pairs as a plain eager group-by computes them: per value of ``on``, the metric's
-    median, p95 (linear), max and null share on each side."""
+    median, p95 (nearest rank, counted by hand), max and null share on each side."""
     def side(path: Path, tag: str) -> pl.DataFrame:
         col = pl.col(metric)
-        return pl.read_parquet(path / "data" / "*.parquet").group_by(on).agg(
+        frame = pl.read_parquet(path / "data" / "*.parquet").group_by(on).agg(
             pl.len().alias(f"n_{tag}"), col.median().alias(f"median_{tag}"),
-            col.quantile(0.95, "linear").alias(f"p95_{tag}"),
-            col.max().cast(pl.Float64).alias(f"max_{tag}"),
+            col.alias("values"), col.max().cast(pl.Float64).alias(f"max_{tag}"),
             (col.null_count() / pl.len()).alias(f"nulls_{tag}"))
+        p95 = [by_hand(v, 95) for v in frame["values"].to_list()]
+        return frame.drop("values").with_columns(pl.Series(f"p95_{tag}", p95, pl.Float64))
     return side(a, "a").join(side(b, "b"), on=on)
 
 

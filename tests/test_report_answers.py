@@ -4,7 +4,6 @@ U, and the controllers section's line when G has one value."""
 
 from __future__ import annotations
 
-import math
 import re
 from pathlib import Path
 from typing import Any
@@ -17,17 +16,12 @@ from reconsim.report import build_report
 from reconsim.report.load import load_sweep
 from reconsim.report.sections import answers
 from tests.helpers.tables import SCHEDULES, hand_table, model_frame, write_table
+from tests.test_percentile import by_hand
 
 SEEDS = list(range(6))
 ROOT = Path(__file__).resolve().parent.parent
 #: The report page's widest content, px (style.css: max-width 80rem).
 PAGE_WIDTH = 1280
-
-
-def nearest_rank(values: list[float], p: float) -> float:
-    """The p-th percentile by nearest rank: the value at 1-based rank ceil(p * n)."""
-    ordered = sorted(values)
-    return float(ordered[math.ceil(p * len(ordered)) - 1])
 
 
 def recount(sweep_dir: Path) -> dict[tuple[str, int], dict[str, Any]]:
@@ -39,10 +33,10 @@ def recount(sweep_dir: Path) -> dict[tuple[str, int], dict[str, Any]]:
         out[(str(controller), int(u))] = {
             "cells": part.height,
             "overshooting": sum(1 for o in over if o > 0),
-            "overshoot": (part["overshoot"].median(), nearest_rank(over, 0.95),
+            "overshoot": (part["overshoot"].median(), by_hand(over, 95),
                           float(max(over))),
-            "p99": nearest_rank(over, 0.99),
-            "unneeded": (part["unneeded"].median(), nearest_rank(unneeded, 0.95),
+            "p99": by_hand(over, 99),
+            "unneeded": (part["unneeded"].median(), by_hand(unneeded, 95),
                          float(max(unneeded))),
             "missing": part["missing_copy_seconds"].median(),
             "reads_per_round": part["reads_per_round"].median(),
@@ -103,7 +97,7 @@ def recount_after(sweep_dir: Path) -> dict[tuple[str, int], tuple[Any, ...]]:
         out[(str(controller), int(u))] = (
             hit.height, hit.filter(pl.col("overshoot_after") > 0).height,
             hit.filter(pl.col("settle_after").is_null()).height,
-            *((hit[m].drop_nulls().median(), nearest_rank(hit[m].drop_nulls().to_list(), 0.95),
+            *((hit[m].drop_nulls().median(), by_hand(hit[m].to_list(), 95),
                float(hit[m].max())) for m in answers.AFTER))
     return out
 

@@ -26,7 +26,7 @@ from typing import Any, Final
 import polars as pl
 
 from reconsim.errors import ReconsimError
-from reconsim.model.metrics import METRIC_NAMES
+from reconsim.model.metrics import METRIC_NAMES, percentile_expr
 from reconsim.model.params import PARAMS
 from reconsim.sweep.facts import FACTS_KEY, merge
 from reconsim.sweep.grid import PARAM_COLUMNS
@@ -250,14 +250,16 @@ def pair_axes(keys: Sequence[str], match_on: Sequence[str] | None,
 def _summarized(frame: pl.LazyFrame, on: Sequence[str], metrics: Sequence[str],
                 tag: str) -> pl.LazyFrame:
     """One row per value of the pairing axes ``on``: its cells' count and, per metric, their
-    median, p95 (linear interpolation), max and share of nulls (quantiles over the others)."""
+    median, p95 (nearest rank, :func:`reconsim.model.metrics.percentile`), max and share of
+    nulls (the median and p95 over the others)."""
     key = pl.struct(list(on)) if on else pl.lit(0)
     return frame.group_by(key.hash(0).alias(_KEY[0]), key.hash(1).alias(_KEY[1])).agg(
         *(pl.col(k).first() for k in on),
         pl.len().alias(f"__n__{tag}"),
         *(e for m in metrics for e in (
             pl.col(f"{m}__{tag}").median().alias(_stat(m, "median", tag)),
-            pl.col(f"{m}__{tag}").quantile(0.95, "linear").alias(_stat(m, "p95", tag)),
+            percentile_expr(pl.col(f"{m}__{tag}"), 0.95).cast(pl.Float64)
+            .alias(_stat(m, "p95", tag)),
             pl.col(f"{m}__{tag}").max().cast(pl.Float64).alias(_stat(m, "max", tag)),
             (pl.col(f"{m}__{tag}").null_count() / pl.len()).alias(_stat(m, "nulls", tag)))))
 
@@ -272,7 +274,8 @@ def compare(a: str | Path, b: str | Path,
     Cells are paired on every parameter, or on ``match_on`` (all axes when None) less
     ``ignore``. Paired on fewer than all, a *pair* is one value of the pairing axes present
     in both sweeps, and each side of it the distribution of a metric over that side's cells
-    with that value (however many): compared by median, p95, max and share of nulls.
+    with that value (however many): compared by median, p95 (nearest rank), max and share
+    of nulls.
 
     Raises :class:`CompareError` on a missing or unreadable directory, different metric or
     parameter columns, an unknown axis, duplicate cells, or nothing in common.
@@ -620,7 +623,8 @@ def pairing_text(c: SweepComparison) -> str:
         return ", ".join(k for k in axes if not (k == "deaths" and "schedule" in axes))
 
     how = ("a pair is one value of the pairing axes present in both sweeps, each side the "
-           "metric's median, p95, max and share of nulls over that side's cells with that value.")
+           "metric's median, p95 (nearest rank), max and share of nulls over that side's cells "
+           "with that value.")
     if not c.keys:
         return f"Cells paired on no axis: each sweep is one distribution; {how}"
     if len(c.ignored) <= len(c.keys):

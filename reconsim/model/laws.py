@@ -267,6 +267,14 @@ def delay_reads() -> list[pl.Expr]:
     return out
 
 
+def delay_tables() -> list[pl.Expr]:
+    """Whether each delay (G's, B's) is drawn from a table, as columns ``__read_G_table`` and
+    ``__read_B_table``, from the parameters as stored (lists as lists): for tables whose
+    list columns are later turned into text (the report's), where telling a table from none
+    would otherwise mean writing the whole table out on every row."""
+    return [_has_table(d, None).alias(f"{READ_PREFIX}{d}_table") for d in ("G", "B")]
+
+
 def _read(delay: str, what: str, stored: bool) -> pl.Expr:
     """``delay``'s lowest or p99 extra: its column of :func:`delay_reads`, or read anew."""
     if stored:
@@ -331,6 +339,20 @@ def law_readings(stored: bool = False) -> list[pl.Expr]:
     """``law_lowest``, ``law_mean``, ``law_p99`` and ``law_worst``, from a table with the law
     columns (``stored``: and the columns of :func:`delay_reads`, in place of the lists)."""
     return [law_lowest(stored), law_mean(stored), law_p99(stored), law_worst()]
+
+
+def boundary_interval() -> pl.Expr:
+    """The left side of :data:`BOUNDARY_WORST`: the shortest interval between periodic rounds,
+    ``max(1, U - U_jitter)`` (U itself where rounds do not jitter)."""
+    return pl.max_horizontal(pl.lit(1, dtype=pl.Int64), _int("U") - _int("U_jitter"))
+
+
+def boundary_delay(stored: bool = False) -> pl.Expr:
+    """The right side of :data:`BOUNDARY_WORST`: the longest delay from a copy's creation to
+    its listing, ``G + G↑ + B + B↑`` (G + B where the delays are fixed), from the parameters
+    as stored or (``stored``) the columns of :func:`delay_reads`."""
+    g, b = (pl.col(f"{READ_PREFIX}{d}_worst") if stored else worst_extra(d) for d in ("G", "B"))
+    return _int("G") + g + _int("B") + b
 
 
 def law_digest() -> str:

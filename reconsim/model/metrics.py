@@ -11,6 +11,11 @@ per-round ratios) is a formula of those, written once here, and used alike for o
 expressions over its columns, a cell a row; :func:`columns` from numpy arrays): the
 formulas are arithmetic that both evaluate the same way (a ratio in float64 on both sides).
 
+A metric's percentiles over many cells (the report's p90, p95 and p99, ``reconsim
+compare``'s p95) are read one way, by nearest rank (:func:`percentile` for a sequence,
+:func:`percentile_expr` for a polars column or a ``group_by``'s groups): the value at
+1-based rank ⌈p·n⌉ (:func:`nearest_rank`, exact) of the n non-null values sorted.
+
 >>> from reconsim.model.params import Cell
 >>> m = of_run({**dict.fromkeys(COUNTERS, 0), "rounds": 4, "create_commands": 6,
 ...             "delete_commands": 2, "reads": 10, "last_drift": 3}, Cell(duration=60))
@@ -22,13 +27,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from fractions import Fraction
+from typing import Any, Final, Protocol, TypeVar
 
 import numpy as np
 import polars as pl
 
 __all__ = ["COUNTERS", "INPUTS", "METRICS", "METRIC_NAMES", "Metric", "columns", "exprs",
-           "of_run"]
+           "nearest_rank", "of_run", "percentile", "percentile_expr"]
 
 #: What a formula reads: the counters, and the metrics declared before it.
 Values = Mapping[str, Any]
@@ -103,7 +109,8 @@ METRICS: Final[tuple[Metric, ...]] = (
     Metric("delete_commands", "delete commands issued", "delete commands issued"),
     Metric("deleted", "delete commands that removed a copy (it dies grace s later)",
            "delete commands that removed a copy not yet removed (`delete_commands \u2212 deleted` "
-           "were wasted)"),
+           "were wasted: sent to a copy already removed, or beyond the entries the read "
+           "listed)"),
     Metric("overshoot", "largest live - desired over all seconds, 0 if live never exceeds desired",
            "the largest `live \u2212 desired` over all seconds; 0 if live never exceeds desired"),
     Metric("stable_at", "1 + the last second with live != desired, second 0 counted as one "
@@ -214,3 +221,58 @@ def columns(counts: Mapping[str, np.ndarray]) -> list[pl.Series]:
     :data:`COUNTERS` and :data:`INPUTS` as numpy arrays (a cell a value)."""
     frame = pl.DataFrame(dict(counts))
     return frame.select(exprs({name: pl.col(name) for name in counts})).get_columns()
+
+
+#: A count of values: a Python integer, or a polars integer expression (a group's count).
+Count = TypeVar("Count", int, pl.Expr)
+
+
+def _level(p: float | Fraction) -> Fraction:
+    """A percentile's level ``p``, 0 < p ≤ 1, as an exact fraction: a float is read as the
+    decimal it is written as (0.95 is 19/20, not the binary float just below it)."""
+    q = p if isinstance(p, Fraction) else Fraction(repr(p))
+    if not 0 < q <= 1:
+        raise ValueError(f"a percentile's level must be in (0, 1], got {p!r}")
+    return q
+
+
+def nearest_rank(p: float | Fraction, n: Count) -> Count:
+    """The 1-based rank ⌈p·n⌉ of the p-th percentile among ``n`` sorted values, for a
+    Python integer or a polars integer expression alike: integer arithmetic on ``p`` as an
+    exact fraction, so 100 values at 0.07 give 7, where the float ``0.07 * 100`` is
+    7.000000000000001 and its ceiling 8. Zero for no value (no rank to read).
+
+    >>> nearest_rank(0.95, 20), nearest_rank(0.07, 100), nearest_rank(0.99, 1), nearest_rank(0.9, 0)
+    (19, 7, 1, 0)
+    """
+    q = _level(p)
+    return (q.numerator * n + q.denominator - 1) // q.denominator
+
+
+def percentile(values: Iterable[Any], p: float | Fraction) -> Any:
+    """The p-th percentile of ``values`` by nearest rank: of the n values that are not None,
+    sorted, the one at rank ⌈p·n⌉ (:func:`nearest_rank`) — the smallest value with at least
+    ⌈p·n⌉ of the n at or below it, always one of the values, never interpolated. None when
+    no value is left.
+
+    >>> percentile(range(1, 13), 0.95), percentile(range(1, 21), 0.95), percentile([None, 7], 0.5)
+    (12, 19, 7)
+    >>> percentile([None], 0.95) is None
+    True
+    """
+    kept = sorted(v for v in values if v is not None)
+    return kept[nearest_rank(p, len(kept)) - 1] if kept else None
+
+
+def percentile_expr(values: pl.Expr, p: float | Fraction) -> pl.Expr:
+    """:func:`percentile` as a polars expression, for a ``select`` or a ``group_by``'s
+    ``agg``: ``values``' nulls dropped, sorted, the one at index ⌈p·n⌉ - 1 of the n left, in
+    its own dtype; null where none is left.
+
+    >>> frame = pl.DataFrame({"k": [1] * 12 + [2], "v": [*range(1, 13), None]})
+    >>> frame.group_by("k", maintain_order=True).agg(percentile_expr(pl.col("v"), 0.95)).rows()
+    [(1, 12), (2, None)]
+    """
+    n = values.count().cast(pl.Int64)
+    # With no value left the index is -1, out of bounds of nothing: null.
+    return values.drop_nulls().sort().get(nearest_rank(p, n) - 1, null_on_oob=True)

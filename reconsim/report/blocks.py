@@ -12,11 +12,6 @@ from reconsim.report.query import describe
 from reconsim.web.html import num, plain, table
 
 
-def constant_axes(summary: Mapping[str, Any]) -> set[str]:
-    """The axes that take a single value in the whole sweep (not worth repeating)."""
-    return {a for a, f in summary["axes"].items() if f["distinct"] <= 1}
-
-
 def cells_text(n: int) -> str:
     """``n cells`` (``1 cell``), thousands separated."""
     return f"{n:,} cell" + ("" if n == 1 else "s")

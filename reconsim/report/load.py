@@ -19,7 +19,7 @@ from typing import Any, Final
 
 import polars as pl
 
-from reconsim.model.laws import delay_reads, law_columns, law_exclusion
+from reconsim.model.laws import delay_reads, delay_tables, law_columns, law_exclusion
 from reconsim.model.metrics import METRIC_NAMES
 from reconsim.model.params import (
     BY_NAME,
@@ -52,6 +52,9 @@ CORE_AXES: Final = ("controller", "G", "U", "B", "desired", "schedule", "duratio
 
 #: Hidden column: whether a cell's deaths are exactly seed 001's (two copies at second 300).
 SEED_DEATHS: Final = "__seed_deaths"
+#: Hidden column: a cell's own death events, as stored (a random schedule's differ from seed
+#: to seed, so its name does not say them); read only by queries that select it.
+ROW_DEATHS: Final = "__deaths"
 
 
 @dataclass(frozen=True)
@@ -126,8 +129,9 @@ def load_sweep(sweep_dir: Any) -> Sweep:
     # The laws read the parameters as stored (lists as lists), before they are flattened.
     scan = scan.with_columns(*(e.name.prefix(_FRESH) for e in law_columns()),
                              law_exclusion().alias(LAW_EXCLUDED))  # why a row is unchecked
-    scan = scan.with_columns(delay_reads())  # the delay tables' reads, for law_readings
-    reads = [e.meta.output_name() for e in delay_reads()]
+    # The delay tables' reads, for law_readings, and whether a row has a table at all.
+    scan = scan.with_columns(*delay_reads(), *delay_tables())
+    reads = [e.meta.output_name() for e in (*delay_reads(), *delay_tables())]
     schema = scan.collect_schema()
     stored = [c for c in LAW_COLUMNS if c in schema]
     footer = (_footer_facts(source, schema, candidates)
@@ -148,17 +152,18 @@ def load_sweep(sweep_dir: Any) -> Sweep:
     scan = scan.with_columns(
         *(flat(a, schema[a]) for a in (*axes, *hidden) if _needs_flat(schema[a])),
         has_deaths(BASE.deaths).alias(SEED_DEATHS),
+        pl.col("deaths").alias(ROW_DEATHS),
     )
     if stale == 0 and len(stored) == len(LAW_COLUMNS):
         # Every row's stored law columns equal the law's (compared above, or computed by
         # today's laws, as the footers say): later queries read them instead of deriving
         # them again (that cost more than reading the row).
         base = scan.select(*axes, *METRIC_NAMES, *LAW_COLUMNS, *hidden, *reads, SEED_DEATHS,
-                           LAW_EXCLUDED)
+                           ROW_DEATHS, LAW_EXCLUDED)
         table = base
     else:
         base = scan.select(*axes, *METRIC_NAMES, *stored, *hidden, *reads, SEED_DEATHS,
-                           LAW_EXCLUDED, *(_FRESH + c for c in LAW_COLUMNS))
+                           ROW_DEATHS, LAW_EXCLUDED, *(_FRESH + c for c in LAW_COLUMNS))
         table = base.drop(*stored).rename({_FRESH + c: c for c in LAW_COLUMNS})
     known = {} if footer is None else {
         a: v.select(flat(a, schema[a])).unique() for a in axes

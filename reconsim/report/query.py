@@ -18,6 +18,8 @@ from typing import Any, Final
 import polars as pl
 
 from reconsim.model.kinds import Cap
+from reconsim.model.laws import READ_PREFIX
+from reconsim.model.metrics import percentile_expr
 from reconsim.model.params import (
     BY_NAME,
     CONTROLLERS,
@@ -142,6 +144,28 @@ def values_of(table: Table, axis: str) -> list[Any]:
     """The distinct values of one axis, sorted (nulls first)."""
     return collect(lazy(table).select(pl.col(axis).unique()))[axis].sort(
         nulls_last=False).to_list()
+
+
+def with_table(delay: str) -> pl.Expr:
+    """Rows that draw ``delay`` (``"G"`` or ``"B"``) from a delay table: the hidden column
+    :mod:`.load` reads from the table as stored (:func:`~reconsim.model.laws.delay_tables`;
+    the ``{delay}_delays`` column itself is text, the whole table written out)."""
+    return pl.col(f"{READ_PREFIX}{delay}_table")
+
+
+def varying() -> pl.Expr:
+    """Rows whose delays or period vary: a spread or a jitter above 0, or a delay table."""
+    return ((pl.col("G_spread").cast(pl.Int64) > 0) | (pl.col("B_spread").cast(pl.Int64) > 0)
+            | (pl.col("U_jitter").cast(pl.Int64) > 0) | with_table("G") | with_table("B"))
+
+
+def above_its_boundary() -> pl.Expr:
+    """Whether a row lies on or above the boundary of its own delays: ``above_boundary``
+    (:data:`~reconsim.model.laws.BOUNDARY`) where they are fixed, ``above_boundary_worst``
+    (:data:`~reconsim.model.laws.BOUNDARY_WORST`: the longest delays, the shortest
+    interval) where they vary (:func:`varying`)."""
+    return (pl.when(varying()).then(pl.col("above_boundary_worst"))
+            .otherwise(pl.col("above_boundary")))
 
 
 @dataclass(frozen=True)
@@ -593,7 +617,8 @@ def examples(cells: Table, axes: Sequence[str], figures: Sequence[str],
 
 
 def stats(values: pl.Series, digits: int = 3) -> dict[str, Any]:
-    """Count, min, median, 90th percentile and max of a numeric series (nulls left out),
+    """Count, min, median, 90th percentile (nearest rank,
+    :func:`reconsim.model.metrics.percentile`) and max of a numeric series (nulls left out),
     floats rounded to ``digits`` places; every statistic null when nothing is left."""
     v = values.drop_nulls().cast(pl.Float64)
     if v.len() == 0:
@@ -604,12 +629,14 @@ def stats(values: pl.Series, digits: int = 3) -> dict[str, Any]:
         return round(float(x), digits)
 
     return {"count": v.len(), "min": r(v.min()), "median": r(v.median()),
-            "p90": r(v.quantile(0.9, interpolation="nearest")), "max": r(v.max())}
+            "p90": r(v.to_frame("v").select(percentile_expr(pl.col("v"), 0.9)).item()),
+            "max": r(v.max())}
 
 
 @dataclass(frozen=True, slots=True)
 class Stats:
-    """:func:`stats` as a summary's field: count, min, median, 90th percentile and max."""
+    """:func:`stats` as a summary's field: count, min, median, 90th percentile (nearest
+    rank) and max."""
 
     count: int
     min: float | None

@@ -21,7 +21,10 @@ A section's figures are one typed object, its *summary*:
 
    Every field goes into ``summary.json`` (:func:`to_json`: dataclasses become objects in
    field order, tuples lists), except those with ``metadata=NOT_IN_JSON``: data a chart
-   draws, computed with the figures so that the table is read once.
+   draws, computed with the figures so that the table is read once; and those with
+   ``metadata=UNLESS_DEFAULT`` go in only where they differ from their default: figures
+   only some sweeps have (delays that vary), so that the others' ``summary.json`` stays
+   as it was.
 2. ``summarize(sweep: Sweep) -> Delays`` runs every query of the section, once.
 3. ``render(summary: Delays, context: Context, figures: Mapping[str, Figure]) -> Markup``
    writes its HTML; ``context`` (:class:`Context`) holds what was swept (the page's
@@ -54,17 +57,27 @@ from reconsim.report.load import AxisFacts, Sweep
 
 #: Field metadata of summary fields that ``summary.json`` leaves out (a chart's data).
 NOT_IN_JSON: Final[Mapping[str, bool]] = {"json": False}
+#: Field metadata of summary fields that ``summary.json`` leaves out while they hold their
+#: default (figures only some sweeps have).
+UNLESS_DEFAULT: Final[Mapping[str, str]] = {"json": "unless default"}
 
 #: Axes with at most this many values are listed value by value in the sweep's facts.
 LISTED_VALUES: Final = 30
 
 
+def _in_json(f: dataclasses.Field[Any], value: Any) -> bool:
+    """Whether field ``f``, holding ``value``, goes into ``summary.json``."""
+    shown = f.metadata.get("json", True)
+    return shown is True or (shown == UNLESS_DEFAULT["json"] and value != f.default)
+
+
 def to_json(value: Any) -> Any:
     """A summary as JSON-ready data: dataclasses as dicts of their fields in order (those
-    with ``metadata=NOT_IN_JSON`` left out), tuples and lists as lists, mappings as dicts."""
+    with ``metadata=NOT_IN_JSON`` left out, and those with ``metadata=UNLESS_DEFAULT``
+    holding their default), tuples and lists as lists, mappings as dicts."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: to_json(getattr(value, f.name)) for f in dataclasses.fields(value)
-                if f.metadata.get("json", True)}
+                if _in_json(f, getattr(value, f.name))}
     if isinstance(value, Mapping):
         return {k: to_json(v) for k, v in value.items()}
     if isinstance(value, (tuple, list)):

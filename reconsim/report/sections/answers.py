@@ -17,10 +17,11 @@ the cells that have such an event, and how many of them never settle before the 
 Exact and streaming: the quantiles come from counts of cells per (variant, U, value),
 three ``group_by`` on the lazy table (overshoot and unneeded copies together, with the
 trade-off sums; missing copy-seconds; reads per round: a few rows per group where values
-repeat, never more than the cells), read in memory by nearest rank: the p-th percentile is the
-smallest value with at least ``ceil(p * n)`` of the group's ``n`` cells at or below it; the
-median is the usual one (the mean of the two middle values when ``n`` is even). No cell
-is filtered out.
+repeat, never more than the cells), read in memory by nearest rank
+(:func:`reconsim.model.metrics.percentile`): the p-th percentile is the value at rank
+``⌈p·n⌉`` (:func:`~reconsim.model.metrics.nearest_rank`) of the group's ``n`` cells sorted,
+the first value whose cumulative count reaches that rank; the median is the usual one (the
+mean of the two middle values when ``n`` is even). No cell is filtered out.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import altair as alt
 import polars as pl
 from markupsafe import Markup
 
+from reconsim.model.metrics import nearest_rank
 from reconsim.model.params import VARIANT_PARAMS
 from reconsim.report.charts import WIDTH, Figure, finish, inline, names_expr
 from reconsim.report.load import Sweep
@@ -59,6 +61,8 @@ COST: Final = {"missing_copy_seconds": "missing copy-seconds",
 AFTER: Final = {"overshoot_after": "overshoot after it (copies)",
                 "missing_after": "missing copy-seconds after it",
                 "settle_after": "seconds to settle after it"}
+#: The percentiles read from a group's counts: name -> level.
+PERCENTILES: Final = {"p95": 0.95, "p99": 0.99}
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,10 +211,9 @@ def over_text(over: Sequence[OverAxis]) -> str:
 
 def _ranks(n: pl.Expr) -> dict[str, pl.Expr]:
     """The 1-based ranks read from a group of ``n`` sorted values: the median's two middle
-    ones and the nearest ranks ``ceil(p * n)`` of the 95th and 99th percentiles (integer
-    arithmetic, exact)."""
-    return {"lo": (n + 1) // 2, "hi": n // 2 + 1, "p95": (95 * n + 99) // 100,
-            "p99": (99 * n + 99) // 100}
+    ones and the nearest rank of each of :data:`PERCENTILES`."""
+    return {"lo": (n + 1) // 2, "hi": n // 2 + 1,
+            **{name: nearest_rank(p, n) for name, p in PERCENTILES.items()}}
 
 
 def quantiles(counts: pl.DataFrame, keys: Sequence[str], value: str) -> pl.DataFrame:
@@ -524,8 +527,9 @@ def render(s: AnswersSummary, context: Context, figures: Mapping[str, Figure]) -
         "run it? For each controller{} at each swept U: the overshoot (the most copies ever "
         "running beyond the desired count) and the unneeded copies (created beyond the "
         "desired count and the deaths), {}, as median, p95 and max (p95 and p99 by nearest "
-        "rank); then each one's smallest U with zero overshoot in every cell, and in 99 % of "
-        "them, with what that period costs.</p>").format(
+        "rank: the value at rank ⌈p·n⌉ of the n cells sorted); then each one's smallest U "
+        "with zero overshoot in every cell, and in 99 % of them, with what that period costs."
+        "</p>").format(
             f" and variant ({', '.join(s.varying)} vary)" if s.varying else "", _scope(s))]
     box = []
     if not s.swept:
@@ -548,8 +552,8 @@ def render(s: AnswersSummary, context: Context, figures: Mapping[str, Figure]) -
             "(<code>initial</code>): each controller's response at each U from the first "
             "death event on, over the cells that have one — the overshoot, the missing "
             "copy-seconds and the seconds until live equals the desired count for good "
-            "(over the cells that settle; the others are counted), as median, p95 and "
-            "max.</p>"))
+            "(over the cells that settle; the others are counted), as median, p95 (nearest "
+            "rank) and max.</p>"))
         if "answers_after" in figures:
             parts.append(figure_html(figures["answers_after"]))
         parts.append(folded(after_table(s), len(s.after),
@@ -650,14 +654,15 @@ def charts(s: AnswersSummary, context: Context) -> list[Figure]:
     order = [a.variant for a in s.variants]
     title = "Overshoot and unneeded copies against the loop period U"
     sub = (f"Each line: one controller (variant), its median at each U over "
-           f"{over_text(s.over)}; the band reaches the p95. The tooltip adds the max")
+           f"{over_text(s.over)}; the band reaches the p95 (nearest rank). The tooltip adds the "
+           "max")
     out = [Figure("answers", title, finish(
         _against_u(s.chart, SPREAD, order, "copies (symlog scale)"), title, sub))]
     if s.after_chart is not None:
         title = "The response to the disturbance against the loop period U"
         sub = ("From the first death event on, over the cells that have one (seconds to "
                "settle: over those that settle). Each line a controller's median, the band "
-               "to the p95; each panel its own scale")
+               "to the p95 (nearest rank); each panel its own scale")
         chart = _against_u(s.after_chart, AFTER, order, "median (symlog scale)")
         out.append(Figure("answers_after", title,
                           finish(chart.resolve_scale(y="independent"), title, sub)))
@@ -672,7 +677,8 @@ def _against_u(data: pl.DataFrame, names: Mapping[str, str], order: Sequence[str
     color = alt.Color("variant:N", sort=order, title="controller / variant",
                       legend=alt.Legend(labelLimit=260))
     tooltip = [alt.Tooltip("variant:N"), alt.Tooltip("U:Q"), alt.Tooltip("figure:N"),
-               alt.Tooltip("median:Q", format=",.3~f"), alt.Tooltip("p95:Q", format=",.3~f"),
+               alt.Tooltip("median:Q", format=",.3~f"),
+               alt.Tooltip("p95:Q", format=",.3~f", title="p95 (nearest rank)"),
                alt.Tooltip("max:Q", format=",.3~f"), alt.Tooltip("cells:Q")]
     y = alt.Y("median:Q", title=y_title, scale=alt.Scale(type="symlog"))
     band = alt.Chart().mark_area(opacity=0.18).encode(

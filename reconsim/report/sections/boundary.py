@@ -1,5 +1,13 @@
 """The boundary U >= G + B: overshoot zero or positive on each side of it, on every
-ledger row, with the line U = G + B drawn over the overshoot map."""
+ledger row, with the line U = G + B drawn over the overshoot map.
+
+A row whose delays or period vary (spreads, delay tables, jitter) has no single G + B: it
+is placed by its worst case, :data:`~reconsim.model.laws.BOUNDARY_WORST` (the longest
+delays, the shortest interval; ``above_boundary_worst``), which reads U >= G + B where the
+delays are fixed. On or above it every copy is listed before the next round looks, so
+overshoot must be 0 there too; below it a copy may still draw short delays, so overshoot
+is not claimed there, and such a row is never counted against the boundary.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +19,13 @@ import altair as alt
 import polars as pl
 from markupsafe import Markup
 
-from reconsim.model.laws import BOUNDARY
+from reconsim.model.laws import (
+    BOUNDARY,
+    BOUNDARY_WORST,
+    EXTRA_WORDS,
+    boundary_delay,
+    boundary_interval,
+)
 from reconsim.report.blocks import examples_table, where_sentence, where_table
 from reconsim.report.charts import (
     ALARM,
@@ -28,15 +42,17 @@ from reconsim.report.charts import (
 from reconsim.report.load import Sweep
 from reconsim.report.query import (
     Table,
+    above_its_boundary,
     collect,
     examples,
     lazy,
     variant_label,
     variant_order,
     variant_params,
+    varying,
     where_each,
 )
-from reconsim.report.section import NOT_IN_JSON, Context, Section
+from reconsim.report.section import NOT_IN_JSON, UNLESS_DEFAULT, Context, Section
 from reconsim.web.html import TableCell, figure_html, table, verdict
 
 
@@ -55,16 +71,37 @@ class VariantCounts:
 @dataclass(frozen=True, slots=True)
 class BoundaryGrid:
     """The boundary chart's data: one row per (variant, U bin, G + B bin); ``binned`` names
-    the binned axes."""
+    the binned axes; ``varying``: whether some cell's delays vary (U is then the shortest
+    interval and G + B the longest delay, :data:`BOUNDARY_WORST`'s sides)."""
 
     grid: pl.DataFrame
     binned: tuple[str, ...]
+    varying: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Varying:
+    """The ledger rows whose delays or period vary (spreads, delay tables, jitter), each
+    placed by the worst-case boundary ``formula``: above it overshoot must be 0; below it
+    overshoot is not claimed (``below_zero_desired_positive``: the cells there with
+    desired > 0 that do not overshoot, no exception)."""
+
+    formula: str
+    cells: int
+    above_cells: int
+    above_positive: int
+    below_cells: int
+    below_positive: int
+    below_zero_desired_positive: int
 
 
 @dataclass(frozen=True, slots=True)
 class BoundarySummary:
-    """Overshoot on each side of U >= G + B (``summary.json``'s ``boundary``); ``chart`` is
-    the chart's data (None without ledger cells)."""
+    """Overshoot on each side of U >= G + B (``summary.json``'s ``boundary``), each row
+    placed by the boundary of its own delays (the worst case where they vary: ``varying``
+    counts those rows, and is left out of ``summary.json`` where there are none); the
+    exceptions below the boundary are rows with fixed delays. ``chart`` is the chart's data
+    (None without ledger cells)."""
 
     population: str
     cells: int
@@ -85,116 +122,189 @@ class BoundarySummary:
     where_below_zero: tuple[dict[str, Any], ...]
     examples_below_zero: tuple[dict[str, Any], ...]
     by_variant: tuple[VariantCounts, ...]
+    varying: Varying | None = field(default=None, metadata=UNLESS_DEFAULT)
     chart: BoundaryGrid | None = field(default=None, metadata=NOT_IN_JSON)
 
 
+#: The worst-case boundary's sides, as the chart's axes name them: the shortest interval
+#: between rounds and the longest delay before a copy is listed.
+INTERVAL, DELAY = BOUNDARY_WORST.split(" \u2265 ")
+
+
+@dataclass(frozen=True, slots=True)
+class Words:
+    """How the words name the boundary the rows are placed by: ``above`` (the claim's
+    condition), ``cells_above`` and ``cells_below`` (the cells on each side the claims speak
+    of), and ``below`` (the other direction's condition, on the rows with fixed delays)."""
+
+    above: str
+    cells_above: str
+    cells_below: str
+    below: str
+
+
+def words(b: BoundarySummary) -> Words:
+    """The boundary in words: U >= G + B where every ledger row has fixed delays, the
+    worst-case form where every one varies, both where some do."""
+    v = b.varying
+    if v is None:
+        return Words(BOUNDARY, "cells with U ≥ G + B", "cells with U < G + B", "U < G + B")
+    if v.cells == b.cells:
+        return Words(BOUNDARY_WORST, "cells on or above this worst-case boundary",
+                     "cells below it", "")
+    return Words(f"{BOUNDARY} (where the delays vary, {BOUNDARY_WORST})",
+                 "cells on or above their boundary", "cells with fixed delays and U < G + B",
+                 "U < G + B")
+
+
 def boundary_paragraphs(b: BoundarySummary) -> tuple[str, list[Markup]]:
-    """Both directions of the boundary claim, answered from the four counts."""
+    """Both directions of the boundary claim, answered from the four counts (below the
+    boundary, on the rows with fixed delays; where delays vary, one line on why it is not
+    claimed there)."""
     if b.cells == 0:
         return "none", [Markup("This sweep has no ledger cells, so the boundary is not "
                                "checked.")]
-    out = []
+    w, v = words(b), b.varying
     above, ap = b.above_cells, b.above_positive
     if above == 0:
-        out.append(Markup("<strong>Does U ≥ G + B imply zero overshoot here?</strong> Not "
-                          "tested: no ledger cell has U ≥ G + B."))
+        out = [Markup("<strong>Does {} imply zero overshoot here?</strong> Not tested: no "
+                      "ledger cell has {}.").format(w.above, w.above)]
     elif ap == 0:
-        out.append(Markup("<strong>Does U ≥ G + B imply zero overshoot here? Yes</strong>: all "
-                          "{:,} ledger cells with U ≥ G + B have overshoot 0.").format(above))
+        out = [Markup("<strong>Does {} imply zero overshoot here? Yes</strong>: all {:,} "
+                      "ledger {} have overshoot 0.").format(w.above, above, w.cells_above)]
     else:
-        out.append(Markup("<strong>Does U ≥ G + B imply zero overshoot here? No</strong>: "
-                          "{:,} of the {:,} ledger cells with U ≥ G + B overshoot, at {}.")
-                   .format(ap, above, where_sentence(b.where_above_positive)))
-    below, bz = b.below_cells, b.below_zero
-    d0, dpos = b.below_zero_desired_0, b.below_zero_desired_positive
-    if below == 0:
+        out = [Markup("<strong>Does {} imply zero overshoot here? No</strong>: {:,} of the "
+                      "{:,} ledger {} overshoot, at {}.").format(
+            w.above, ap, above, w.cells_above, where_sentence(b.where_above_positive))]
+    below = b.below_cells - (v.below_cells if v else 0)
+    if below == 0 and w.below:
         out.append(Markup("<strong>Does U &lt; G + B imply overshoot?</strong> Not tested: no "
-                          "ledger cell has U &lt; G + B."))
-    elif bz == 0:
-        out.append(Markup("<strong>Does U &lt; G + B imply overshoot? Yes</strong>: all "
-                          "{:,} ledger cells with U &lt; G + B overshoot.").format(below))
+                          "ledger cell {}has U &lt; G + B.").format(
+            "" if v is None else "with fixed delays "))
+    elif below:
+        out.append(below_paragraph(b, w))
+    if v is not None and v.below_cells:
+        out.append(Markup("<strong>Below the worst-case boundary</strong> overshoot is not "
+                          "claimed: a copy draws its delays (and a round its interval) anew, "
+                          "so a loop there overshoots only when a draw outlasts a round; {:,} "
+                          "of the {:,} ledger cells whose delays vary lie below it and {:,} of "
+                          "them overshoot.").format(v.below_cells, v.cells, v.below_positive))
+    if ap or b.below_zero_desired_positive:
+        return "fails", out
+    return ("holds" if above or below else "none"), out
+
+
+def below_paragraph(b: BoundarySummary, w: Words) -> Markup:
+    """Does U < G + B imply overshoot? Answered on the ledger rows with fixed delays below
+    the boundary (some)."""
+    v = b.varying
+    below = b.below_cells - (v.below_cells if v else 0)
+    positive = b.below_positive - (v.below_positive if v else 0)
+    if positive == below:
+        return Markup("<strong>Does {} imply overshoot? Yes</strong>: all {:,} ledger {} "
+                      "overshoot.").format(w.below, below, w.cells_below)
+    d0, dpos = b.below_zero_desired_0, b.below_zero_desired_positive
+    text = Markup("<strong>Does {} imply overshoot? Not always</strong>: {:,} of the {:,} "
+                  "ledger {} overshoot; {:,} do not").format(
+        w.below, positive, below, w.cells_below, below - positive)
+    if d0 and dpos:
+        text += Markup(": {:,} of them with desired = 0 (nothing to overshoot) and {:,} "
+                       "with desired &gt; 0").format(d0, dpos)
+    elif d0:
+        text += ", all of them with desired = 0, which cannot overshoot"
     else:
-        text = Markup("<strong>Does U &lt; G + B imply overshoot? Not always</strong>: "
-                      "{:,} of the {:,} ledger cells with U &lt; G + B overshoot; {:,} do not"
-                      ).format(b.below_positive, below, bz)
-        if d0 and dpos:
-            text += Markup(": {:,} of them with desired = 0 (nothing to overshoot) and {:,} "
-                           "with desired &gt; 0").format(d0, dpos)
-        elif d0:
-            text += ", all of them with desired = 0, which cannot overshoot"
-        else:
-            text += Markup(" although desired &gt; 0")
-        if dpos:
-            early = b.below_zero_desired_positive_U_below_B
-            text += Markup(". Those {:,} lie at {}").format(dpos,
-                                                          where_sentence(b.where_below_zero))
-            if early:
-                text += Markup("; {:,} of them have U &lt; B, a loop faster than a copy "
-                               "starts").format(early)
-        out.append(text + ".")
-    kind = "fails" if ap or dpos else "holds"
-    return kind, out
+        text += Markup(" although desired &gt; 0")
+    if dpos:
+        early = b.below_zero_desired_positive_U_below_B
+        text += Markup(". Those {:,} lie at {}").format(dpos, where_sentence(b.where_below_zero))
+        if early:
+            text += Markup("; {:,} of them have U &lt; B, a loop faster than a copy "
+                           "starts").format(early)
+    return text + "."
 
 
 def render(b: BoundarySummary, context: Context, figures: Mapping[str, Figure]) -> Markup:
     """The four counts, the chart with the line U = G + B, and both answers."""
     hide = context.constant
     kind, paragraphs = boundary_paragraphs(b)
+    w, v = words(b), b.varying
+    sides = (("U ≥ G + B (on or above the boundary)", "U < G + B (below it)") if v is None
+             else (f"{BOUNDARY_WORST} (on or above the worst-case boundary)", "below it")
+             if v.cells == b.cells else
+             (f"on or above its boundary: {w.above}", "below it"))
     counts = table(["ledger cells", "overshoot = 0", "overshoot > 0", "all"], [
-        ["U ≥ G + B (on or above the boundary)", b.above_zero,
+        [sides[0], b.above_zero,
          TableCell(b.above_positive, "bad" if b.above_positive else ""), b.above_cells],
-        ["U < G + B (below it)",
+        [sides[1],
          TableCell(b.below_zero, "bad" if b.below_zero_desired_positive else ""),
          b.below_positive, b.below_cells],
     ])
-    parts = [
-        Markup("<p>By the law, the ledger controller stops overshooting once the loop period U "
-               "is at least G + B: a copy is then on the ledger before the next round looks. "
-               "Seed 001 claims both directions: U ≥ G + B gives zero overshoot, and U &lt; "
-               "G + B gives overshoot. The four counts are over {:,} ledger cells: every "
-               "ledger row of the sweep, whatever its other parameters.</p>").format(b.cells),
-        counts,
-        verdict(kind, paragraphs),
-    ]
+    intro = Markup("<p>By the law, the ledger controller stops overshooting once the loop "
+                   "period U is at least G + B: a copy is then on the ledger before the next "
+                   "round looks. Seed 001 claims both directions: U ≥ G + B gives zero "
+                   "overshoot, and U &lt; G + B gives overshoot. The four counts are over {:,} "
+                   "ledger cells: every ledger row of the sweep, whatever its other "
+                   "parameters.").format(b.cells)
+    if v is not None:
+        intro += Markup(" {} of them {} delays that vary (spreads, delay tables or a jittered "
+                        "period), which no single G + B describes: each is placed by its worst "
+                        "case, <code>{}</code>, the shortest interval between rounds against "
+                        "the longest delay ({}); where the delays are fixed it reads U ≥ G + B. "
+                        "On or above it every copy is listed before the next round, so "
+                        "overshoot must be 0 there too; below it overshoot is not claimed. "
+                        '<a href="#delays">Delays that vary</a> reads these cells in full.'
+                        ).format("All" if v.cells == b.cells else f"{v.cells:,}",
+                                 "have" if v.cells != 1 else "has", BOUNDARY_WORST,
+                                 EXTRA_WORDS)
+    parts = [intro + Markup("</p>"), counts, verdict(kind, paragraphs)]
     if "boundary" in figures:
         parts.append(figure_html(figures["boundary"]))
     if b.by_variant:
+        on, off = (("U ≥ G + B", "U < G + B") if v is None
+                   else ("on or above the boundary", "below it"))
         parts += [Markup("<p>The same counts per ledger variant (the boundary is seed 001's "
                          "for observe = ready without a cap; with observe = created a copy is "
                          "listed G s after creation, so its law's boundary is U ≥ G):</p>"),
-                  table(["variant", "cells", "U ≥ G + B, overshoot 0", "U ≥ G + B, overshoot > 0",
-                         "U < G + B, overshoot 0", "U < G + B, overshoot > 0"],
-                        [[v.variant, v.cells, v.above_zero, v.above_positive,
-                          v.below_zero, v.below_positive] for v in b.by_variant])]
+                  table(["variant", "cells", f"{on}, overshoot 0", f"{on}, overshoot > 0",
+                         f"{off}, overshoot 0", f"{off}, overshoot > 0"],
+                        [[r.variant, r.cells, r.above_zero, r.above_positive,
+                          r.below_zero, r.below_positive] for r in b.by_variant])]
     if b.where_above_positive:
-        parts += [Markup("<h3>Overshoot although U ≥ G + B</h3>"),
-                  where_table(b.where_above_positive, "such cells",
-                              among="cells with U ≥ G + B"),
+        parts += [Markup("<h3>Overshoot although {}</h3>").format(w.above),
+                  where_table(b.where_above_positive, "such cells", among=w.cells_above),
                   examples_table(b.examples_above_positive, hide)]
     if b.where_below_zero:
-        parts += [Markup("<h3>No overshoot although U &lt; G + B (desired &gt; 0)</h3>"),
+        parts += [Markup("<h3>No overshoot although {} (desired &gt; 0)</h3>").format(
+                      w.below if v is None else f"{w.below}, with fixed delays"),
                   where_table(b.where_below_zero, "such cells",
-                              among="cells with U < G + B and desired > 0"),
+                              among=f"{w.cells_below} and desired > 0"),
                   examples_table(b.examples_below_zero, hide)]
     return Markup("").join(parts)
 
 
-#: The four boundary counts: above or below U >= G + B x overshoot 0 or > 0.
+#: The four boundary counts: above or below the boundary of each row's delays x overshoot
+#: 0 or > 0.
 FOUR: Final = ("above_zero", "above_positive", "below_zero", "below_positive")
-#: The counts the verdict adds to the four: below the boundary with overshoot 0, and the
-#: exceptions (those with desired > 0), of them with U < B.
+#: The counts the verdict adds to the four: below the boundary with fixed delays and
+#: overshoot 0, and the exceptions (those with desired > 0), of them with U < B.
 EXCEPTIONS: Final = ("below_at_zero", "exceptions", "exceptions_U_below_B")
+#: The counts of the rows whose delays vary (:class:`Varying`).
+VARYING: Final = ("varying", "varying_above", "varying_above_positive", "varying_below_positive",
+                  "varying_below_unclaimed")
 
 
 def boundary_counts(ledger: pl.LazyFrame, params: Sequence[str]) -> pl.DataFrame:
     """Every count of the verdict and of the chart, per ledger variant (``controller`` and
     ``params``), U and G + B (``GB``): one read of the ledger rows, a group table of at
-    most (variants x U x G + B) rows. The verdict sums it, the chart bins it."""
-    above, zero = pl.col("above_boundary"), pl.col("overshoot") == 0
-    positive = pl.col("overshoot") > 0
-    exception = ~above & zero & (pl.col("desired") > 0)
-    return collect(ledger.with_columns((pl.col("G") + pl.col("B")).alias("GB"))
-                   .group_by("controller", *params, "U", "GB").agg(
+    most (variants x U x G + B) rows. The verdict sums it, the chart bins it. Where a row's
+    delays vary, ``U`` and ``GB`` are the sides of its worst-case boundary (the shortest
+    interval, the longest delay: U and G + B where they are fixed), and it is placed by
+    that boundary and never counted as an exception below it."""
+    above, zero = above_its_boundary(), pl.col("overshoot") == 0
+    positive, vary = pl.col("overshoot") > 0, varying()
+    exception = ~above & zero & ~vary & (pl.col("desired") > 0)
+    return collect(ledger.group_by("controller", *params, boundary_interval().alias("U"),
+                                   boundary_delay(stored=True).alias("GB")).agg(
         pl.len().alias("cells"),
         positive.sum().alias("overshooting"),
         pl.col("overshoot").max().alias("max_overshoot"),
@@ -202,21 +312,29 @@ def boundary_counts(ledger: pl.LazyFrame, params: Sequence[str]) -> pl.DataFrame
         (above & positive).sum().alias("above_positive"),
         (~above & ~positive).sum().alias("below_zero"),
         (~above & positive).sum().alias("below_positive"),
-        (~above & ~positive & (pl.col("desired") > 0)).sum().alias("below_zero_desired"),
-        (~above & zero).sum().alias("below_at_zero"),
+        (~above & ~positive & ~vary & (pl.col("desired") > 0)).sum().alias("below_zero_desired"),
+        (~above & zero & ~vary).sum().alias("below_at_zero"),
         exception.sum().alias("exceptions"),
         (exception & (pl.col("U") < pl.col("B"))).sum().alias("exceptions_U_below_B"),
+        vary.sum().alias("varying"),
+        (vary & above).sum().alias("varying_above"),
+        (vary & above & positive).sum().alias("varying_above_positive"),
+        (vary & ~above & positive).sum().alias("varying_below_positive"),
+        (vary & ~above & zero & (pl.col("desired") > 0)).sum().alias("varying_below_unclaimed"),
     ))
 
 
 def boundary_verdict(table: Table, axes: Sequence[str],
                      sizes: Mapping[str, int] | None = None,
                      variant_rows: pl.DataFrame | None = None) -> BoundarySummary:
-    """Overshoot on each side of the boundary ``U >= G + B``, on every ledger row.
+    """Overshoot on each side of the boundary ``U >= G + B``, on every ledger row (the
+    worst-case boundary where a row's delays vary, :func:`above_its_boundary`).
 
     The four counts answer both directions of seed 001's claim: does U >= G + B imply
     zero overshoot (``above_positive`` = 0)? Does U < G + B imply overshoot
     (``below_zero`` = 0; cells with desired = 0 cannot overshoot and are counted apart)?
+    The second is asked of the rows with fixed delays only: below the worst-case boundary
+    a copy may draw short delays (``varying`` counts those rows apart).
     ``by_variant`` repeats the counts per ledger variant when the sweep varies observe
     or max_per_round (the boundary is seed 001's for observe = ready without a cap).
     The counts and the chart's data come from one aggregate (:func:`boundary_counts`);
@@ -227,9 +345,10 @@ def boundary_verdict(table: Table, axes: Sequence[str],
     ledger = lazy(table).filter(pl.col("controller") == "ledger")
     params = variant_params(ledger, sizes, None if variant_rows is None else variant_rows.filter(
         pl.col("controller") == "ledger"))
-    above, zero = pl.col("above_boundary"), pl.col("overshoot") == 0
+    above, zero = above_its_boundary(), pl.col("overshoot") == 0
+    claimed = ~varying() & (pl.col("desired") > 0)
     counts = boundary_counts(ledger, params)
-    total = {k: int(counts[k].sum()) for k in ("cells", *FOUR, *EXCEPTIONS)}
+    total = {k: int(counts[k].sum()) for k in ("cells", *FOUR, *EXCEPTIONS, *VARYING)}
     four = {k: total[k] for k in FOUR}
     cells = total["cells"]
     by_variant = []
@@ -241,18 +360,28 @@ def boundary_verdict(table: Table, axes: Sequence[str],
             r = rows[label]
             by_variant.append(VariantCounts(label, r["cells"], *(r[k] for k in FOUR)))
     above_positive = ledger.filter(above & (pl.col("overshoot") > 0))
-    below = ledger.filter(~above)
-    exceptions = below.filter(zero & (pl.col("desired") > 0))
+    exceptions = ledger.filter(~above, zero, claimed)
     figures = ["overshoot", "law_overshoot", "unneeded", "deleted"]
     # Where the exceptions lie on each side: one read per group of axes for both.
     splits = {}
     if four["above_positive"]:
         splits["above"] = (above, pl.col("overshoot") > 0)
     if total["exceptions"]:
-        splits["below"] = (~above & (pl.col("desired") > 0), zero)
+        splits["below"] = (~above & claimed, zero)
     located = where_each(ledger, splits, rest, sizes=sizes) if splits else {}
+    n = total["varying"]
+    worst = Varying(
+        formula=BOUNDARY_WORST, cells=n, above_cells=total["varying_above"],
+        above_positive=total["varying_above_positive"],
+        below_cells=n - total["varying_above"], below_positive=total["varying_below_positive"],
+        below_zero_desired_positive=total["varying_below_unclaimed"]) if n else None
+    # Below the boundary with overshoot 0, where the delays are fixed (the claim's cells).
+    fixed_below_zero = four["below_zero"] - (
+        worst.below_cells - worst.below_positive if worst else 0)
     return BoundarySummary(
-        population="every ledger row (all values of the other parameters)",
+        population="every ledger row (all values of the other parameters)" + (
+            f"; where the delays vary, placed by the worst-case boundary {BOUNDARY_WORST}, "
+            "and below it counted, never claimed" if worst else ""),
         cells=cells,
         above_zero=four["above_zero"],
         above_positive=four["above_positive"],
@@ -264,8 +393,9 @@ def boundary_verdict(table: Table, axes: Sequence[str],
         below_zero_desired_positive=total["exceptions"],
         below_zero_desired_positive_U_below_B=total["exceptions_U_below_B"],
         above_implies_zero=four["above_positive"] == 0 if cells else None,
-        below_implies_positive=four["below_zero"] == 0 if cells else None,
-        below_implies_positive_for_desired_positive=total["exceptions"] == 0 if cells else None,
+        below_implies_positive=fixed_below_zero == 0 if cells and n < cells else None,
+        below_implies_positive_for_desired_positive=(total["exceptions"] == 0
+                                                     if cells and n < cells else None),
         where_above_positive=tuple(located.get("above", ())),
         examples_above_positive=(tuple(examples(above_positive, rest, figures,
                                                 pl.col("overshoot")))
@@ -274,7 +404,8 @@ def boundary_verdict(table: Table, axes: Sequence[str],
         examples_below_zero=(tuple(examples(exceptions, rest, figures, pl.col("law_overshoot")))
                              if total["exceptions"] else ()),
         by_variant=tuple(by_variant),
-        chart=boundary_grid(counts, params) if cells else None,
+        varying=worst,
+        chart=boundary_grid(counts, params, varying=bool(n)) if cells else None,
     )
 
 
@@ -282,9 +413,11 @@ def boundary_verdict(table: Table, axes: Sequence[str],
 MAX_BOUNDARY_BINS: Final = 60
 
 
-def boundary_grid(counts: pl.DataFrame, params: Sequence[str]) -> BoundaryGrid:
+def boundary_grid(counts: pl.DataFrame, params: Sequence[str],
+                  varying: bool = False) -> BoundaryGrid:
     """The chart's marks from :func:`boundary_counts`' aggregate: U and G + B binned to at
-    most :data:`MAX_BOUNDARY_BINS` each, per variant; no read of the table."""
+    most :data:`MAX_BOUNDARY_BINS` each, per variant; no read of the table (``varying``:
+    whether some row's delays vary, so that U and G + B are the worst case's sides)."""
     chart = ("overshooting", "above_zero", "above_positive", "below_zero", "below_positive",
              "below_zero_desired")
     t, binned = add_bins(counts, {"U": MAX_BOUNDARY_BINS, "GB": MAX_BOUNDARY_BINS})
@@ -304,14 +437,17 @@ def boundary_grid(counts: pl.DataFrame, params: Sequence[str]) -> BoundaryGrid:
         ((pl.col("GB_lo") + pl.col("GB_hi")) / 2).alias("GB"),
         (pl.col("above_positive") + pl.col("below_zero_desired")).alias("exceptions"),
     ).drop("U_lo", "U_hi", "GB_lo", "GB_hi").sort("variant", "U", "GB")
-    return BoundaryGrid(grid, tuple(binned))
+    return BoundaryGrid(grid, tuple(binned), varying)
 
 
 def boundary_figure(data: BoundaryGrid) -> Figure:
     """Ledger cells per (U, G + B): the share that overshoots, the line U = G + B, and a red
     outline where a cell contradicts the boundary (overshoot above it, none below it with
-    desired > 0); one panel per ledger variant."""
+    desired > 0 and fixed delays); one panel per ledger variant. Where some cell's delays
+    vary, the axes are the worst-case boundary's sides (:data:`INTERVAL`, :data:`DELAY`),
+    U and G + B where they are fixed."""
     grid, binned = data.grid, data.binned
+    u, gb = (INTERVAL, DELAY) if data.varying else ("U", "G + B")
     top = max(1.0, float(grid["GB"].max() or 0), float(grid["U"].max() or 0))  # type: ignore[arg-type]
     panel = 480 if grid["variant"].n_unique() <= 1 else 320
     # A square about as wide as columns and rows of marks are apart (the median gap).
@@ -321,19 +457,21 @@ def boundary_figure(data: BoundaryGrid) -> Figure:
     pad = side / panel * top
     scale = alt.Scale(domain=[-pad, top + pad], nice=False)
     points = alt.Chart().mark_square(size=side * side, opacity=1).encode(
-        x=alt.X("U:Q", title="U: loop period (s)", scale=scale),
-        y=alt.Y("GB:Q", title="G + B: delay before a copy is listed (s)", scale=scale),
+        x=alt.X("U:Q", scale=scale, title=f"{INTERVAL}: the shortest interval between rounds "
+                "(s)" if data.varying else "U: loop period (s)"),
+        y=alt.Y("GB:Q", scale=scale, title=f"{DELAY}: the longest delay before a copy is "
+                "listed (s)" if data.varying else "G + B: delay before a copy is listed (s)"),
         color=alt.when(alt.datum.overshooting == 0).then(alt.value(QUIET))
         .otherwise(alt.Color("share:Q", scale=alt.Scale(range=SHARE, domain=[0, 1]),
                              title="share overshooting")),
         stroke=alt.when(alt.datum.exceptions > 0).then(alt.value(ALARM))
         .otherwise(alt.value(None)),
-        tooltip=[alt.Tooltip("variant:N"), alt.Tooltip("U_label:N", title="U"),
-                 alt.Tooltip("GB_label:N", title="G + B"), alt.Tooltip("cells:Q"),
-                 alt.Tooltip("above_zero:Q", title="U ≥ G + B, overshoot 0"),
-                 alt.Tooltip("above_positive:Q", title="U ≥ G + B, overshoot > 0"),
-                 alt.Tooltip("below_zero:Q", title="U < G + B, overshoot 0"),
-                 alt.Tooltip("below_positive:Q", title="U < G + B, overshoot > 0"),
+        tooltip=[alt.Tooltip("variant:N"), alt.Tooltip("U_label:N", title=u),
+                 alt.Tooltip("GB_label:N", title=gb), alt.Tooltip("cells:Q"),
+                 alt.Tooltip("above_zero:Q", title=f"{u} ≥ {gb}, overshoot 0"),
+                 alt.Tooltip("above_positive:Q", title=f"{u} ≥ {gb}, overshoot > 0"),
+                 alt.Tooltip("below_zero:Q", title=f"{u} < {gb}, overshoot 0"),
+                 alt.Tooltip("below_positive:Q", title=f"{u} < {gb}, overshoot > 0"),
                  alt.Tooltip("max_overshoot:Q", title="largest overshoot")],
     )
     # One rule per panel: on the panel's rows as they are, it would be drawn once per row
@@ -343,12 +481,22 @@ def boundary_figure(data: BoundaryGrid) -> Figure:
         x=alt.datum(0), y=alt.datum(0), x2=alt.datum(top), y2=alt.datum(top))
     chart = alt.layer(points, line, data=inline(grid)).properties(width=panel, height=panel).facet(
         column=alt.Column("variant:N", title=None, sort=sorted(grid["variant"].unique())))
-    title = "The boundary U = G + B over the ledger controller's overshoot"
-    sub = ("Each square: the ledger cells with that U and that G + B (every G, B, desired and "
-           "schedule adding up to it). Pale: none overshoots; blue: the share that does. "
-           "Dashed: U = G + B; squares on it and below-right of it have U ≥ G + B. Red "
-           "outline: a cell contradicting the boundary (overshoot with U ≥ G + B, or none "
-           f"with U < G + B and desired > 0).{binning_note(binned)}")
+    if data.varying:
+        title = (f"The worst-case boundary {INTERVAL} = {DELAY} over the ledger controller's "
+                 "overshoot")
+        sub = (f"Each square: the ledger cells with that {INTERVAL} and that {DELAY} (U and "
+               "G + B where the delays are fixed). Pale: none overshoots; blue: the share "
+               f"that does. Dashed: {INTERVAL} = {DELAY}; squares on it and below-right of it "
+               "are on or above the boundary. Red outline: a cell contradicting the boundary "
+               "(overshoot on or above it, or, with fixed delays, none below it with "
+               f"desired > 0).{binning_note(binned)}")
+    else:
+        title = "The boundary U = G + B over the ledger controller's overshoot"
+        sub = ("Each square: the ledger cells with that U and that G + B (every G, B, desired "
+               "and schedule adding up to it). Pale: none overshoots; blue: the share that "
+               "does. Dashed: U = G + B; squares on it and below-right of it have U ≥ G + B. "
+               "Red outline: a cell contradicting the boundary (overshoot with U ≥ G + B, or "
+               f"none with U < G + B and desired > 0).{binning_note(binned)}")
     return Figure("boundary", title, finish(chart, title, sub), {"binned": binned})
 
 
@@ -371,12 +519,25 @@ def charts(b: BoundarySummary, context: Context) -> list[Figure]:
 
 
 def glance(b: BoundarySummary) -> Markup | None:
-    """Both directions of the boundary claim in one sentence."""
+    """Both directions of the boundary claim in one sentence (where delays vary, the
+    worst-case boundary's, and below it what is counted but not claimed)."""
     if not b.cells:
         return None
-    return Markup('<a href="#boundary">Boundary</a> (ledger): with {}, overshoot 0 in {:,} of '
-                  "{:,} cells; with U &lt; G + B, overshoot in {:,} of {:,}.").format(
-                      BOUNDARY, b.above_zero, b.above_cells, b.below_positive, b.below_cells)
+    link, v = Markup('<a href="#boundary">Boundary</a> (ledger)'), b.varying
+    if v is None:
+        return link + Markup(": with {}, overshoot 0 in {:,} of {:,} cells; with U &lt; G + B, "
+                             "overshoot in {:,} of {:,}.").format(
+            BOUNDARY, b.above_zero, b.above_cells, b.below_positive, b.below_cells)
+    text = link + Markup(": with {}, overshoot 0 in {:,} of {:,} cells").format(
+        words(b).above, b.above_zero, b.above_cells)
+    if b.below_cells > v.below_cells:
+        text += Markup("; with fixed delays and U &lt; G + B, overshoot in {:,} of {:,}").format(
+            b.below_positive - v.below_positive, b.below_cells - v.below_cells)
+    if v.below_cells:
+        text += Markup("; below the worst-case boundary, where the delays vary, overshoot is "
+                       "not claimed ({:,} of {:,} cells overshoot)").format(
+            v.below_positive, v.below_cells)
+    return text + "."
 
 
 SECTION = Section("boundary", summarize, render, charts, glance,

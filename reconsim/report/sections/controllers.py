@@ -26,6 +26,7 @@ from reconsim.report.charts import QUIET, WIDTH, Figure, clamp, finish, inline, 
 from reconsim.report.load import Sweep
 from reconsim.report.query import (
     Table,
+    above_its_boundary,
     collect,
     examples,
     lazy,
@@ -46,7 +47,8 @@ from reconsim.web.tradeoff import (
 
 @dataclass(frozen=True, slots=True)
 class SideCount:
-    """A variant's cells on one side of the boundary U >= G + B, and those overshooting."""
+    """A variant's cells on one side of the boundary U >= G + B (the worst case where their
+    delays vary: :func:`~reconsim.report.query.above_its_boundary`), and those overshooting."""
 
     cells: int
     positive: int
@@ -523,7 +525,7 @@ def _partials() -> list[pl.Expr]:
     """Per group of cells: each of :data:`_SUMMED`'s sum, non-null count and maximum, the
     sums of :data:`_TOTALLED` and the counts of :data:`_COUNTED` (aggregates that merge
     by summing, and maxima)."""
-    above, overshoot = pl.col("above_boundary"), pl.col("overshoot") > 0
+    above, overshoot = above_its_boundary(), pl.col("overshoot") > 0
     return [
         *(pl.col(m).sum().alias(f"{m}__sum") for m in _SUMMED),
         *(pl.col(m).count().alias(f"{m}__n") for m in _SUMMED),

@@ -17,10 +17,11 @@ with D the listing delay (``G + B``; ``G`` where observe = created, B and B_spre
   the shortest interval.
 
 A cell *exceeds* a reading when its overshoot is larger. Replicates are the cells equal in
-every parameter but ``seed``; each replicate group's median and p95 (nearest rank) over
-its seeds are taken first, and a table row (G, G_spread, B, B_spread, U, U_jitter,
-controller) shows the range of its groups' medians and the largest p95 and maximum, so
-that other axes (desired, schedule, …) are never pooled into one median.
+every parameter but ``seed``; each replicate group's median and p95 (nearest rank,
+:func:`reconsim.model.metrics.percentile`) over its seeds are taken first, and a table row
+(G, G_spread, B, B_spread, U, U_jitter, controller) shows the range of its groups' medians
+and the largest p95 and maximum, so that other axes (desired, schedule, …) are never pooled
+into one median.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from reconsim.model.laws import (
     in_readings,
     law_readings,
 )
+from reconsim.model.metrics import percentile_expr
 from reconsim.model.studies.seed001 import (
     MEASURED,
     MEASURED_CHAIN_MEAN,
@@ -50,7 +52,17 @@ from reconsim.model.studies.seed001 import (
 from reconsim.report.blocks import examples_table, where_sentence, where_table
 from reconsim.report.charts import ALARM, WIDTH, Figure, finish, inline, names_expr
 from reconsim.report.load import Sweep
-from reconsim.report.query import Table, collect, examples, in_order, lazy, where, where_each
+from reconsim.report.query import (
+    Table,
+    collect,
+    examples,
+    in_order,
+    lazy,
+    varying,
+    where,
+    where_each,
+    with_table,
+)
 from reconsim.report.section import NOT_IN_JSON, Context, Section
 from reconsim.web.html import TableCell, figure_html, folded, num, share, table, verdict
 
@@ -70,24 +82,12 @@ MAX_ROWS: Final = 400
 MAX_PANELS: Final = 6
 #: Most replicate groups of the seed's claim listed one by one.
 MAX_CLAIM_GROUPS: Final = 12
-#: Quantile of the per-group tail figure.
+#: Level of the per-group tail figure's percentile (nearest rank).
 TAIL: Final = 0.95
 
 
 def _int(name: str) -> pl.Expr:
     return pl.col(name).cast(pl.Int64)
-
-
-def with_table(delay: str) -> pl.Expr:
-    """Rows that draw ``delay`` (``"G"`` or ``"B"``) from a delay table (the report's table
-    holds it as text: ``none`` for no table)."""
-    return pl.col(f"{delay}_delays").ne_missing("none")
-
-
-def varying() -> pl.Expr:
-    """Rows whose delays or period vary: a spread or a jitter above 0, or a delay table."""
-    return ((_int("G_spread") > 0) | (_int("B_spread") > 0) | (_int("U_jitter") > 0)
-            | with_table("G") | with_table("B"))
 
 
 def with_readings(table: Table) -> pl.LazyFrame:
@@ -255,7 +255,7 @@ def _rows(cells: pl.LazyFrame,
     per_group = cells.group_by(group).agg(
         pl.len().alias("cells"),
         o.median().alias("median"),
-        o.quantile(TAIL, interpolation="nearest").alias("p95"),
+        percentile_expr(o, TAIL).cast(pl.Float64).alias("p95"),
         o.max().alias("max"),
         pl.col("law_lowest").is_not_null().sum().alias("law_cells"),
         *(pl.col(c).min().alias(f"{c}_lo") for c in ("law_lowest", "law_mean", "law_worst")),
@@ -407,7 +407,7 @@ def _claim(cells: pl.LazyFrame, axes: Sequence[str]) -> Claim:
     o, u = pl.col("overshoot"), pl.col("unneeded")
     whole = collect(at.select(
         pl.len().alias("cells"), (o > 0).sum().alias("oscillating"),
-        o.median().alias("median"), o.quantile(TAIL, interpolation="nearest").alias("p95"),
+        o.median().alias("median"), percentile_expr(o, TAIL).cast(pl.Float64).alias("p95"),
         o.max().alias("max"), u.median().alias("unneeded_median"),
         u.max().alias("unneeded_max"),
         pl.col("law_mean").min().alias("law_mean_lo"),
@@ -547,8 +547,8 @@ def claim_sentence(c: Claim) -> tuple[str, Markup]:
     verb = "oscillates (overshoot > 0)" if k else "never oscillates"
     text = Markup("<strong>Seed 001's claim</strong>, at its measured delays ({}): <strong>the "
                   "ledger loop {} in {:,} of {:,} seeds ({})</strong>: overshoot median {}, p95 "
-                  "{}, largest {}; up to {} unneeded copies. The law says {} at the mean delay "
-                  "and {} at the worst.").format(
+                  "(nearest rank) {}, largest {}; up to {} unneeded copies. The law says {} at the "
+                  "mean delay and {} at the worst.").format(
         setting, verb, k, n, share(k, n),
         num(c.median), num(c.p95), num(c.max), num(c.unneeded_max),
         _range(c.law_mean_lo, c.law_mean_hi), _range(c.law_worst_lo, c.law_worst_hi))
@@ -627,10 +627,11 @@ def render(d: Delays, context: Context, figures: Mapping[str, Figure]) -> Markup
             parts.append(Markup("<p>… and {:,} more groups.</p>").format(
                 c.groups_total - len(c.groups)))
     parts += [Markup("<h3>Overshoot over seeds, per delay setting and controller</h3>"
-                     "<p>Median: the range of the replicate groups' medians; p95 and largest: "
-                     "the largest over the groups. Law columns: the readings' range over the "
-                     "groups (— where no law applies); exceeded: cells above that reading."
-                     "</p>"), folded(rows_table(d.rows), len(d.rows), "rows")]
+                     "<p>Median: the range of the replicate groups' medians; p95 (nearest "
+                     "rank) and largest: the largest over the groups. Law columns: the "
+                     "readings' range over the groups (— where no law applies); exceeded: "
+                     "cells above that reading.</p>"),
+              folded(rows_table(d.rows), len(d.rows), "rows")]
     if d.rows_total > len(d.rows):
         parts.append(Markup("<p>The first {:,} of {:,} rows (by G, G_spread, B, B_spread, "
                             "U_jitter, controller, U); summary.json lists the same.</p>")

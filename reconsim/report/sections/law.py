@@ -167,6 +167,8 @@ class LawSummary:
     chart: LawGrid | None = field(default=None, metadata=NOT_IN_JSON)
     #: Why the ``not_applicable`` rows are not checked, in words (the scopes count them).
     excluded: str = field(default="", metadata=NOT_IN_JSON)
+    #: Of them, the rows left unchecked for their delays vary (the scopes count them too).
+    varying: int = field(default=0, metadata=NOT_IN_JSON)
 
 
 def law_scopes(counts: Mapping[str, Mapping[str, Any]]) -> tuple[LawScope, ...]:
@@ -244,6 +246,7 @@ def law_verdict(table: Table, axes: Sequence[str], schedules: Mapping[str, Death
         not_applicable=c["rows"] - c["checked"],
         scopes=law_scopes(counts),
         excluded=_excluded(c),
+        varying=c["excluded_varying"],
         measured_above_law=c["above"],
         measured_below_law=c["below"],
         difference_min=c["difference_min"],
@@ -290,6 +293,8 @@ def law_paragraphs(law: LawSummary) -> tuple[str, list[Markup]]:
     skipped = (f" {law.not_applicable:,} further ledger {plural(law.not_applicable, 'cell')} "
                f"{'is' if law.not_applicable == 1 else 'are'} not checked, for the law says "
                f"nothing of them: {law.excluded}." if law.not_applicable else "")
+    if law.varying:
+        skipped += Markup(" {}").format(_varying_text(law))
     if n == 0:
         return "none", [Markup("This sweep has no ledger-controller cells the law applies to, "
                                "so the law is not checked.") + skipped]
@@ -624,9 +629,25 @@ def charts(law: LawSummary, context: Context) -> list[Figure]:
     return [law_figure(law.chart)] if law.chart is not None else []
 
 
+def _varying_text(law: LawSummary) -> Markup:
+    """Where the unchecked ledger cells whose delays vary are read instead, in one line."""
+    cells, they, their = (("cell", "it is", "its") if law.varying == 1
+                          else ("cells", "they are", "their"))
+    return Markup("The law's fixed G + B does not describe the {:,} ledger {} whose delays "
+                  'vary: {} read at {} lowest, mean and worst delays under <a href="#delays">'
+                  "Delays that vary</a>.").format(law.varying, cells, they, their)
+
+
 def glance(law: LawSummary) -> Markup:
-    """The law's verdict in one sentence."""
+    """The law's verdict in one sentence (and, where delays vary, where those cells are read)."""
     link = Markup('<a href="#law">Overshoot law</a>')
+    if law.varying:
+        return _glance(law, link) + Markup(" ") + _varying_text(law)
+    return _glance(law, link)
+
+
+def _glance(law: LawSummary, link: Markup) -> Markup:
+    """The law's verdict on the cells it checks, in one sentence."""
     if law.cells == 0:
         return link + ": not checked (no ledger cells it applies to)."
     if law.mismatches == 0:

@@ -11,19 +11,23 @@ verdict measures both, on every cell:
   level of its series (the median over the cells of the same series with overshoot 0);
 * ``per_second``: whether reads per second ever rise as U grows, series by series;
 * ``by_GB``: for each (G, B), the ledger controller's fastest loop with zero overshoot
-  and what it reads, against the slowest loop in the sweep.
+  and what it reads, against the slowest loop in the sweep, and whether it is the first U
+  on the boundary: U >= G + B, or where the slice's delays vary (spreads, delay tables,
+  jitter) the worst-case boundary :data:`~reconsim.model.laws.BOUNDARY_WORST`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 import altair as alt
 import polars as pl
 from markupsafe import Markup
 
+from reconsim.model.laws import BOUNDARY, BOUNDARY_WORST
+from reconsim.model.metrics import percentile_expr
 from reconsim.report.blocks import cells_text, fixed_text, key_text, where_table
 from reconsim.report.charts import WIDTH, Figure, finish, inline
 from reconsim.report.load import AxisFacts, Sweep
@@ -32,6 +36,7 @@ from reconsim.report.query import (
     KeyCode,
     Stats,
     Table,
+    above_its_boundary,
     collect,
     collect_all,
     controllers,
@@ -41,9 +46,10 @@ from reconsim.report.query import (
     lazy,
     representative,
     select,
+    varying,
     where,
 )
-from reconsim.report.section import Context, Section
+from reconsim.report.section import NOT_IN_JSON, UNLESS_DEFAULT, Context, Section
 from reconsim.web.html import TableCell, figure_html, num, pct, plain, table, verdict
 
 
@@ -135,13 +141,16 @@ class ByGB:
     """For each (G, B), the ledger controller's fastest loop with zero overshoot, on the
     slice ``fixed``; the figures are those of the series ``shown``. A series is one
     desired count and schedule, and one value of each replicate axis ``over``
-    (:data:`OVER`) the sweep varies."""
+    (:data:`OVER`) the sweep varies. ``boundary``: the boundary ``boundary_U`` is the first
+    swept U on, U >= G + B, or the worst-case one where the slice's delays vary (in
+    ``summary.json`` only then)."""
 
     controller: str
     fixed: dict[str, Any]
     shown: dict[str, Any]
     rows: tuple[GBRow, ...]
     over: tuple[str, ...] = ()
+    boundary: str = field(default=BOUNDARY, metadata=UNLESS_DEFAULT)
 
     @property
     def every(self) -> str:
@@ -155,11 +164,15 @@ class ChartSlice:
     """The chart's cells: one slice, every axis but controller, U and the replicates ``over``
     (:data:`OVER`, where the sweep varies them) ``fixed``. A point per (controller, U): each
     figure's value, or with ``over`` its median over the cells there and its p95 (nearest
-    rank) as ``{figure}_p95``, and ``cells``."""
+    rank) as ``{figure}_p95``, and ``cells``. ``varying``: whether the slice's delays vary
+    (spreads, delay tables, jitter), and then ``worst_U`` the first swept U on or above its
+    worst-case boundary (None where none is), for the chart's dashed line."""
 
     fixed: dict[str, Any]
     points: tuple[dict[str, Any], ...]
     over: tuple[str, ...] = ()
+    varying: bool = field(default=False, metadata=NOT_IN_JSON)
+    worst_U: int | None = field(default=None, metadata=NOT_IN_JSON)  # noqa: N815 (as boundary_U)
 
 
 #: The replicate axes: the chart takes distributions over them, and the fastest loop
@@ -460,7 +473,9 @@ def by_gb_verdict(t: pl.LazyFrame, axes: Sequence[str], schedules: Mapping[str, 
     series' ``zero_from`` whose overshoot is 0 all the same. The figures at that U and at
     the largest U are those of one series, ``shown`` (desired and schedule as in seed 001
     where present); ``cheapest_U`` is the U with the fewest reads per second among its
-    cells with overshoot 0.
+    cells with overshoot 0. ``boundary_U`` is the smallest U on or above the boundary of
+    the slice's delays (:func:`~reconsim.report.query.above_its_boundary`: the worst case
+    where they vary).
     """
     ledger = t.filter(pl.col("controller") == "ledger")
     if height(ledger) == 0:
@@ -490,9 +505,8 @@ def by_gb_verdict(t: pl.LazyFrame, axes: Sequence[str], schedules: Mapping[str, 
               .otherwise(pl.col("after")).alias("zero_from"), "zero_below")
     boundary_u, one = collect_all([
         pop.group_by("G", "B").agg(
-            pl.when(pl.col("U") >= pl.col("G") + pl.col("B")).then(pl.col("U")).min()
-            .alias("boundary_U"),
-            pl.col("U").max().alias("U_max")),
+            pl.when(above_its_boundary()).then(pl.col("U")).min().alias("boundary_U"),
+            pl.col("U").max().alias("U_max"), varying().any().alias("varying")),
         select(pop, shown).select("G", "B", "U", *figures),
     ])
     per_gb = per_series.group_by("G", "B").agg(
@@ -526,7 +540,8 @@ def by_gb_verdict(t: pl.LazyFrame, axes: Sequence[str], schedules: Mapping[str, 
             at_zero_from=_figures(r, "at_zero_from", figures),
             at_U_max=_figures(r, "at_U_max", figures),
         ))
-    return ByGB("ledger", fixed, shown, tuple(out), over)
+    worst = bool(boundary_u["varying"].any())
+    return ByGB("ledger", fixed, shown, tuple(out), over, BOUNDARY_WORST if worst else BOUNDARY)
 
 
 def _figures(row: Mapping[str, Any], prefix: str, figures: Sequence[str]) -> CellFigures | None:
@@ -547,23 +562,28 @@ POINT_FIGURES: Final = ("reads", "rounds", "reads_per_round", "reads_per_second"
 def chart_slice(t: pl.LazyFrame, axes: Sequence[str], schedules: Mapping[str, Deaths],
                 constants: Mapping[str, Any] | None = None) -> ChartSlice:
     """The cells of one slice, every axis but controller, U and the replicates that vary
-    fixed, for the chart; over replicates, each (controller, U)'s median and p95."""
+    fixed, for the chart; over replicates, each (controller, U)'s median and p95; whether
+    the slice's delays vary, and the first U on or above its boundary (in the same read)."""
     over = replicates(axes, constants)
     fixed = representative(t, ("controller", "U", *over), axes, schedules, constants)
-    cut = select(t, fixed).select("controller", "U", *POINT_FIGURES)
+    cut = select(t, fixed).select("controller", "U", *POINT_FIGURES,
+                                  varying().alias("__varying"),
+                                  above_its_boundary().alias("__above"))
     if over:
-        n = pl.len()
         cut = cut.group_by("controller", "U").agg(
             *(pl.col(f).median().alias(f) for f in POINT_FIGURES),
-            *(pl.col(f).sort().get((95 * n + 99) // 100 - 1).cast(pl.Float64)
-              .alias(f"{f}_p95") for f in READ_PANELS),
-            n.alias("cells"))
+            *(percentile_expr(pl.col(f), 0.95).cast(pl.Float64).alias(f"{f}_p95")
+              for f in READ_PANELS),
+            pl.len().alias("cells"), pl.col("__varying").any(), pl.col("__above").all())
     points = collect(cut)
+    vary = bool(points["__varying"].any())
+    worst_u = points.filter(pl.col("__above"))["U"].min() if vary else None
+    points = points.drop("__varying", "__above")
     rank = {c: i for i, c in enumerate(controllers(points))}
     points = points.sort(pl.col("controller").replace_strict(rank, return_dtype=pl.Int64), "U")
     rounded = [f for f in points.columns if f.startswith(("reads_per_round", "reads_per_second"))]
     return ChartSlice(fixed, tuple(points.with_columns(pl.col(rounded).round(4)).to_dicts()),
-                      over)
+                      over, vary, None if worst_u is None else int(worst_u))  # type: ignore[arg-type]
 
 
 FLAT_FIGURES: Final = ("U_lowest", "lowest", "U_highest", "highest", "spread", "relative", "cells")
@@ -583,10 +603,10 @@ def flat_paragraph(flat: Flat, hide: Iterable[str] = ()) -> str | Markup:
         "</strong> Among the {cells:,} cells with overshoot 0, in {series:,} series of cells "
         "that differ only in U, reads per round move with U by at most {max} entries "
         "({rel_max} of the series' lowest), typically {median} ({rel_median}, the median; 90th "
-        "percentile {p90}); {within:,} series stay within one entry. A settled loop reads "
-        "ledger_base + desired entries per round; what moves is the share of rounds that fall "
-        "while copies are starting or being replaced. The widest series: {key}, from {lowest} "
-        "at U = {U_lowest} to {highest} at U = {U_highest}.").format(
+        "percentile {p90}, nearest rank); {within:,} series stay within one entry. A settled "
+        "loop reads ledger_base + desired entries per round; what moves is the share of rounds "
+        "that fall while copies are starting or being replaced. The widest series: {key}, from "
+        "{lowest} at U = {U_lowest} to {highest} at U = {U_highest}.").format(
             answer=answer, cells=flat.cells, series=flat.series, max=num(spread.max),
             rel_max=pct(rel.max), median=num(spread.median),
             rel_median=pct(rel.median), p90=num(spread.p90),
@@ -611,8 +631,8 @@ def inflation_paragraph(inf: Inflation, hide: Iterable[str] = ()) -> str | Marku
     text += Markup(
         "up to {max} times their series' no-oscillation level (the median over the cells of "
         "the same series with overshoot 0), typically {median} times (median; 90th percentile "
-        "{p90}). The largest: {key}, U = {U}, overshoot {overshoot}: {reads} entries per round "
-        "against {level}.").format(
+        "{p90}, nearest rank). The largest: {key}, U = {U}, overshoot {overshoot}: {reads} "
+        "entries per round against {level}.").format(
             max=num(r.max, 2), median=num(r.median), p90=num(r.p90),
             key=key_text(top, ("U", "overshoot", "reads_per_round", "level", "ratio"), hide),
             U=top["U"], overshoot=num(top["overshoot"]), reads=num(top["reads_per_round"], 1),
@@ -659,19 +679,23 @@ def by_gb_paragraphs(by: ByGB, fixed: Mapping[str, Any]) -> list[str | Markup]:
     same = all(r.same_for_all for r in rows if r.zero_from is not None)
     out: list[str | Markup] = []
     off = [r for r in rows if not r.at_boundary and r.zero_from is not None]
+    worst = by.boundary != BOUNDARY
+    at, which = (("the first U on the worst-case boundary",
+                  f"the smallest U with {by.boundary} the sweep ran: the delays vary here")
+                 if worst else ("U = G + B", "the smallest U ≥ G + B the sweep ran"))
     if len(at_boundary) == n:
         text = Markup("<strong>Which U gives zero overshoot?</strong> For every one of the {} "
                       "(G, B) pairs, the fastest loop whose overshoot is 0 under {} is "
-                      "<strong>U = G + B</strong> (the smallest U ≥ G + B the sweep ran), and "
-                      "every slower loop has overshoot 0 too").format(n, by.every)
+                      "<strong>{}</strong> ({}), and every slower loop has overshoot 0 too"
+                      ).format(n, by.every, at, which)
     else:
         text = Markup("<strong>Which U gives zero overshoot?</strong> For {} of the {} (G, B) "
                       "pairs, the fastest loop whose overshoot is 0 under {}, and at every "
-                      "larger U, is U = G + B (the smallest U ≥ G + B the sweep ran)").format(
-            len(at_boundary), n, by.every)
+                      "larger U, is {} ({})").format(len(at_boundary), n, by.every, at, which)
         if off:
             text += "; it is " + ", ".join(
-                f"U = {r.zero_from} at G = {r.G}, B = {r.B}" for r in off)
+                f"U = {r.zero_from} at G = {r.G}, B = {r.B}" + (_worst_text(r) if worst else "")
+                for r in off)
     if never:
         some = "desired count, schedule or seed" if by.over else "desired count or schedule"
         text += (f"; {len(never)} pair(s) overshoot for some {some} even at "
@@ -727,6 +751,15 @@ def by_gb_paragraphs(by: ByGB, fixed: Mapping[str, Any]) -> list[str | Markup]:
     return out
 
 
+def _worst_text(r: GBRow) -> str:
+    """Where a (G, B)'s worst-case boundary lies against its fastest loop without
+    overshoot, in words."""
+    if r.boundary_U is None:
+        return " (no swept U reaches the worst-case boundary)"
+    side = "below" if r.zero_from is not None and r.zero_from < r.boundary_U else "above"
+    return f", {side} the worst-case boundary's first U, {r.boundary_U}"
+
+
 def _slice(fixed: Mapping[str, Any], hide: Iterable[str]) -> str:
     """``, axis = value ...`` for the ledger rows' fixed axes that vary in the sweep, or ''."""
     text = fixed_text(fixed, {*hide, "controller"}, "ledger")
@@ -777,7 +810,8 @@ def render(rc: ReadCostSummary, context: Context, figures: Mapping[str, Figure])
                             "where the sweep has them, else each parameter's most common "
                             "value){}.</p>").format(
             fixed_text(rc.chart.fixed, hide),
-            Markup(", each point the median over its {}, the band reaching the p95").format(
+            Markup(", each point the median over its {}, the band reaching the p95 (nearest "
+                   "rank)").format(
                 " and ".join(f"{a}s" for a in rc.chart.over)) if rc.chart.over else ""))
     if "read_cost" in figures:
         parts.append(figure_html(figures["read_cost"]))
@@ -822,13 +856,14 @@ READ_PANELS: Final = {
 }
 
 
-def read_cost_figure(points: Sequence[Mapping[str, Any]], fixed: Mapping[str, Any],
-                     order: Sequence[str], hide: Iterable[str] = (),
-                     over: Sequence[str] = ()) -> Figure:
+def read_cost_figure(cut: ChartSlice, order: Sequence[str], hide: Iterable[str] = ()) -> Figure:
     """Reads per round, reads per second (log scale), overshoot and unneeded copies against
-    U on one slice, one line per controller, with the boundary U = G + B marked (the
+    U on the slice ``cut``, one line per controller, with the boundary U = G + B marked (the
     subtitle leaves the axes in ``hide`` out of the slice's description). With replicates
-    ``over``: each line the median over them, its band reaching the p95."""
+    (``cut.over``): each line the median over them, its band reaching the p95 (nearest
+    rank). Where the slice's delays vary, the line marks the first swept U on or above the
+    worst-case boundary instead (none where no swept U is)."""
+    points, fixed, over, varying = cut.points, cut.fixed, cut.over, cut.varying
     bands = [f"{c}_p95" for c in READ_PANELS] if over else []
     columns = ["controller", "U", *READ_PANELS, "missing_copy_seconds", *bands]
     frame = (pl.DataFrame(list(points)).select(columns) if points else pl.DataFrame(
@@ -836,7 +871,8 @@ def read_cost_figure(points: Sequence[Mapping[str, Any]], fixed: Mapping[str, An
                 "reads_per_second": pl.Float64, "overshoot": pl.Int64, "unneeded": pl.Int64,
                 "missing_copy_seconds": pl.Int64, **dict.fromkeys(bands, pl.Float64)}))
     G, B = fixed.get("G"), fixed.get("B")
-    boundary = G + B if isinstance(G, int) and isinstance(B, int) else None
+    boundary = (cut.worst_U if varying
+                else G + B if isinstance(G, int) and isinstance(B, int) else None)
     tooltip = [alt.Tooltip("controller:N"), alt.Tooltip("U:Q"),
                *(alt.Tooltip(f"{c}:Q", title=h) for c, h in READ_PANELS.items()),
                alt.Tooltip("missing_copy_seconds:Q", title="missing copy-seconds")]
@@ -869,9 +905,16 @@ def read_cost_figure(points: Sequence[Mapping[str, Any]], fixed: Mapping[str, An
     title = "Read cost against the loop period U, beside overshoot and unneeded copies"
     where = describe({a: v for a, v in fixed.items() if a not in hide}) or "the whole sweep"
     spread = (f" Each point the median over the {' and '.join(f'{a}s' for a in over)} there, "
-              "the band reaching the p95." if over else "")
+              "the band reaching the p95 (nearest rank)." if over else "")
+    if varying:
+        line = (f"Dashed: the first swept U on the worst-case boundary, {BOUNDARY_WORST} (the "
+                "delays vary here)." if boundary is not None else
+                f"No swept U reaches the worst-case boundary, {BOUNDARY_WORST} (the delays "
+                "vary here).")
+    else:
+        line = "Dashed: U = G + B." if boundary is not None else ""
     sub = (f"One slice of the sweep: {where}.{spread} reads_per_second = reads / (duration + 1). "
-           + ("Dashed: U = G + B." if boundary is not None else ""))
+           + line)
     return Figure("read_cost", title, finish(chart, title, sub))
 
 
@@ -893,8 +936,7 @@ def charts(rc: ReadCostSummary, context: Context) -> list[Figure]:
     takes one value)."""
     if _one_u(context) is not None:
         return []
-    return [read_cost_figure(rc.chart.points, rc.chart.fixed, context.sweep.controllers,
-                             hide=context.constant, over=rc.chart.over)]
+    return [read_cost_figure(rc.chart, context.sweep.controllers, hide=context.constant)]
 
 
 def glance(rc: ReadCostSummary) -> Markup:
@@ -907,11 +949,19 @@ def glance(rc: ReadCostSummary) -> Markup:
     if inf.with_level:
         parts.append(Markup("oscillation inflates them up to {}&times; (median {}&times;)")
                      .format(num(inf.ratio.max, 2), num(inf.ratio.median)))
-    rows = rc.by_GB.rows
+    rows, by = rc.by_GB.rows, rc.by_GB
     if rows:
         at = sum(r.at_boundary for r in rows)
-        parts.append(f"the fastest loop without overshoot is U = G + B for {at} of {len(rows)} "
-                     "(G, B) pairs")
+        if by.boundary == BOUNDARY:
+            parts.append(f"the fastest loop without overshoot is U = G + B for {at} of "
+                         f"{len(rows)} (G, B) pairs")
+        else:
+            below = sum(r.zero_from is not None and (r.boundary_U is None
+                                                     or r.zero_from < r.boundary_U)
+                        for r in rows)
+            parts.append(f"the fastest loop without overshoot is the first U on the worst-case "
+                         f"boundary {by.boundary} for {at} of {len(rows)} (G, B) pairs, below "
+                         f"it for {below}")
     link = Markup('<a href="#reads">Read cost</a>:')
     if not parts:
         return link + (" not measured: no cells that differ only in U without oscillating, "

@@ -20,7 +20,7 @@ def render(summary: Context, context: Context, figures: Mapping[str, Figure]) ->
              ("spec hash", s.spec_hash), ("started", s.started),
              ("finished", s.finished), ("cells in the data", s.cells),
              ("cells declared in sweep.json", s.cells_declared),
-             ("cells per second (sweep)", s.cells_per_second)]
+             ("cells per second (sweep, compiling left out)", s.cells_per_second)]
     notes = []
     if s.cells_declared is not None and s.cells_declared != s.cells:
         notes.append(f"sweep.json declares {num(s.cells_declared)} cells but the data holds "

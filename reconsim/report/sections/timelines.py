@@ -4,7 +4,8 @@ Four kinds of cell are picked with lazy queries over the table (the best row of 
 never the table sorted whole): the worst law mismatch (the largest
 ``|overshoot - law_overshoot|`` where the law applies), a ledger cell just below the
 boundary and the cell at it in the same panel (every parameter equal but U: the largest U
-below G + B, and U = G + B), and the slowest-settling cell (the longest wait from its
+below G + B, and U = G + B; delays fixed, for no single G + B places a cell whose delays
+vary), and the slowest-settling cell (the longest wait from its
 last scripted death, or from the start when none, to ``stable_at``). Each is rebuilt as a
 :class:`~reconsim.model.params.Cell` from its parameter columns, traced by the reference
 model, and checked: the trace's sums and extremes must give the table's metrics. The
@@ -40,8 +41,16 @@ from reconsim.model.params import (
 )
 from reconsim.model.trace import metrics_of, trace_cell
 from reconsim.report.charts import ALARM, WIDTH, Figure, finish, inline
-from reconsim.report.load import Sweep
-from reconsim.report.query import SEED_SETTING, collect, lazy, seed_schedules, user_params
+from reconsim.report.load import ROW_DEATHS, Sweep
+from reconsim.report.query import (
+    SEED_SETTING,
+    collect,
+    height,
+    lazy,
+    seed_schedules,
+    user_params,
+    varying,
+)
 from reconsim.report.section import NOT_IN_JSON, Context, Section
 from reconsim.sweep.table import unflat
 from reconsim.web.html import figure_html, num, verdict
@@ -109,7 +118,7 @@ def _numeric_axes(sweep: Sweep) -> list[str]:
 
 def _row_columns(sweep: Sweep) -> list[str]:
     """What a chosen row is read with: its axes, parameters, metrics and law prediction."""
-    wanted = {*sweep.axes, *PARAM_NAMES, *METRIC_NAMES, "law_overshoot"}
+    wanted = {*sweep.axes, *PARAM_NAMES, *METRIC_NAMES, "law_overshoot", ROW_DEATHS}
     return [c for c in lazy(sweep.table).collect_schema().names() if c in wanted]
 
 
@@ -158,11 +167,12 @@ def _seed_distance(sweep: Sweep, columns: Sequence[str]) -> pl.Expr:
 
 def boundary_pair(sweep: Sweep) -> tuple[Timeline, Timeline]:
     """A ledger cell at the boundary (U = G + B) and the one just below it in its panel
-    (every other axis equal, the largest U < G + B), seed 001's setting preferred."""
+    (every other axis equal, the largest U < G + B), seed 001's setting preferred; both
+    with fixed delays (where they vary, no single G + B places a cell)."""
     below_t, at_t = "Just below the boundary", "At the boundary"
     numeric = _numeric_axes(sweep)
     panel = [a for a in sweep.axes if a != "U"]
-    ledger = lazy(sweep.table).filter(pl.col("controller") == "ledger")
+    ledger = lazy(sweep.table).filter(pl.col("controller") == "ledger", ~varying())
     gb = pl.col("G") + pl.col("B")
     # The law's own cells first, then the cell nearest seed 001's setting.
     cheap = [a for a in (*numeric, "observe") if a in sweep.axes and a != "U"]
@@ -197,6 +207,9 @@ def boundary_pair(sweep: Sweep) -> tuple[Timeline, Timeline]:
         n *= 8
     why = ("No ledger cell has U = G + B with a smaller U beside it in its panel "
            "(every other parameter equal).")
+    if height(lazy(sweep.table).filter(pl.col("controller") == "ledger", varying())):
+        why += (" Ledger cells whose delays vary are not looked at: no single G + B places "
+                "them (the boundary section places them by their worst case).")
     return Timeline("below_boundary", below_t, False, why), Timeline(
         "above_boundary", at_t, False, why)
 
@@ -212,15 +225,9 @@ def slowest_settling(sweep: Sweep) -> Timeline:
     """The cell that takes longest to settle after its last scripted death (from the start
     when it has none), among the cells that settle."""
     title = "The slowest-settling cell"
-    pairs = collect(lazy(sweep.table).select("schedule", "duration").unique())
-    last = pl.DataFrame(
-        [(s, d, max((at for at, _ in deaths_of(sweep, s, d) if at <= d), default=0))
-         for s, d in pairs.iter_rows()],
-        schema={"schedule": pairs.schema["schedule"], "duration": pairs.schema["duration"],
-                "__last_death": pl.Int64}, orient="row")
     settle = pl.col("stable_at") - pl.col("__last_death")
-    query = lazy(sweep.table).filter(pl.col("stable_at").is_not_null()).join(
-        last.lazy(), on=["schedule", "duration"], how="left")
+    query = lazy(sweep.table).filter(pl.col("stable_at").is_not_null()).with_columns(
+        _last_death().alias("__last_death"))
     row = _best(sweep, query, -settle, extra=("__last_death",))
     if row is None:
         return Timeline("slowest_settling", title, False,
@@ -230,6 +237,15 @@ def slowest_settling(sweep: Sweep) -> Timeline:
     return _timeline(sweep, row, "slowest_settling", title, (
         f"Stable from second {row['stable_at']}, {row['stable_at'] - row['__last_death']} s "
         f"after {since}: the longest wait among the cells that settle."))
+
+
+def _last_death() -> pl.Expr:
+    """A row's last scripted death at or before its end, 0 with none: from the row's own
+    deaths (a random schedule's differ from seed to seed)."""
+    after_end = (pl.col(ROW_DEATHS).list.eval(pl.element().struct.field("at"))
+                 - pl.col("duration"))  # <= 0 within the run
+    last = after_end.list.eval(pl.when(pl.element() <= 0).then(pl.element())).list.max()
+    return (last + pl.col("duration")).fill_null(0)
 
 
 # --- a row back to its cell ---
@@ -255,8 +271,12 @@ def cell_of(sweep: Sweep, row: Mapping[str, Any]) -> Cell:
 
 
 def _cell_params(sweep: Sweep, row: Mapping[str, Any]) -> dict[str, Any]:
-    """The cell parameters of a row, as :func:`cell_of` reads them (unchecked)."""
-    params: dict[str, Any] = {"deaths": deaths_of(sweep, row["schedule"], row["duration"])}
+    """The cell parameters of a row, as :func:`cell_of` reads them (unchecked): its own
+    deaths where the row holds them (a random schedule's differ from seed to seed), else
+    its schedule's."""
+    own = row.get(ROW_DEATHS)
+    params: dict[str, Any] = {"deaths": deaths_of(sweep, row["schedule"], row["duration"])
+                              if own is None else tuple((e["at"], e["count"]) for e in own)}
     for p in PARAMS:
         if p.name == "deaths" or p.name not in row:
             continue
