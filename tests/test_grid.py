@@ -99,3 +99,37 @@ def test_slices_concatenate_to_the_whole() -> None:
     whole = expand(SPEC)
     parts = [expand(SPEC, lo, min(lo + 7, SPEC.n_cells)) for lo in range(0, SPEC.n_cells, 7)]
     assert pl.concat(parts).equals(whole)
+
+
+def test_slices_with_random_deaths_concatenate_to_the_whole() -> None:
+    """A slice draws its own cells' random deaths, on each cell's seed: any cut of the grid
+    gives the same rows."""
+    spec = parse_spec("""
+        name = "t"
+        [grid]
+        controller = ["ledger", "intent"]
+        duration = [100, 900]
+        seed = [0, 1, 2]
+        schedule = ["r", "mix", "seed"]
+        [schedule.r]
+        rate = 0.01
+        count = 1
+        seed = 3
+        [schedule.mix]
+        events = [[300, 2]]
+        every = 200
+        rate = 0.005
+        count = 1
+        seed = 4
+        [schedule.seed]
+        events = [[300, 2]]
+    """)
+    whole = expand(spec)
+    for step in (1, 5, 7):
+        parts = [expand(spec, lo, min(lo + step, spec.n_cells))
+                 for lo in range(0, spec.n_cells, step)]
+        assert pl.concat(parts).equals(whole), step
+    for r in whole.iter_rows(named=True):
+        want = spec.schedules[r["schedule"]].events(r["duration"], r["seed"])
+        assert [(e["at"], e["count"]) for e in r["deaths"]] == list(want)
+    assert whole.filter(schedule="r", duration=900)["deaths"].n_unique() == 3

@@ -16,4 +16,9 @@ from typing import Final
 #: ``Generator.exponential``, whose numbers NumPy does not promise across versions and
 #: which neither a spec's hash nor this version covered. Their deaths, and so the metrics
 #: of every cell on such a schedule, change; a directory of version 1 is refused.
-MODEL_VERSION: Final = 2
+#: 3: a random death schedule's trials are drawn per cell, its seed in the counter
+#: (rng.death_seconds: ``counter(seed, DEATHS, t)`` where version 2 had
+#: ``counter(0, DEATHS, t)`` for every cell), so that a seed axis moves the deaths. Cells of
+#: seed 0 keep their deaths and metrics; a cell of another seed on such a schedule has
+#: other deaths, and a directory of version 2 is refused.
+MODEL_VERSION: Final = 3

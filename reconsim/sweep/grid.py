@@ -70,20 +70,50 @@ def _block(spec: Spec, controller: str, start: int, stop: int) -> pl.DataFrame:
         columns[name] = (pl.Series(spec.names[axis], dtype=pl.String()).gather(idx[axis])
                          if axis in idx else pl.repeat(None, n, dtype=pl.String, eager=True))
     columns["controller"] = pl.repeat(controller, n, dtype=pl.String, eager=True)
-    # Periodic and random schedules depend on the duration: one event list per (schedule,
-    # duration) pair this slice holds, so a chunk builds at most its own cells' lists.
-    names, durations = spec.axes["schedule"], spec.axes["duration"]
-    pairs, where = np.unique(idx["schedule"] * len(durations) + idx["duration"],
-                             return_inverse=True)
-    table = pl.Series(
-        [[{"at": a, "count": c}
-          for a, c in spec.schedules[names[p // len(durations)]].events(
-              durations[p % len(durations)])]
-         for p in pairs.tolist()],
-        dtype=DEATHS_DTYPE,
-    )
-    columns["deaths"] = table.gather(where.reshape(-1))
+    columns["deaths"] = _deaths(spec, idx)
     return pl.DataFrame({name: columns[name].alias(name) for name in param_columns(spec)})
+
+
+def _deaths(spec: Spec, idx: dict[str, np.ndarray]) -> pl.Series:
+    """The cells' death events. Periodic and random deaths depend on the duration, random
+    ones on the cell's seed too: one event list per (schedule, duration) pair this slice
+    holds, per (schedule, duration, seed) for a schedule with random deaths, so a chunk
+    builds at most its own cells' lists. Each schedule builds its lists at once
+    (:meth:`~reconsim.sweep.spec.Schedule.cells`), and the lists are gathered into rows."""
+    names, durations, seeds = (spec.axes[a] for a in ("schedule", "duration", "seed"))
+    random = np.array([spec.schedules[name].random for name in names])
+    seed = np.where(random[idx["schedule"]], idx["seed"], 0)
+    keys, where = np.unique((idx["schedule"] * len(durations) + idx["duration"]) * len(seeds)
+                            + seed, return_inverse=True)
+    schedule, rest = np.divmod(keys, len(durations) * len(seeds))
+    duration, seed = np.divmod(rest, len(seeds))
+    empty = np.zeros(0, dtype=np.int64)  # an empty slice has no lists
+    owners, ats, counts = [empty], [empty], [empty]
+    for s in np.unique(schedule).tolist():  # keys are sorted: each schedule's lists in a run
+        mine = np.flatnonzero(schedule == s)
+        owner, at, count = spec.schedules[names[s]].cells(
+            np.array([durations[k] for k in duration[mine].tolist()], dtype=np.int64),
+            np.array([seeds[k] for k in seed[mine].tolist()], dtype=np.int64))
+        owners.append(mine[owner])
+        ats.append(at)
+        counts.append(count)
+    return _lists(np.concatenate(owners), np.concatenate(ats), np.concatenate(counts),
+                  len(keys)).gather(where.reshape(-1))
+
+
+def _lists(owner: np.ndarray, at: np.ndarray, count: np.ndarray, n: int) -> pl.Series:
+    """``n`` lists of (at, count) events from flat arrays, list i the events whose
+    ``owner`` is i, in their order (``owner`` ascending): a group per list, each opened by
+    a placeholder event that is left out, so that every list, empty ones too, has one and
+    the groups come in order."""
+    frame = pl.DataFrame({
+        "owner": np.concatenate([np.arange(n, dtype=np.int64), owner]),
+        "at": np.concatenate([np.full(n, -1, dtype=np.int64), at]),
+        "count": np.concatenate([np.zeros(n, dtype=np.int64), count]),
+    })
+    lists = frame.group_by("owner", maintain_order=True).agg(
+        pl.struct("at", "count").filter(pl.col("at") >= 0).alias("deaths"))
+    return lists["deaths"].cast(DEATHS_DTYPE)
 
 
 def param_columns(spec: Spec) -> tuple[str, ...]:

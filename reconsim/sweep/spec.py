@@ -24,10 +24,12 @@ import math
 import re
 import sys
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
+
+import numpy as np
 
 from reconsim.errors import ReconsimError
 from reconsim.model import delays
@@ -46,9 +48,13 @@ from reconsim.model.params import (
     check_deaths,
     check_value,
     parameter,
+    refuse_inapplicable,
     shown,
 )
 from reconsim.model.rng import death_seconds
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 
 class SpecError(ReconsimError, ValueError):
@@ -92,65 +98,131 @@ NO_SCHEDULE: Final = "none"
 _SLUG = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 _TOP_KEYS = {"name", "grid", "schedule", "chunk_size", "import_path",
              *(k.table for k in NAMED_AXES.values())}
-_SCHEDULE_KINDS: Final[Mapping[str, tuple[set[str], set[str]]]] = {
-    # kind: (required keys, optional keys)
+#: A death schedule's parts, by the key that names each: (its required keys, its optional
+#: ones). A schedule holds one or several; those with ``every`` and ``rate`` share
+#: ``count``, ``start`` and ``until``.
+_SCHEDULE_PARTS: Final[Mapping[str, tuple[set[str], set[str]]]] = {
     "events": ({"events"}, set()),
     "every": ({"every", "count"}, {"start", "until"}),
     "rate": ({"rate", "count", "seed"}, {"start", "until"}),
 }
+#: Seeds whose random deaths :meth:`Schedule.count` draws at once.
+_COUNT_BLOCK: Final = 4096
 
 
 @dataclass(frozen=True)
 class Schedule:
-    """A named death schedule: explicit events, periodic deaths, or seeded random deaths (a
-    trial a second: the discrete-time Poisson process, :func:`~reconsim.model.rng.death_seconds`).
+    """A named death schedule: scripted events, periodic deaths and seeded random deaths (a
+    trial a second: the discrete-time Poisson process, drawn per cell on its seed's streams,
+    :func:`~reconsim.model.rng.death_seconds`), any of the three or several together.
 
-    Periodic and random schedules are generated up to each cell's duration (``until``
-    caps them further); explicit events are kept exactly as listed.
+    Periodic and random deaths are generated up to each cell's duration (``until`` caps
+    them further); scripted events are kept exactly as listed. A schedule of one part gives
+    that part's events (periodic and random ones in order of second); of several, the union
+    of their events in order of second, those of one second in the order scripted (as
+    listed), periodic, random. Events of one second add up: each kills the oldest live
+    copies, so (t, a) and (t, b) kill the a + b oldest, in either order.
     """
 
     name: str
-    kind: str
     params: Mapping[str, Any]
 
-    def events(self, duration: int) -> Deaths:
-        """The schedule's (at, count) events for a run of ``duration`` seconds."""
+    @property
+    def random(self) -> bool:
+        """Whether its deaths depend on the cell's seed (it has a ``rate``)."""
+        return "rate" in self.params
+
+    def events(self, duration: int, seed: int = 0) -> Deaths:
+        """The schedule's (at, count) events for a run of ``duration`` seconds of a cell
+        with ``seed``."""
+        _, at, count = self.cells(np.array([duration]), np.array([seed]))
+        return tuple(zip(at.tolist(), count.tolist(), strict=True))
+
+    def cells(self, durations: NDArray[np.int64], seeds: NDArray[np.int64],
+              ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+        """The events of cells ``i`` with ``durations[i]`` and ``seeds[i]``, as three flat
+        arrays, each event's cell, at and count, ordered by cell and, within one, as
+        :meth:`events` orders them. Vectorised: random deaths are drawn once per distinct
+        seed, up to the longest run."""
+        p, n = self.params, len(durations)
+        cell = np.arange(n, dtype=np.int64)
+        parts: list[tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]] = []
+        if "events" in p:
+            scripted = np.array(p["events"], dtype=np.int64).reshape(-1, 2)
+            parts.append((np.repeat(cell, len(scripted)), np.tile(scripted[:, 0], n),
+                          np.tile(scripted[:, 1], n)))
+        ends = self._ends(durations)
+        if "every" in p:
+            start, every = p.get("start", p["every"]), p["every"]
+            many = np.maximum(0, (ends - start) // every + 1)
+            owner = np.repeat(cell, many)
+            parts.append((owner, start + every * _ranks(many), np.full(len(owner), p["count"])))
+        if "rate" in p:
+            first = p.get("start", 0)
+            distinct, which = np.unique(seeds, return_inverse=True)
+            last = int(ends.max(initial=first - 1))
+            row, second = death_seconds(p["seed"], p["rate"], first, last, distinct)
+            # Cell i takes its seed's seconds up to its own end: a prefix of its seed's row.
+            rows = np.searchsorted(row, np.arange(len(distinct) + 1))
+            keyed = row * (MAX_SECONDS + 1) + second
+            stop = np.searchsorted(keyed, which * (MAX_SECONDS + 1) + ends, side="right")
+            lo = rows[which]
+            many = np.maximum(0, stop - lo)
+            owner = np.repeat(cell, many)
+            parts.append((owner, second[np.repeat(lo, many) + _ranks(many)],
+                          np.full(len(owner), p["count"])))
+        if len(parts) == 1:
+            return parts[0]
+        owner, at, count = (np.concatenate(column) for column in zip(*parts, strict=True))
+        order = np.lexsort((np.arange(len(owner)), at, owner))  # stable: scripted first
+        return owner[order], at[order], count[order]
+
+    def count(self, duration: int, seeds: Sequence[int] = (0,), limit: int = MAX_EVENTS,
+              ) -> int:
+        """The most events :meth:`events` gives a cell of ``duration`` with one of ``seeds``,
+        counted without building them: scripted and periodic ones exactly
+        (:meth:`fixed_count`); random ones drawn (vectorised, a block of seeds at a time,
+        until a cell passes ``limit``) and counted, the sum at most ``limit + 1``."""
         p = self.params
-        if self.kind == "events":
-            return tuple(p["events"])
-        if self.kind == "every":
-            return tuple((at, p["count"]) for at in self._periodic(duration))
-        return tuple((at, p["count"]) for at in self._random(duration))
+        fixed = self.fixed_count(duration)
+        if not self.random or fixed > limit:
+            return fixed
+        most, end = 0, self.end(duration)
+        for lo in range(0, len(seeds), _COUNT_BLOCK):
+            block = np.asarray(seeds[lo:lo + _COUNT_BLOCK], dtype=np.int64)
+            row, _ = death_seconds(p["seed"], p["rate"], p.get("start", 0), end, block)
+            most = max(most, int(np.bincount(row, minlength=1).max()))
+            if fixed + most > limit:
+                break
+        return min(fixed + most, limit + 1)
 
-    def count(self, duration: int, limit: int = MAX_EVENTS) -> int:
-        """How many events :meth:`events` gives for ``duration`` (at most ``limit + 1``),
-        counted without building them; a random schedule's seconds are drawn (one vectorised
-        trial a second) and counted."""
-        if self.kind == "events":
-            return len(self.events(duration))
-        if self.kind == "every":
-            return len(self._periodic(duration))
-        return min(len(self._random(duration)), limit + 1)
+    def fixed_count(self, duration: int) -> int:
+        """How many scripted and periodic events a cell of ``duration`` has (any seed)."""
+        p = self.params
+        periodic = range(p.get("start", p["every"]), self.end(duration) + 1,
+                         p["every"]) if "every" in p else ()
+        return len(p.get("events", ())) + len(periodic)
 
-    def _end(self, duration: int) -> int:
-        """The last second a periodic or random event may fall on."""
+    def end(self, duration: int) -> int:
+        """The last second a periodic or random event may fall on in a run of ``duration``."""
         until: int = self.params.get("until", duration)
         return min(duration, until)
 
-    def _periodic(self, duration: int) -> range:
-        p = self.params
-        return range(p.get("start", p["every"]), self._end(duration) + 1, p["every"])
+    def _ends(self, durations: NDArray[np.int64]) -> NDArray[np.int64]:
+        """:meth:`end` of each duration."""
+        ends: NDArray[np.int64] = np.minimum(durations, self.params.get("until", MAX_SECONDS))
+        return ends
 
-    def _random(self, duration: int) -> list[int]:
-        """The seconds ``start … min(until, duration)`` with a death, each second a trial of
-        probability ``rate`` drawn from the model's counter-based streams, seeded
-        (:func:`reconsim.model.rng.death_seconds`, specified exactly in integers): the same
-        seed gives the same seconds on every platform and for every duration (a shorter
-        run sees a prefix of a longer run's)."""
-        p = self.params
-        seconds: list[int] = death_seconds(p["seed"], p["rate"], p.get("start", 0),
-                                           self._end(duration)).tolist()
-        return seconds
+
+def _ranks(many: NDArray[np.int64]) -> NDArray[np.int64]:
+    """``0 … many[i] - 1`` for each i, concatenated.
+
+    >>> _ranks(np.array([2, 0, 3])).tolist()
+    [0, 1, 0, 1, 2]
+    """
+    ranks: NDArray[np.int64] = np.arange(many.sum(), dtype=np.int64) - np.repeat(
+        np.cumsum(many) - many, many)
+    return ranks
 
 
 @dataclass(frozen=True)
@@ -272,9 +344,9 @@ def parse_spec(text: str, base: str | Path = ".") -> Spec:
     axes = {axis: tuple(named[axis][v] for v in names[axis]) if axis in named
             else _axis(grid, axis, schedules) for axis in (*AXES, *extra)}
     _one_of_table_or_spread(axes, names)
+    _refuse_inapplicable(grid, axes, controllers)
     if DEFAULT_SCHEDULE in axes["schedule"] and DEFAULT_SCHEDULE not in schedules:
-        schedules[DEFAULT_SCHEDULE] = Schedule(DEFAULT_SCHEDULE, "events",
-                                               {"events": DEFAULTS["deaths"]})
+        schedules[DEFAULT_SCHEDULE] = Schedule(DEFAULT_SCHEDULE, {"events": DEFAULTS["deaths"]})
     entries = _entries_per_cell(axes, schedules)
     spec = Spec(name=name, axes=axes, schedules=schedules, chunk_size=chunk_size or 1,
                 source=doc, controllers=controllers, import_path=import_path, names=names,
@@ -351,15 +423,18 @@ def _entries_per_cell(axes: Mapping[str, tuple[Any, ...]],
     most = 0
     for name in axes["schedule"]:
         schedule = schedules[name]
-        n = schedule.count(longest)
+        n = schedule.count(longest, axes["seed"])
         if n > MAX_EVENTS:
             where = f"schedule.{name}: in a run of {longest} s (the longest grid.duration)"
-            if schedule.kind == "rate":
-                p = schedule.params
-                span = schedule._end(longest) + 1 - p.get("start", 0)
-                raise SpecError(f"{where} rate {p['rate']} gives more than {MAX_EVENTS} death "
-                                f"events (about {p['rate'] * span:,.0f}), more than a cell "
-                                "may hold")
+            p, fixed = schedule.params, schedule.fixed_count(longest)
+            if schedule.random and fixed <= MAX_EVENTS:
+                span = max(0, schedule.end(longest) + 1 - p.get("start", 0))
+                also = f" with its {fixed} scripted and periodic events" if fixed else ""
+                seeds = len(axes["seed"])
+                some = f" with one of the grid's {seeds} seeds" if seeds > 1 else ""
+                raise SpecError(f"{where} rate {p['rate']}{also} gives more than {MAX_EVENTS} "
+                                f"death events (about {fixed + p['rate'] * span:,.0f}){some}, "
+                                "more than a cell may hold")
             raise SpecError(f"{where} it gives {n} death events, more than the {MAX_EVENTS} a "
                             "cell may hold")
         most = max(most, n)
@@ -414,7 +489,7 @@ def _named(raw: Any, kind: Records) -> dict[str, tuple[Any, ...]]:
         if not _SLUG.fullmatch(name):
             raise SpecError(f"{where}: schedule name must be a plain slug, got {name!r}")
         if name == NO_SCHEDULE:
-            raise SpecError(f"{where}: {NO_SCHEDULE!r} is built in (no {kind.noun}s)")
+            raise SpecError(f"{where}: {NO_SCHEDULE!r} is built in (no {kind.many})")
         if not isinstance(table, dict):
             raise SpecError(f"{where} must be a table, got {table!r}")
         _no_unknown_keys(table, {kind.key}, f"{where}.")
@@ -444,6 +519,26 @@ def _delay_tables(raw: Any, base: Path) -> dict[str, tuple[Any, ...]]:
         except ValueError as exc:
             raise SpecError(str(exc)) from None
     return out
+
+
+def _refuse_inapplicable(grid: Mapping[str, Any], axes: Mapping[str, tuple[Any, ...]],
+                         controllers: tuple[tuple[str, str], ...]) -> None:
+    """Refuse an axis the grid names that applies to none of its controllers, one of them a
+    user's (``ttl`` beside ``ledger`` and ``deadband``): it would be given to the user's
+    controller, as :func:`~reconsim.model.params.refuse_inapplicable` refuses. An axis that
+    applies to some of them multiplies those only."""
+    if not controllers:
+        return
+    user = controllers[0][0]
+    for axis in grid:
+        name = "deaths" if axis == "schedule" else axis
+        if axis == "controller" or any(applies(name, c) for c in axes["controller"]):
+            continue
+        for value in axes[axis]:
+            try:
+                refuse_inapplicable(name, value, user, "grid.")
+            except ValueError as exc:
+                raise SpecError(str(exc)) from None
 
 
 def _one_of_table_or_spread(axes: Mapping[str, tuple[Any, ...]],
@@ -532,37 +627,35 @@ def _schedule(name: str, table: Any) -> Schedule:
     where = f"schedule.{name}"
     if not isinstance(table, dict):
         raise SpecError(f"{where} must be a table, got {shown(table)}")
-    kinds = [k for k in _SCHEDULE_KINDS if k in table]
-    if len(kinds) != 1:
-        raise SpecError(f"{where} needs exactly one of 'events', 'every' or 'rate', "
+    parts = [k for k in _SCHEDULE_PARTS if k in table]
+    if not parts:
+        raise SpecError(f"{where} needs at least one of 'events', 'every' or 'rate', "
                         f"got keys {sorted(table)}")
-    kind = kinds[0]
-    required, optional = _SCHEDULE_KINDS[kind]
-    _no_unknown_keys(table, required | optional, f"{where}.")
-    missing = sorted(required - set(table))
-    if missing:
-        raise SpecError(f"{where}.{missing[0]}: missing (a '{kind}' schedule needs "
-                        f"{', '.join(sorted(required))})")
+    known = {key for part in parts for keys in _SCHEDULE_PARTS[part] for key in keys}
+    _no_unknown_keys(table, known, f"{where}.")
+    for part in parts:
+        required = _SCHEDULE_PARTS[part][0]
+        missing = sorted(required - set(table))
+        if missing:
+            raise SpecError(f"{where}.{missing[0]}: missing (a '{part}' schedule needs "
+                            f"{', '.join(sorted(required))})")
     params = dict(table)
-    if kind == "events":
+    if "events" in params:
         try:
             params["events"] = check_deaths(table["events"], f"{where}.events")
         except ValueError as exc:
             raise SpecError(str(exc)) from None
-    else:
-        bounds = {"count": (0, MAX_COPIES), "start": (0, MAX_SECONDS),
-                  "until": (0, MAX_SECONDS), "seed": (0, MAX_SCHEDULE_SEED),
-                  "every": (1, MAX_SECONDS)}
-        for key, (low, high) in bounds.items():
-            if key in params:
-                _check_int(params[key], f"{where}.{key}", low, high)
-        if kind == "rate":
-            rate = params["rate"]
-            if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not (
-                    0 < rate <= 1):
-                raise SpecError(f"{where}.rate must be deaths per second in (0, 1], "
-                                f"got {shown(rate)}")
-    return Schedule(name, kind, params)
+    bounds = {"count": (0, MAX_COPIES), "start": (0, MAX_SECONDS), "until": (0, MAX_SECONDS),
+              "seed": (0, MAX_SCHEDULE_SEED), "every": (1, MAX_SECONDS)}
+    for key, (low, high) in bounds.items():
+        if key in params:
+            _check_int(params[key], f"{where}.{key}", low, high)
+    if "rate" in params:
+        rate = params["rate"]
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 < rate <= 1:
+            raise SpecError(f"{where}.rate must be deaths per second in (0, 1], "
+                            f"got {shown(rate)}")
+    return Schedule(name, params)
 
 
 def _check_int(value: Any, where: str, minimum: int, maximum: int) -> None:
