@@ -74,7 +74,11 @@ def test_csv_of_samples(tmp_path: Path) -> None:
     ({"histogram": [[5, 1], [5, 2]]}, "delays.x.histogram: second 5 is listed twice"),
     ({"quantiles": {"p50": 30, "p90": 20, "max": 60}},
      "delays.x.quantiles: quantiles must not decrease, got p50 = 30 above p90 = 20"),
-    ({"quantiles": {"p50": 3}}, "delays.x.quantiles.max: missing"),
+    ({"quantiles": {"min": 3}}, "delays.x.quantiles: no level and no max"),
+    ({"quantiles": {"p50": 12, "max": 20_000}},
+     "delays.x.quantiles: 20,001 distinct seconds, more than the 10,000 a delay table may "
+     "hold: quantiles weigh every second between their points, and p50 = 12 … max = 20000 "
+     "alone weighs 19,988; give a histogram"),
     ({"quantiles": {"p50": 3.5, "max": 9}}, "delays.x.quantiles.p50: quantile 3.5 is not a"),
     ({"quantiles": {"median": 3, "max": 9}}, "delays.x.quantiles.median: unknown key"),
     ({"quantiles": {"min": 10, "max": 9}},

@@ -16,7 +16,12 @@ A spec writes a table (``[delays.NAME]``) in one of four forms, every second an 
   line (relative to the spec's folder; a first line with a letter in it is a header);
 * ``histogram = [[seconds, weight], …]`` — the weights as given (positive integers, each
   second once, in any order);
-* ``quantiles = {p50 = 12, p90 = 25, p99 = 40, max = 60}`` — see :func:`from_quantiles`.
+* ``quantiles = {p50 = 12, p90 = 25, p99 = 40, max = 60}`` — see :func:`from_quantiles`
+  (``max`` optional).
+
+A cell takes the same forms as a mapping of one of them (``{"quantiles": {"p50": 12}}``,
+:func:`from_spec_table`, a ``csv`` path relative to the current folder) or the compiled
+table itself.
 
 Readings of a table, exact: :func:`lowest`, :func:`worst`, :func:`mean` (a
 :class:`~fractions.Fraction`), :func:`quantile` (at a level in parts per million).
@@ -29,7 +34,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, Final
 
 from reconsim.model import rng
@@ -233,9 +238,11 @@ def from_histogram(pairs: Any, where: str = "histogram") -> Table:
 def from_quantiles(points: Any, where: str = "quantiles") -> Table:
     """The table of quantile points, piecewise uniform between them, in parts per million.
 
-    Keys: ``max`` (required: the largest delay), ``min`` (optional, default 0: the smallest
-    delay, added to ``G`` or ``B`` as every table is) and levels ``pNN`` or ``pNN.DDDD``
-    (:func:`level_ppm`), each a whole number of seconds, non-decreasing with the level.
+    Keys: levels ``pNN`` or ``pNN.DDDD`` (:func:`level_ppm`), ``min`` (optional, default 0:
+    the smallest delay, added to ``G`` or ``B`` as every table is) and ``max`` (optional:
+    the largest delay), each a whole number of seconds, non-decreasing with the level; a
+    level or ``max`` at least. Two keys of one level (``p50`` and ``p50.0``) are refused,
+    naming both.
     With the points sorted, ``(P_0 = 0, min), (P_1, q_1), …, (10⁶, max)``, segment j
     carries the mass ``m = P_{j+1} - P_j`` ppm over its seconds: ``min … q_1`` for the
     first (both ends), ``q_j + 1 … q_{j+1}`` for the others, ``n`` seconds; the i-th of
@@ -243,37 +250,53 @@ def from_quantiles(points: Any, where: str = "quantiles") -> Table:
     m exactly; a segment of no width (``q_j = q_{j+1}``) puts m on ``q_j``. Seconds of
     weight 0 are left out. The total is 10⁶, and ``P(delay <= q_j)`` is exactly ``P_j``.
 
+    Without ``max`` the tail follows the last segment: the quantile function goes on along
+    the straight line through the highest level ``(P_k, q_k)`` and the point before it
+    (``min`` at level 0), to ``max = q_k + ceil((q_k - q_{k-1}) · (10⁶ - P_k) / (P_k - P_{k-1}))``
+    at 10⁶ ppm, rounded up to a whole second (``q_k`` itself when that segment has no
+    width). A measured tail longer than that needs its ``max``.
+
+    A segment weighs ``min(n, m)`` of its seconds, and a table holds at most
+    :data:`~reconsim.model.kinds.MAX_EVENTS` (10,000): points further apart are refused
+    before the table is built, naming the widest segment (a histogram on fewer seconds
+    stands in for them); so is a tail that would reach beyond
+    :data:`~reconsim.model.kinds.MAX_SECONDS`.
+
     >>> from_quantiles({"p50": 2, "max": 4})
     ((0, 166666), (1, 166667), (2, 166667), (3, 250000), (4, 250000))
+    >>> from_quantiles({"p50": 2}) == from_quantiles({"p50": 2, "max": 4})
+    True
+    >>> worst(from_quantiles({"p50": 5, "p90": 20, "p99": 60}))  # 60 + ceil(40 x 1/9)
+    65
     >>> from_quantiles({"min": 3, "p90": 3, "max": 5})
     ((3, 900000), (4, 50000), (5, 50000))
     """
     if not isinstance(points, Mapping):
         raise ValueError(f"{where}: must be a table of levels and seconds "
                          f"({{p50 = 12, p99 = 40, max = 60}}), got {shown(points)}")
-    if "max" not in points:
-        raise ValueError(f"{where}.max: missing (the largest delay, in seconds)")
-    levels: list[tuple[int, int]] = []
-    for key, value in points.items():
-        if key in ("min", "max"):
-            continue
-        ppm = level_ppm(key)
-        if ppm is None:
-            raise ValueError(f"{where}.{key}: unknown key (levels are p1 … p99.9999, besides "
-                             "min and max)")
-        levels.append((ppm, _seconds(f"{where}.{key}", value, "quantile")))
+    levels = _levels(points, where)
+    if not levels and "max" not in points:
+        raise ValueError(f"{where}: no level and no max (give p50 = … at least; max is "
+                         "optional)")
     low = _seconds(f"{where}.min", points.get("min", 0), "quantile")
-    high = _seconds(f"{where}.max", points["max"], "quantile")
-    chain = [(0, low, "min"), *((p, v, f"p{_shown_level(p)}") for p, v in sorted(levels)),
-             (PPM, high, "max")]
-    for (_, v0, k0), (_, v1, k1) in itertools.pairwise(chain):
+    # (level in ppm, seconds, the point as a message names it)
+    chain = [(0, low, f"min = {low}"),
+             *((p, v, f"p{_shown_level(p)} = {v}") for p, v in sorted(levels))]
+    if "max" in points:
+        high = _seconds(f"{where}.max", points["max"], "quantile")
+        chain.append((PPM, high, f"max = {high}"))
+    for (_, v0, point0), (_, v1, point1) in itertools.pairwise(chain):
         if v1 < v0:
-            raise ValueError(f"{where}: quantiles must not decrease, got {k0} = {v0} above "
-                             f"{k1} = {v1}")
+            raise ValueError(f"{where}: quantiles must not decrease, got {point0} above "
+                             f"{point1}")
+    if "max" not in points:
+        chain.append(_tail(where, chain))
+    segments = [(p1 - p0, v0 if j == 0 else v0 + 1, v0, v1, f"{point0} … {point1}")
+                for j, ((p0, v0, point0), (p1, v1, point1))
+                in enumerate(itertools.pairwise(chain))]
+    _refuse_wide(where, segments)
     weights: dict[int, int] = {}
-    for j, ((p0, v0, _), (p1, v1, _)) in enumerate(itertools.pairwise(chain)):
-        mass = p1 - p0
-        first = v0 if j == 0 else v0 + 1
+    for mass, first, v0, v1, _ in segments:
         if v1 < first:  # no width: an atom at v0
             weights[v0] = weights.get(v0, 0) + mass
             continue
@@ -281,7 +304,60 @@ def from_quantiles(points: Any, where: str = "quantiles") -> Table:
         for i in range(1, n + 1):
             weights[first + i - 1] = weights.get(first + i - 1, 0) + (
                 mass * i // n - mass * (i - 1) // n)
-    return _checked(where, tuple((v, w) for v, w in sorted(weights.items()) if w > 0))
+    return tuple((v, w) for v, w in sorted(weights.items()) if w > 0)
+
+
+def _levels(points: Mapping[Any, Any], where: str) -> list[tuple[int, int]]:
+    """The quantile points' levels, (ppm, seconds) in the order given, checked."""
+    levels: list[tuple[int, int]] = []
+    keys: dict[int, str] = {}  # the key that gave each level
+    for key, value in points.items():
+        if key in ("min", "max"):
+            continue
+        ppm = level_ppm(key) if isinstance(key, str) else None
+        if ppm is None:
+            raise ValueError(f"{where}.{key}: unknown key (levels are p1 … p99.9999, besides "
+                             "min and max)")
+        if ppm in keys:
+            raise ValueError(f"{where}: {keys[ppm]} and {key} are the same level "
+                             f"({ppm:,} ppm); give it once")
+        if isinstance(value, Mapping):  # TOML reads a bare p99.9 = 40 as {p99 = {9 = 40}}
+            quoted = next((f'"{key}.{k}" = {shown(v)}' for k, v in value.items()),
+                          f'"{key}.9" = 40')
+            raise ValueError(f"{where}.{key}: {shown(value)} is a table, not seconds: a level "
+                             f"with a decimal point goes in quotes ({quoted})")
+        keys[ppm] = key
+        levels.append((ppm, _seconds(f"{where}.{key}", value, "quantile")))
+    return levels
+
+
+def _tail(where: str, chain: list[tuple[int, int, str]]) -> tuple[int, int, str]:
+    """The point ``max`` at 10⁶ ppm on the line through the chain's last two points, rounded
+    up (:func:`from_quantiles`)."""
+    (p0, v0, point0), (p1, v1, point1) = chain[-2:]
+    high = v1 - (v0 - v1) * (PPM - p1) // (p1 - p0)
+    if high > MAX_SECONDS:
+        raise ValueError(f"{where}: max not given, and the line through {point0} and "
+                         f"{point1} reaches {high:,} s at p100, beyond the {MAX_SECONDS:,} a "
+                         "delay may be; give max")
+    return PPM, high, f"max = {high} (extrapolated)"
+
+
+def _refuse_wide(where: str, segments: list[tuple[int, int, int, int, str]]) -> None:
+    """Refuse quantile segments ``(mass, first, v0, v1, points)`` that would weigh more
+    distinct seconds than a table holds: a segment of width weighs ``min(n, mass)`` of its
+    ``n`` seconds (every one when its mass is at least n, else ``mass`` of them), and a
+    segment of no width the second its neighbour below already weighs."""
+    weighed = [min(v1 - first + 1, mass) if v1 >= first else 0
+               for mass, first, _, v1, _ in segments]
+    if sum(weighed) <= MAX_EVENTS:
+        return
+    widest = max(range(len(segments)), key=weighed.__getitem__)
+    raise ValueError(f"{where}: {sum(weighed):,} distinct seconds, more than the "
+                     f"{MAX_EVENTS:,} a delay table may hold: quantiles weigh every second "
+                     f"between their points, and {segments[widest][4]} alone weighs "
+                     f"{weighed[widest]:,}; give a histogram on at most {MAX_EVENTS:,} "
+                     "seconds for delays this wide")
 
 
 def _shown_level(ppm: int) -> str:
@@ -291,8 +367,16 @@ def _shown_level(ppm: int) -> str:
 
 def from_spec_table(table: Any, where: str, base: Path) -> Table:
     """A ``[delays.NAME]`` table of a spec, compiled; ``csv`` paths relative to ``base``.
-    Raises ``ValueError`` naming the field and the value."""
-    if not isinstance(table, dict):
+    Raises ``ValueError`` naming the field and the value.
+
+    The one reading of a table's forms: a cell's mapping (``Cell(G_delays={"samples":
+    [3, 5, 8]})``, ``base`` the current folder) and ``reconsim run``'s ``--G_delays
+    p50=5,p90=20`` (as that mapping) come here too.
+
+    >>> from_spec_table({"histogram": [[9, 1], [0, 3]]}, "G_delays", Path())
+    ((0, 3), (9, 1))
+    """
+    if not isinstance(table, Mapping):
         raise ValueError(f"{where} must be a table, got {shown(table)}")
     forms = [f for f in FORMS if f in table]
     unknown = [k for k in table if k not in FORMS]
@@ -310,6 +394,6 @@ def from_spec_table(table: Any, where: str, base: Path) -> Table:
         return from_histogram(value, inner)
     if form == "quantiles":
         return from_quantiles(value, inner)
-    if not isinstance(value, str) or not value:
+    if not isinstance(value, (str, PurePath)) or not str(value):
         raise ValueError(f"{inner}: must be a file name, got {shown(value)}")
     return from_csv(base / value, inner)

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final, NoReturn
 import numpy as np
 import polars as pl
 
+from reconsim.words import plural
+
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
@@ -715,8 +717,15 @@ class Records(Kind):
     table: str = ""
     key: str = ""
     max_len: int = MAX_EVENTS
+    #: The noun's plural where it is not the noun and an s (``entries``).
+    nouns: str = ""
     null_noun: ClassVar[str] = "schedule"
     null_hint: ClassVar[str] = " (use an empty list for none)"
+
+    @property
+    def many(self) -> str:
+        """The noun's plural: ``windows``, ``events``, ``entries``."""
+        return plural(2, self.noun, self.nouns or None)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -732,7 +741,7 @@ class Records(Kind):
         if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
             raise ValueError(f"{name} must be a list of {shape} records, got {shown(value)}")
         records = tuple(value)
-        _check_length(name, len(records), self.max_len, f"{self.noun}s")
+        _check_length(name, len(records), self.max_len, self.many)
         out = []
         for record in records:
             raw = (tuple(record.get(f) for f in self.names) if isinstance(record, Mapping)
@@ -780,7 +789,7 @@ class Records(Kind):
 
     def check_stats(self, name: str, row: Mapping[str, Any], column: pl.Series) -> None:
         if row[f"{name}:len"] is not None:
-            _check_length(name, row[f"{name}:len"], self.max_len, f"{self.noun}s")
+            _check_length(name, row[f"{name}:len"], self.max_len, self.many)
         index = row[f"{name}:bad_record"]
         if index is None:
             return
@@ -820,7 +829,7 @@ class Records(Kind):
         shown = ",".join(":".join(str(v) for v in r) for r in default) or "none"
         return {"type": self.parse, "action": "extend", "nargs": "*",
                 "metavar": ":".join(f.upper() for f in self.names),
-                "help": f"{help}; repeat or comma-separate, 'none' for no {self.noun}s "
+                "help": f"{help}; repeat or comma-separate, 'none' for no {self.many} "
                         f"(default {shown})"}
 
     def from_flag(self, given: Any, default: Any) -> Any:
@@ -883,9 +892,12 @@ class Delays(Records):
     """A delay table (:mod:`reconsim.model.delays`): (value, weight) entries, values in
     seconds strictly increasing, weights >= 1, their total at most
     :data:`MAX_DELAY_WEIGHT`; empty for none (the uniform ``spread`` applies). A sweep
-    spec names tables ``[delays.NAME]``, and its table stores the name beside them."""
+    spec names tables ``[delays.NAME]``, and its table stores the name beside them. The
+    flag takes the entries or one form of such a table (:meth:`parse_flag`), which the cell
+    compiles; a column holds the compiled entries only."""
 
     noun: str = "entry"
+    nouns: str = "entries"
     fields: tuple[tuple[str, Int | Choice], ...] = (
         ("value", Int(0, MAX_SECONDS)), ("weight", Int(1, MAX_DELAY_WEIGHT)))
     table: str = "delays"
@@ -926,6 +938,92 @@ class Delays(Records):
         if weight is not None and weight > MAX_DELAY_WEIGHT:
             raise ValueError(f"{name} total weight must be at most {MAX_DELAY_WEIGHT:,}, "
                              f"got {weight:,}")
+
+    def argument(self, help: str, default: Any) -> dict[str, Any]:
+        return {"type": self.parse_flag, "action": _OneForm, "nargs": "*",
+                "metavar": "VALUE:WEIGHT|FORM",
+                "help": f"{help}; one form of a [delays.NAME] table, p50=S,p90=S,…"
+                        "[,max=S][,min=S] (quantiles), samples=S,S,…, histogram=S:W,… or "
+                        "csv=FILE, or the table's VALUE:WEIGHT entries: repeat or "
+                        f"comma-separate, 'none' for no {self.many} (default none)"}
+
+    def from_flag(self, given: Any, default: Any) -> Any:
+        if given is not None and len(given) == 1 and isinstance(given[0], dict):
+            return given[0]  # one form, compiled by the cell (delays.from_spec_table)
+        return super().from_flag(given, default)
+
+    def parse_flag(self, text: str) -> Any:
+        """Parse one argument of the flag: ``VALUE:WEIGHT[,…]`` entries of the compiled
+        table (:meth:`Records.parse`; ``none``: no table), or one form as the mapping a
+        ``[delays.NAME]`` table is — ``p50=S,…[,max=S][,min=S]`` quantiles (a level's key
+        as in a spec, ``p99.9`` without quotes), ``samples=S,…``, ``histogram=S:W,…``
+        (seconds and weight, in any order) or ``csv=FILE`` (the rest of the argument, a
+        path relative to the current folder). Integers must be digits; the rest is
+        checked where the form is compiled (:func:`reconsim.model.delays.from_spec_table`).
+
+        >>> Delays().parse_flag("5:1,12:2")
+        ((5, 1), (12, 2))
+        >>> Delays().parse_flag("p50=5,p90=20,p99=60")
+        {'quantiles': {'p50': 5, 'p90': 20, 'p99': 60}}
+        >>> Delays().parse_flag("samples=3,5,8"), Delays().parse_flag("histogram=9:1,0:3")
+        ({'samples': [3, 5, 8]}, {'histogram': [[9, 1], [0, 3]]})
+        """
+        key, sep, rest = text.strip().partition("=")
+        key = key.strip()
+        if not sep:
+            return self.parse(text)
+        if key == "csv":
+            return {"csv": rest.strip()}
+        if key == "samples":
+            return {"samples": [int(v) for v in _digits(rest.split(","), "samples", "S,S,…")]}
+        if key == "histogram":
+            pairs = [p.split(":") for p in rest.split(",")]
+            if any(len(p) != 2 for p in pairs):
+                raise argparse.ArgumentTypeError(
+                    f"histogram: expected SECONDS:WEIGHT pairs, got {shown(rest.strip())}")
+            return {"histogram": [[int(v) for v in _digits(p, "histogram", "SECONDS:WEIGHT")]
+                                  for p in pairs]}
+        if key in ("min", "max") or key.startswith("p"):
+            points: dict[str, int] = {}
+            for part in text.split(","):
+                level, sep, value = (v.strip() for v in part.partition("="))
+                if not sep:
+                    raise argparse.ArgumentTypeError(
+                        f"quantiles: expected KEY=SECONDS (p50=12), got {shown(part.strip())}")
+                if level in points:
+                    raise argparse.ArgumentTypeError(f"quantiles: {level} given twice")
+                points[level] = int(_digits([value], "quantiles", "KEY=SECONDS")[0])
+            return {"quantiles": points}
+        raise argparse.ArgumentTypeError(
+            f"unknown form {shown(key)}: expected VALUE:WEIGHT entries, or p50=S,…[,max=S] "
+            f"(quantiles), samples=S,…, histogram=S:W,… or csv=FILE")
+
+
+def _digits(values: Iterable[str], form: str, shape: str) -> list[str]:
+    """``values`` stripped, each the ASCII digits of a non-negative integer; else the flag's
+    error naming the form and the value."""
+    out = [v.strip() for v in values]
+    for v in out:
+        if not (v.isascii() and v.isdigit()):
+            raise argparse.ArgumentTypeError(
+                f"{form}: expected {shape} with non-negative integers, got {shown(v)}")
+    return out
+
+
+class _OneForm(argparse.Action):
+    """A delay table's flag: its arguments collected as ``action="extend"`` does, but a form
+    (``p50=5,…``, ``samples=…``) is the flag's one argument: beside anything else it is
+    refused, naming it."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        given = [*(getattr(namespace, self.dest) or ()), *values]
+        form = next((g for g in given if isinstance(g, dict)), None)
+        if form is not None and len(given) > 1:
+            raise argparse.ArgumentError(
+                self, f"a form ({', '.join(form)}) is the flag's only argument, its values "
+                      f"separated by commas; got {len(given)} arguments")
+        setattr(namespace, self.dest, given)
 
 
 def permille(gain: float) -> int:

@@ -17,12 +17,13 @@ import functools
 import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Final, TypeVar
 
 import polars as pl
 
 from reconsim.errors import ReconsimError
-from reconsim.model import rng
+from reconsim.model import delays, rng
 from reconsim.model.controllers import BUILT_IN, Controller, registry
 from reconsim.model.controllers.registry import ControllerKind
 from reconsim.model.kinds import (
@@ -84,11 +85,6 @@ LagWindows = tuple[tuple[int, int, int], ...]
 FaultEvents = tuple[tuple[int, int, str], ...]
 #: A delay table: (value, weight) entries (:mod:`reconsim.model.delays`).
 DelayTable = tuple[tuple[int, int], ...]
-#: The polars dtypes of a lag schedule column and of a create-fault schedule column.
-WINDOWS_DTYPE: Final = pl.List(pl.Struct({"from": pl.Int64, "to": pl.Int64,
-                                          "extra": pl.Int64}))
-FAULTS_DTYPE: Final = pl.List(pl.Struct({"at": pl.Int64, "count": pl.Int64,
-                                         "kind": pl.String}))
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,8 +146,17 @@ _REPLICASET: Final = BUILT_IN["replicaset"]
 class Cell:
     """One cell of a sweep: a controller and the durations it runs against.
 
+    A delay table (``G_delays``, ``B_delays``) is given compiled, as (value, weight)
+    entries, or in any form a spec's ``[delays.NAME]`` table takes, as a mapping of one of
+    them — ``{"quantiles": {"p50": 5, "p90": 20, "p99": 60}}``, ``{"samples": [...]}``,
+    ``{"histogram": [[seconds, weight], ...]}``, ``{"csv": "file.csv"}`` (relative to the
+    current folder) — which the cell holds compiled
+    (:func:`reconsim.model.delays.from_spec_table`).
+
     >>> Cell(G=20).G
     20
+    >>> Cell(G_delays={"samples": [12, 5, 12]}).G_delays
+    ((5, 1), (12, 2))
     >>> Cell(U=0)
     Traceback (most recent call last):
     ...
@@ -249,6 +254,8 @@ class Cell:
     def __post_init__(self) -> None:
         for p in PARAMS:
             value = getattr(self, p.name)
+            if isinstance(p.kind, Delays) and isinstance(value, Mapping):  # a form, compiled
+                value = delays.from_spec_table(value, p.name, Path())
             if value is not p.default:  # a default is a checked value (tests/test_params.py)
                 object.__setattr__(self, p.name, p.kind.check(p.name, value))
         for p in DELAY_PARAMS:
@@ -339,7 +346,8 @@ def make_cell(**params: Any) -> Cell:
     """A :class:`Cell` from keywords: its fields, and the parameters of its controller (a
     user's controller's go to :attr:`Cell.options`). An unknown keyword is an
     :class:`UnknownParameterError` naming the nearest known one; a bad value a ``ValueError``
-    naming it."""
+    naming it, as is another controller's own parameter (``ttl``) given to a user's
+    controller (:func:`refuse_inapplicable`)."""
     try:
         controller = registry.resolve(params.get("controller", "ledger"))
     except ReconsimError as exc:
@@ -354,7 +362,30 @@ def make_cell(**params: Any) -> Cell:
             raise UnknownParameterError(f"{name}: not a parameter of a cell or of controller "
                                    f"{controller.name!r}{hint}")
     fields["controller"] = controller.name
+    if controller.name not in BUILT_IN:
+        for name, value in fields.items():
+            refuse_inapplicable(name, value, controller.name)
     return Cell(**fields, options=tuple(options.items()))
+
+
+def refuse_inapplicable(name: str, value: Any, controller: str, where: str = "") -> None:
+    """Refuse parameter ``name`` given ``value`` (checked here first) for a user's
+    ``controller`` when it is other controllers' own (``ttl``, ``log_scale_down``: the
+    built-ins' that declare them) and the value is not its default: a ``ValueError`` naming
+    the parameter (after ``where``, a spec's ``grid.``), the value and the controller, where
+    ignoring it would run another cell than the one asked for. A parameter that applies by
+    what a controller does is not refused: ``restart_at`` restarts one that remembers
+    nothing, losing nothing; ``observe`` leaves one that syncs on events listing copies
+    from their creation."""
+    p = parameter(name)
+    if not isinstance(p.applies, tuple) or p.applies_to(controller):
+        return
+    checked = p.kind.check(name, value)
+    if checked == p.default:
+        return
+    owners = " and ".join(p.applies)
+    raise ValueError(f"{where}{name}: {shown(checked)} does not apply to controller "
+                     f"{controller!r} ({name} is a parameter of {owners} only)")
 
 
 #: Every parameter, in declaration order (the order of a sweep's axes).
@@ -455,8 +486,8 @@ def table_columns(params: Sequence[Parameter]) -> tuple[str, ...]:
 
 def cell_text(cell: Cell) -> str:
     """The ``reconsim run`` flags that give ``cell`` (its required parameters, the others
-    where they differ from the defaults, and its controller's: a user's controller by the
-    import path or entry point it was resolved from).
+    where they differ from the defaults and apply to its controller, and its controller's:
+    a user's controller by the import path or entry point it was resolved from).
 
     >>> cell_text(Cell(G=20, deaths=(), lag=((100, 200, 30),), slow_start=True))[67:]
     '--deaths none --lag 100:200:30 --slow_start'
@@ -468,7 +499,7 @@ def cell_text(cell: Cell) -> str:
     if named is not None:  # a user's controller, by the name it was resolved from
         values[0] = (values[0][0], named.removeprefix(f"{registry.ENTRY_POINTS}:"))
     for p, value in values:
-        if value == p.default and not p.required:
+        if (value == p.default and not p.required) or not p.applies_to(cell.controller):
             continue
         if isinstance(value, bool):
             parts.append(f"--{p.name}" if value else f"--no-{p.name}")
