@@ -263,8 +263,10 @@ def _add_compare(sub: Any) -> None:
         "parameters (or, with --match-on or --ignore, paired on some axes and compared as "
         "distributions over the others), per metric how many changed, the largest changes "
         "and where they lie, and the axes whose values differ between the sweeps. "
-        "Writes A_vs_B.html (self-contained). Exit status 0 when every matched cell is "
-        "identical on every metric, 1 when one differs, 2 on bad input.")
+        "Writes A_vs_B.html (self-contained) and prints its path; a page of another "
+        "comparison, or any other file, is not overwritten unless --force. Exit status 0 "
+        "when every matched cell is identical on every metric, 1 when one differs, 2 on bad "
+        "input.")
     p.add_argument("a", metavar="A", help="a sweep's output directory")
     p.add_argument("b", metavar="B", help="another sweep's output directory")
     p.add_argument("--tolerance", action="append", default=[], metavar="METRIC=X",
@@ -282,7 +284,11 @@ def _add_compare(sub: Any) -> None:
                      help="print a markdown summary (for $GITHUB_STEP_SUMMARY)")
     out.add_argument("--json", action="store_true", help="print the comparison as JSON")
     p.add_argument("--html", metavar="FILE",
-                   help="where to write the page (default ./A_vs_B.html from the names)")
+                   help="where to write the page (default ./A_vs_B.html from the names); "
+                   "a page of the same two sweeps is overwritten")
+    p.add_argument("--force", action="store_true",
+                   help="overwrite FILE even when it holds another comparison, or is not a "
+                   "comparison's page")
     p.set_defaults(handler=_compare)
 
 
@@ -296,15 +302,37 @@ def _compare(args: argparse.Namespace) -> int:
     )
     from reconsim.compare.page import render_html
 
+    page = Path(args.html or output_name(args.a, args.b))
+    if not args.force:
+        _refuse_another_page(page, args.a, args.b)
     comparison = compare(args.a, args.b, parse_tolerances(args.tolerance),
                          match_on=parse_axes("--match-on", args.match_on),
                          ignore=parse_axes("--ignore", args.ignore))
-    _write_text(args.html or output_name(args.a, args.b), render_html(comparison))
+    _write_text(str(page), render_html(comparison))
     if args.json:
         print(json.dumps(comparison.to_json(), indent=1, default=str))
     else:
         print(render(comparison, markdown=args.markdown), end="")
+    # Last, and on stderr where stdout is a document for a program (JSON, a job summary).
+    print(f"{page}: the comparison's page, {page.stat().st_size / 1e6:.1f} MB",
+          file=sys.stderr if args.json or args.markdown else sys.stdout)
     return 0 if comparison.identical else 1
+
+
+def _refuse_another_page(page: Path, a: str, b: str) -> None:
+    """Refuse to write the comparison of sweeps ``a`` and ``b`` over ``page`` when it exists
+    and holds anything but a comparison of the same two sweeps (:class:`UsageError`)."""
+    from reconsim.compare.page import compared, sweeps
+
+    if not page.exists():
+        return
+    held = compared(page)
+    if held == sweeps(a, b):
+        return  # the same comparison, run again (with other options, perhaps)
+    what = ("is not a comparison's page" if held is None
+            else f"holds the comparison of {held[0]} and {held[1]}")
+    raise UsageError(f"{page}: {what}; --force overwrites it, --html FILE writes the page "
+                     "elsewhere")
 
 
 def _add_bench_compare(sub: Any) -> None:
@@ -505,9 +533,11 @@ def _main(argv: Sequence[str] | None) -> int:
         where = "reconsim run: " if given[:1] == ["run"] else ""  # a named controller's refusal
         _named_controllers(given)
         where = ""  # the parser's own errors name the program and the command
-        args = build_parser().parse_args(argv)
+        args, unknown = build_parser().parse_known_args(argv)
         command = args.command
         where = f"reconsim {command}: "
+        if unknown:  # argparse would name the program alone, not the command
+            raise UsageError(f"unrecognized arguments: {' '.join(unknown)}")
         status = args.handler(args)
     except ReconsimError as exc:
         print(f"error: {where}{one_line(str(exc))}", file=sys.stderr)
@@ -526,15 +556,14 @@ def _main(argv: Sequence[str] | None) -> int:
 @contextlib.contextmanager
 def _notices() -> Iterator[None]:
     """Print what the library logs (``logging.getLogger("reconsim...")``: a sweep that
-    resumes, ...) on stderr, one message a line, while the command runs; the library itself
-    prints nothing. A kernel's compilation (``reconsim.compile``: the first use on this
-    machine takes tens of seconds) is said on a terminal only: piped or captured, stderr
-    keeps to errors and warnings."""
+    resumes, a kernel's compilation, ...) on stderr, one message a line, while the command
+    runs, whether stderr is a terminal or not; the library itself prints nothing. A kernel's
+    compilation (``reconsim.compile``: the first use on this machine takes tens of seconds)
+    is one line a kernel and controller, a sweep's workers' too: a script or a CI job that
+    waits on it sees why."""
     logger = logging.getLogger("reconsim")
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(message)s"))
-    if not sys.stderr.isatty():
-        handler.addFilter(lambda record: not record.name.startswith("reconsim.compile"))
     level, propagate = logger.level, logger.propagate
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)

@@ -61,7 +61,7 @@ def test_variant_flags(capsys: pytest.CaptureFixture[str]) -> None:
      "controller 'pid': not a built-in (ledger, intent, expectations, replicaset)"),
     (["run", "--deaths", "300"], "argument --deaths: expected AT:COUNT"),
     (["run", "--deaths=-3:2"], "argument --deaths: expected AT:COUNT"),
-    (["run", "--Gg", "3"], "unrecognized arguments: --Gg 3"),
+    (["run", "--Gg", "3"], "error: reconsim run: unrecognized arguments: --Gg 3"),
     (["run", "--max_per_round", "0"], "argument --max_per_round: expected a positive integer"),
     (["run", "--restart_at", "3,x"], "argument --restart_at: expected non-negative integer"),
     (["run", "--observe", "listed"], "argument --observe: invalid choice: 'listed'"),

@@ -1,12 +1,18 @@
 """The HTML page of a sweep comparison: its tables and, per changed metric, the delta over
-G x U per panel — self-contained, like the report."""
+G x U per panel — self-contained, like the report. The page records which two sweeps it
+compares (:func:`compared`), so that ``reconsim compare`` never overwrites another
+comparison's page unasked."""
 
 from __future__ import annotations
 
-from typing import Any
+import json
+import re
+from pathlib import Path
+from typing import Any, Final
 
 import altair as alt
 import polars as pl
+from markupsafe import Markup
 
 from reconsim.compare.cells import (
     MetricDiff,
@@ -17,7 +23,44 @@ from reconsim.compare.cells import (
     where_text,
 )
 from reconsim.web.charts import inline
+from reconsim.web.html import script_json
 from reconsim.web.kit import chart, render_page
+from reconsim.words import plural
+
+#: The id of the page's element that names the two sweeps it compares.
+SWEEPS_ID: Final = "reconsim-compared"
+_SWEEPS = re.compile(rf'<script type="application/json" id="{SWEEPS_ID}">(.*?)</script>',
+                     re.S)
+
+
+def sweeps(a: str | Path, b: str | Path) -> tuple[str, str]:
+    """The two sweeps a comparison reads, as its page records them: each directory's
+    resolved path (a URL as given), so that the same sweeps named otherwise are the same
+    comparison."""
+    def where(d: str | Path) -> str:
+        return str(d) if "://" in str(d) else str(Path(d).resolve())
+
+    return where(a), where(b)
+
+
+def compared(path: Path) -> tuple[str, str] | None:
+    """The two sweeps the page at ``path`` compares (:func:`sweeps`), or None when the
+    file records none (not a comparison's page); an unreadable file records none."""
+    try:
+        text = path.read_bytes().decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    found = _SWEEPS.search(text)
+    if found is None:
+        return None
+    try:
+        recorded = json.loads(found.group(1))
+    except ValueError:
+        return None
+    if (isinstance(recorded, list) and len(recorded) == 2
+            and all(isinstance(d, str) for d in recorded)):
+        return recorded[0], recorded[1]
+    return None
 
 
 def delta_chart(m: MetricDiff, panels: tuple[str, ...], grouped: bool = False) -> dict[str, Any]:
@@ -64,12 +107,14 @@ def delta_chart(m: MetricDiff, panels: tuple[str, ...], grouped: bool = False) -
 
 
 def render_html(c: SweepComparison) -> str:
-    """The comparison as one self-contained page."""
+    """The comparison as one self-contained page, recording the two sweeps it compares."""
     charts = {m.metric: chart(f"delta-{m.metric}", f"{m.metric}: B - A over G x U",
                               delta_chart(m, c.panels, c.grouped))
               for m in c.metrics if m.changed and m.heatmap is not None}
     where = {m.metric: where_text(m.where, limit=60) for m in c.metrics if m.changed}
     return render_page("reconsim.compare", "compare.html",
+                       sweeps=Markup(script_json(list(sweeps(c.a, c.b)))), sweeps_id=SWEEPS_ID,
+                       plural=plural,
                        c=c, chart_of=charts, where=where, shown=c.shown,
                        unit="pair" if c.grouped else "cell", pairing=pairing_text(c),
                        axes=axes_text(c), figures=largest_columns(c.grouped),

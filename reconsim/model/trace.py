@@ -19,7 +19,7 @@ world's step 8). Columns:
   copies they created (lost replies included) and commands that failed;
 * ``delete_commands``, ``deleted``, ``wasted_deletes`` — delete commands the round
   issued, those that removed a copy, and the rest (``delete_commands - deleted``: sent to
-  a copy already removed);
+  a copy already removed, or beyond the entries the read listed);
 * ``deaths`` — copies the scripted deaths killed at t (fewer than scheduled when fewer
   were live).
 

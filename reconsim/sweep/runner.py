@@ -82,14 +82,33 @@ class SweepResult:
     cells: int  # cells in the whole table
     computed: int  # cells simulated by this invocation (0 when it was already complete)
     chunks_computed: int
-    seconds: float
+    seconds: float  # wall-clock, compilation included
     #: How the previous invocation into ``out`` ended when it did not complete
     #: ("failed (RuntimeError: ...)", "was interrupted", ...); None otherwise.
     previous: str | None = None
+    #: Seconds the workers' kernel calls that compiled a kernel took (numba's compilation,
+    #: and that call's cells), summed over the workers: each compiles its own.
+    compile_seconds: float = 0.0
+    #: Workers that ran chunks side by side: the jobs, or fewer when fewer chunks ran.
+    workers: int = 1
+
+    @property
+    def compiling(self) -> float:
+        """The wall-clock seconds counted as compilation: the workers' ``compile_seconds``
+        shared among them (they compile side by side)."""
+        return self.compile_seconds / max(1, self.workers)
 
     @property
     def cells_per_second(self) -> float:
-        """Cells simulated per wall-clock second by this invocation, writing included."""
+        """Cells simulated per wall-clock second by this invocation, writing included and
+        compilation excluded (over ``seconds`` less :attr:`compiling`): a first run on a
+        machine may spend most of a small sweep compiling, and the next run would not."""
+        running = self.seconds - self.compiling
+        return self.computed / running if running > 0 else 0.0
+
+    @property
+    def cells_per_second_with_compile(self) -> float:
+        """Cells simulated per wall-clock second by this invocation, compilation included."""
         return self.computed / self.seconds if self.seconds > 0 else 0.0
 
 
@@ -335,22 +354,22 @@ def noting_compiles(task: Callable[..., Any], *args: Any) -> tuple[Any, list[log
 
 class _Reported:
     """The parent's report of its workers' compilations: each kernel and controller once
-    (two workers compile the same kernel at the same time), on the compile log."""
+    (two workers compile the same kernel at the same time), on the compile log; and the
+    seconds they took, every worker's (:attr:`SweepResult.compile_seconds`)."""
 
     def __init__(self) -> None:
         self.seen: set[tuple[Any, ...]] = set()
+        self.seconds = 0.0
 
     def __call__(self, held: list[logging.LogRecord]) -> None:
         log = logging.getLogger(COMPILE_LOG)
-        for record in held:  # compiled the %s for controller %r in %.1f s: the first two
-            key = tuple(record.args or ())[:2]
-            if key not in self.seen:
-                self.seen.add(key)
+        for record in held:  # compiled the %s for controller %r in %.1f s
+            args = tuple(record.args or ())
+            if len(args) > 2 and isinstance(args[2], (int, float)):
+                self.seconds += args[2]
+            if args[:2] not in self.seen:
+                self.seen.add(args[:2])
                 log.handle(record)
-
-
-#: The columns a chunk's footer states facts about: the parameters (a schedule by name).
-FACT_COLUMNS: Final = tuple(c for c in PARAM_COLUMNS if c != "deaths")
 
 
 def _write(spec: Spec, out: Path, index: int, frame: pl.DataFrame) -> None:
@@ -445,8 +464,9 @@ def _claim(out: Path, spec: Spec, force: bool) -> None:
             # Same spec, another default chunk size (another reconsim): chunk i would
             # name other cells.
             raise store.StoreError(
-                f"{out}: holds chunks of {manifest['chunk_size']} cells; this reconsim "
-                f"makes chunks of {spec.chunk_size}; use --force to start over or --out "
+                f"{out}: holds chunks of {manifest['chunk_size']} "
+                f"{plural(manifest['chunk_size'], 'cell')}; this reconsim makes chunks of "
+                f"{spec.chunk_size}; use --force to start over or --out "
                 "for another directory")
     store.remove_strays(out)
 
@@ -489,10 +509,10 @@ def _run_locked(  # noqa: PLR0913, PLR0917 — run_sweep's options, passed on on
     bar = tqdm(total=spec.n_cells, initial=spec.n_cells - todo_cells, unit="cell",
                unit_scale=True, desc=spec.name, dynamic_ncols=True, smoothing=0.1,
                disable=None if progress is None else not progress)
+    report = _Reported()
     try:
         with bar:
             parallel = joblib.Parallel(n_jobs=n_jobs, return_as="generator_unordered")
-            report = _Reported()
             if write_from == "workers":
                 # Workers on another machine need the path as this machine spells it.
                 where = out.resolve()
@@ -529,12 +549,16 @@ def _run_locked(  # noqa: PLR0913, PLR0917 — run_sweep's options, passed on on
         raise
     seconds = time.perf_counter() - started
     result = SweepResult(out=out, cells=spec.n_cells, computed=todo_cells,
-                         chunks_computed=n_todo, seconds=seconds, previous=previous)
+                         chunks_computed=n_todo, seconds=seconds, previous=previous,
+                         compile_seconds=report.seconds, workers=max(1, min(n_jobs, n_todo)))
     if n_todo:
         manifest.update(finished=_now(), status="complete", backend=backend, jobs=n_jobs,
                         write_from=write_from, cells_computed=todo_cells,
                         seconds=round(seconds, 3),
-                        cells_per_second=round(result.cells_per_second))
+                        compile_seconds=round(result.compile_seconds, 3),
+                        cells_per_second=round(result.cells_per_second),
+                        cells_per_second_with_compile=round(
+                            result.cells_per_second_with_compile))
     else:
         manifest["status"] = "complete"
     store.write_json(out / store.MANIFEST, manifest)
@@ -621,11 +645,14 @@ def _now() -> str:
 
 
 def describe(result: SweepResult) -> str:
-    """One line saying what a sweep invocation did."""
+    """One line saying what a sweep invocation did: its time, the part of it spent
+    compiling kernels if any, and its cells per second without that part."""
     if result.computed == 0:
         return f"{result.out}: already complete, {counted(result.cells, 'cell')}; nothing to do"
+    compiling = (f" ({result.compiling:.1f} s of it compiling kernels)"
+                 if result.compile_seconds else "")
     return (f"{result.out}: {counted(result.computed, 'cell')} in "
-            f"{counted(result.chunks_computed, 'chunk')}, "
-            f"{result.seconds:.1f} s, {result.cells_per_second:,.0f} cells/s "
+            f"{counted(result.chunks_computed, 'chunk')}, {result.seconds:.1f} s{compiling}, "
+            f"{result.cells_per_second:,.0f} cells/s{' without compiling' if compiling else ''} "
             f"(table: {counted(result.cells, 'cell')})")
 
