@@ -1,6 +1,7 @@
-"""The documentation: the README stays short and points at the pages, the CLI page is the
-real parser's, the metrics table the declared metrics, every page is in the site, and no
-product file names an issue number."""
+"""The documentation: the README stays short and points at the pages, the CLI reference
+lists every subcommand and flag and the pages write none the parser lacks, the
+architecture page maps every module, the metrics table is the declared metrics, every
+page is in the site, and no product file names an issue number."""
 
 from __future__ import annotations
 
@@ -26,10 +27,83 @@ def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
     return dict(sub.choices)
 
 
-def flags(parser: argparse.ArgumentParser) -> dict[str, list[str]]:
-    """Every subcommand's option strings and positional names, as ``--help`` lists them."""
-    return {name: sorted(s for a in p._actions for s in (a.option_strings or [a.metavar or a.dest]))
-            for name, p in subcommands(parser).items()}
+def _names(action: argparse.Action) -> list[str]:
+    """An action's names as ``--help`` shows them: its option strings, or a positional's
+    metavar (else its dest)."""
+    return list(action.option_strings) or [str(action.metavar or action.dest)]
+
+
+def parser_names(parser: argparse.ArgumentParser, *, helps: bool = True) -> dict[str, set[str]]:
+    """Every name of the command (key ``""``) and of each subcommand: its flags and
+    positionals, suppressed ones included; ``helps=False`` leaves out ``-h/--help``."""
+    def names(p: argparse.ArgumentParser) -> set[str]:
+        return {n for a in p._actions
+                if not isinstance(a, argparse._SubParsersAction)
+                and (helps or not isinstance(a, argparse._HelpAction)) for n in _names(a)}
+
+    return {"": names(parser)} | {name: names(sub) for name, sub in subcommands(parser).items()}
+
+
+def rendered(parser: argparse.ArgumentParser) -> dict[str, set[str]]:
+    """What the CLI reference lists, by subcommand, as sphinx-argparse renders ``parser``
+    (its ``parse_parser``): every subcommand, and in each of its argument groups every action
+    but the help and those whose help is ``argparse.SUPPRESS`` (which it leaves out)."""
+    def shown(p: argparse.ArgumentParser) -> set[str]:
+        return {n for group in p._action_groups for a in group._group_actions
+                if not isinstance(a, (argparse._HelpAction, argparse._SubParsersAction))
+                and argparse.SUPPRESS not in (a.help or "") for n in _names(a)}
+
+    return {"": shown(parser)} | {name: shown(sub) for name, sub in subcommands(parser).items()}
+
+
+#: A long flag, not part of a longer word (``--progress/--no-progress`` gives both).
+FLAG = re.compile(r"(?<![\w-])--[A-Za-z][\w-]*")
+
+
+def written_commands(page: str) -> list[str]:
+    """The ``reconsim`` commands a page writes, outside the generated reference: each line
+    of a code block that starts with ``reconsim`` (or ``$ reconsim``), with the indented
+    lines that continue it, comments left out; and each inline code span that starts with
+    ``reconsim``."""
+    text = re.sub(r"```\{argparse\}.*?```", "", page, flags=re.S)
+    lines: list[list[str]] = []
+    for block in re.findall(r"^```[^\n]*\n(.*?)^```", text, flags=re.S | re.M):
+        within = False
+        for line in block.splitlines():
+            code = re.split(r"(?:^|\s)#", line, maxsplit=1)[0].removeprefix("$ ")
+            if code.startswith("reconsim "):
+                lines.append([code])
+            elif within and line[:1].isspace():
+                lines[-1].append(code)
+            within = code.startswith("reconsim ") or (within and line[:1].isspace())
+    prose = re.sub(r"^```[^\n]*\n.*?^```", "", text, flags=re.S | re.M)
+    return [" ".join(" ".join(parts).split()) for parts in lines] + [
+        " ".join(span.split()) for span in re.findall(r"`(reconsim [^`]+)`", prose)]
+
+
+def unknown_flags(page: str, parser: argparse.ArgumentParser) -> list[tuple[str, str]]:
+    """(command, name) for each subcommand a page's ``reconsim`` command names that
+    ``parser`` lacks, and each flag it uses that its subcommand lacks; and for each inline
+    code span that starts with a flag (``--plot FILE``), a flag no subcommand has. A
+    command naming a user's controller by import path (``--controller pkg.mod:NAME``) may
+    use flags the parser lacks: that controller's parameters, flags once it is imported."""
+    known = parser_names(parser)
+    anywhere = set().union(*known.values())
+    found = []
+    for command in written_commands(page):
+        words = command.split()
+        sub = "" if len(words) < 2 or words[1].startswith("-") else words[1]
+        if sub not in known and not sub.isupper():  # COMMAND: a placeholder for any
+            found.append((command, sub))
+            continue
+        flags = known.get(sub, anywhere)
+        users = re.search(r"--controller[ =]\S*:", command) is not None
+        found += [(command, f) for f in FLAG.findall(command)
+                  if f not in flags and not (users and f not in anywhere)]
+    prose = re.sub(r"^```[^\n]*\n.*?^```", "", page, flags=re.S | re.M)
+    found += [(span, f) for span in re.findall(r"`(--[^`]+)`", prose)
+              for f in FLAG.findall(span) if f not in anywhere]
+    return found
 
 
 @pytest.fixture(scope="module")
@@ -75,14 +149,26 @@ def test_links_between_pages_resolve() -> None:
             assert (DOCS / link).is_file(), (page.name, link)
 
 
-def test_the_cli_page_is_generated_from_the_real_parser(
+def test_the_cli_reference_lists_every_subcommand_and_flag(
         page_parser: argparse.ArgumentParser) -> None:
     page = (DOCS / "cli.md").read_text(encoding="utf-8")
-    assert re.search(r"```\{argparse\}\n:module: cli_parser\n:func: parser\n:prog: reconsim\n",
-                     page)
+    (directive,) = re.findall(r"```\{argparse\}\n(.*?)```", page, flags=re.S)
+    options = dict(re.findall(r"^:([\w-]+):[ \t]*(.*)$", directive, flags=re.M))
+    assert (options.get("module"), options.get("func")) == ("cli_parser", "parser")
+    assert not {"path", "nosubcommands"} & set(options)  # either leaves subcommands out
     real = build_parser()
-    assert flags(page_parser) == flags(real)
-    # The page's copy differs only by the escapes reStructuredText needs.
+    shown = rendered(page_parser)
+    hidden = {name: {n for a in sub._actions if a.help == argparse.SUPPRESS for n in _names(a)}
+              for name, sub in [("", real), *subcommands(real).items()]}
+    in_examples = {(c.split()[1] if len(c.split()) > 1 else "", f)
+                   for c in written_commands(page) for f in FLAG.findall(c)}
+    missing = [(sub, name) for sub, names in parser_names(real, helps=False).items()
+               for name in sorted(names)
+               if name not in shown.get(sub, set())
+               and not (name in hidden[sub] and (sub, name) in in_examples)]
+    assert missing == []
+    # The reference shows the same words as --help: its help texts differ only by the
+    # escapes reStructuredText needs.
     for name, sub in subcommands(page_parser).items():
         original = subcommands(real)[name]
         assert re.sub(r"\\(.)", r"\1", sub.description or "") == (original.description or "")
@@ -90,10 +176,24 @@ def test_the_cli_page_is_generated_from_the_real_parser(
             assert re.sub(r"\\(.)", r"\1", mine.help or "") == (theirs.help or "")
 
 
+@pytest.mark.parametrize("page", [README, DOCS / "cli.md"], ids=lambda p: p.name)
+def test_every_flag_a_page_writes_is_the_parser_s(page: Path) -> None:
+    assert unknown_flags(page.read_text(encoding="utf-8"), build_parser()) == []
+
+
 def test_the_cli_page_names_every_subcommand() -> None:
     page = (DOCS / "cli.md").read_text(encoding="utf-8")
     for name in subcommands(build_parser()):
         assert f"reconsim {name}" in page, name
+
+
+def test_the_architecture_page_maps_every_module() -> None:
+    page = (DOCS / "architecture.md").read_text(encoding="utf-8")
+    (block,) = re.findall(r"## Where things are\n.*?```text\n(.*?)```", page, flags=re.S)
+    mapped = re.findall(r"^ +([\w/]+\.py) ", block, flags=re.M)
+    package = ROOT / "reconsim"
+    modules = sorted(p.relative_to(package).as_posix() for p in package.rglob("*.py"))
+    assert sorted(mapped) == modules
 
 
 def test_the_model_page_tables_every_metric_as_declared() -> None:

@@ -57,7 +57,7 @@ def test_the_seed_alone_keeps_a_row_in_the_laws_domain() -> None:
     assert (r["law_overshoot"], r["law_holds"]) == (12, True)  # 6 x (ceil(35 / 15) - 1)
 
 
-def test_a_frame_without_issue_8s_columns_takes_their_defaults() -> None:
+def test_a_frame_without_the_richer_world_s_columns_takes_their_defaults() -> None:
     cells = [Cell(G=g, U=u) for g in (0, 30) for u in (5, 40)]
     full = simulate(cells_frame(cells))
     bare = full.drop(WORLD_PARAMS)

@@ -215,32 +215,52 @@ def test_reading_a_sweep_imports_nothing_it_names(sweeps: Sweeps, tmp_path: Path
 
 
 def test_bench_compare_shows_the_users_controller(tmp_path: Path) -> None:
-    # One run of the benchmarks, compared with itself: base and head are the same figures,
-    # which is all this test asks of them (that the user's controller is shown as ours).
-    run = tmp_path / "run.json"
+    # One run of the benchmarks as the base; as the head, the same run with one quality
+    # figure of the user's controller moved. bench-compare must pair both variants by name,
+    # find the user's controller changed and the built-in the same, and fail on the change.
+    base = tmp_path / "base.json"
     done = subprocess.run(
         pytest_command("-p", "no:cacheprovider", "-q", "bench/bench_user_controller.py",
-                       "-k", "same_shape", f"--benchmark-json={run}"),
+                       "-k", "same_shape", f"--benchmark-json={base}"),
         cwd=ROOT, env=child_env(RECONSIM_BENCH_QUICK="1", PYTHONPATH=str(ROOT)),
         capture_output=True, text=True, check=False, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
-    runs = [run, run]
+    run = json.loads(base.read_text(encoding="utf-8"))
+    (moved,) = (b for b in run["benchmarks"]
+                if b["name"] == "test_same_shape_as_a_built_in[deadband]")
+    moved["extra_info"]["quality"]["reads"] += 1
+    head = tmp_path / "head.json"
+    head.write_text(json.dumps(run), encoding="utf-8")
     done = subprocess.run(
-        [sys.executable, "-m", "reconsim", "bench-compare", *map(str, runs), "--json",
+        [sys.executable, "-m", "reconsim", "bench-compare", str(base), str(head), "--json",
          "--baseline", str(ROOT / "bench" / "quality-baseline.json")],
         cwd=ROOT, env=child_env(PYTHONPATH=str(ROOT)), capture_output=True, text=True,
         check=False)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # a quality figure changed, not in the baseline
     doc = json.loads(done.stdout)
-    names = [v["name"] for v in doc["variants"]]
-    assert names == ["test_same_shape_as_a_built_in[ledger]",
-                     "test_same_shape_as_a_built_in[deadband]"]
-    assert all(v["status"] == "same" and v["time_ratio_fastest"] for v in doc["variants"])
-    ledger, deadband = (v["figures"] for v in doc["variants"])
-    assert deadband == ledger  # band 0 decides as ledger does
-    assert [t["name"] for t in doc["tradeoffs"] if t["on_frontier"]] == names
-    text = subprocess.run([sys.executable, "-m", "reconsim", "bench-compare", *map(str, runs)],
-                          cwd=ROOT, env=child_env(PYTHONPATH=str(ROOT)), capture_output=True,
-                          text=True, check=True).stdout
-    assert "test_same_shape_as_a_built_in[deadband]" in text
+    variants = {v["name"]: v for v in doc["variants"]}
+    assert list(variants) == ["test_same_shape_as_a_built_in[ledger]",
+                              "test_same_shape_as_a_built_in[deadband]"]
+    ledger, deadband = variants.values()
+    assert (ledger["status"], ledger["failing"]) == ("same", False)
+    assert (deadband["status"], deadband["failing"]) == ("changed", True)
+    changed = {f: v for f, v in deadband["figures"].items() if v["base"] != v["head"]}
+    assert list(changed) == ["reads"]
+    assert changed["reads"]["head"] == changed["reads"]["base"] + 1
+    assert all(v["time_ratio_fastest"] for v in doc["variants"])
+    # band 0 decides as ledger does: the base run's figures of both are equal
+    assert {f: v["base"] for f, v in deadband["figures"].items()} == {
+        f: v["base"] for f, v in ledger["figures"].items()}
+    # the head's trade-off: the user's controller reads one entry more for the same quality
+    tradeoffs = {t["name"]: t for t in doc["tradeoffs"]}
+    assert tradeoffs["test_same_shape_as_a_built_in[ledger]"]["on_frontier"]
+    assert tradeoffs["test_same_shape_as_a_built_in[deadband]"]["beaten_by"] == [
+        "test_same_shape_as_a_built_in[ledger]"]
+    text = subprocess.run([sys.executable, "-m", "reconsim", "bench-compare", str(base),
+                           str(head)], cwd=ROOT, env=child_env(PYTHONPATH=str(ROOT)),
+                          capture_output=True, text=True, check=False).stdout
+    row = next(line for line in text.splitlines()
+               if "test_same_shape_as_a_built_in[deadband]" in line and "→" in line)
+    reads = changed["reads"]
+    assert f"{reads['base']:,} → {reads['head']:,}" in row
 
