@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from reconsim.cli import build_parser
-from reconsim.model.metrics import METRICS
+from reconsim.model.metrics import DERIVED, METRICS
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -198,9 +198,16 @@ def test_the_architecture_page_maps_every_module() -> None:
 
 def test_the_model_page_tables_every_metric_as_declared() -> None:
     page = (DOCS / "model.md").read_text(encoding="utf-8")
-    section = page.split("\n## Metrics\n", 1)[1].split("\n## ", 1)[0]
+    section = page.split("\n## Metrics\n", 1)[1].split("\n### Derived figures\n", 1)[0]
     rows = re.findall(r"^\| `(\w+)` \| ([^|]+?) \| (.+) \|$", section, flags=re.M)
     assert rows == [(m.name, m.type, m.doc) for m in METRICS]
+
+
+def test_the_model_page_tables_every_derived_figure_as_declared() -> None:
+    page = (DOCS / "model.md").read_text(encoding="utf-8")
+    section = page.split("\n### Derived figures\n", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| `(\w+)` \| `([^`]+)` \| (.+) \|$", section, flags=re.M)
+    assert rows == [(name, d.formula, d.help) for name, d in DERIVED.items()]
 
 
 def test_no_product_file_names_an_issue_number() -> None:

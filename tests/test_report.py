@@ -200,7 +200,7 @@ def test_boundary_counts_every_ledger_row_and_splits_them_by_variant(tmp_path: P
     }
 
 
-def test_summary_json_has_the_issue_s_keys_and_the_page_the_same_numbers(
+def test_summary_json_has_every_sections_keys_and_the_page_the_same_numbers(
         hand_report: Report) -> None:
     report = hand_report
     saved = json.loads(report.summary.read_text(encoding="utf-8"))

@@ -33,7 +33,8 @@ from typing import Any, Final, Protocol, TypeVar
 import numpy as np
 import polars as pl
 
-__all__ = ["COUNTERS", "INPUTS", "METRICS", "METRIC_NAMES", "Metric", "columns", "exprs",
+__all__ = ["COUNTERS", "DERIVED", "INPUTS", "METRICS", "METRIC_NAMES", "Metric", "columns",
+           "derived", "exprs",
            "nearest_rank", "of_run", "percentile", "percentile_expr"]
 
 #: What a formula reads: the counters, and the metrics declared before it.
@@ -198,6 +199,39 @@ def of_run(counts: Mapping[str, int], cell: CellInputs) -> dict[str, Any]:
             values[m.name] = m.formula(values)
     return {m.name: None if m.null_when is not None and m.null_when(values) else values[m.name]
             for m in METRICS}
+
+
+@dataclass(frozen=True)
+class Derived:
+    """A figure derived from a cell's metrics to compare cells by (not a column of the
+    table): its formula, what it means, and the formula as a polars expression."""
+
+    formula: str
+    help: str
+    expr: pl.Expr
+
+
+#: The derived figures by name: the report, the benchmarks and the docs read them here.
+DERIVED: Final[Mapping[str, Derived]] = {
+    "wasted_deletes": Derived("delete_commands - deleted",
+                              "delete commands sent to a copy already removed, or beyond "
+                              "the entries the read listed",
+                              pl.col("delete_commands") - pl.col("deleted")),
+    "reads_per_second": Derived("reads / (duration + 1)",
+                                "ledger entries read per second of the run, the run being "
+                                "the seconds 0 \u2026 duration",
+                                pl.col("reads") / (pl.col("duration") + 1)),
+}
+
+
+def derived(name: str) -> pl.Expr:
+    """The derived figure ``name`` (:data:`DERIVED`) as a polars expression, named so.
+
+    >>> frame = pl.DataFrame({"delete_commands": [5], "deleted": [3]})
+    >>> frame.select(derived("wasted_deletes")).item()
+    2
+    """
+    return DERIVED[name].expr.alias(name)
 
 
 def exprs(values: Mapping[str, pl.Expr]) -> list[pl.Expr]:

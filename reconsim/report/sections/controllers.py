@@ -21,6 +21,7 @@ import altair as alt
 import polars as pl
 from markupsafe import Markup
 
+from reconsim.model.metrics import derived
 from reconsim.report.blocks import cells_text, key_text
 from reconsim.report.charts import QUIET, WIDTH, Figure, clamp, finish, inline, names_expr
 from reconsim.report.load import Sweep
@@ -438,8 +439,9 @@ COMPARED: Final = {
 
 
 def wasted() -> pl.Expr:
-    """Delete commands that killed nothing: ``delete_commands - deleted``."""
-    return (pl.col("delete_commands") - pl.col("deleted")).alias("wasted_delete_commands")
+    """Delete commands that killed nothing (:data:`~reconsim.model.metrics.DERIVED`'s
+    ``wasted_deletes``), under this section's name for them."""
+    return derived("wasted_deletes").alias("wasted_delete_commands")
 
 
 def controllers_verdict(table: Table, axes: Sequence[str],

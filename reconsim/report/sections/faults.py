@@ -23,7 +23,7 @@ import polars as pl
 from markupsafe import Markup
 
 from reconsim.model.kinds import Records
-from reconsim.model.metrics import percentile_expr
+from reconsim.model.metrics import derived, percentile_expr
 from reconsim.model.params import BY_NAME, DEFAULTS, applies
 from reconsim.report.blocks import examples_table
 from reconsim.report.charts import Figure, finish, inline
@@ -48,7 +48,7 @@ SWITCHES: Final[Mapping[str, str]] = {
 FIGURES: Final[Mapping[str, pl.Expr]] = {
     "overshoot": pl.col("overshoot"),
     "unneeded": pl.col("unneeded"),
-    "wasted_deletes": pl.col("delete_commands") - pl.col("deleted"),
+    "wasted_deletes": derived("wasted_deletes"),
     "missing_copy_seconds": pl.col("missing_copy_seconds"),
 }
 #: Most non-default values of one switch compared (the rest are counted).
@@ -274,7 +274,7 @@ def _gate(sweep: Sweep) -> Gate | None:
            and (a not in BY_NAME or (applies(a, REAL) and applies(a, GATE)))]
     has_fault = pl.any_horizontal(pl.col(s).ne_missing(default_value(s)) for s in faulty)
     figures = {"unneeded": pl.col("unneeded"),
-               "wasted": pl.col("delete_commands") - pl.col("deleted"),
+               "wasted": derived("wasted_deletes"),
                "missing": pl.col("missing_copy_seconds")}
     table = lazy(sweep.table).filter(has_fault).with_columns(**figures)
     real = table.filter(pl.col("controller") == REAL).select(*key, *figures)

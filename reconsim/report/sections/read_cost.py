@@ -27,7 +27,7 @@ import polars as pl
 from markupsafe import Markup
 
 from reconsim.model.laws import BOUNDARY, BOUNDARY_WORST
-from reconsim.model.metrics import percentile_expr
+from reconsim.model.metrics import DERIVED, derived, percentile_expr
 from reconsim.report.blocks import cells_text, fixed_text, key_text, where_table
 from reconsim.report.charts import WIDTH, Figure, finish, inline
 from reconsim.report.load import AxisFacts, Sweep
@@ -198,12 +198,6 @@ class ReadCostSummary:
     chart: ChartSlice
 
 
-def reads_per_second() -> pl.Expr:
-    """Ledger entries read per second of the run: reads / (duration + 1), the run being the
-    seconds 0 .. duration."""
-    return (pl.col("reads") / (pl.col("duration") + 1)).alias("reads_per_second")
-
-
 def read_cost_verdict(table: Table, axes: Sequence[str], schedules: Mapping[str, Deaths],
                       cells: int | None = None,
                       facts: Mapping[str, AxisFacts] | None = None) -> ReadCostSummary:
@@ -214,7 +208,7 @@ def read_cost_verdict(table: Table, axes: Sequence[str], schedules: Mapping[str,
     sizes = None if facts is None else {a: len(f.values) for a, f in facts.items()}
     constants = None if facts is None else {a: f.values[0] for a, f in facts.items()
                                             if len(f.values) == 1}
-    t = lazy(table).with_columns(reads_per_second())
+    t = lazy(table).with_columns(derived("reads_per_second"))
     series = [a for a in axes if a != "U"]
     # The series' code, for the inflation's levels and the per-second trend alike.
     code = KeyCode.of(t, series, sizes)
@@ -222,7 +216,7 @@ def read_cost_verdict(table: Table, axes: Sequence[str], schedules: Mapping[str,
     return ReadCostSummary(
         definitions={
             "reads_per_round": "reads / rounds",
-            "reads_per_second": "reads / (duration + 1)",
+            "reads_per_second": DERIVED["reads_per_second"].formula,
             "series": "cells that differ only in U",
             "no_oscillation_level": "median reads_per_round over the cells of the same series "
                                     "with overshoot 0",
