@@ -15,7 +15,10 @@ deterministic figures in ``extra_info["quality"]``; every other benchmark is ign
   on shared machines differ by 1.5x or more.
 * Quality against cost: each head variant's quality (excess copy-seconds, wasted delete
   commands) beside its cost (missing copy-seconds, ledger reads), and whether another
-  variant beats it on all four (the frontier holds those no other variant beats).
+  variant beats it on all four (the frontier holds those no other variant beats). Exactly,
+  unlike the report's frontier (whose differences within
+  :data:`~reconsim.web.tradeoff.TIES` are ties): one fixed workload's figures, recorded to
+  the unit in the quality baseline and compared between commits to the unit.
 
 Computing lives here; :mod:`reconsim.benchmarks.compare_page` renders the HTML page.
 """
@@ -261,8 +264,9 @@ def compare_runs(base: Run, head: Run,
 
 
 def tradeoffs(run: Run) -> tuple[Tradeoff, ...]:
-    """Each variant's quality and cost figures, with the variants that beat it."""
-    return frontier({n: v.quality for n, v in run.variants.items()})
+    """Each variant's quality and cost figures, with the variants that beat it (exactly:
+    no difference is a tie)."""
+    return frontier({n: v.quality for n, v in run.variants.items()}, ties=0.0)
 
 
 def _num(value: int | float | None) -> str:

@@ -96,7 +96,7 @@ NAMED_AXES: Final[Mapping[str, Records]] = {
 NO_SCHEDULE: Final = "none"
 
 _SLUG = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
-_TOP_KEYS = {"name", "grid", "schedule", "chunk_size", "import_path",
+_TOP_KEYS = {"name", "grid", "schedule", "chunk_size", "import_path", "baseline",
              *(k.table for k in NAMED_AXES.values())}
 #: A death schedule's parts, by the key that names each: (its required keys, its optional
 #: ones). A schedule holds one or several; those with ``every`` and ``rate`` share
@@ -244,6 +244,9 @@ class Spec:
     names: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: The ``[delays.NAME]`` tables, compiled (a ``csv`` table's samples read from its file).
     delays: Mapping[str, delays.Table] = field(default_factory=dict)
+    #: The user's current setting (``baseline``): axis -> one of its values (a named axis's
+    #: and the schedule's by name), as the spec gives it; empty when it names none.
+    baseline: Mapping[str, Any] = field(default_factory=dict)
 
     def block_axes(self, controller: str) -> tuple[str, ...]:
         """The axes that vary within ``controller``'s block: those that apply to it."""
@@ -348,9 +351,11 @@ def parse_spec(text: str, base: str | Path = ".") -> Spec:
     if DEFAULT_SCHEDULE in axes["schedule"] and DEFAULT_SCHEDULE not in schedules:
         schedules[DEFAULT_SCHEDULE] = Schedule(DEFAULT_SCHEDULE, {"events": DEFAULTS["deaths"]})
     entries = _entries_per_cell(axes, schedules)
+    baseline = _baseline(doc.get("baseline", {}), axes, names)
     spec = Spec(name=name, axes=axes, schedules=schedules, chunk_size=chunk_size or 1,
                 source=doc, controllers=controllers, import_path=import_path, names=names,
-                delays={k: v for k, v in tables.items() if k != NO_SCHEDULE})
+                delays={k: v for k, v in tables.items() if k != NO_SCHEDULE},
+                baseline=baseline)
     if chunk_size is None:
         return replace(spec, chunk_size=default_chunk_size(spec.n_cells, entries))
     if chunk_size * entries > MAX_CHUNK_ENTRIES:
@@ -539,6 +544,37 @@ def _refuse_inapplicable(grid: Mapping[str, Any], axes: Mapping[str, tuple[Any, 
                 refuse_inapplicable(name, value, user, "grid.")
             except ValueError as exc:
                 raise SpecError(str(exc)) from None
+
+
+def _baseline(raw: Any, axes: Mapping[str, tuple[Any, ...]],
+              names: Mapping[str, tuple[str, ...]]) -> dict[str, Any]:
+    """``baseline``: the user's current setting, a table of axes of the grid, each with one
+    of its values (a named axis's and the schedule's by name, a controller by the name the
+    table holds, never imported); refused unless some cell of the grid has it (an axis that
+    does not apply to a controller leaves that controller's cells out)."""
+    if not isinstance(raw, dict):
+        raise SpecError(f"baseline must be a table of axes and values, got {shown(raw)}")
+    _no_unknown_keys(raw, set(axes), "baseline.")
+    for axis, value in raw.items():
+        listed = names.get(axis, axes[axis])
+        try:
+            checked = (value if axis in names or axis in ("schedule", "controller")
+                       else check_value(axis, value))
+        except ValueError as exc:
+            raise SpecError(f"baseline.{axis}: {exc}") from None
+        if checked not in listed:
+            raise SpecError(f"baseline.{axis}: {shown(value)} is not one of the axis's values "
+                            f"({shown(list(listed))})")
+    controllers = [raw["controller"]] if "controller" in raw else list(axes["controller"])
+    off = {c: [a for a in raw if a != "controller"
+               and not applies("deaths" if a == "schedule" else a, c)] for c in controllers}
+    if all(off.values()):
+        axis = off[controllers[0]][0]
+        which = (f"controller {controllers[0]!r}" if "controller" in raw
+                 else "any controller of the grid with the rest of the baseline")
+        raise SpecError(f"baseline.{axis}: {shown(raw[axis])} does not apply to {which}: "
+                        "the baseline selects no cell")
+    return dict(raw)
 
 
 def _one_of_table_or_spread(axes: Mapping[str, tuple[Any, ...]],

@@ -20,26 +20,64 @@ QUALITY_FIGURES: Final = ("excess_copy_seconds", "wasted_delete_commands")
 COST_FIGURES: Final = ("missing_copy_seconds", "reads")
 
 
+#: Two figures within this fraction of the larger one count as a tie: neither is better
+#: (means of a few hundred cells differ by far more from seed to seed).
+TIES: Final = 0.01
+
+
+@dataclass(frozen=True)
+class Tie:
+    """A difference treated as a tie that decides whether ``other`` beats a variant: the
+    figure, the variant's value and the other's."""
+
+    other: str
+    figure: str
+    mine: float
+    theirs: float
+
+
 @dataclass(frozen=True)
 class Tradeoff:
-    """A variant's quality and cost figures, and the variants that beat it on all of them."""
+    """A variant's quality and cost figures, the variants that beat it on all of them, and
+    the ties that decided whether one does (``ties``: none where exact comparison gives the
+    same verdict)."""
 
     name: str
     figures: Mapping[str, float | None]
     beaten_by: tuple[str, ...]
+    ties: tuple[Tie, ...] = ()
 
     @property
     def on_frontier(self) -> bool:
         return not self.beaten_by
 
 
-def frontier(figures: Mapping[str, Mapping[str, float | None]]) -> tuple[Tradeoff, ...]:
+def tied(a: float, b: float, ties: float = TIES) -> bool:
+    """Whether ``a`` and ``b`` differ by at most ``ties`` of the larger in size.
+
+    >>> tied(115_163, 115_183), tied(100, 105), tied(0, 0.001)
+    (True, False, False)
+    """
+    return abs(a - b) <= ties * max(abs(a), abs(b))
+
+
+def ties_text(ties: float = TIES) -> str:
+    """The tolerance in words: ``differences within 1 % count as ties``."""
+    return f"differences within {ties * 100:g} % count as ties"
+
+
+def frontier(figures: Mapping[str, Mapping[str, float | None]],
+             ties: float = TIES) -> tuple[Tradeoff, ...]:
     """Variant -> its figures, as :class:`Tradeoff` rows: each variant's quality and cost
-    figures and the variants that beat it, no worse on every one and better on one
-    (a figure some variant lacks is left out).
+    figures and the variants that beat it, as good on every one and better on one (a
+    figure some variant lacks is left out); two values within ``ties`` of the larger
+    (:func:`tied`) are as good as each other, neither better. Each row lists the ties
+    that changed whether another beats it (against comparing exactly).
 
     >>> [t.beaten_by for t in frontier({"a": {"reads": 2}, "b": {"reads": 1}})]
     [('b',), ()]
+    >>> [t.beaten_by for t in frontier({"a": {"reads": 1000}, "b": {"reads": 999}})]
+    [(), ()]
     """
     wanted = (*QUALITY_FIGURES, *COST_FIGURES)
     rows = {n: {f: q.get(f) for f in wanted} for n, q in figures.items()}
@@ -47,12 +85,23 @@ def frontier(figures: Mapping[str, Mapping[str, float | None]]) -> tuple[Tradeof
     if not present:
         return tuple(Tradeoff(n, r, ()) for n, r in rows.items())
 
-    def beats(a: Mapping[str, float | None], b: Mapping[str, float | None]) -> bool:
-        pairs = [(a[f], b[f]) for f in present]
-        return (all(x <= y for x, y in pairs)  # type: ignore[operator]
-                and any(x < y for x, y in pairs))  # type: ignore[operator]
+    known = {n: {f: float(r[f] or 0) for f in present} for n, r in rows.items()}
 
-    return tuple(Tradeoff(n, r, tuple(m for m, s in rows.items() if m != n and beats(s, r)))
+    def beats(a: Mapping[str, float], b: Mapping[str, float], within: float) -> bool:
+        even = {f: tied(a[f], b[f], within) for f in present}
+        return (all(even[f] or a[f] < b[f] for f in present)
+                and any(not even[f] and a[f] < b[f] for f in present))
+
+    def decided(other: str, n: str) -> tuple[Tie, ...]:
+        a, b = known[other], known[n]
+        if beats(a, b, ties) == beats(a, b, 0.0):
+            return ()
+        return tuple(Tie(other, f, b[f], a[f]) for f in present
+                     if a[f] != b[f] and tied(a[f], b[f], ties))
+
+    return tuple(Tradeoff(n, r, tuple(m for m in rows
+                                      if m != n and beats(known[m], known[n], ties)),
+                          tuple(t for m in rows if m != n for t in decided(m, n)))
                  for n, r in rows.items())
 
 

@@ -14,6 +14,13 @@ overshoot, the missing copy-seconds and the seconds to settle from the first dea
 on (``overshoot_after``, ``missing_after``, ``settle_after``), median, p95 and max over
 the cells that have such an event, and how many of them never settle before the run ends.
 
+A spec that names the user's current setting (``baseline``, :mod:`reconsim.sweep.spec`,
+read from ``sweep.json``'s spec: no controller is imported) opens the answer with that
+setting's figures over the cells it selects (overshoot, unneeded copies, missing
+copy-seconds and reads per round: median, p95 by nearest rank and max) and, for every other
+controller variant and U, the change against them, over the cells that share the setting's
+other axes (its G, its B, ...: what the user cannot choose).
+
 Exact and streaming: the quantiles come from counts of cells per (variant, U, value),
 three ``group_by`` on the lazy table (overshoot and unneeded copies together, with the
 trade-off sums; missing copy-seconds; reads per round: a few rows per group where values
@@ -35,8 +42,9 @@ import altair as alt
 import polars as pl
 from markupsafe import Markup
 
-from reconsim.model.metrics import nearest_rank
-from reconsim.model.params import VARIANT_PARAMS
+from reconsim.model.kinds import Records
+from reconsim.model.metrics import nearest_rank, percentile_expr
+from reconsim.model.params import BY_NAME, NAME_COLUMNS, VARIANT_PARAMS, name_column
 from reconsim.report.charts import WIDTH, Figure, finish, inline, names_expr
 from reconsim.report.load import Sweep
 from reconsim.report.query import (
@@ -48,9 +56,10 @@ from reconsim.report.query import (
     variant_order,
     variant_params,
 )
-from reconsim.report.section import NOT_IN_JSON, Context, Section
+from reconsim.report.section import NOT_IN_JSON, UNLESS_DEFAULT, Context, Section
+from reconsim.sweep.table import flat
 from reconsim.web.html import figure_html, folded, num, table, verdict
-from reconsim.web.tradeoff import frontier
+from reconsim.web.tradeoff import Tie, frontier, tied, ties_text
 
 #: The figures whose spread over the other axes each row shows: column -> its name.
 SPREAD: Final = {"overshoot": "overshoot (copies)", "unneeded": "unneeded copies"}
@@ -63,6 +72,10 @@ AFTER: Final = {"overshoot_after": "overshoot after it (copies)",
                 "settle_after": "seconds to settle after it"}
 #: The percentiles read from a group's counts: name -> level.
 PERCENTILES: Final = {"p95": 0.95, "p99": 0.99}
+#: The figures a baseline is given by, and each one's change against it: column -> its name.
+BASELINE: Final = {"overshoot": "overshoot", "unneeded": "unneeded copies",
+                   "missing_copy_seconds": "missing copy-seconds",
+                   "reads_per_round": "reads per round"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +163,42 @@ class Candidate:
     reads: float | None
     beaten_by: tuple[str, ...]
     on_frontier: bool
+    #: The differences treated as ties that decided whether another beats it.
+    ties: tuple[Tie, ...] = field(default=(), metadata=UNLESS_DEFAULT)
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One variant at one U against the baseline: its cells (among those sharing the
+    baseline's other axes) and, for each figure of :data:`BASELINE`, its median, p95
+    (nearest rank) and max less the baseline's (None where either is)."""
+
+    variant: str
+    U: int
+    cells: int
+    overshoot: Spread
+    unneeded: Spread
+    missing_copy_seconds: Spread
+    reads_per_round: Spread
+
+
+@dataclass(frozen=True, slots=True)
+class Baseline:
+    """The user's current setting (``setting``: axis -> value, as the spec names it), its
+    cells and its figures of :data:`BASELINE` (median, p95 by nearest rank, max); ``kept``:
+    the setting's axes every change keeps (all but the controller, its variant parameters
+    and U); ``changes``: every other (variant, U) against it, in the rows' order; ``text``:
+    the words that open the answer."""
+
+    setting: dict[str, Any]
+    cells: int
+    kept: tuple[str, ...]
+    overshoot: Spread
+    unneeded: Spread
+    missing_copy_seconds: Spread
+    reads_per_round: Spread
+    changes: tuple[Change, ...]
+    text: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +231,8 @@ class AnswersSummary:
     best: tuple[str, ...]
     sentence: str
     after: tuple[AfterAtU, ...] = ()
+    #: The user's setting and the changes against it, where the spec names one.
+    baseline: Baseline | None = field(default=None, metadata=UNLESS_DEFAULT)
     chart: pl.DataFrame | None = field(default=None, metadata=NOT_IN_JSON)
     after_chart: pl.DataFrame | None = field(default=None, metadata=NOT_IN_JSON)
 
@@ -314,6 +365,110 @@ def answers_verdict(table: Table, axes: Sequence[str], sizes: Mapping[str, int],
     return _with_sentence(summary)
 
 
+def _stored(axis: str, value: Any, spec: Mapping[str, Any]) -> tuple[str, Any]:
+    """The column of the report's table that holds a baseline's ``axis``, and its ``value``
+    as held there: a delay table by its name column, a named schedule of records (``lag``,
+    ``create_faults``) as its records from the spec's tables, flattened as the table's
+    (:func:`reconsim.sweep.table.flat`); the controller, the death schedule and a user's
+    controller's parameter as they are."""
+    if name_column(axis) in NAME_COLUMNS:
+        return name_column(axis), value
+    if axis in ("controller", "schedule") or axis not in BY_NAME:
+        return axis, value
+    kind = BY_NAME[axis].kind
+    if isinstance(kind, Records) and kind.table:
+        value = () if value == "none" else spec[kind.table][value][kind.key]
+    held = pl.DataFrame([pl.Series(axis, [kind.to_column(kind.check(axis, value))],
+                                   dtype=kind.dtype)])
+    return axis, held.select(flat(axis, kind.dtype)).item()
+
+
+def _figures(keys: Sequence[str]) -> list[pl.Expr]:
+    """Each figure of :data:`BASELINE` as median, p95 (nearest rank) and max, per group
+    of ``keys`` (or over all cells), with the cells."""
+    return [pl.len().alias("cells"), *(e for m in BASELINE for e in (
+        pl.col(m).median().cast(pl.Float64).alias(f"{m}__median"),
+        percentile_expr(pl.col(m), 0.95).cast(pl.Float64).alias(f"{m}__p95"),
+        pl.col(m).max().cast(pl.Float64).alias(f"{m}__max")))]
+
+
+def _spread(r: Mapping[str, Any], m: str, less: Mapping[str, Any] | None = None) -> Spread:
+    """Figure ``m``'s median, p95 and max of row ``r``, less those of ``less``."""
+    def at(q: str) -> float | None:
+        mine, theirs = r[f"{m}__{q}"], None if less is None else less[f"{m}__{q}"]
+        if less is None or mine is None:
+            return mine  # type: ignore[no-any-return]
+        return None if theirs is None else float(mine - theirs)
+
+    return Spread(at("median"), at("p95"), at("max"))
+
+
+def with_baseline(s: AnswersSummary, table: Table, axes: Sequence[str],
+                  spec: Any) -> AnswersSummary:
+    """``s`` with the baseline ``spec`` (the sweep's spec as ``sweep.json`` holds it) names,
+    if any: its figures over the cells it selects, and every other (variant, U) against
+    them over the cells sharing its other axes; two streaming queries."""
+    setting = spec.get("baseline") if isinstance(spec, Mapping) else None
+    if not isinstance(setting, dict) or not setting:
+        return s
+    t, params = lazy(table), list(s.varying)
+    keys = ["controller", *params, "U"]
+    rank = {a.variant: i for i, a in enumerate(s.variants)}
+    held = {a: _stored(a, v, spec) for a, v in setting.items()}
+    chosen = {"controller", "U", *params, *VARIANT_PARAMS, *user_params(axes)}
+    kept = tuple(a for a in setting if a not in chosen)
+    match = {a: pl.col(c).eq_missing(v) for a, (c, v) in held.items()}
+    selects = pl.all_horizontal(*match.values())
+    base = collect(t.filter(selects).select(
+        *_figures([]), pl.col("U").unique().implode().alias("__U"))).row(0, named=True)
+    if not base["cells"]:
+        return s
+    scope = t.filter(pl.all_horizontal(*(match[a] for a in kept))) if kept else t
+    rows = collect(scope.group_by(keys).agg(*_figures(keys), selects.all().alias("__own")))
+    rows = _ranked(rows.with_columns(variant_label(params)), rank)
+    changes = tuple(Change(variant=r["variant"], U=r["U"], cells=r["cells"],
+                           **{m: _spread(r, m, base) for m in BASELINE})
+                    for r in rows.iter_rows(named=True)
+                    if not (r["__own"] and r["cells"] == base["cells"]))
+    mine = {m: _spread(base, m) for m in BASELINE}
+    text = _baseline_text(setting, base["cells"], mine, changes, set(base["__U"]))
+    return dataclasses.replace(s, baseline=Baseline(
+        setting=dict(setting), cells=base["cells"], kept=kept, **mine, changes=changes,
+        text=text))
+
+
+def _signed(value: float | None) -> str:
+    """A change with its sign: ``+136``, ``\u22123``, ``\u00b10``."""
+    if value is None:
+        return "\u2014"
+    sign = "+" if value > 0 else "\u2212" if value < 0 else "\u00b1"
+    return f"{sign}{num(abs(value))}"
+
+
+def setting_text(setting: Mapping[str, Any]) -> str:
+    """``controller ledger, U = 10``."""
+    return ", ".join(f"controller {v}" if a == "controller" else f"{a} = {v}"
+                     for a, v in setting.items())
+
+
+def _baseline_text(setting: Mapping[str, Any], cells: int, mine: Mapping[str, Spread],
+                   changes: Sequence[Change], own_u: set[int]) -> str:
+    """The words that open the answer: the setting's figures, then the other variants at
+    its U (their medians' changes; at most :data:`LISTED`, the table gives every one)."""
+    figures = "; ".join(f"{w} median {num(mine[m].median)}, p95 {num(mine[m].p95)}, max "
+                        f"{num(mine[m].max)}" for m, w in BASELINE.items())
+    text = (f"At your setting ({setting_text(setting)}): {figures} (over its {cells:,} "
+            f"{'cell' if cells == 1 else 'cells'}; p95 by nearest rank).")
+    near = [c for c in changes if c.U in own_u]
+    if near:
+        said = "; ".join(f"{c.variant} at U = {num(c.U)}: " + ", ".join(
+            f"{w} {_signed(getattr(c, m).median)}" for m, w in BASELINE.items())
+            for c in near[:LISTED])
+        more = (f"; {len(near) - LISTED:,} more in the table" if len(near) > LISTED else "")
+        text += f" Against it (medians): {said}{more}."
+    return text
+
+
 def _ranked(figures: pl.DataFrame, rank: Mapping[str, int]) -> pl.DataFrame:
     """``figures`` in the variants' order (``rank``), then by U."""
     return figures.with_columns(pl.col("variant").replace_strict(
@@ -422,7 +577,7 @@ def _candidates(figures: pl.DataFrame, picked: Mapping[str, int]) -> tuple[Candi
         excess_copy_seconds=t.figures["excess_copy_seconds"],
         wasted_delete_commands=t.figures["wasted_delete_commands"],
         missing_copy_seconds=t.figures["missing_copy_seconds"], reads=t.figures["reads"],
-        beaten_by=t.beaten_by, on_frontier=t.on_frontier) for t in rows)
+        beaten_by=t.beaten_by, on_frontier=t.on_frontier, ties=t.ties) for t in rows)
 
 
 def _rounded(value: float | None) -> float | None:
@@ -446,7 +601,8 @@ TRADEOFF_WORDS: Final = {"excess_copy_seconds": "excess copy-seconds",
 
 def _least(variant: str, candidates: Sequence[Candidate]) -> str:
     """`` (fewest reads)``: the trade-off figures on which ``variant`` alone is lowest among
-    the frontier's candidates (nothing when it is alone on the frontier or lowest on none)."""
+    the frontier's candidates, by more than a tie (nothing when it is alone on the frontier
+    or lowest on none)."""
     front = [c for c in candidates if c.on_frontier]
     if len(front) < 2:
         return ""
@@ -454,6 +610,7 @@ def _least(variant: str, candidates: Sequence[Candidate]) -> str:
     lowest = [w for f, w in TRADEOFF_WORDS.items()
               if getattr(mine, f) is not None
               and all(getattr(c, f) is not None and getattr(c, f) > getattr(mine, f)
+                      and not tied(getattr(c, f), getattr(mine, f))
                       for c in front if c is not mine)]
     return f" (fewest {' and '.join(lowest)})" if lowest else ""
 
@@ -483,12 +640,27 @@ def _with_sentence(s: AnswersSummary) -> AnswersSummary:
         else:
             text = (f"No single best choice ({where}): {len(best)} variants are all on the "
                     "trade-off frontier (the table of candidates marks them).")
+        text += _ties_said(s.candidates)
         if never and s.basis == "zero":
             who = _names(never) if len(never) <= LISTED else f"{len(never)} variants"
             text += (f" {who} never {'reach' if len(never) > 1 else 'reaches'} "
                      f"zero overshoot in every cell in {swept}"
                      + ("." if len(never) <= LISTED else " (the table marks them)."))
     return dataclasses.replace(s, sentence=text)
+
+
+def _ties_said(candidates: Sequence[Candidate]) -> str:
+    """The differences treated as ties where they changed the verdict, in one sentence
+    (nothing where comparing exactly gives the same)."""
+    pairs: dict[tuple[str, ...], str] = {}
+    for c in candidates:
+        for tie in c.ties:
+            key = (*sorted((c.variant, tie.other)), tie.figure)
+            pairs.setdefault(key, f"the {TRADEOFF_WORDS[tie.figure]} of {c.variant} and "
+                             f"{tie.other} ({num(tie.mine)} and {num(tie.theirs)})")
+    if not pairs:
+        return ""
+    return f" {ties_text().capitalize()}: {_names(list(pairs.values()))} are taken as equal."
 
 
 def _chart_rows(rows: Sequence[AtU] | Sequence[AfterAtU],
@@ -507,8 +679,9 @@ def _chart_rows(rows: Sequence[AtU] | Sequence[AfterAtU],
 def summarize(sweep: Sweep) -> AnswersSummary:
     """The answers (``summary.json``'s ``answers``)."""
     initial = sweep.axis_facts.get("initial")  # known already: no pass over the table
-    return answers_verdict(sweep.table, sweep.axes, sweep.sizes, sweep.variants,
-                           () if initial is None else initial.values)
+    s = answers_verdict(sweep.table, sweep.axes, sweep.sizes, sweep.variants,
+                        () if initial is None else initial.values)
+    return with_baseline(s, sweep.table, sweep.axes, sweep.meta.get("spec"))
 
 
 def _scope(s: AnswersSummary) -> str:
@@ -532,6 +705,8 @@ def render(s: AnswersSummary, context: Context, figures: Mapping[str, Figure]) -
         "</p>").format(
             f" and variant ({', '.join(s.varying)} vary)" if s.varying else "", _scope(s))]
     box = []
+    if s.baseline is not None:
+        box.append(Markup("<strong>{}</strong>").format(s.baseline.text))
     if not s.swept:
         box.append(Markup("<strong>U takes one value in this sweep ({} s)</strong>: this "
                           "section says whether each controller overshoots at that period, "
@@ -541,6 +716,8 @@ def render(s: AnswersSummary, context: Context, figures: Mapping[str, Figure]) -
     if s.after:
         box.append(Markup("<strong>After the disturbance</strong>: {}").format(after_text(s)))
     parts.append(verdict("none", box))
+    if s.baseline is not None:
+        parts.append(baseline_html(s.baseline))
     if "answers" in figures:
         parts.append(figure_html(figures["answers"]))
     parts.append(answers_table(s))
@@ -561,6 +738,40 @@ def render(s: AnswersSummary, context: Context, figures: Mapping[str, Figure]) -
     parts.append(Markup("<h3>At each U</h3>"))
     parts.append(folded(rows_table(s), len(s.rows), "rows: every controller at every U"))
     return Markup("").join(parts)
+
+
+def baseline_html(b: Baseline) -> Markup:
+    """The setting's figures and every other variant and U against them: those at the
+    setting's U first, then (folded) all."""
+    kept = (f", over the cells with its {', '.join(b.kept)}" if b.kept else "")
+    parts = [Markup("<h3>Against your setting</h3><p>Your setting ({}, from the spec's "
+                    "<code>baseline</code>): its {} cells' figures, then each other "
+                    "controller at each U{}: the change of its median, p95 (nearest rank) "
+                    "and max against yours (\u2212 is fewer).</p>").format(
+                        setting_text(b.setting), num(b.cells), kept),
+             table(["figure", "median", "p95", "max"],
+                   [[w, *_stats(getattr(b, m))] for m, w in BASELINE.items()])]
+    head = ["controller / variant", "U", "cells",
+            *(f"{w} {q}" for w in BASELINE.values() for q in ("median", "p95", "max"))]
+
+    def rows(changes: Iterable[Change]) -> list[list[Any]]:
+        return [[c.variant, c.U, c.cells,
+                 *(_signed(x) for m in BASELINE for x in _stats(getattr(c, m)))]
+                for c in changes]
+
+    own = {u for u in (b.setting.get("U"),) if u is not None}
+    near = [c for c in b.changes if c.U in own]
+    if near:
+        parts.append(table(head, rows(near)))
+    if len(near) < len(b.changes):
+        parts.append(folded(table(head, rows(b.changes)), len(b.changes),
+                            "rows: every other controller at every U against your setting"))
+    return Markup("").join(parts)
+
+
+def _stats(s: Spread) -> tuple[float | None, float | None, float | None]:
+    """A spread's median, p95 and max."""
+    return s.median, s.p95, s.max
 
 
 def after_text(s: AnswersSummary) -> str:
@@ -620,11 +831,11 @@ def answers_table(s: AnswersSummary) -> Markup:
 
 def candidates_table(s: AnswersSummary) -> Markup:
     """The variants compared, at their periods, by the trade-off rule."""
+    at = ("each one's smallest U with zero overshoot in every cell" if s.basis == "zero"
+          else "each one's smallest U with zero overshoot at the 99th percentile")
     head = Markup("<p>Compared at {}: the trade-off figures (means per cell at that U; lower "
-                  "is better), as the controllers section compares them over all cells.</p>"
-                  ).format("each one's smallest U with zero overshoot in every cell"
-                           if s.basis == "zero" else "each one's smallest U with zero "
-                           "overshoot at the 99th percentile")
+                  "is better), as the controllers section compares them over all cells; {}."
+                  "</p>").format(at, ties_text())
     rows = [[c.variant, c.U, c.excess_copy_seconds, c.wasted_delete_commands,
              c.missing_copy_seconds, c.reads,
              "yes" if c.on_frontier else "no: beaten by " + ", ".join(c.beaten_by)]
@@ -697,8 +908,9 @@ def _against_u(data: pl.DataFrame, names: Mapping[str, str], order: Sequence[str
 def glance(s: AnswersSummary) -> Markup | None:
     """The answer, in one sentence (and the response to the disturbance, in another)."""
     after = f" After the disturbance: {after_text(s)}" if s.after else ""
-    return Markup('<a href="#answers">Answers</a>: {} {}{}').format(provision_text(s),
-                                                                     s.sentence, after)
+    mine = "" if s.baseline is None else f"{s.baseline.text} "
+    return Markup('<a href="#answers">Answers</a>: {}{} {}{}').format(
+        mine, provision_text(s), s.sentence, after)
 
 
 SECTION = Section("answers", summarize, render, charts, glance, title="Answers")

@@ -42,6 +42,7 @@ from reconsim.web.tradeoff import (
     QUALITY_FIGURES,
     Tradeoff,
     frontier,
+    ties_text,
     tradeoff_chart,
 )
 
@@ -339,7 +340,8 @@ def tradeoff_html(c: ControllersSummary, figures: Mapping[str, Figure]) -> Marku
                     "(missing copy-seconds, ledger reads), each a mean per cell over all its "
                     "cells; lower is better on all four. A variant is on the "
                     "<strong>frontier</strong> when no other is as good on all four and "
-                    "better on one. On the frontier: {}.</p>").format(_labels(front))]
+                    "better on one ({}). On the frontier: {}.</p>").format(
+                        ties_text(), _labels(front))]
     if "tradeoff" in figures:
         parts.append(figure_html(figures["tradeoff"]))
     rows = [[t.variant, t.excess_copy_seconds, t.wasted_delete_commands,
