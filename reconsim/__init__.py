@@ -17,8 +17,8 @@ if TYPE_CHECKING:
     from reconsim.model.params import CONTROLLERS, PARAM_NAMES, Cell
     from reconsim.model.reference import run_reference
     from reconsim.model.simulate import run_cell, simulate
-    from reconsim.model.trace import trace
-    from reconsim.sweep.runner import SweepResult, run_sweep
+    from reconsim.model.trace import trace, trace_cell
+    from reconsim.sweep.runner import SweepResult, run_sweep, sweep_cell
     from reconsim.sweep.spec import Spec, SpecError, load_spec, parse_spec
     from reconsim.sweep.store import scan
 
@@ -30,8 +30,10 @@ _HOMES = {
     "run_cell": "reconsim.model.simulate",
     "simulate": "reconsim.model.simulate",
     "trace": "reconsim.model.trace",
+    "trace_cell": "reconsim.model.trace",
     "SweepResult": "reconsim.sweep.runner",
     "run_sweep": "reconsim.sweep.runner",
+    "sweep_cell": "reconsim.sweep.runner",
     **dict.fromkeys(("Spec", "SpecError", "load_spec", "parse_spec"), "reconsim.sweep.spec"),
     "scan": "reconsim.sweep.store",
 }
@@ -52,7 +54,9 @@ __all__ = [
     "run_sweep",
     "scan",
     "simulate",
+    "sweep_cell",
     "trace",
+    "trace_cell",
 ]
 
 

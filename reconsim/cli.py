@@ -46,7 +46,27 @@ def _add_run(sub: Any) -> None:
                    "the kernels differ from it")
     p.add_argument("--plot", metavar="FILE", help="also draw the cell second by second into "
                    f"FILE ({', '.join(PLOT_FORMATS)}: a self-contained page, or an image)")
+    p.add_argument("--window", metavar="FROM:TO", type=_window,
+                   help="with --plot: draw only seconds FROM to TO (both included)")
+    p.add_argument("--title", metavar="TEXT",
+                   help="with --plot: the chart's title (default: the cell's controller, U, "
+                   "G and B, and its id with --cell)")
+    p.add_argument("--from", dest="sweep", metavar="DIR",
+                   help="run a cell of the sweep in DIR again (with --cell; no cell "
+                   "parameter flags: the cell is the table's)")
+    p.add_argument("--cell", type=int, metavar="ID",
+                   help="with --from: the cell's id, its number in the sweep's grid (the "
+                   "report names it)")
     p.set_defaults(handler=_run)
+
+
+def _window(text: str) -> tuple[int, int]:
+    """``--window FROM:TO``: two seconds, FROM at most TO."""
+    first, colon, last = text.partition(":")
+    if not (colon and first.isdecimal() and last.isdecimal() and int(first) <= int(last)):
+        raise argparse.ArgumentTypeError(
+            f"expected FROM:TO, whole seconds with FROM <= TO, got {text!r}")
+    return int(first), int(last)
 
 
 #: What ``reconsim run --plot FILE`` writes, by FILE's suffix.
@@ -54,30 +74,33 @@ PLOT_FORMATS = (".html", ".png", ".svg")
 
 
 def _run(args: argparse.Namespace) -> int:
-    from reconsim.model.controllers import resolve
     from reconsim.model.differential import ControllerMismatchError, compare_cell
     from reconsim.model.metrics import METRICS
-    from reconsim.model.params import PARAMS, all_params, applies, make_cell
-    from reconsim.model.simulate import run_cell
+    from reconsim.model.simulate import simulate_cell
 
-    params = {p.name: p.kind.from_flag(getattr(args, p.name), p.default) for p in PARAMS}
-    params["controller"] = controller = resolve(params["controller"]).name
-    params |= {p.name: p.kind.from_flag(getattr(args, p.name), p.default)
-               for p in all_params()[len(PARAMS):] if applies(p.name, controller)}
     if args.plot is not None and Path(args.plot).suffix.lower() not in PLOT_FORMATS:
         raise UsageError(f"--plot: {args.plot}: unknown suffix "
                          f"{Path(args.plot).suffix or '(none)'!r}; use .html, .png or .svg")
+    for flag, value in (("--window", args.window), ("--title", args.title)):
+        if value is not None and args.plot is None:
+            raise UsageError(f"{flag} {value if flag == '--title' else args.given[flag]}: "
+                             "draws with --plot FILE only")
+    cell = _sweep_cell(args) if args.sweep is not None or args.cell is not None else None
     try:
+        cell = _flags_cell(args) if cell is None else cell
         if args.check:
-            compare_cell(make_cell(**params))
-        metrics = run_cell(**params)
+            compare_cell(cell)
+        metrics = simulate_cell(cell)
     except ControllerMismatchError as exc:
         print(f"differs: {one_line(str(exc))}")
         return 1
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    if args.window is not None and args.window[0] > cell.duration:
+        raise UsageError(f"--window {args.given['--window']}: starts after the run's last "
+                         f"second, {cell.duration}")
     if args.plot is not None:
-        _plot(params, args.plot)
+        _plot(cell, args)
     if args.json:
         print(json.dumps(metrics))
         return 0
@@ -89,15 +112,55 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _plot(params: dict[str, Any], path: str) -> None:
-    """Draw one cell's trace into ``path`` (its suffix says how), written atomically."""
-    from reconsim.io import write_atomic
-    from reconsim.model.params import Cell
-    from reconsim.report.plot import plot_cell
+def _flags_cell(args: argparse.Namespace) -> Any:
+    """The cell ``reconsim run``'s parameter flags give (``ValueError`` naming a bad one)."""
+    from reconsim.model.controllers import resolve
+    from reconsim.model.params import PARAMS, all_params, applies, make_cell
 
-    data = plot_cell(Cell(**params), Path(path).suffix.lower())
+    params = {p.name: p.kind.from_flag(getattr(args, p.name), p.default) for p in PARAMS}
+    params["controller"] = controller = resolve(params["controller"]).name
+    params |= {p.name: p.kind.from_flag(getattr(args, p.name), p.default)
+               for p in all_params()[len(PARAMS):] if applies(p.name, controller)}
+    return make_cell(**params)
+
+
+def _sweep_cell(args: argparse.Namespace) -> Any:
+    """The cell ``--from DIR --cell ID`` names: the table's parameters, whole. A cell
+    parameter flag beside them is refused (the table's cell would not be the one run)."""
+    from reconsim.model.params import all_params
+    from reconsim.sweep.runner import sweep_cell
+    from reconsim.sweep.store import StoreError
+
+    if args.sweep is None or args.cell is None:
+        given = "--cell" if args.sweep is None else "--from"
+        raise UsageError(f"{given} {args.given[given]}: needs "
+                         f"{'--from DIR' if args.sweep is None else '--cell ID'} too")
+    names = {p.name for p in all_params()}
+    flags = [f for f in args.given if f.removeprefix("--").removeprefix("no-") in names]
+    if flags:
+        raise UsageError(f"{flags[0]} {args.given[flags[0]]}: --from {args.sweep} runs its "
+                         "cell with the table's parameters; drop the flag, or run the cell "
+                         "by its flags without --from")
     try:
-        write_atomic(Path(path), data)
+        return sweep_cell(args.sweep, args.cell)
+    except StoreError as exc:
+        raise UsageError(f"--from {args.sweep}: {exc}") from None
+
+
+def _plot(cell: Any, args: argparse.Namespace) -> None:
+    """Draw one cell's trace into ``--plot FILE`` (its suffix says how), written
+    atomically: the seconds of ``--window``, titled ``--title``."""
+    from reconsim.io import write_atomic
+    from reconsim.report.plot import plot_cell
+    from reconsim.report.sections.timelines import heading, run_command
+
+    path = Path(args.plot)
+    sweep = args.sweep is not None
+    data = plot_cell(cell, path.suffix.lower(), args.window,
+                     args.title or heading(cell, args.cell if sweep else None),
+                     run_command(args.sweep, args.cell) if sweep else None)
+    try:
+        write_atomic(path, data)
     except OSError as exc:
         raise UsageError(f"--plot: {exc}") from None
 
@@ -478,6 +541,21 @@ def _named_controllers(argv: Sequence[str]) -> None:
             resolve(arg.partition("=")[2])
 
 
+def _given(argv: Sequence[str]) -> dict[str, str]:
+    """The flags of ``argv`` and the text each was given (the last time; "" for a switch).
+
+    >>> _given(["run", "--G", "20", "--window=0:60", "--slow_start"])
+    {'--G': '20', '--window': '0:60', '--slow_start': ''}
+    """
+    out: dict[str, str] = {}
+    for i, arg in enumerate(argv):
+        if arg.startswith("--"):
+            flag, eq, value = arg.partition("=")
+            following = argv[i + 1] if i + 1 < len(argv) else ""
+            out[flag] = value if eq else "" if following.startswith("--") else following
+    return out
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``reconsim`` parser with every subcommand."""
     from reconsim.model.params import CONTROLLERS
@@ -534,6 +612,7 @@ def _main(argv: Sequence[str] | None) -> int:
         _named_controllers(given)
         where = ""  # the parser's own errors name the program and the command
         args, unknown = build_parser().parse_known_args(argv)
+        args.given = _given(given)  # the flags as typed, for messages that quote them
         command = args.command
         where = f"reconsim {command}: "
         if unknown:  # argparse would name the program alone, not the command

@@ -46,7 +46,8 @@ def test_malformed_deaths_are_rejected(deaths: object) -> None:
 
 def test_run_flags_derive_from_the_declaration() -> None:
     run = build_parser()._subparsers._group_actions[0].choices["run"]  # type: ignore[union-attr]
-    flags = {a.dest for a in run._actions} - {"help", "json", "plot", "check"}
+    flags = {a.dest for a in run._actions} - {"help", "json", "plot", "check", "window",
+                                               "title", "sweep", "cell"}
     assert flags == set(PARAM_NAMES)
 
 

@@ -47,7 +47,10 @@ def test_plot_writes_each_format(tmp_path: Path, suffix: str,
         assert "vegaEmbed" in page
         spec = json.loads(re.search(r'<script type="application/json" id="spec-timeline">'
                                     r"(.*?)</script>", page, re.S).group(1))  # type: ignore[union-attr]
-        assert "--G 20" in json.dumps(spec)
+        # The command on the page, the chart titled by a line (no flag list in its spec).
+        assert spec["title"]["text"] == "ledger, U = 15, G = 20, B = 5"
+        assert "--G 20" not in json.dumps(spec)
+        assert "--U 15 --G 20 --B 5" in page
         assert "--grace 10" in page
 
 

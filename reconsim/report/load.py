@@ -13,8 +13,10 @@ otherwise are counted, never silently overwritten.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final
 
 import polars as pl
@@ -32,6 +34,7 @@ from reconsim.model.studies.seed001 import BASE
 from reconsim.report.query import Deaths, collect, collect_all, in_order
 from reconsim.report.source import ReportError, SweepSource
 from reconsim.sweep.facts import FACTS_KEY, TableFacts, merge
+from reconsim.sweep.store import cell_ids, chunk_index
 from reconsim.sweep.table import flat
 
 #: The columns :func:`~reconsim.model.laws.law_columns` derives from a cell's parameters
@@ -52,6 +55,11 @@ CORE_AXES: Final = ("controller", "G", "U", "B", "desired", "schedule", "duratio
 
 #: Hidden column: whether a cell's deaths are exactly seed 001's (two copies at second 300).
 SEED_DEATHS: Final = "__seed_deaths"
+#: Hidden column: a cell's id, its number in the sweep's grid (:func:`reconsim.sweep.store.
+#: cell_ids`: from its chunk file and its row there); null where the report cannot say (a
+#: table on object storage whose sweep did not finish, a ``sweep.json`` without
+#: ``chunk_size``).
+CELL_ID: Final = "__cell"
 #: Hidden column: a cell's own death events, as stored (a random schedule's differ from seed
 #: to seed, so its name does not say them); read only by queries that select it.
 ROW_DEATHS: Final = "__deaths"
@@ -81,6 +89,9 @@ class Sweep:
     #: The distinct rows of controller and the variant parameters (as stored: lists as
     #: lists), where the chunks' footers say; for :func:`variant_params`.
     variants: pl.DataFrame | None = None
+    #: The sweep's folder as a command names it (``reconsim run --from FOLDER``): as given,
+    #: or relative to the current folder when under it; None on object storage.
+    folder: str | None = None
 
     @property
     def sizes(self) -> dict[str, int]:
@@ -106,7 +117,7 @@ def load_sweep(sweep_dir: Any) -> Sweep:
     """
     source = sweep_dir if isinstance(sweep_dir, SweepSource) else SweepSource.parse(sweep_dir)
     meta = source.read_meta()
-    scan = source.scan_parts()
+    scan = _numbered(source, meta)
     where_data = source.name("data")
     try:
         schema = scan.collect_schema()
@@ -159,11 +170,12 @@ def load_sweep(sweep_dir: Any) -> Sweep:
         # today's laws, as the footers say): later queries read them instead of deriving
         # them again (that cost more than reading the row).
         base = scan.select(*axes, *METRIC_NAMES, *LAW_COLUMNS, *hidden, *reads, SEED_DEATHS,
-                           ROW_DEATHS, LAW_EXCLUDED)
+                           ROW_DEATHS, LAW_EXCLUDED, CELL_ID)
         table = base
     else:
         base = scan.select(*axes, *METRIC_NAMES, *stored, *hidden, *reads, SEED_DEATHS,
-                           ROW_DEATHS, LAW_EXCLUDED, *(_FRESH + c for c in LAW_COLUMNS))
+                           ROW_DEATHS, LAW_EXCLUDED, CELL_ID,
+                           *(_FRESH + c for c in LAW_COLUMNS))
         table = base.drop(*stored).rename({_FRESH + c: c for c in LAW_COLUMNS})
     known = {} if footer is None else {
         a: v.select(flat(a, schema[a])).unique() for a in axes
@@ -187,7 +199,37 @@ def load_sweep(sweep_dir: Any) -> Sweep:
                                  nulls=nulls[a])
                     for a in axes},
         variants=None if footer is None else footer.variants,
+        folder=None if source.remote else _folder(source.local),
     )
+
+
+def _folder(path: Path) -> str:
+    """How a command names the folder ``path``: relative to the current folder when under
+    it, else as it is."""
+    with contextlib.suppress(ValueError, OSError):
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    return str(path)
+
+
+def _numbered(source: SweepSource, meta: dict[str, Any]) -> pl.LazyFrame:
+    """The scan of every chunk file, with each row's cell id (:data:`CELL_ID`) from its
+    position: local chunk files are listed, so their gaps (a sweep still running) are
+    known; on object storage, only a finished sweep's ids are known (every chunk there)."""
+    scan = source.scan_parts()
+    size = meta.get("chunk_size")
+    if not isinstance(size, int) or size < 1:
+        return scan.with_columns(pl.lit(None, dtype=pl.Int64).alias(CELL_ID))
+    if source.remote:
+        if meta.get("status") != "complete":
+            return scan.with_columns(pl.lit(None, dtype=pl.Int64).alias(CELL_ID))
+        chunks = list(range(int(meta.get("chunks") or 0)))
+    else:
+        indices = [chunk_index(p) for p in source.part_files()]
+        if any(i is None for i in indices):  # a file no sweep wrote: no position says
+            return scan.with_columns(pl.lit(None, dtype=pl.Int64).alias(CELL_ID))
+        chunks = [i for i in indices if i is not None]
+    row = scan.with_row_index(CELL_ID)
+    return row.with_columns(cell_ids(pl.col(CELL_ID), chunks, size).alias(CELL_ID))
 
 
 def _opening_facts(scan: pl.LazyFrame, footer: TableFacts | None, stored: Sequence[str],
@@ -342,7 +384,7 @@ def schedule_names(deaths: pl.Expr) -> pl.Expr:
 def axis_names(columns: Iterable[str]) -> tuple[str, ...]:
     """The parameter columns of a sweep table: the core axes, then any extra ones in file order."""
     columns = list(columns)
-    figures = {*METRIC_NAMES, *LAW_COLUMNS, "deaths", SEED_DEATHS}
+    figures = {*METRIC_NAMES, *LAW_COLUMNS, "deaths", SEED_DEATHS, CELL_ID}
     extra = [c for c in columns if c not in figures and c not in CORE_AXES]
     return (*(c for c in CORE_AXES if c in columns), *extra)
 

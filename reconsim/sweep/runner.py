@@ -18,6 +18,7 @@ import functools
 import logging
 import logging.handlers
 import os
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -32,10 +33,11 @@ import polars as pl
 from tqdm import tqdm
 
 from reconsim.errors import ReconsimError, WriteError
+from reconsim.model.controllers import ControllerError, registry
 from reconsim.model.differential import check_cells
 from reconsim.model.laws import law_columns
 from reconsim.model.metrics import METRICS
-from reconsim.model.params import NAME_COLUMNS, SCHEDULE_COLUMN, parameter, shown
+from reconsim.model.params import NAME_COLUMNS, SCHEDULE_COLUMN, Cell, parameter, shown
 from reconsim.model.simulate import frame_cells, simulate
 from reconsim.model.version import MODEL_VERSION
 from reconsim.process import POLARS_THREADS_VARIABLE, start_worker
@@ -379,6 +381,43 @@ def _write(spec: Spec, out: Path, index: int, frame: pl.DataFrame) -> None:
     store.write_chunk(out, index, frame, model(spec), {FACTS_KEY: chunk_facts(frame, facts)})
 
 
+#: The manifest's key saying how to import its users' controllers: their import paths or
+#: entry points by name (``controllers``) and the folders of the spec's ``import_path``,
+#: resolved (``path``).
+IMPORTS: Final = "imports"
+
+
+def sweep_cell(out: str | Path, cell: int) -> Cell:
+    """Cell ``cell`` (its id: its number in the grid) of the sweep in ``out``, rebuilt from
+    its row of the table: the cell whose metrics the row holds. A user's controller is
+    imported as the sweep imported it (the import path or entry point its spec named, the
+    folders of its ``import_path`` first on ``sys.path``).
+
+    Raises :class:`~reconsim.sweep.store.StoreError` in one line when ``out`` is no sweep,
+    ``cell`` is not in its grid or its chunk is not written, or the controller cannot be
+    imported here."""
+    out = Path(out)
+    row = store.read_cell(out, cell)
+    name = row["controller"].item()
+    if name not in registry.names():
+        imports = (store.read_manifest(out) or {}).get(IMPORTS) or {}
+        ref = imports.get("controllers", {}).get(name)
+        if ref is None:
+            raise store.StoreError(f"cell {cell}: {out / store.MANIFEST} does not say how to "
+                                   f"import its controller {name!r}")
+        for folder in reversed(imports.get("path", [])):  # first on sys.path, in order
+            if folder not in sys.path:
+                sys.path.insert(0, folder)
+        try:
+            registry.resolve(ref)
+        except ControllerError as exc:
+            raise store.StoreError(f"cell {cell}: {exc}") from None
+    try:
+        return frame_cells(row)[0]
+    except ValueError as exc:  # a table of another version, or written by hand
+        raise store.StoreError(f"cell {cell}: its parameters make no cell ({exc})") from None
+
+
 def default_out(spec: Spec) -> Path:
     """``results/<name>``: where a sweep goes unless told otherwise."""
     return Path("results") / spec.name
@@ -494,6 +533,9 @@ def _run_locked(  # noqa: PLR0913, PLR0917 — run_sweep's options, passed on on
         name=spec.name, spec=spec.source, spec_hash=spec.hash, model=model(spec).to_manifest(),
         # what each user's controller does, for a report that never imports its module
         controllers={c.name: c.help for c in spec.resolve_controllers()},
+        # how to import each, for `reconsim run --from DIR --cell ID` (which may)
+        **({IMPORTS: {"controllers": dict(spec.controllers),
+                      "path": list(spec.import_path)}} if spec.controllers else {}),
         version=version("reconsim"),
         cells=spec.n_cells, chunk_size=spec.chunk_size, chunks=spec.n_chunks,
         started=manifest.get("started") or _now(), status="running",

@@ -11,6 +11,12 @@
 A directory holds one model's results: the manifest records the :class:`Model` (its
 version and its table's columns), each chunk file its model version, and
 :func:`check_model` refuses a directory or a chunk another model wrote.
+
+A cell's id is its number in the spec's grid (row-major, as
+:func:`reconsim.sweep.grid.expand` numbers them); the table holds no column for it: chunk
+``i`` (``part-i``) holds cells ``i * chunk_size`` onwards, one a row, in order, so row
+``r`` of chunk ``i`` is cell ``i * chunk_size + r`` (:func:`read_cell`; the report numbers
+the rows it reads the same way, :func:`cell_ids`).
 """
 
 from __future__ import annotations
@@ -212,11 +218,63 @@ def _first_line(exc: BaseException) -> str:
 
 def done_chunks(out: Path) -> set[int]:
     """Indices of the chunk files present (each complete: they are written atomically)."""
-    found = set()
-    for p in (out / DATA).glob("part-*.parquet"):
-        with contextlib.suppress(ValueError):
-            found.add(int(p.stem.removeprefix("part-")))
-    return found
+    return {i for p in (out / DATA).glob("part-*.parquet")
+            if (i := chunk_index(p)) is not None}
+
+
+def chunk_index(path: Path) -> int | None:
+    """The chunk a file ``part-NNNNN.parquet`` holds, or None for another name."""
+    digits = path.name.removeprefix("part-").removesuffix(".parquet")
+    return int(digits) if digits.isdecimal() and digits.isascii() else None
+
+
+def cell_ids(row: pl.Expr, chunks: list[int], chunk_size: int) -> pl.Expr:
+    """The cell ids of a table's rows from their positions ``row`` (0, 1, ... over the
+    chunk files present, in name order, ``chunks`` their indices): every chunk but the
+    grid's last holds ``chunk_size`` cells, so the row at position ``p`` lies in the
+    ``p // chunk_size``-th file present. With every chunk from 0 on present, the id is the
+    position.
+
+    >>> pl.select(cell_ids(pl.lit(pl.Series([0, 1, 2, 3])), [0, 5], 2)).to_series().to_list()
+    [0, 1, 10, 11]
+    """
+    position = row.cast(pl.Int64)
+    if chunks == list(range(len(chunks))):
+        return position
+    present = position // chunk_size
+    shift = present.replace_strict(list(range(len(chunks))),
+                                   [(c - p) * chunk_size for p, c in enumerate(chunks)],
+                                   return_dtype=pl.Int64)
+    return position + shift
+
+
+def read_cell(out: Path, cell: int) -> pl.DataFrame:
+    """Cell ``cell``'s row of the sweep in ``out`` (one row, as its chunk file holds it).
+
+    :class:`StoreError`, one line, when ``out`` is no sweep's directory, ``cell`` lies
+    outside its grid, or its chunk is not written (a sweep that has not finished)."""
+    manifest = read_manifest(out) if out.is_dir() else None
+    if manifest is None:
+        raise StoreError(f"{out}: not a sweep's directory (no {MANIFEST})" if out.is_dir()
+                         else f"{out}: no such directory" if not out.exists()
+                         else f"{out}: not a directory")
+    cells, size = manifest.get("cells"), manifest.get("chunk_size")
+    if not isinstance(cells, int) or not isinstance(size, int) or size < 1:
+        raise StoreError(f"{out / MANIFEST}: records no cells and chunk_size")
+    if isinstance(cell, bool) or not isinstance(cell, int) or not 0 <= cell < cells:
+        raise StoreError(f"cell {cell!r}: not in the grid of {out} (cells 0 to "
+                         f"{cells - 1:,})")
+    path = chunk_path(out, cell // size)
+    if not path.is_file():
+        raise StoreError(f"cell {cell}: its chunk {path} is not written (the sweep has not "
+                         "finished; run it again to complete it)")
+    try:
+        row = pl.scan_parquet(path).slice(cell % size, 1).collect()
+    except (OSError, pl.exceptions.PolarsError) as exc:
+        raise StoreError(f"{path}: unreadable ({_first_line(exc)})") from None
+    if row.height != 1:
+        raise StoreError(f"{path}: holds no row {cell % size} (cell {cell})")
+    return row
 
 
 def write_chunk(out: Path, index: int, frame: pl.DataFrame, model: Model,

@@ -12,7 +12,10 @@ model, and checked: the trace's sums and extremes must give the table's metrics.
 trace, as its chart draws it (:func:`downsample`: at most about :data:`MAX_POINTS` rows),
 is kept in the summary, so that the charts draw it without tracing the cell again.
 
-:func:`timeline_figure` draws one trace; ``reconsim run --plot`` uses it too.
+:func:`timeline_figure` draws one trace; ``reconsim run --plot`` uses it too. A cell the
+section names is named by its id (its number in the sweep's grid, :data:`~reconsim.report.
+load.CELL_ID`), with the command that runs it again, ``reconsim run --from DIR --cell ID``;
+a long cell's timeline shows the seconds around its event (:func:`event_window`).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -37,11 +41,10 @@ from reconsim.model.params import (
     PARAM_NAMES,
     PARAMS,
     Cell,
-    cell_text,
 )
 from reconsim.model.trace import metrics_of, trace_cell
 from reconsim.report.charts import ALARM, WIDTH, Figure, finish, inline
-from reconsim.report.load import ROW_DEATHS, Sweep
+from reconsim.report.load import CELL_ID, ROW_DEATHS, Sweep
 from reconsim.report.query import (
     SEED_SETTING,
     collect,
@@ -67,6 +70,9 @@ SERIES: Final = {"live": "#08306b", "ledger": "#6baed6", "pending": "#fd8d3c",
 COUNTS: Final = ("desired", "live", "ledger", "pending", "terminating")
 EVENTS: Final = ("create_commands", "created", "failed_creates", "delete_commands", "deleted",
                  "wasted_deletes", "deaths")
+#: Seconds of a cell's run drawn before its first death and after it settles, when the
+#: run is longer than :data:`MAX_POINTS` seconds (:func:`event_window`).
+MARGIN: Final = 60
 #: Candidate panels examined at once when looking for a boundary pair (then 8 times more).
 BOUNDARY_CANDIDATES: Final = 8
 
@@ -74,18 +80,21 @@ BOUNDARY_CANDIDATES: Final = 8
 @dataclass(frozen=True, slots=True)
 class Drawn:
     """A trace as its chart draws it: :func:`downsample`'s rows, the seconds per row
-    (``bucket``), and the cell traced."""
+    (``bucket``), the cell traced, and the seconds drawn (``window``, first and last)."""
 
     frame: pl.DataFrame
     bucket: int
     cell: Cell
+    window: tuple[int, int]
 
 
 @dataclass(frozen=True, slots=True)
 class Timeline:
     """One telling cell: which kind, why it was chosen (or why there is none), its
-    parameters and the table's metrics, and whether its trace gives those metrics;
-    ``drawn`` is the chart's data (None when the cell is not traced)."""
+    parameters and the table's metrics, and whether its trace gives those metrics; its id
+    (``cell``: its number in the sweep's grid, None where the table does not say) and the
+    seconds its timeline shows (``window``); ``drawn`` is the chart's data (None when the
+    cell is not traced)."""
 
     kind: str
     title: str
@@ -96,14 +105,18 @@ class Timeline:
     traced: bool = False
     agrees: bool | None = None
     differing: tuple[str, ...] = ()
+    cell: int | None = None
+    window: tuple[int, int] | None = None
     drawn: Drawn | None = field(default=None, metadata=NOT_IN_JSON)
 
 
 @dataclass(frozen=True, slots=True)
 class Timelines:
-    """The section's summary (``summary.json``'s ``timelines``)."""
+    """The section's summary (``summary.json``'s ``timelines``); ``folder``, the sweep's
+    folder as a command names it (None on object storage), is the page's."""
 
     cells: tuple[Timeline, ...]
+    folder: str | None = field(default=None, metadata=NOT_IN_JSON)
 
 
 # --- picking the cells ---
@@ -118,7 +131,7 @@ def _numeric_axes(sweep: Sweep) -> list[str]:
 
 def _row_columns(sweep: Sweep) -> list[str]:
     """What a chosen row is read with: its axes, parameters, metrics and law prediction."""
-    wanted = {*sweep.axes, *PARAM_NAMES, *METRIC_NAMES, "law_overshoot", ROW_DEATHS}
+    wanted = {*sweep.axes, *PARAM_NAMES, *METRIC_NAMES, "law_overshoot", ROW_DEATHS, CELL_ID}
     return [c for c in lazy(sweep.table).collect_schema().names() if c in wanted]
 
 
@@ -321,33 +334,69 @@ def _timeline(sweep: Sweep, row: Mapping[str, Any], kind: str, title: str,
     user's controller's row is not traced: the report runs no code its table names (the
     module that defines the controller may not even be there)."""
     metrics = {m: row[m] for m in METRIC_NAMES}
+    id = row.get(CELL_ID)
     if row["controller"] not in CONTROLLERS:
         return Timeline(kind, title, True, why + (
             f" Not traced here: {row['controller']} is a user's controller, and a report "
-            "runs no code its table names; `reconsim run --controller package.module:Name "
-            "... --plot FILE` draws it."), _row_parameters(sweep, row), metrics)
+            "runs no code its table names; the command below runs it (add --plot FILE to "
+            "draw it)."), _row_parameters(sweep, row), metrics, cell=id)
     try:
         cell = cell_of(sweep, row)
     except ValueError as exc:  # a table from another version, or written by hand
         return Timeline(kind, title, True, f"{why} Its parameters make no cell today ({exc}).",
-                        None, metrics)
+                        None, metrics, cell=id)
+    window = event_window(cell, row["stable_at"])
     work = (cell.duration + 1) * (int(row["created"]) + 1)
     if work > TRACE_BUDGET:
         return Timeline(kind, title, True, why + (
-            f" Too large to trace here ({work:,} copy-seconds); "
-            "`reconsim run ... --plot FILE` draws it."), _parameters(cell), metrics)
+            f" Too large to trace here ({work:,} copy-seconds); the command below runs it "
+            "(add --plot FILE to draw it)."), _parameters(cell), metrics, cell=id,
+            window=window)
     frame = trace_cell(cell)
     derived = metrics_of(frame, cell)
     differing = tuple(m for m in METRIC_NAMES if derived[m] != metrics[m])
     return Timeline(kind, title, True, why, _parameters(cell), metrics, True,
-                    not differing, differing, Drawn(*downsample(frame), cell))
+                    not differing, differing, id, window, drawn_trace(frame, cell, window))
 
 
 def summarize(sweep: Sweep) -> Timelines:
     """The telling cells (``summary.json``'s ``timelines``), each traced once: its drawn
     trace is the chart's data."""
     below, above = boundary_pair(sweep)
-    return Timelines((worst_law_mismatch(sweep), below, above, slowest_settling(sweep)))
+    return Timelines((worst_law_mismatch(sweep), below, above, slowest_settling(sweep)),
+                     sweep.folder)
+
+
+def event_window(cell: Cell, stable_at: int | None) -> tuple[int, int]:
+    """The seconds a cell's timeline shows: the whole run when it lasts at most
+    :data:`MAX_POINTS` seconds; a longer one from :data:`MARGIN` seconds before its first
+    death (the start when none) to :data:`MARGIN` seconds after it settles (``stable_at``;
+    the end when it never does), within the run."""
+    if cell.duration <= MAX_POINTS:
+        return 0, cell.duration
+    first = min((at for at, _ in cell.deaths if at <= cell.duration), default=0)
+    settled = cell.duration if stable_at is None else stable_at
+    start = max(0, first - MARGIN)
+    return start, max(start, min(cell.duration, settled + MARGIN))
+
+
+def run_command(folder: str, cell: int) -> str:
+    """The command that runs cell ``cell`` of the sweep in ``folder`` again.
+
+    >>> run_command("results/default", 12)
+    'reconsim run --from results/default --cell 12'
+    """
+    return f"reconsim run --from {shlex.quote(folder)} --cell {cell}"
+
+
+def heading(cell: Cell, id: int | None = None) -> str:
+    """A timeline's title, a line: the cell's id (when known), controller, U, G and B.
+
+    >>> heading(Cell(G=20, U=15, B=5), 12)
+    'Cell 12: ledger, U = 15, G = 20, B = 5'
+    """
+    named = f"{cell.controller}, U = {cell.U}, G = {cell.G}, B = {cell.B}"
+    return named if id is None else f"Cell {id}: {named}"
 
 
 # --- drawing ---
@@ -371,25 +420,37 @@ def downsample(frame: pl.DataFrame, max_points: int = MAX_POINTS) -> tuple[pl.Da
     return drawn.filter(changed | pl.col("round") | (pl.col("deaths") > 0) | last), k
 
 
+def drawn_trace(frame: pl.DataFrame, cell: Cell, window: tuple[int, int] | None = None
+                ) -> Drawn:
+    """A cell's trace as its chart draws it: the seconds of ``window`` (first and last,
+    both drawn; default the whole run), :func:`downsample`d."""
+    window = (0, cell.duration) if window is None else window
+    shown = frame.filter(pl.col("t").is_between(*window))
+    return Drawn(*downsample(shown), cell, window)
+
+
 def timeline_figure(frame: pl.DataFrame, cell: Cell, name: str, title: str,
-                    subtitle: str = "") -> Figure:
+                    window: tuple[int, int] | None = None) -> Figure:
     """One cell second by second (``frame``: its trace, :func:`~reconsim.model.trace.
-    trace_cell`): desired (dashed), live, ledger, pending and (with grace) terminating
-    copies as steps; scripted deaths as red rules; below, each round's create commands up
-    and delete commands down, the wasted ones red, a tick for every round."""
-    return drawn_figure(Drawn(*downsample(frame), cell), name, title, subtitle)
+    trace_cell`), the seconds of ``window`` (default the whole run): desired (dashed),
+    live, ledger, pending and (with grace) terminating copies as steps; scripted deaths as
+    red rules; below, each round's create commands up and delete commands down, the wasted
+    ones red, a tick for every round. ``title`` is one line."""
+    return drawn_figure(drawn_trace(frame, cell, window), name, title)
 
 
-def drawn_figure(data: Drawn, name: str, title: str, subtitle: str = "") -> Figure:
-    """:func:`timeline_figure` of a trace already drawn (:func:`downsample`)."""
+def drawn_figure(data: Drawn, name: str, title: str, heading: str | None = None) -> Figure:
+    """:func:`timeline_figure` of a trace already drawn (:func:`drawn_trace`): the figure
+    named ``title``, its chart titled ``heading`` (default ``title``), a line."""
     drawn, k, cell = data.frame, data.bucket, data.cell
+    first, last = data.window
     series: list[Any] = [s for s in SERIES if s != "terminating" or cell.grace > 0]
     columns = ["t", "desired", *series, "rounds", "round", "create_commands", "created",
                "failed_creates", "delete_commands", "deleted", "wasted_deletes", "deaths"]
     drawn = drawn.select(columns).with_columns(
         (-pl.col("delete_commands")).alias("down"), (-pl.col("deleted")).alias("down_ok"))
     x = alt.X("t:Q", title="second" if k == 1 else f"second ({k}-second buckets)",
-              scale=alt.Scale(domain=[0, max(1, cell.duration)], nice=False))
+              scale=alt.Scale(domain=[first, max(first + 1, last)], nice=False))
     highest = drawn.select(pl.max_horizontal(series).max().alias("copies"),
                            pl.col("create_commands").max(), pl.col("delete_commands").max())
     copies, up, down = (int(v or 0) for v in highest.row(0))
@@ -439,13 +500,13 @@ def drawn_figure(data: Drawn, name: str, title: str, subtitle: str = "") -> Figu
                                            (wasted, some("wasted_deletes"))) if present]
     bottom = alt.layer(*layers).properties(width=WIDTH, height=110)
     chart = alt.vconcat(copies_chart, bottom, data=inline(drawn)).resolve_scale(x="shared")
-    note = ("Dashed: desired. Red rules: scripted deaths. Below: each round's create "
-            "commands (up) and delete commands (down; red: wasted, sent to a copy already "
-            "removed); grey ticks: rounds that did nothing.")
+    note = ("Dashed: desired; red rules: scripted deaths. Below: create commands up, delete "
+            "commands down (red: wasted); grey ticks: idle rounds.")
+    if (first, last) != (0, cell.duration):
+        note += f" Seconds {first:,} to {last:,} of {cell.duration:,}."
     if k > 1:
-        note += (f" Each point is {k} seconds: the largest count, the commands and deaths "
-                 "summed.")
-    return Figure(name, title, finish(chart, title, f"{subtitle}. {note}" if subtitle else note),
+        note += f" Each point is {k} seconds (the largest count, events summed)."
+    return Figure(name, title, finish(chart, heading or title, note),
                   {"bucket": k, "marks": drawn.height + len(series)})
 
 
@@ -461,8 +522,7 @@ def _whole_axis(lo: int, hi: int) -> alt.Axis:
 
 def charts(t: Timelines, context: Context) -> list[Figure]:
     """One timeline per traced cell, from the trace its summary keeps (no query, no trace)."""
-    return [drawn_figure(e.drawn, f"timeline_{e.kind}", e.title,
-                         f"reconsim run {cell_text(e.drawn.cell)}")
+    return [drawn_figure(e.drawn, f"timeline_{e.kind}", e.title, heading(e.drawn.cell, e.cell))
             for e in t.cells if e.drawn is not None]
 
 
@@ -491,6 +551,9 @@ def render(t: Timelines, context: Context, figures: Mapping[str, Figure]) -> Mar
                  f"{num(m['stable_at'])}.")
         kind = {True: "holds", False: "fails", None: "none"}[entry.agrees]
         parts.append(verdict(kind, [entry.why + checked, facts]))
+        if entry.cell is not None and t.folder is not None:
+            parts.append(Markup("<p>Cell {} runs again with:</p><pre><code>{}</code></pre>")
+                         .format(f"{entry.cell:,}", run_command(t.folder, entry.cell)))
         name = f"timeline_{entry.kind}"
         if name in figures:
             parts.append(figure_html(figures[name]))
