@@ -20,8 +20,9 @@ from tests.helpers.golden import differences
 
 GOLDEN = Path(__file__).parent / "golden" / "default_summary.json"
 SPEC = Path(__file__).parents[1] / "sweeps" / "default.toml"
-#: Facts of one run, not of the table: when it ran and how fast.
-RUN_FACTS = ("started", "finished", "cells_per_second")
+#: Facts of one run, not of the table: when it ran, how fast, and which reconsim release
+#: ran it (a version bump changes no figure).
+RUN_FACTS = ("started", "finished", "cells_per_second", "version")
 
 
 def comparable(summary: dict[str, Any]) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from reconsim.cli import main
 from reconsim.model import rng
 from reconsim.model.metrics import METRIC_NAMES
 from reconsim.model.simulate import simulate
+from reconsim.report import build_report
 from reconsim.sweep import store
 from reconsim.sweep.grid import expand
 from reconsim.sweep.spec import MAX_EVENTS, SpecError, load_spec, parse_spec
@@ -260,3 +261,9 @@ def test_a_sweep_with_random_deaths_and_a_seed_axis(tmp_path: Path) -> None:
         assert all((5000, 5) in [(e["at"], e["count"]) for e in deaths]
                    for deaths in lists["deaths"].to_list()) == (schedule == "az")
     assert got.filter(schedule="none")["deaths"].list.len().max() == 0
+    # the report's schedules table says a random schedule's listed deaths are one cell's
+    page = build_report(tmp_path / "out").html.read_text(encoding="utf-8")
+    rows = re.findall(r"<tr><td>(\w+)</td><td>([^<]*)</td></tr>", page)
+    said = {name: "differ from seed to seed" in text for name, text in rows
+            if name in ("chaos", "az", "none")}
+    assert said == {"chaos": True, "az": True, "none": False}

@@ -33,7 +33,10 @@ def render(summary: Context, context: Context, figures: Mapping[str, Figure]) ->
              ", ".join(plain(v) for v in f.values) if f.values is not None
              else f"{plain(f.min)} … {plain(f.max)}", f.nulls)
             for a, f in summary.axes.items()]
-    schedules = [(name, ", ".join(f"{at}:{count}" for at, count in events) or "none")
+    declared = s.spec.get("schedule", {}) if isinstance(s.spec, dict) else {}
+    schedules = [(name, (", ".join(f"{at}:{count}" for at, count in events) or "none")
+                  + (" (one cell's: a random schedule's deaths differ from seed to seed)"
+                     if "rate" in declared.get(name, {}) else ""))
                  for name, events in s.schedules.items()]
     return Markup("").join([
         table(["", ""], facts),
