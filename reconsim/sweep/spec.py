@@ -261,7 +261,7 @@ class Spec:
     def resolve_controllers(self) -> tuple[Controller, ...]:
         """Its users' controllers, resolved (their modules imported, ``import_path`` first):
         what a worker does before it runs a chunk."""
-        _on_path(self.import_path)
+        on_path(self.import_path)
         return tuple(registry.resolve(ref) for _, ref in self.controllers)
 
     def controller_identities(self) -> tuple[str, ...]:
@@ -377,7 +377,7 @@ def _import_path(raw: Any, base: Path) -> tuple[str, ...]:
     return folders
 
 
-def _on_path(folders: tuple[str, ...]) -> None:
+def on_path(folders: tuple[str, ...]) -> None:
     """Put ``folders`` first on ``sys.path``, in order (those there already stay where they are)."""
     for folder in reversed(folders):
         if folder not in sys.path:
@@ -391,7 +391,7 @@ def _users_controllers(grid: Mapping[str, Any], import_path: tuple[str, ...],
     raw = grid.get("controller", [])
     if not isinstance(raw, list):
         return ()  # the axis's own check says what is wrong
-    _on_path(import_path)
+    on_path(import_path)
     out: dict[str, str] = {}
     for ref in raw:
         if isinstance(ref, str) and ref not in registry.BUILT_IN:
@@ -673,8 +673,8 @@ def _schedule(name: str, table: Any) -> Schedule:
         required = _SCHEDULE_PARTS[part][0]
         missing = sorted(required - set(table))
         if missing:
-            raise SpecError(f"{where}.{missing[0]}: missing (a '{part}' schedule needs "
-                            f"{', '.join(sorted(required))})")
+            raise SpecError(f"{where}.{missing[0]}: missing (a schedule with '{part}' "
+                            f"needs {', '.join(sorted(required))})")
     params = dict(table)
     if "events" in params:
         try:
