@@ -100,19 +100,15 @@ def simulate_cell(cell: Cell) -> dict[str, Any]:
     """The metrics of one checked cell, as :func:`simulate` gives them for a frame of it
     (Python numbers, None for a null), from the kernel that :func:`simulate` would pick,
     called with the cell's arrays (:func:`cell_arrays`) instead of a frame's."""
-    from reconsim.model.reference import run_reference
-
     controller = registry.get(cell.controller)
     if not controller.compiled:
+        from reconsim.model.reference import run_reference
+
         return run_reference(cell)
     try:
         raw = _kernel_raw(controller, cell)
-    except KernelDecisionError as exc:  # the reference model's line, which names the second
-        try:
-            run_reference(cell)
-        except CellError as reference:
-            raise reference from None
-        raise exc from None
+    except KernelDecisionError as exc:
+        raise _reference_line(cell, exc) from None
     stable_at = raw["stable_at"]  # decoded as _with_metrics decodes a batch's
     raw["last_drift"] = stable_at - 1 if stable_at >= 0 else cell.duration
     return metrics.of_run(raw, cell)
@@ -265,8 +261,6 @@ def _reference_refusal(cells: pl.DataFrame, exc: KernelDecisionError) -> CellErr
     (it knows the second and the value), else ``exc`` naming the row. Where ``exc`` names
     no row (an exception inside a kernel, a hook numba types wrongly), the row is found
     by running halves of the frame again, the first half first: at most twice the cells."""
-    from reconsim.model.reference import run_reference
-
     frame, params, _ = _frame_params(cells)
     row = exc.row
     if row is None:
@@ -281,11 +275,19 @@ def _reference_refusal(cells: pl.DataFrame, exc: KernelDecisionError) -> CellErr
             else:
                 lo = mid
         row = lo if row is None else row
+    return _reference_line(_cell_of(frame, row, params), exc).at(row)
+
+
+def _reference_line(cell: Cell, exc: KernelDecisionError) -> CellError:
+    """The refusal of ``cell``, which a kernel refused with ``exc``: the reference model's
+    where it refuses the cell too (its line names the second and the value), else ``exc``."""
+    from reconsim.model.reference import run_reference
+
     try:
-        run_reference(_cell_of(frame, row, params))
+        run_reference(cell)
     except CellError as reference:
-        return reference.at(row)
-    return exc.at(row)
+        return reference
+    return exc
 
 
 def _simulate(cells: pl.DataFrame, *, checked: bool) -> pl.DataFrame:

@@ -18,7 +18,6 @@ import functools
 import logging
 import logging.handlers
 import os
-import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -44,7 +43,7 @@ from reconsim.process import POLARS_THREADS_VARIABLE, start_worker
 from reconsim.sweep import store
 from reconsim.sweep.facts import FACTS_KEY, chunk_facts
 from reconsim.sweep.grid import PARAM_COLUMNS, expand, param_columns
-from reconsim.sweep.spec import Spec
+from reconsim.sweep.spec import Spec, on_path
 from reconsim.words import counted, plural
 
 #: Notices (a sweep that resumes): the ``reconsim`` command prints them on stderr.
@@ -405,9 +404,7 @@ def sweep_cell(out: str | Path, cell: int) -> Cell:
         if ref is None:
             raise store.StoreError(f"cell {cell}: {out / store.MANIFEST} does not say how to "
                                    f"import its controller {name!r}")
-        for folder in reversed(imports.get("path", [])):  # first on sys.path, in order
-            if folder not in sys.path:
-                sys.path.insert(0, folder)
+        on_path(tuple(imports.get("path", [])))
         try:
             registry.resolve(ref)
         except ControllerError as exc:

@@ -31,16 +31,23 @@ def uniform_u64(seed: int, stream: int, k: int, n: int) -> np.int64:
     return np.int64(splitmix64_u64(x) % np.uint64(n))  # type: ignore[arg-type]
 
 
+def rebound(function: Callable[..., Any], scope: dict[str, Any],
+            suffix: str) -> Callable[..., Any]:
+    """A new function from ``function``'s code reading its globals from ``scope``, named
+    ``<qualname>__<suffix>`` in its own module: what numba compiles, and caches under that
+    name, where a kernel or a rule needs other names bound than its module's."""
+    copy = types.FunctionType(function.__code__, scope, function.__name__,
+                              function.__defaults__, function.__closure__)
+    copy.__qualname__ = f"{function.__qualname__}__{suffix}"
+    copy.__module__ = function.__module__
+    copy.__doc__ = function.__doc__
+    return copy
+
+
 def _compiled(function: Callable[..., Any], **bound: Any) -> Any:
     """``function`` of :mod:`reconsim.model.rules` compiled by numba, the names ``bound``
     (and the rules it calls) rebound to compiled ones in its globals."""
-    scope = dict(function.__globals__)
-    scope.update(bound)
-    copy = types.FunctionType(function.__code__, scope, function.__name__,
-                              function.__defaults__, function.__closure__)
-    copy.__qualname__ = f"{function.__qualname__}__kernel"
-    copy.__module__ = function.__module__
-    copy.__doc__ = function.__doc__
+    copy = rebound(function, {**function.__globals__, **bound}, "kernel")
     # Inlined into the kernel's loop at numba's level: a call that passes arrays costs their
     # reference counts at every call (a few per cent of the world kernel's time, measured).
     return numba.njit(cache=True, nogil=True, inline="always")(copy)

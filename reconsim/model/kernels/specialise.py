@@ -28,7 +28,6 @@ import inspect
 import logging
 import sys
 import time
-import types
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
@@ -37,7 +36,7 @@ import numpy as np
 
 from reconsim.model.controllers.definition import Controller
 from reconsim.model.kernels.arrays import KernelDecisionError
-from reconsim.model.kernels.rules import SOURCE_DIGEST
+from reconsim.model.kernels.rules import SOURCE_DIGEST, rebound
 from reconsim.model.kinds import MAX_COPIES
 
 
@@ -212,11 +211,7 @@ def specialise(namespace: Mapping[str, Any], functions: Mapping[str, Mapping[str
         # A function the kernel module imports (Go's sort) keeps its own module's globals,
         # those of the kernel's namespace (and what is specialised) over them.
         scope = bound if python.__globals__ is namespace else {**python.__globals__, **bound}
-        copy = types.FunctionType(python.__code__, scope, name, python.__defaults__,
-                                  python.__closure__)
-        copy.__qualname__ = f"{python.__qualname__}__{tag}{'_' + variant if variant else ''}"
-        copy.__module__ = python.__module__
-        copy.__doc__ = python.__doc__
+        copy = rebound(python, scope, f"{tag}{'_' + variant if variant else ''}")
         out[key] = numba.njit(cache=True, **options)(copy)
         if not variant:
             bound[name] = out[key]
