@@ -75,7 +75,7 @@ PLOT_FORMATS = (".html", ".png", ".svg")
 
 def _run(args: argparse.Namespace) -> int:
     from reconsim.model.differential import ControllerMismatchError, compare_cell
-    from reconsim.model.metrics import METRICS
+    from reconsim.model.metrics import METRICS, RESPONSES
     from reconsim.model.simulate import simulate_cell
 
     if args.plot is not None and Path(args.plot).suffix.lower() not in PLOT_FORMATS:
@@ -109,7 +109,23 @@ def _run(args: argparse.Namespace) -> int:
         value = metrics[m.name]
         shown = "null" if value is None else f"{value:.4f}" if m.float else str(value)
         print(f"{m.name:<{width}}  {shown:>10}  {m.help}")
+    _print_responses(metrics[RESPONSES])
     return 0
+
+
+def _print_responses(responses: list[dict[str, Any]]) -> None:
+    """``reconsim run``'s table of the responses to the cell's events, one line each."""
+    from reconsim.model.metrics import RESPONSE_FIELDS, RESPONSES
+
+    if not responses:
+        return
+    print(f"\n{RESPONSES}: one line per event (a death event or a change of desired), "
+          "over the seconds up to the next one")
+    widths = {f: max(len(f), 10) for f in RESPONSE_FIELDS}
+    print("  ".join(f"{f:>{w}}" for f, w in widths.items()))
+    for response in responses:
+        print("  ".join(f"{'null' if response[f] is None else response[f]:>{w}}"
+                        for f, w in widths.items()))
 
 
 def _flags_cell(args: argparse.Namespace) -> Any:

@@ -45,7 +45,8 @@ IN_ROUNDS: Final = tuple(name for name, c in registry.BUILT_IN.items() if not c.
 def cells(draw: st.DrawFn, max_duration: int = 240, controllers: tuple[str, ...] = (),
           ) -> Cell:
     """A random cell, edges included: B = 0, G = 0, desired = 0, U = 1, durations 0 and 1,
-    several deaths in one second, deaths larger than the live count, deaths after the end;
+    several deaths in one second, deaths larger than the live count, deaths after the end,
+    changes of desired (up, down, to the same count, at a death's second, after the end);
     every controller that decides in rounds (or those named) and variant: observe,
     max_per_round, gain, ttl (0 too), restarts, and a user's controller's own
     parameters."""
@@ -56,6 +57,12 @@ def cells(draw: st.DrawFn, max_duration: int = 240, controllers: tuple[str, ...]
     same_second: bool = draw(st.booleans())
     if events and same_second:  # a second event in the same second as the first
         events.append((events[0][0], draw(st.integers(0, 20))))
+    # desired that moves: often not at all; changes in increasing seconds, some after the
+    # end, some at a death's second, to counts above, below and equal to the one before
+    changes = draw(st.just(()) | st.lists(
+        st.tuples(st.integers(1, duration + 30) | st.sampled_from([at for at, _ in events] or [1]),
+                  st.integers(0, 14)), max_size=3))
+    scale = tuple(sorted(dict(c for c in changes if c[0] >= 1).items()))
     controller = registry.get(draw(st.sampled_from(controllers or IN_ROUNDS)))
     options = () if controller.name in registry.BUILT_IN else tuple(
         (name, draw(_values(param.kind))) for name, param in controller.params.items())
@@ -67,6 +74,7 @@ def cells(draw: st.DrawFn, max_duration: int = 240, controllers: tuple[str, ...]
         B=draw(st.integers(0, 25)),
         duration=duration,
         deaths=tuple(events),
+        scale=scale,
         ledger_base=draw(st.integers(0, 30)),
         observe=draw(st.sampled_from(OBSERVE)),
         max_per_round=draw(st.none() | st.integers(1, 8)),

@@ -201,7 +201,8 @@ def worst_metrics(T: int, d: int, lb: int) -> dict[str, object]:
             "reads_per_round": reads / (T + 1),
             "excess_copy_seconds": d * T * (T - 1) // 2 + d * (T - 1),
             "missing_copy_seconds": 0, "create_commands": created, "failed_creates": 0,
-            "overshoot_after": None, "missing_after": None, "settle_after": None}
+            "overshoot_after": None, "missing_after": None, "settle_after": None,
+            "responses": []}
 
 
 @pytest.mark.parametrize(("T", "d", "lb"), [(2, 1, 0), (5, 3, 2), (17, 2, 7), (40, 4, 20)])

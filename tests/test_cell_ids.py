@@ -16,6 +16,7 @@ import reconsim
 from reconsim import METRIC_NAMES, load_spec, run_sweep
 from reconsim.cli import main
 from reconsim.model.controllers import registry
+from reconsim.model.metrics import OUTPUT_NAMES
 from reconsim.report import build_report
 from reconsim.sweep.grid import expand
 
@@ -60,7 +61,7 @@ def _table(sweep: Path) -> pl.DataFrame:
 
 
 def _metrics(row: dict[str, object]) -> dict[str, object]:
-    return {m: row[m] for m in METRIC_NAMES}
+    return {m: row[m] for m in OUTPUT_NAMES}
 
 
 def test_rows_are_grid_cells_in_order(sweep: Path) -> None:
@@ -154,7 +155,8 @@ def test_report_names_each_cell_by_a_short_command(sweep: Path, tmp_path: Path,
     assert sorted(c["cell"] for c in named) == sorted(ids)
     table = _table(sweep)
     for c in named:  # the id names the row whose metrics the section shows
-        assert _metrics(table.row(c["cell"], named=True)) == c["metrics"]
+        row = table.row(c["cell"], named=True)
+        assert {m: row[m] for m in METRIC_NAMES} == c["metrics"]
     for spec in re.findall(r'<script type="application/json" id="spec-timeline_[^"]*">(.*?)'
                            r"</script>", html, re.S):
         title = json.loads(spec)["title"]

@@ -16,7 +16,7 @@ from reconsim import run_cell, simulate, trace
 from reconsim.cli import main
 from reconsim.model import delays
 from reconsim.model.kinds import MAX_EVENTS
-from reconsim.model.metrics import METRIC_NAMES
+from reconsim.model.metrics import OUTPUT_NAMES
 from reconsim.model.params import Cell
 from reconsim.sweep.grid import expand
 from reconsim.sweep.spec import parse_spec
@@ -43,7 +43,7 @@ def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def metrics_of(row: dict[str, Any]) -> dict[str, Any]:
-    return {m: row[m] for m in METRIC_NAMES}
+    return {m: row[m] for m in OUTPUT_NAMES}
 
 
 @pytest.mark.parametrize(("form", "value", "toml"), FORMS, ids=[f[0] for f in FORMS])

@@ -31,6 +31,7 @@ from reconsim.cli import build_parser, main
 from reconsim.model.kernels import count as count_kernel
 from reconsim.model.kernels import world as world_kernel
 from reconsim.model.kinds import Flag
+from reconsim.model.metrics import RESPONSES
 from reconsim.model.params import (
     DELETE_ORDERS,
     FAULT_KINDS,
@@ -97,12 +98,14 @@ VALID_AXES: dict[str, st.SearchStrategy[Any]] = {
     "log_scale_down": st.booleans(),
     # a running service: copies at t = 0, or as many as desired
     "initial": st.integers(0, 12) | st.just("desired"),
+    # desired that moves: the [scale.c0] table's changes
+    "scale": st.sampled_from(["none", "c0"]),
 }
 #: Axes whose values are names or choices (no ranges).
 _NO_RANGES = ("controller", "observe", "schedule", "max_per_round", "gain", "restart_at",
               "delete_order", "lag", "create_faults", "B_delays", "G_delays", "fail_rate",
               "lost_rate", "trigger",
-              "slow_start", "log_scale_down", "initial")
+              "slow_start", "log_scale_down", "initial", "scale")
 
 
 def axis_value(axis: str, valid: bool) -> st.SearchStrategy[Any]:
@@ -167,6 +170,11 @@ def spec_documents(draw: st.DrawFn) -> dict[str, Any]:
         if valid else st.lists(values | st.sampled_from(FAULT_KINDS), max_size=4)
     doc["lag"] = {"w0": {"windows": draw(st.lists(window, max_size=3))}}
     doc["faults"] = {"f0": {"events": draw(st.lists(fault, max_size=3))}}
+    change = st.tuples(st.integers(1, 300), st.integers(0, 12))
+    doc["scale"] = {"c0": {"changes": draw(
+        st.lists(change, max_size=3, unique_by=lambda c: c[0]).map(
+            lambda cs: [list(c) for c in sorted(cs)]) if valid
+        else st.lists(st.lists(values, max_size=3), max_size=3))}}
     second = st.integers(0, 60) if valid else st.integers(0, 60) | values
     forms = st.one_of(
         st.lists(second, min_size=1, max_size=5).map(lambda s: {"samples": s}),
@@ -269,7 +277,8 @@ def test_fuzzed_specs_run_exactly_or_refuse_in_one_line(
         for row in table.iter_rows(named=True):
             cell = cell_of(row)
             if cheap(cell) and checked < 3:
-                assert {m: row[m] for m in METRIC_NAMES} == run_reference(cell), cell
+                assert {m: row[m] for m in (*METRIC_NAMES, RESPONSES)} == run_reference(
+                    cell), cell
                 checked += 1
         event(f"cells checked against the reference: {checked}")
 
@@ -296,13 +305,15 @@ def flag_value(name: str) -> st.SearchStrategy[str]:
 
 VALID_FLAGS: dict[str, st.SearchStrategy[str]] = {
     **{name: strategy.map(str) for name, strategy in VALID_AXES.items()
-       if name not in ("schedule", "restart_at", "gain", "duration")},
+       if name not in ("schedule", "restart_at", "gain", "duration", "scale")},
     "gain": st.sampled_from(["1", "0.5", "0.001", "0.333"]),
     "duration": st.integers(0, 400).map(str),
     "deaths": st.lists(st.tuples(st.integers(0, 300), st.integers(0, 8)), max_size=3).map(
         lambda es: ",".join(f"{a}:{c}" for a, c in es) or "none"),
     "restart_at": st.lists(st.integers(0, 300), max_size=3).map(
         lambda ts: ",".join(map(str, ts)) or "none"),
+    "scale": st.dictionaries(st.integers(1, 300), st.integers(0, 12), max_size=3).map(
+        lambda cs: ",".join(f"{a}:{d}" for a, d in sorted(cs.items())) or "none"),
     "lag": st.lists(st.tuples(st.integers(0, 300), st.integers(1, 100), st.integers(1, 60)),
                     max_size=2).map(
         lambda ws: ",".join(f"{a}:{a + d}:{x}" for a, d, x in ws) or "none"),
@@ -347,12 +358,15 @@ def test_fuzzed_run_flags_run_exactly_or_refuse_in_one_line(
     cell = Cell(**{p.name: p.kind.from_flag(getattr(args, p.name), p.default) for p in PARAMS})
     if "--json" in argv:
         metrics = json.loads(out)
-        assert list(metrics) == list(METRIC_NAMES)
+        assert list(metrics) == [*METRIC_NAMES, RESPONSES]
         if cheap(cell):
             assert metrics == run_reference(cell), cell
             event("checked against the reference")
     else:
-        assert len(out.splitlines()) == len(METRIC_NAMES)
+        # the metrics, then a table of the responses: a blank line, a title, a header and
+        # a line per event
+        events = len(cell.event_seconds())
+        assert len(out.splitlines()) == len(METRIC_NAMES) + (3 + events if events else 0)
 
 
 def test_the_fuzzers_toml_is_toml() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -19,6 +20,7 @@ from reconsim.model.kernels.world import (
     running_order,
     simulate_world_arrays,
 )
+from reconsim.model.metrics import OUTPUT_NAMES, RESPONSES
 from reconsim.model.params import FAULT_KINDS
 from reconsim.model.simulate import cells_frame, kernel_inputs, simulate, world_rows
 from tests.strategies import cells, world_cells
@@ -26,7 +28,7 @@ from tests.strategies import cells, world_cells
 
 def metrics(batch: list[Cell]) -> list[dict[str, object]]:
     """What ``simulate`` returns for each cell (each row on the kernel it dispatches to)."""
-    return simulate(cells_frame(batch)).select(METRIC_NAMES).to_dicts()
+    return simulate(cells_frame(batch)).select(*METRIC_NAMES, RESPONSES).to_dicts()
 
 
 def world_kernel(batch: list[Cell], *, parallel: bool | None = None) -> np.ndarray:
@@ -35,9 +37,13 @@ def world_kernel(batch: list[Cell], *, parallel: bool | None = None) -> np.ndarr
                                  parallel=parallel)
 
 
-def raw(m: dict[str, object], deaths_total: int) -> list[object]:
-    """A reference result in the order of :data:`WORLD_OUT_COLUMNS`."""
-    values = {**m, "deaths_total": deaths_total,
+def raw(m: dict[str, Any], cell: Cell) -> list[object]:
+    """A reference result for ``cell`` in the order of :data:`WORLD_OUT_COLUMNS`."""
+    changes = [d for at, d in cell.scale if at <= cell.duration]
+    values = {**m, "deaths_total": sum(count for _, count in cell.deaths),
+              "raised": sum(max(0, b - a)
+                            for a, b in zip([cell.desired, *changes], changes, strict=False)),
+              "responses": len(m[RESPONSES]),
               **{name: -1 if m[name] is None else m[name]  # a kernel's null
                  for name in ("stable_at", "overshoot_after", "missing_after", "settle_after")}}
     return [values[c] for c in WORLD_OUT_COLUMNS]
@@ -124,7 +130,7 @@ def test_running_order_groups_the_rows_by_controller_stably(batch: list[Cell]) -
 def test_world_kernel_is_exact_in_seed_001s_world_too(cell: Cell) -> None:
     # Forced onto the world kernel, a cell the count kernel would take gives the same.
     m = run_reference(cell)
-    want = raw(m, sum(count for _, count in cell.deaths))
+    want = raw(m, cell)
     assert world_kernel([cell]).tolist() == [want]
 
 
@@ -309,7 +315,7 @@ def test_an_all_null_world_column_is_refused_by_name(column: str, message: str) 
 def test_world_columns_at_their_defaults_are_skipped_only_where_all_rows_hold_them() -> None:
     # Columns at their defaults in every row need no check; one row off makes it checked.
     frame = cells_frame([Cell(G=20), Cell(G=30), Cell()])
-    assert simulate(frame).select(METRIC_NAMES).to_dicts() == [
+    assert simulate(frame).select(OUTPUT_NAMES).to_dicts() == [
         run_reference(c) for c in (Cell(G=20), Cell(G=30), Cell())]
     bad = frame.with_columns(lag=pl.Series([[], [{"from": 9, "to": 3, "extra": 1}], []],
                                            dtype=frame.schema["lag"]))

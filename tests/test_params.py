@@ -78,7 +78,7 @@ def test_table_columns_keep_the_published_order() -> None:
                              "B_delays", "G_delays_name", "G_delays", "U_jitter", "seed",
                              "delete_order", "grace", "lag", "create_faults", "fail_rate",
                              "lost_rate", "trigger", "slow_start", "log_scale_down",
-                             "initial")
+                             "initial", "scale")
 
 
 def test_every_declared_parameter_reaches_the_table() -> None:
@@ -108,7 +108,7 @@ def test_every_parameter_reaches_the_kernel_and_the_command_line() -> None:
     assert set(kernel_inputs(cells_frame([Cell()]), count=True)) == keywords
     assert {k.split("_offsets")[0] for k in keywords} == {
         *PARAM_NAMES[:PARAM_NAMES.index("B_spread")], "log_scale_down", "initial",
-        "deaths_at", "deaths_count"}
+        "deaths_at", "deaths_count", "scale", "scale_at", "scale_desired"}
 
 
 def test_kernel_and_reference_share_one_damped() -> None:

@@ -44,7 +44,8 @@ def test_report_renders_in_headless_chromium(tmp_path: Path, kind: str) -> None:
     assert page["state"] == "rendered"
     names = [c["figure"] for c in page["charts"]]
     assert names == list(report.data["figures"]) == ["answers", "law", "boundary",
-                                                     "read_cost", "controllers", "tradeoff",
+                                                     "responses", "read_cost", "controllers",
+                                                     "tradeoff",
                                                      *TIMELINES]
     for chart in page["charts"]:
         assert chart["rendered"] == "yes", chart

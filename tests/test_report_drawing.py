@@ -53,7 +53,7 @@ def test_every_chart_is_drawn_in_the_order_made(figures: list[Figure]) -> None:
     assert made == []  # nothing is made before it is drawn
     drawn = draw_all(batches, vegalite_version())
     assert made == [0, 1, 2]
-    assert len(figures) == 12
+    assert len(figures) == 13
     assert [f.name for f, _, _ in drawn] == [f.name for f in figures]
     for fig, svg, png in drawn:
         assert svg.startswith("<svg"), fig.name

@@ -72,7 +72,8 @@ def test_charts_draw_from_the_summaries_without_reading_the_table(
     monkeypatch.setattr(timelines, "trace_cell", no_trace)
     figures = build_figures(summaries)
     assert [f.name for f in figures] == [
-        "answers", "law", "boundary", "read_cost", "controllers", "tradeoff", "delays", "faults",
+        "answers", "law", "boundary", "responses", "read_cost", "controllers", "tradeoff",
+        "delays", "faults",
         "timeline_law_mismatch", "timeline_below_boundary", "timeline_above_boundary",
         "timeline_slowest_settling"]
     data = summaries.to_json()
@@ -114,11 +115,17 @@ def test_headings_are_lettered_from_the_page_s_list(tmp_path: Path) -> None:
     assert [letters[s.name] for s in lettered] == [chr(ord("a") + i)
                                                    for i in range(len(lettered))]
     report = build_report(write_table(tmp_path / "t", model_frame()))
+    # A section with nothing to say (no change of desired: no law per step) is left out,
+    # and the letters close up.
+    summaries = summarize_sections(load_sweep(tmp_path / "t"))
+    shown = {s.name for s, x in zip(SECTIONS, summaries.sections, strict=True) if s.shown(x)}
+    assert "steps" not in shown
+    letters = section_letters(shown)
     page = report.html.read_text(encoding="utf-8")
     headings = re.findall(r'<section id="([a-z_0-9]+)"><h2>([^<]*)</h2>', page)
     expected = [(s.anchor or s.name,
                  f"{letters[s.name]}. {s.title}" if s.lettered else s.title)
-                for s in SECTIONS]
+                for s in SECTIONS if s.name in shown]
     assert [h for h in headings if h[0] not in ("intro", "glance", "definitions")] == [
         (anchor, title.replace("'", "&#39;")) for anchor, title in expected]
     assert "(b) the overshoot law, (c) the boundary U ≥ G + B" in page

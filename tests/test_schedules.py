@@ -12,7 +12,7 @@ import pytest
 from reconsim import Cell, run_cell, run_reference, run_sweep
 from reconsim.cli import main
 from reconsim.model import rng
-from reconsim.model.metrics import METRIC_NAMES
+from reconsim.model.metrics import OUTPUT_NAMES
 from reconsim.model.simulate import simulate
 from reconsim.report import build_report
 from reconsim.sweep import store
@@ -252,7 +252,7 @@ def test_a_sweep_with_random_deaths_and_a_seed_axis(tmp_path: Path) -> None:
     assert result.computed == spec.n_cells == 2 * 2 * 4 * 3
     got = store.scan(tmp_path / "out").collect()
     assert got.select(expand(spec).columns).equals(expand(spec))
-    assert got.select(METRIC_NAMES).equals(simulate(expand(spec)).select(METRIC_NAMES))
+    assert got.select(OUTPUT_NAMES).equals(simulate(expand(spec)).select(OUTPUT_NAMES))
     for schedule in ("chaos", "az"):
         lists = got.filter(controller="ledger", duration=7200, schedule=schedule)
         assert lists["seed"].to_list() == [0, 1, 2, 3]

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from reconsim import METRIC_NAMES, Cell, run_cell, run_reference, simulate
 from reconsim.controllers import Controller, Int, Param, RunawayError
 from reconsim.model.controllers import registry
+from reconsim.model.metrics import OUTPUT_NAMES
 from reconsim.model.params import PARAM_DTYPES, all_params
 from reconsim.model.simulate import (
     DEATHS_DTYPE,
@@ -34,9 +35,9 @@ def frame(**overrides: object) -> pl.DataFrame:
 def test_returns_input_columns_then_metrics_in_row_order() -> None:
     cells = frame().with_columns(tag=pl.Series(["a", "b"]))
     out = simulate(cells)
-    assert out.columns == [*cells.columns, *METRIC_NAMES]
+    assert out.columns == [*cells.columns, *OUTPUT_NAMES]
     assert out["tag"].to_list() == ["a", "b"]
-    assert out.select(METRIC_NAMES).row(1, named=True) == run_reference(
+    assert out.select(OUTPUT_NAMES).row(1, named=True) == run_reference(
         Cell(controller="intent", G=60, U=5))
     assert out.schema["stable_at"] == pl.Int64
     assert out.schema["work_per_round"] == pl.Float64
@@ -62,7 +63,7 @@ def test_empty_frame_and_empty_schedules() -> None:
 
 def test_narrower_integer_dtypes_are_accepted() -> None:
     cells = frame().with_columns(pl.col("G", "U", "B", "desired", "duration").cast(pl.Int16))
-    assert simulate(cells).select(METRIC_NAMES).equals(simulate(frame()).select(METRIC_NAMES))
+    assert simulate(cells).select(OUTPUT_NAMES).equals(simulate(frame()).select(OUTPUT_NAMES))
 
 
 def test_unneeded_counts_every_scheduled_death_even_those_that_never_land() -> None:
@@ -176,7 +177,7 @@ def test_a_bad_frame_raises_the_checks_line_alone(rows: int, threads: bool,
         monkeypatch.setattr(module, "_checker", lambda: None)
         monkeypatch.setattr(module, "_threads", lambda: None)
     good = pl.concat([frame()] * (rows // 2))
-    assert simulate(good).select(METRIC_NAMES).head(2).to_dicts() == [
+    assert simulate(good).select(OUTPUT_NAMES).head(2).to_dicts() == [
         run_reference(Cell(G=20)), run_reference(Cell(controller="intent", G=60, U=5))]
     bad = good.with_columns(trigger=pl.Series(["periodic"] * (rows - 1) + ["event"]))
     with pytest.raises(ValueError, match=re.escape("trigger must be one of periodic, watch")
@@ -191,7 +192,7 @@ def test_world_columns_round_trip_through_cells_frame() -> None:
                   fail_rate=0.1, seed=4, trigger="watch", grace=3, delete_order="newest"),
              Cell(controller="intent", G=60, U=5)]
     out = simulate(cells_frame(cells))
-    assert out.select(METRIC_NAMES).to_dicts() == [run_reference(c) for c in cells]
+    assert out.select(OUTPUT_NAMES).to_dicts() == [run_reference(c) for c in cells]
     assert out["lag"].to_list()[0] == [{"from": 10, "to": 50, "extra": 5}]
 
 
@@ -225,7 +226,7 @@ def test_one_cell_goes_the_frames_way(data: st.DataObject) -> None:
             assert got[key].dtype == np.int64, key
             assert got[key].tolist() == array.tolist(), key
         try:
-            slow = simulate(frame).select(METRIC_NAMES).row(0, named=True)
+            slow = simulate(frame).select(OUTPUT_NAMES).row(0, named=True)
         except RunawayError as refused:  # e.g. an instant whose syncs never end
             with pytest.raises(RunawayError, match=f"^{re.escape(refused.reason)}$"):
                 simulate_cell(cell)  # the same line (simulate's adds the cell)

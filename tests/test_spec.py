@@ -29,7 +29,7 @@ def test_axes_are_the_model_parameters_with_schedule_for_deaths() -> None:
     assert AXES[13:] == ("B_spread", "G_spread", "B_delays", "G_delays", "U_jitter", "seed",
                          "delete_order", "grace",
                          "lag", "create_faults", "fail_rate", "lost_rate", "trigger",
-                         "slow_start", "log_scale_down", "initial")
+                         "slow_start", "log_scale_down", "initial", "scale")
 
 
 def test_values_lists_and_inclusive_ranges() -> None:

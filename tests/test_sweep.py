@@ -17,10 +17,11 @@ import joblib
 import polars as pl
 import pytest
 
-from reconsim import METRIC_NAMES, simulate
+from reconsim import simulate
 from reconsim.cli import main
 from reconsim.io import write_atomic
 from reconsim.model.laws import law_overshoot
+from reconsim.model.metrics import OUTPUT_NAMES
 from reconsim.model.version import MODEL_VERSION
 from reconsim.sweep import runner, store
 from reconsim.sweep.grid import PARAM_COLUMNS, expand
@@ -87,11 +88,11 @@ def test_table_layout_and_law_columns(tmp_path: Path) -> None:
     result = run_sweep(spec, tmp_path / "out", backend="sequential", progress=False)
     assert result.computed == result.cells == spec.n_cells == 2 * 4 * 14 * 3 * 2 * 2 * 2
     got = table(tmp_path / "out")
-    assert got.columns == [*PARAM_COLUMNS, *METRIC_NAMES, "law_overshoot", "law_holds",
+    assert got.columns == [*PARAM_COLUMNS, *OUTPUT_NAMES, "law_overshoot", "law_holds",
                            "above_boundary", "law_overshoot_worst", "above_boundary_worst"]
     assert got.height == spec.n_cells
     assert got.select(PARAM_COLUMNS).equals(expand(spec))  # chunk files come back in order
-    assert got.select(METRIC_NAMES).equals(simulate(expand(spec)).select(METRIC_NAMES))
+    assert got.select(OUTPUT_NAMES).equals(simulate(expand(spec)).select(OUTPUT_NAMES))
     for r in got.sample(200, seed=1).iter_rows(named=True):
         assert r["above_boundary"] == (r["U"] >= r["G"] + r["B"])
         if r["controller"] == "ledger":

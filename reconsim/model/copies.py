@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from reconsim.model import rng, rules
+import numpy as np
+
+from reconsim.model import metrics, rng, rules
 from reconsim.model.kinds import MAX_SECONDS
 
 if TYPE_CHECKING:
@@ -65,7 +67,8 @@ class Second:
     order — the model's own records: read them during the call, never change them;
     ``totals`` the running counts up to and including second t (``rounds``, ``created``,
     ``create_commands``, ``failed_creates``, ``delete_commands``, ``deleted``, ``reads``
-    and ``killed``, the copies scripted deaths killed).
+    and ``killed``, the copies scripted deaths killed); ``desired`` the copies that should
+    run in second t (the scale schedule's).
     """
 
     t: int
@@ -73,6 +76,7 @@ class Second:
     read: list[Copy] | None
     copies: list[Copy]
     totals: Mapping[str, int]
+    desired: int
 
 
 def after_metrics(duration: int, after: int, overshoot: int, missing: int,
@@ -86,6 +90,53 @@ def after_metrics(duration: int, after: int, overshoot: int, missing: int,
         return {"overshoot_after": -1, "missing_after": -1, "settle_after": -1}
     return {"overshoot_after": overshoot, "missing_after": missing,
             "settle_after": -1 if last_drift == duration else last_drift - after + 1}
+
+
+def accounted(acc: Any, duration: int) -> dict[str, int]:
+    """The counters a run's running values ``acc`` hold (:func:`reconsim.model.rules.account`):
+    the per-second figures, ``last_drift``, ``raised`` and the disturbance's metrics (as
+    :func:`after_metrics` gives them)."""
+    return {"overshoot": int(acc[rules.OVERSHOOT]), "excess_copy_seconds": int(acc[rules.EXCESS]),
+            "missing_copy_seconds": int(acc[rules.MISSING]),
+            "last_drift": int(acc[rules.LAST_DRIFT]), "raised": int(acc[rules.RAISED]),
+            **after_metrics(duration, int(acc[rules.AFTER]), int(acc[rules.AFTER_OVER]),
+                            int(acc[rules.AFTER_MISSING]), int(acc[rules.AFTER_DRIFT]))}
+
+
+class Account:
+    """A reference model's per-second figures, accounted by the rules every simulator
+    shares (:mod:`reconsim.model.rules`): the cell's events' windows, its changes of
+    desired, the run's running values and its responses."""
+
+    def __init__(self, cell: Cell) -> None:
+        self.cell = cell
+        self.events = set(cell.event_seconds())
+        self.changes = dict(cell.scale)
+        self.desired = cell.desired
+        self.values = np.zeros(rules.ACCOUNT_SLOTS, np.int64)
+        self.responses = np.zeros((rules.RESPONSE_ROWS, max(1, len(self.events))), np.int64)
+        first = min((at for at, _ in cell.deaths), default=cell.duration + 1)
+        rules.start_account(self.values, min(first, cell.duration + 1))
+
+    def begin(self, t: int) -> int:
+        """Second ``t`` begins: its change of desired, if any, takes effect and its event's
+        window opens, if it has one. Returns the desired of second ``t``."""
+        if t in self.changes:
+            self.desired = rules.change_desired(self.values, self.desired, self.changes[t])
+        if t in self.events:
+            rules.begin_event(self.values, t, self.responses, 0)
+        return self.desired
+
+    def sample(self, t: int, live: int) -> None:
+        """Second ``t`` ends with ``live`` copies running."""
+        rules.account(self.values, t, t + 1, live, self.desired)
+
+    def metrics(self, counts: Mapping[str, int]) -> dict[str, Any]:
+        """The cell's metrics from its run's other ``counts`` and these figures."""
+        rules.end_events(self.values, self.cell.duration, self.responses, 0)
+        return metrics.of_run({**counts, **accounted(self.values, self.cell.duration)},
+                              self.cell, metrics.responses_of(
+                                  self.responses, 0, int(self.values[rules.EVENTS])))
 
 
 def copy_delays(cell: Cell) -> tuple[Callable[[int], int], Callable[[int], int]]:

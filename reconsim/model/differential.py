@@ -16,7 +16,7 @@ from typing import Any
 
 from reconsim.errors import ReconsimError
 from reconsim.model.controllers import RunawayError
-from reconsim.model.metrics import METRIC_NAMES
+from reconsim.model.metrics import METRIC_NAMES, RESPONSES
 from reconsim.model.params import Cell, cell_text
 from reconsim.model.reference import run_reference
 from reconsim.model.simulate import cells_frame, simulate
@@ -35,10 +35,10 @@ def _metrics_or_refusal(run: Callable[[], dict[str, Any]]) -> dict[str, Any] | s
 
 def compare_cell(cell: Cell) -> None:
     """Raise :class:`ControllerMismatchError` when the kernels and the reference model
-    differ on ``cell``, with the ``reconsim run`` command that reproduces it. A cell both
-    refuse with the same line (a :class:`~reconsim.controllers.RunawayError`) agrees; a
-    controller's misbehaviour (a :class:`~reconsim.controllers.DecisionError`) is raised
-    as it is."""
+    differ on ``cell`` (a metric, or the responses to its events), with the ``reconsim run``
+    command that reproduces it. A cell both refuse with the same line (a
+    :class:`~reconsim.controllers.RunawayError`) agrees; a controller's misbehaviour (a
+    :class:`~reconsim.controllers.DecisionError`) is raised as it is."""
     fast = _metrics_or_refusal(lambda: simulate(cells_frame([cell])).row(0, named=True))
     slow = _metrics_or_refusal(lambda: run_reference(cell))
     if isinstance(fast, str) or isinstance(slow, str):
@@ -51,7 +51,7 @@ def compare_cell(cell: Cell) -> None:
                 f"(kernel {said(fast)}; reference {said(slow)}): reconsim run "
                 f"{cell_text(cell)}")
         return
-    differ = [m for m in METRIC_NAMES if fast[m] != slow[m]]
+    differ = [m for m in (*METRIC_NAMES, RESPONSES) if fast[m] != slow[m]]
     if differ:
         shown = ", ".join(f"{m} (kernel {fast[m]}, reference {slow[m]})" for m in differ)
         raise ControllerMismatchError(

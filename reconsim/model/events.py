@@ -9,7 +9,9 @@ E1. Time is a whole number of milliseconds; second t holds 1000 t … 1000 t + 9
     command and a sync take no time.
 E2. At each instant, in this order: (a) copies due to become ready do, and copies whose
     grace period ends leave; (b) at the first instant of a second, its scripted deaths
-    (the oldest ready copies, terminating ones too, leave at once), its restarts and, at
+    (the oldest ready copies, terminating ones too, leave at once), its change of desired
+    (``scale``: one that changes the count queues the key, as a spec update's event reaches
+    a controller at once), its restarts and, at
     the periodic round times (``U``, ``U_jitter``, as in rounds), a resync queues the key;
     (c) the events due now reach the cache; (d) the retries due now queue the key; (e)
     if the key is queued, one sync runs. (a) to (e) repeat at the same instant until
@@ -39,10 +41,13 @@ E5. A sync at instant x: the cache's active entries (not terminating; Pending on
     changes nothing; to a gone one, it is ``not_found``. The deletes' targets become the
     marked entries (none after creates). ``settle`` gets the :class:`Outcome`.
 E6. The status a sync writes is (the active entries it read, those of them ready, whether
-    it returned an error); when it differs from the last written, the write queues the key.
-    A sync with an error is retried ``settle``'s delay later; each retry fires on its own.
+    it returned an error, the desired it acted on: a change of desired is observed once,
+    as a ReplicaSet's observedGeneration is); when it differs from the last written, the
+    write queues the key. A sync with an error is retried ``settle``'s delay later; each
+    retry fires on its own.
 E7. A restart (``restart_at``) resets the memory, the marks and the pending retries, and
-    queues the key; the cache stays.
+    queues the key; the cache stays. A controller that remembers nothing has no restart
+    (the parameter does not apply to it).
 
 Metrics as in rounds, where a round is a second in which the controller synced (as the
 Kubernetes data set counts them): ``rounds`` counts those seconds, ``reads`` the entries
@@ -59,7 +64,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from reconsim.model import metrics, rng, rules
+from reconsim.model import rng, rules
 from reconsim.model.controllers import ADDED, DELETED, UPDATED, Controller, registry
 from reconsim.model.controllers.definition import (
     DecisionError,
@@ -70,14 +75,7 @@ from reconsim.model.controllers.definition import (
     call_hook,
     reference_params,
 )
-from reconsim.model.copies import (
-    BEFORE_RUN,
-    Copy,
-    Second,
-    after_metrics,
-    copy_delays,
-    shown_time,
-)
+from reconsim.model.copies import BEFORE_RUN, Account, Copy, Second, copy_delays, shown_time
 from reconsim.model.gosort import go_sort
 from reconsim.model.kinds import MAX_COPIES, SYNCS_AT_ONCE
 from reconsim.model.params import Cell, damped, permille
@@ -170,11 +168,17 @@ def run_events(  # noqa: PLR0912, PLR0915 — the spec, in order
     controller = registry.get(cell.controller)
     hooks = _Hooks(controller, reference_params(
         controller, {name: cell.value(name) for name in controller.params}))
-    desired, seed = cell.desired, cell.seed
+    seed = cell.seed
+    # The per-second figures, the events' windows and the changes of desired (rules.account).
+    account = Account(cell)
+    desired = cell.desired
     fail_pm, lost_pm = permille(cell.fail_rate), permille(cell.lost_rate)
     faults, faults_left = rules.fault_table(cell.create_faults)
     startup, ledger_delay = copy_delays(cell)
     watch = cell.trigger == "watch"
+    # A controller that remembers nothing has no restarts (``restart_at`` does not apply:
+    # the kernels are never given it), so none queues its key either.
+    restarts = cell.restart_at if controller.remembers else ()
     memory = controller.initial_memory()
 
     pods: list[Pod] = []
@@ -203,7 +207,7 @@ def run_events(  # noqa: PLR0912, PLR0915 — the spec, in order
         heapq.heappush(due, (instant, what, order[0], epoch[0], data))
 
     queue = {"queued": True, "dirty": True, "running": False}  # E4; queued at 0 (its add)
-    status: tuple[int, int, bool] = (0, 0, False)
+    status: tuple[int, int, bool, int] = (0, 0, False, desired)
 
     def enqueue() -> None:
         if queue["dirty"]:
@@ -330,7 +334,7 @@ def run_events(  # noqa: PLR0912, PLR0915 — the spec, in order
                     not_found += 1
         delay = hooks.settle(Outcome(now, diff, issued, ok, failed, lost, not_found), memory)
         ready = sum(1 for c in active if c.ready >= 0)
-        written = (len(active), ready, delay > 0)
+        written = (len(active), ready, delay > 0, desired)
         if written != status:
             status = written
             enqueue()
@@ -363,9 +367,6 @@ def run_events(  # noqa: PLR0912, PLR0915 — the spec, in order
         if watch:
             enqueue()
 
-    after = min((at for at, _ in cell.deaths), default=cell.duration + 1)
-    stats = {"overshoot": 0, "excess": 0, "missing": 0, "last_drift": 0, "after": after,
-             "overshoot_after": 0, "missing_after": 0, "last_drift_after": after}
     next_periodic, periodic_i = 0, 0
     for t in range(cell.duration + 1):
         start = t * _MS
@@ -401,7 +402,10 @@ def run_events(  # noqa: PLR0912, PLR0915 — the spec, in order
                                 if copy.removed is None:
                                     copy.removed = t
                                 leave(pod, now)
-                        if t in cell.restart_at:
+                        if account.begin(t) != desired:  # a change of desired
+                            desired = account.desired
+                            enqueue()
+                        if t in restarts:
                             memory = controller.initial_memory()
                             for pod in pods:
                                 pod.marked = False
@@ -422,32 +426,10 @@ def run_events(  # noqa: PLR0912, PLR0915 — the spec, in order
         if on_second is not None:
             live = sum(1 for p in pods if p.ready and p.gone is None)
             on_second(Second(t, live, None if last_read is None else [
-                copies[c.uid] for c in last_read], copies, dict(totals)))
+                copies[c.uid] for c in last_read], copies, dict(totals), desired))
         last_read = None
-        _sample(t, pods, cell, stats)
-    return _metrics(cell, totals, stats)
+        account.sample(t, sum(1 for p in pods if p.ready and p.gone is None))
+    return account.metrics({name: totals[name] for name in (
+        "rounds", "created", "delete_commands", "deleted", "reads", "create_commands",
+        "failed_creates")})
 
-
-def _sample(t: int, pods: list[Pod], cell: Cell, stats: dict[str, int]) -> None:
-    live = sum(1 for p in pods if p.ready and p.gone is None)
-    stats["overshoot"] = max(stats["overshoot"], live - cell.desired)
-    stats["excess"] += max(0, live - cell.desired)
-    stats["missing"] += max(0, cell.desired - live)
-    if live != cell.desired:
-        stats["last_drift"] = t
-    if t >= stats["after"]:
-        stats["overshoot_after"] = max(stats["overshoot_after"], live - cell.desired)
-        stats["missing_after"] += max(0, cell.desired - live)
-        if live != cell.desired:
-            stats["last_drift_after"] = t
-
-
-def _metrics(cell: Cell, totals: dict[str, int], stats: dict[str, int]) -> dict[str, Any]:
-    """The cell's metrics from its run's totals and per-second statistics."""
-    return metrics.of_run({
-        **{name: totals[name] for name in ("rounds", "created", "delete_commands", "deleted",
-                                           "reads", "create_commands", "failed_creates")},
-        "overshoot": stats["overshoot"], "excess_copy_seconds": stats["excess"],
-        "missing_copy_seconds": stats["missing"], "last_drift": stats["last_drift"],
-        **after_metrics(cell.duration, stats["after"], stats["overshoot_after"],
-                        stats["missing_after"], stats["last_drift_after"])}, cell)

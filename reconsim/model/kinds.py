@@ -706,7 +706,8 @@ class Flag(Kind):
 class Records(Kind):
     """A schedule: a list of records kept in listed order, each field of its own kind
     (an :class:`Int` or a :class:`Choice`); list[struct]. ``increasing`` names two fields a
-    record must hold in strictly increasing order. The kernel reads offsets (one per row
+    record must hold in strictly increasing order; ``ascending`` a field whose values must
+    increase strictly from record to record. The kernel reads offsets (one per row
     + 1) and one flat array per field, ``NAME_FIELD`` (a choice as its code). A sweep spec
     names schedules in tables ``[TABLE.NAME]`` holding their records under ``key``; its
     axis lists names (``none``, no records, is built in)."""
@@ -714,6 +715,7 @@ class Records(Kind):
     noun: str
     fields: tuple[tuple[str, Int | Choice], ...]
     increasing: tuple[str, str] | None = None
+    ascending: str = ""
     table: str = ""
     key: str = ""
     max_len: int = MAX_EVENTS
@@ -742,7 +744,7 @@ class Records(Kind):
             raise ValueError(f"{name} must be a list of {shape} records, got {shown(value)}")
         records = tuple(value)
         _check_length(name, len(records), self.max_len, self.many)
-        out = []
+        out: list[tuple[Any, ...]] = []
         for record in records:
             raw = (tuple(record.get(f) for f in self.names) if isinstance(record, Mapping)
                    else record)
@@ -759,6 +761,12 @@ class Records(Kind):
                 if high <= low:
                     raise ValueError(f"{name} {self.noun} must have {self.increasing[0]} < "
                                      f"{self.increasing[1]}, got ({low}, {high})")
+            if self.ascending and out:
+                k = self.names.index(self.ascending)
+                if checked[k] <= out[-1][k]:
+                    raise ValueError(
+                        f"{name} {self.noun} {self.ascending}: {self.many} must be listed "
+                        f"in increasing {self.ascending}, got {out[-1][k]} then {checked[k]}")
             out.append(checked)
         return tuple(out)
 
@@ -784,14 +792,22 @@ class Records(Kind):
             low, high = self.increasing
             bad = bad | (records.struct.field(high) <= records.struct.field(low))
         # a null list explodes to a null record: the null check names it first
-        return [bad.fill_null(value=True).arg_true().first().alias(f"{name}:bad_record"),
-                pl.col(name).list.len().max().alias(f"{name}:len")]
+        out = [bad.fill_null(value=True).arg_true().first().alias(f"{name}:bad_record"),
+               pl.col(name).list.len().max().alias(f"{name}:len")]
+        if self.ascending:
+            out.append(pl.col(name).list.eval(
+                pl.element().struct.field(self.ascending).diff().le(0)).list.any()
+                .fill_null(value=False).arg_true().first().alias(f"{name}:unordered"))
+        return out
 
     def check_stats(self, name: str, row: Mapping[str, Any], column: pl.Series) -> None:
         if row[f"{name}:len"] is not None:
             _check_length(name, row[f"{name}:len"], self.max_len, self.many)
         index = row[f"{name}:bad_record"]
         if index is None:
+            unordered = row.get(f"{name}:unordered")
+            if unordered is not None:
+                self.check(f"{name} (row {unordered})", column[unordered])  # raises
             return
         lengths = column.list.len().fill_null(1).to_numpy()  # a null list: one null record
         where = int(np.searchsorted(np.cumsum(lengths), index, side="right"))
@@ -886,6 +902,19 @@ class Faults(Records):
         ("kind", Choice(FAULT_KINDS)))
     table: str = "faults"
     key: str = "events"
+
+@dataclass(frozen=True)
+class Scale(Records):
+    """A scale schedule: (at, desired) changes, ``at`` from 1 on and increasing from change
+    to change; from second ``at`` on, ``desired`` copies should run."""
+
+    noun: str = "change"
+    fields: tuple[tuple[str, Int | Choice], ...] = (
+        ("at", Int(1, MAX_SECONDS)), ("desired", Int(0, MAX_COPIES)))
+    ascending: str = "at"
+    table: str = "scale"
+    key: str = "changes"
+
 
 @dataclass(frozen=True)
 class Delays(Records):

@@ -213,11 +213,10 @@ def law_columns(columns: Collection[str] | None = None) -> list[pl.Expr]:
     the frame lacks take their defaults."""
     ledger = ((pl.col("controller") == "ledger") & pl.col("max_per_round").is_null()
               & (pl.col("gain") == 1) & _seed_world_but_delays(columns))
-    jitter = _param("U_jitter", columns)
     fixed = _fixed_delays(columns)
     blind_rounds = (listing_delay() + pl.col("U") - 1) // pl.col("U")
     law = pl.when(ledger & fixed).then(pl.col("desired") * (blind_rounds - 1))
-    shortest = pl.max_horizontal(pl.lit(1), pl.col("U") - jitter)
+    shortest = boundary_interval(columns)
     worst_rounds = (worst_listing_delay(columns) + shortest - 1) // shortest
     return [
         law.alias("law_overshoot"),
@@ -323,10 +322,10 @@ def law_p99(stored: bool = False) -> pl.Expr:
     """The law at each delay's 99th percentile (:data:`LAW_LEVEL_PPM`; a spread's or a
     delay table's, :func:`quantile_extra`) and the shortest interval, as ``law_worst``
     reads the longest (null outside the readings)."""
-    g, b, u, j, d = _int("G"), _int("B"), _int("U"), _int("U_jitter"), _int("desired")
+    g, b, d = _int("G"), _int("B"), _int("desired")
     g = g + _read("G", "p99", stored)
     delay = pl.when(_created()).then(g).otherwise(g + b + _read("B", "p99", stored))
-    shortest = pl.max_horizontal(pl.lit(1, dtype=pl.Int64), u - j)
+    shortest = boundary_interval()
     return pl.when(in_readings()).then(d * (_ceil_div(delay, shortest) - 1)).alias("law_p99")
 
 
@@ -341,10 +340,12 @@ def law_readings(stored: bool = False) -> list[pl.Expr]:
     return [law_lowest(stored), law_mean(stored), law_p99(stored), law_worst()]
 
 
-def boundary_interval() -> pl.Expr:
+def boundary_interval(columns: Collection[str] | None = None) -> pl.Expr:
     """The left side of :data:`BOUNDARY_WORST`: the shortest interval between periodic rounds,
-    ``max(1, U - U_jitter)`` (U itself where rounds do not jitter)."""
-    return pl.max_horizontal(pl.lit(1, dtype=pl.Int64), _int("U") - _int("U_jitter"))
+    ``max(1, U - U_jitter)`` (U itself where rounds do not jitter). Given the frame's
+    ``columns``, a missing ``U_jitter`` is its default."""
+    return pl.max_horizontal(pl.lit(1, dtype=pl.Int64),
+                             _int("U") - _param("U_jitter", columns).cast(pl.Int64))
 
 
 def boundary_delay(stored: bool = False) -> pl.Expr:
@@ -361,3 +362,118 @@ def law_digest() -> str:
     laws from the same row, so they need no checking row by row."""
     text = ";".join(str(e) for e in law_columns())
     return hashlib.sha256(f"{pl.__version__};{text}".encode()).hexdigest()[:16]
+
+
+# --- The law per step of desired: a cell's first change of desired (``scale``), from a
+# settled start. A change of Δ at second a is seed 001's experiment again, with Δ in
+# place of desired: the first round at or after a comes φ = (-a) mod U seconds later
+# (the step's phase), sees the settled count and corrects by Δ; a ``ledger`` round keeps
+# seeing that count until the new copies are listed, L = G + B seconds (G with observe =
+# "created") after they were created, and so creates Δ again at each of the next
+# ⌈L / U⌉ - 1 rounds. Derived, and checked on every cell below, for the three built-in
+# controllers that decide in rounds:
+#
+# * a step up (Δ > 0): ``ledger`` overshoots by Δ x (⌈L / U⌉ - 1), ``intent`` and
+#   ``expectations`` (which remember what they asked for) by 0; and every one of the three
+#   misses Δ x (φ + B) copy-seconds: the new copies are missing from a until they are
+#   ready, B seconds after the first round. The overshoot law needs the last extra copies
+#   to start before the first surplus delete lands: true when ⌈L / U⌉ ≤ 1 or B < 2U (the
+#   first delete comes 2U after the last extra creation's round; with B ≥ 2U the peak is
+#   lower);
+# * a step down (Δ < 0): the first round deletes |Δ| copies, which stay on the ledger G
+#   seconds; ``ledger`` and ``intent`` delete |Δ| again at each round before that,
+#   ⌈G / U⌉ - 1 of them, all to the same removed copies (the oldest entries): |Δ| x (⌈G / U⌉
+#   - 1) wasted deletes and no undershoot; ``expectations`` waits for its deletions to be
+#   observed: none wasted. (``expectations`` holds to both while its ``ttl`` is at least
+#   the delay it waits for: L up, G down.)
+#
+# The conditions, each a reason a cell is left unchecked (:data:`STEP_EXCLUSIONS`): the
+# law's world (seed 001's with fixed delays, no cap, no damping), a settled start (initial
+# = desired: every copy listed, nothing pending), the step is the cell's first event (no
+# death at or before it), its window (up to the next event, or the end) holds the whole
+# response, and the two conditions above.
+
+#: The laws per step, as text.
+STEP_LAWS: Final = {
+    "overshoot": "\u0394 \u00d7 (\u2308L / U\u2309 \u2212 1)",
+    "missing": "\u0394 \u00d7 (\u03c6 + B)",
+    "wasted": "|\u0394| \u00d7 (\u2308G / U\u2309 \u2212 1)",
+}
+#: The controllers the step laws speak of.
+STEP_CONTROLLERS: Final = ("ledger", "intent", "expectations")
+#: Why a step is left unchecked, the first that holds first, in words.
+STEP_EXCLUSIONS: Final = {
+    **EXCLUSIONS,
+    "unsettled": "a start that is not settled (initial is not desired)",
+    "after_death": "a death event at or before the step",
+    "cut_short": "a window too short for the response (the next event or the end comes "
+                 "first)",
+    "slow_start": "a startup of two periods or more (B \u2265 2U) with more than one "
+                  "blind round: the first surplus delete lands before the last extra copy "
+                  "starts",
+    "ttl": "an expectations ttl shorter than the step's listing delay (L up, G down): its "
+           "wait expires before what it asked for is observed",
+}
+#: The hidden columns of :func:`step_columns`.
+STEP_PREFIX: Final = "__step_"
+
+
+def step_columns(columns: Collection[str] | None = None) -> list[pl.Expr]:
+    """The law per step of each cell's first change of desired, as columns
+    ``__step_<name>`` (:data:`STEP_PREFIX`), from a table of simulated cells (list
+    parameters as lists, the ``responses`` column as the model writes it): ``at``, ``delta``
+    (Δ, the new desired minus ``desired``), ``phase`` (φ), ``law`` and ``measured`` (a step
+    up: the overshoot; a step down: the wasted deletes), ``missing_law`` and ``missing`` (a
+    step up only), ``undershoot`` (a step down only; the law says 0), ``excluded`` (why the
+    step is unchecked, a key of :data:`STEP_EXCLUSIONS`) and ``holds`` (null where there is
+    no step of a controller of :data:`STEP_CONTROLLERS`, or it is excluded). Given its
+    ``columns``, the world parameters the frame lacks take their defaults."""
+    change = pl.col("scale").list.first()
+    at, to = change.struct.field("at"), change.struct.field("desired")
+    u, g, b = _int("U"), _int("G"), _int("B")
+    delta = to - _int("desired")
+    phase = (u - at % u) % u
+    first_round = at + phase
+    listing = pl.when(_param("observe", columns) == "created").then(g).otherwise(g + b)
+    blind = pl.max_horizontal(pl.lit(0), _ceil_div(listing, u) - 1)
+    stale = pl.max_horizontal(pl.lit(0), _ceil_div(g, u) - 1)
+    response = pl.col("responses").list.first()
+    window_end = (pl.col("responses").list.get(1, null_on_oob=True).struct.field("at") - 1
+                  ).fill_null(_int("duration"))
+    ledger, intent = pl.col("controller") == "ledger", pl.col("controller") == "intent"
+    up = delta > 0
+    initial = _param("initial", columns).cast(pl.Int64)
+    settled = (initial == -1) | (initial == _int("desired"))
+    first_death = pl.col("deaths").list.eval(pl.element().struct.field("at")).list.min()
+    reach = pl.when(up & ledger).then(first_round + blind * u + b).when(up).then(
+        first_round + b).otherwise(first_round + stale * u)
+    excluded = (
+        pl.when(pl.col("max_per_round").is_not_null()).then(pl.lit("capped"))
+        .when(_param("gain", columns) != 1).then(pl.lit("damped"))
+        .when(~_seed_world_but_delays(columns)).then(pl.lit("world"))
+        .when(~_fixed_delays(columns)).then(pl.lit("varying"))
+        .when(~settled).then(pl.lit("unsettled"))
+        .when(first_death.is_not_null() & (first_death <= at)).then(pl.lit("after_death"))
+        .when((reach > window_end) | (~up & (pl.col("responses").list.len() > 1)))
+        .then(pl.lit("cut_short"))
+        .when(up & ledger & (blind >= 1) & (b >= 2 * u)).then(pl.lit("slow_start"))
+        .when((pl.col("controller") == "expectations")
+              & (_param("ttl", columns) < pl.when(up).then(listing).otherwise(g)))
+        .then(pl.lit("ttl"))
+        .otherwise(pl.lit(None, dtype=pl.String)))
+    stepped = pl.col("controller").is_in(STEP_CONTROLLERS) & (pl.col("scale").list.len() > 0) \
+        & (at <= _int("duration")) & (delta != 0)
+    law = pl.when(up & ledger).then(delta * blind).when(up).then(0).when(ledger | intent).then(
+        -delta * stale).otherwise(0)
+    measured = pl.when(up).then(response.struct.field("overshoot")).otherwise(
+        _int("delete_commands") - _int("deleted"))
+    missing_law = pl.when(up).then(delta * (phase + b))
+    missing = pl.when(up).then(response.struct.field("missing"))
+    undershoot = pl.when(~up).then(response.struct.field("undershoot"))
+    holds = (measured == law) & (missing.is_null() | (missing == missing_law)) & (
+        undershoot.is_null() | (undershoot == 0))
+    named = {"at": at, "delta": delta, "phase": phase, "law": law, "measured": measured,
+             "missing_law": missing_law, "missing": missing, "undershoot": undershoot,
+             "excluded": excluded, "holds": pl.when(excluded.is_null()).then(holds)}
+    return [pl.when(stepped).then(expr).alias(f"{STEP_PREFIX}{name}")
+            for name, expr in named.items()]

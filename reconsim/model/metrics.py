@@ -33,9 +33,9 @@ from typing import Any, Final, Protocol, TypeVar
 import numpy as np
 import polars as pl
 
-__all__ = ["COUNTERS", "DERIVED", "INPUTS", "METRICS", "METRIC_NAMES", "Metric", "columns",
-           "derived", "exprs",
-           "nearest_rank", "of_run", "percentile", "percentile_expr"]
+__all__ = ["COUNTERS", "DERIVED", "INPUTS", "METRICS", "METRIC_NAMES", "OUTPUT_NAMES", "RESPONSES",
+           "RESPONSES_DTYPE", "RESPONSE_FIELDS", "Metric", "columns", "derived", "exprs",
+           "nearest_rank", "of_run", "percentile", "percentile_expr", "responses_of"]
 
 #: What a formula reads: the counters, and the metrics declared before it.
 Values = Mapping[str, Any]
@@ -98,15 +98,17 @@ METRICS: Final[tuple[Metric, ...]] = (
     Metric("work_per_round", "work / rounds", "`work / rounds`", float=True,
            formula=lambda v: ratio(v["work"], v["rounds"])),
     Metric("created", "copies created", "copies created"),
-    Metric("unneeded", "created + initial - desired - the schedule's total death count: "
-           "copies that ran beyond need",
-           "`created + initial \u2212 desired \u2212 (total count of the death schedule)`: the "
-           "copies that ran beyond need (every copy that ever ran, less those needed: "
-           "`desired` and a replacement per death); 0 for a settled service that "
-           "replaces its deaths exactly, `initial \u2212 desired` when it only deletes a "
-           "surplus it started with; negative when scheduled deaths did not all land "
-           "(events after the end, or more deaths than live copies)",
-           formula=lambda v: v["created"] + v["initial"] - v["desired"] - v["deaths_total"]),
+    Metric("unneeded", "created + initial - desired - raised - the schedule's total death "
+           "count: copies that ran beyond need",
+           "`created + initial \u2212 desired \u2212 raised \u2212 (total count of the death "
+           "schedule)`: the copies that ran beyond need (every copy that ever ran, less those "
+           "needed: `desired`, each increase of desired during the run — `raised`, their sum "
+           "— and a replacement per death); 0 for a settled service that replaces its deaths "
+           "exactly and follows each change of desired exactly, `initial \u2212 desired` when "
+           "it only deletes a surplus it started with; negative when scheduled deaths did "
+           "not all land (events after the end, or more deaths than live copies)",
+           formula=lambda v: (v["created"] + v["initial"] - v["desired"] - v["raised"]
+                              - v["deaths_total"])),
     Metric("delete_commands", "delete commands issued", "delete commands issued"),
     Metric("deleted", "delete commands that removed a copy (it dies grace s later)",
            "delete commands that removed a copy not yet removed (`delete_commands \u2212 deleted` "
@@ -166,14 +168,48 @@ METRICS: Final[tuple[Metric, ...]] = (
 METRIC_NAMES: Final[tuple[str, ...]] = tuple(m.name for m in METRICS)
 
 #: What a run counts, from which (with the cell's :data:`INPUTS`) every metric follows: the
-#: metrics it counts as they are, and ``last_drift``, the last second with live != desired
-#: (0 when none: second 0 counts as one).
+#: metrics it counts as they are, ``last_drift``, the last second with live != desired
+#: (0 when none: second 0 counts as one), and ``raised``, the sum of the increases of
+#: desired during the run (its scale schedule's changes up to ``duration``).
 COUNTERS: Final[tuple[str, ...]] = (
-    *(m.name for m in METRICS if m.formula is None), "last_drift")
+    *(m.name for m in METRICS if m.formula is None), "last_drift", "raised")
 #: What the formulas read of the cell: ``desired``, ``duration``, ``deaths_total``, the
 #: death schedule's total count (also the deaths after the end or beyond the live count),
 #: and ``initial``, the copies running at t = 0 (``"desired"`` resolved).
 INPUTS: Final[tuple[str, ...]] = ("desired", "duration", "deaths_total", "initial")
+
+
+#: The column holding a cell's responses to its events, one record each.
+RESPONSES: Final = "responses"
+#: A response's fields and what each means: a list of records, one per event (a second
+#: within the run holding a death event, a change of desired, or both), in order; its
+#: window runs from its second to the second before the next event (or ``duration``).
+RESPONSE_FIELDS: Final[Mapping[str, str]] = {
+    "at": "the event's second: a death event's, a change of desired's, or both's",
+    "overshoot": "the largest `live \u2212 desired` over the event's window; 0 if live never "
+                 "exceeds desired there",
+    "undershoot": "the largest `desired \u2212 live` over the window; 0 if live never falls "
+                  "below desired there",
+    "missing": "\u03a3 of `max(0, desired \u2212 live)` over the window",
+    "settle": "the time to settle: 1 + the window's last second with `live \u2260 desired`, "
+              "minus the event's second, that second counted as such a second (1 when no "
+              "later second drifts, as `settle_after`); null when that last second is the "
+              "window's last: the cell had not settled before the next event, or the end",
+}
+#: The responses column's dtype.
+RESPONSES_DTYPE: Final = pl.List(pl.Struct(dict.fromkeys(RESPONSE_FIELDS, pl.Int64)))
+#: The columns :func:`reconsim.simulate` adds to a frame, in order: every metric, then the
+#: responses (the keys of :func:`reconsim.run_cell`'s dict alike).
+OUTPUT_NAMES: Final[tuple[str, ...]] = (*METRIC_NAMES, RESPONSES)
+
+
+def responses_of(matrix: np.ndarray, base: int, n: int) -> list[dict[str, int | None]]:
+    """A run's responses as records (settle None for null), from columns ``base … base +
+    n - 1`` of ``matrix``, a field a row in :data:`RESPONSE_FIELDS`' order."""
+    fields = tuple(RESPONSE_FIELDS)
+    return [{f: (None if f == "settle" and v < 0 else int(v))
+             for f, v in zip(fields, matrix[:, base + k].tolist(), strict=True)}
+            for k in range(n)]
 
 
 class CellInputs(Protocol):
@@ -188,17 +224,21 @@ class CellInputs(Protocol):
     def initial_copies(self) -> int: ...
 
 
-def of_run(counts: Mapping[str, int], cell: CellInputs) -> dict[str, Any]:
+def of_run(counts: Mapping[str, int], cell: CellInputs,
+           responses: list[dict[str, int | None]] | None = None) -> dict[str, Any]:
     """One cell's metrics (Python numbers, None for a null) from its run's
-    :data:`COUNTERS`."""
+    :data:`COUNTERS`, and with ``responses`` given, its :data:`RESPONSES` after them."""
     values: dict[str, Any] = {**counts, "desired": cell.desired, "duration": cell.duration,
                               "deaths_total": sum(count for _, count in cell.deaths),
                               "initial": cell.initial_copies()}
     for m in METRICS:
         if m.formula is not None:
             values[m.name] = m.formula(values)
-    return {m.name: None if m.null_when is not None and m.null_when(values) else values[m.name]
-            for m in METRICS}
+    out = {m.name: None if m.null_when is not None and m.null_when(values) else values[m.name]
+           for m in METRICS}
+    if responses is not None:
+        out[RESPONSES] = responses
+    return out
 
 
 @dataclass(frozen=True)

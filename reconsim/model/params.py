@@ -43,6 +43,7 @@ from reconsim.model.kinds import (
     Int,
     IntOrParam,
     Kind,
+    Scale,
     Thousandths,
     Times,
     Windows,
@@ -83,6 +84,8 @@ TRIGGERS: Final = ("periodic", "watch")
 LagWindows = tuple[tuple[int, int, int], ...]
 #: A create-fault schedule: (at, count, kind) events, kind one of :data:`FAULT_KINDS`.
 FaultEvents = tuple[tuple[int, int, str], ...]
+#: A scale schedule: (at, desired) changes, in increasing ``at``.
+ScaleChanges = tuple[tuple[int, int], ...]
 #: A delay table: (value, weight) entries (:mod:`reconsim.model.delays`).
 DelayTable = tuple[tuple[int, int], ...]
 
@@ -246,6 +249,10 @@ class Cell:
         IntOrParam(0, MAX_COPIES, param="desired"), "copies already running, ready and "
         "listed at t = 0, the oldest of all (not created by the controller); 'desired': as "
         "many as desired, a settled service"))
+    # --- desired that moves: changes of the count that should run, during the run
+    scale: ScaleChanges = field(default=(), metadata=declare(
+        Scale(), "scale schedule: (at, desired) changes; from second at on, desired copies "
+        "should run (at >= 1, increasing)"))
 
     #: The values of a user's controller's parameters, (name, value) pairs in its declared
     #: order (:func:`make_cell` fills them in from keywords; built-ins have none).
@@ -283,6 +290,21 @@ class Cell:
     def initial_copies(self) -> int:
         """How many copies run at t = 0: ``initial``, or ``desired`` for ``"desired"``."""
         return self.desired if self.initial == "desired" else int(self.initial)
+
+    def desired_at(self, t: int) -> int:
+        """The copies that should run in second ``t``: ``desired``, or the last change of
+        ``scale`` at or before ``t``."""
+        now = self.desired
+        for at, desired in self.scale:
+            if at > t:
+                break
+            now = desired
+        return now
+
+    def event_seconds(self) -> list[int]:
+        """The seconds within the run that open an event's window: those of a death event
+        (whatever its count) or a change of desired, in order, each once."""
+        return sorted({at for at, _ in (*self.deaths, *self.scale) if at <= self.duration})
 
     def value(self, name: str) -> Any:
         """The value of parameter ``name``: a field, or an option of its controller."""

@@ -10,10 +10,10 @@ events runs on :mod:`reconsim.model.events`, checked against the event kernel al
 
 Per second t = 0 … duration, in this order (the richer world's numbered rules):
 
-1. scripted deaths; 2. restarts; 3. does a round run (its period, or a watch trigger);
-4. the read (stale inside a lag window); 5. the decision; 6. creates (faults, slow
-start); 7. deletes (oldest or newest, or by the controller's rank; grace); 8. sample the
-live count.
+0. a change of desired (``scale``) takes effect; 1. scripted deaths; 2. restarts; 3. does
+a round run (its period, or a watch trigger); 4. the read (stale inside a lag window);
+5. the decision; 6. creates (faults, slow start); 7. deletes (oldest or newest, or by the
+controller's rank; grace); 8. sample the live count.
 
 Where the rules leave a choice open, this model decides (docs/model.md repeats it):
 
@@ -41,6 +41,10 @@ Where the rules leave a choice open, this model decides (docs/model.md repeats i
   controller; their ledger delays are draws 0 … initial - 1, the created copies' follow.
 * The disturbance's metrics (``overshoot_after``, ...) cover the seconds from the
   schedule's first death event (its earliest ``at``) on; none at or before the end: null.
+* Desired is that of the second: a change (``scale``) applies from its second's start, so
+  that second's round and sample see it. An event — a death event or a change, or both in
+  one second — opens a window that runs to the next one's second (or the end); each
+  window's response is measured as the disturbance's metrics are (:mod:`reconsim.model.rules`).
 """
 
 from __future__ import annotations
@@ -49,14 +53,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from reconsim.model import metrics, rng, rules
+from reconsim.model import rng, rules
 from reconsim.model.controllers import Entry, Round, registry
 from reconsim.model.controllers.definition import (
     decide_in_python,
     rank_in_python,
     reference_params,
 )
-from reconsim.model.copies import Copy, Second, after_metrics, copy_delays, shown_time
+from reconsim.model.copies import Account, Copy, Second, copy_delays, shown_time
 from reconsim.model.events import run_events
 from reconsim.model.params import Cell, damped, permille
 
@@ -89,7 +93,7 @@ def run_reference(  # noqa: PLR0912, PLR0915 — the spec, in order
     """
     if registry.get(cell.controller).syncs_on_events:  # its world runs in milliseconds
         return run_events(cell, on_second)
-    G, U, B, desired, seed = cell.G, cell.U, cell.B, cell.desired, cell.seed
+    G, U, B, seed = cell.G, cell.U, cell.B, cell.seed
     cap = cell.max_per_round
     fail_pm, lost_pm = permille(cell.fail_rate), permille(cell.lost_rate)
     startup, ledger_delay = copy_delays(cell)
@@ -126,15 +130,14 @@ def run_reference(  # noqa: PLR0912, PLR0915 — the spec, in order
                                     len(cell.create_faults))
 
     rounds = created = create_commands = failed = delete_commands = deleted = reads = 0
-    overshoot = excess = missing = killed = 0
-    last_drift = 0
-    # The disturbance: the seconds from the first death event on (none: past the end).
-    after = min((at for at, _ in cell.deaths), default=cell.duration + 1)
-    overshoot_after = missing_after = 0
-    last_drift_after = after
+    killed = 0
+    # The per-second figures, the events' windows and the changes of desired (rules.account).
+    account = Account(cell)
     next_periodic, periodic_i = 0, 0
     previous_read: list[Copy] = []  # what a round at t - 1 would have read (t = -1: nothing)
     for t in range(cell.duration + 1):
+        # 0. A change of desired takes effect; an event's window opens.
+        desired = account.begin(t)
         # 1. Scripted deaths: the oldest live copies (terminating ones too) die now.
         for at, count in cell.deaths:
             if at == t:
@@ -224,28 +227,15 @@ def run_reference(  # noqa: PLR0912, PLR0915 — the spec, in order
 
         # 8. Sample the live count.
         n_live = len(live(t))
-        overshoot = max(overshoot, n_live - desired)
-        excess += max(0, n_live - desired)
-        missing += max(0, desired - n_live)
-        if n_live != desired:
-            last_drift = t
-        if t >= after:
-            overshoot_after = max(overshoot_after, n_live - desired)
-            missing_after += max(0, desired - n_live)
-            if n_live != desired:
-                last_drift_after = t
+        account.sample(t, n_live)
         if on_second is not None:
             on_second(Second(t, n_live, seen if periodic or watched else None, copies, {
                 "rounds": rounds, "created": created, "create_commands": create_commands,
                 "failed_creates": failed, "delete_commands": delete_commands,
-                "deleted": deleted, "reads": reads, "killed": killed}))
+                "deleted": deleted, "reads": reads, "killed": killed}, desired))
 
-    return metrics.of_run({
+    return account.metrics({
         "rounds": rounds, "created": created, "delete_commands": delete_commands,
-        "deleted": deleted, "overshoot": overshoot, "reads": reads,
-        "excess_copy_seconds": excess, "missing_copy_seconds": missing,
-        "create_commands": create_commands, "failed_creates": failed,
-        "last_drift": last_drift,
-        **after_metrics(cell.duration, after, overshoot_after, missing_after,
-                        last_drift_after)}, cell)
+        "deleted": deleted, "reads": reads, "create_commands": create_commands,
+        "failed_creates": failed})
 

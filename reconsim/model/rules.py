@@ -110,35 +110,134 @@ def stable_at(last_drift: int, duration: int) -> int:
     return -1 if last_drift == duration else last_drift + 1
 
 
-def write_metrics(out: Int64Array, row: int, counts: Sequence[int] | Any,  # noqa: PLR0913, PLR0917
-                  last_drift: int, duration: int, after: int, after_over: int,
-                  after_missing: int, after_drift: int) -> None:
+# --- The per-second figures, accounted alike by every simulator. A run's running values
+# are slots of one int64 vector (:func:`start_account`); a simulator hands :func:`account`
+# each stretch of seconds with one live count and one desired count, and opens an event's
+# window with :func:`begin_event` at each second that holds a death event or a change of
+# desired. The event windows' responses go to a matrix of :data:`RESPONSE_ROWS` rows, a
+# column an event.
+#: The running values' slots: overshoot, excess and missing copy-seconds and the last
+#: second off desired over the whole run; the disturbance's, over the seconds from the
+#: first death event (``AFTER``) on; the events counted so far, and the open window's
+#: second, overshoot, undershoot, missing copy-seconds and last second off desired; the
+#: increases of desired so far.
+(OVERSHOOT, EXCESS, MISSING, LAST_DRIFT, AFTER, AFTER_OVER, AFTER_MISSING, AFTER_DRIFT,
+ EVENTS, EVENT_AT, EVENT_OVER, EVENT_UNDER, EVENT_MISSING, EVENT_DRIFT, RAISED,
+ ACCOUNT_SLOTS) = range(16)
+#: A response's rows: the event's second, and over its window its overshoot above desired,
+#: its undershoot below it, its missing copy-seconds and its time to settle (-1: null).
+R_AT, R_OVERSHOOT, R_UNDERSHOOT, R_MISSING, R_SETTLE, RESPONSE_ROWS = range(6)
+
+
+def start_account(acc: Int64Array, after: int) -> None:
+    """Reset the running values ``acc`` for a run whose first death event is at second
+    ``after`` (``duration + 1`` when none is within the run)."""
+    for k in range(ACCOUNT_SLOTS):
+        acc[k] = 0
+    acc[AFTER] = after
+    acc[AFTER_DRIFT] = after
+
+
+def account(acc: Int64Array, lo: int, hi: int, live: int, desired: int) -> None:
+    """Count seconds ``lo … hi - 1`` (``lo < hi``), each with ``live`` copies running and
+    ``desired`` wanted, into the running values ``acc``: the whole run's, the
+    disturbance's where the seconds reach ``AFTER``, and the open event window's (all of
+    the seconds lie in one window: a simulator opens each at its second)."""
+    gap = live - desired
+    n = hi - lo
+    if gap > 0:
+        acc[EXCESS] += gap * n
+        acc[OVERSHOOT] = max(acc[OVERSHOOT], gap)
+    elif gap < 0:
+        acc[MISSING] -= gap * n
+    if gap != 0:
+        acc[LAST_DRIFT] = hi - 1
+    if hi > acc[AFTER]:
+        if gap > 0:
+            acc[AFTER_OVER] = max(acc[AFTER_OVER], gap)
+        elif gap < 0:
+            acc[AFTER_MISSING] -= gap * (hi - max(lo, acc[AFTER]))
+        if gap != 0:
+            acc[AFTER_DRIFT] = hi - 1
+    if acc[EVENTS] > 0:
+        if gap > 0:
+            acc[EVENT_OVER] = max(acc[EVENT_OVER], gap)
+        elif gap < 0:
+            acc[EVENT_UNDER] = max(acc[EVENT_UNDER], -gap)
+            acc[EVENT_MISSING] -= gap * n
+        if gap != 0:
+            acc[EVENT_DRIFT] = hi - 1
+
+
+def _close_event(acc: Int64Array, end: int, responses: Int64Array, col: int) -> None:
+    """Write the open window's response, the window ending at second ``end``, into column
+    ``col`` of ``responses``: its settling time as ``settle_after``'s (1 + its last second
+    off desired, its own second counted as one, minus its second), -1 (null) when that
+    last second is ``end``: not settled before the next event, or the end of the run."""
+    responses[R_AT, col] = acc[EVENT_AT]
+    responses[R_OVERSHOOT, col] = acc[EVENT_OVER]
+    responses[R_UNDERSHOOT, col] = acc[EVENT_UNDER]
+    responses[R_MISSING, col] = acc[EVENT_MISSING]
+    responses[R_SETTLE, col] = -1 if acc[EVENT_DRIFT] == end else \
+        acc[EVENT_DRIFT] - acc[EVENT_AT] + 1
+
+
+def begin_event(acc: Int64Array, t: int, responses: Int64Array, base: int) -> None:
+    """Open the window of an event at second ``t`` (before any of its seconds is counted),
+    closing the one before it into column ``base + k`` of ``responses`` (``k`` its number
+    among the run's events, from 0)."""
+    if acc[EVENTS] > 0:
+        _close_event(acc, t - 1, responses, base + acc[EVENTS] - 1)
+    acc[EVENTS] += 1
+    acc[EVENT_AT] = t
+    acc[EVENT_OVER] = acc[EVENT_UNDER] = acc[EVENT_MISSING] = 0
+    acc[EVENT_DRIFT] = t
+
+
+def end_events(acc: Int64Array, duration: int, responses: Int64Array, base: int) -> None:
+    """Close the last event's window at the end of the run (second ``duration``)."""
+    if acc[EVENTS] > 0:
+        _close_event(acc, duration, responses, base + acc[EVENTS] - 1)
+
+
+def change_desired(acc: Int64Array, desired: int, to: int) -> int:
+    """A change of desired from ``desired`` to ``to``: counted in ``RAISED`` where it
+    increases; returns ``to``."""
+    if to > desired:
+        acc[RAISED] += to - desired
+    return to
+
+
+def write_metrics(out: Int64Array, row: int, counts: Sequence[int] | Any,
+                  acc: Int64Array, duration: int) -> None:
     """Write a cell's raw counts into column ``row`` of ``out`` (a metric a row, in the
     order of the kernels' output columns): ``counts`` holds rounds, created, delete
-    commands, deleted, overshoot, reads, excess and missing copy-seconds, deaths, then
-    (where ``out`` has rows for them) create commands and failed creates; ``stable_at``
-    comes from ``last_drift``; the disturbance's three from its running values over
-    seconds ``after`` … ``duration`` (``after_drift``: the last of them off desired), all
-    -1 (null) when ``after`` is past the end."""
+    commands, deleted, reads, deaths, then (where ``out`` has rows for them) create
+    commands and failed creates; the per-second figures, ``stable_at``, the disturbance's
+    three (all -1, null, when ``AFTER`` is past the end), the increases of desired and the
+    number of events come from the running values ``acc``."""
     out[0, row] = counts[0]
     out[1, row] = counts[1]
     out[2, row] = counts[2]
     out[3, row] = counts[3]
-    out[4, row] = counts[4]
-    out[5, row] = stable_at(last_drift, duration)
-    out[6, row] = counts[5]
-    out[7, row] = counts[6]
-    out[8, row] = counts[7]
-    out[9, row] = counts[8]
+    out[4, row] = acc[OVERSHOOT]
+    out[5, row] = stable_at(acc[LAST_DRIFT], duration)
+    out[6, row] = counts[4]
+    out[7, row] = acc[EXCESS]
+    out[8, row] = acc[MISSING]
+    out[9, row] = counts[5]
+    after = acc[AFTER]
     if after <= duration:
-        out[10, row] = after_over
-        out[11, row] = after_missing
-        out[12, row] = -1 if after_drift == duration else after_drift - after + 1
+        out[10, row] = acc[AFTER_OVER]
+        out[11, row] = acc[AFTER_MISSING]
+        out[12, row] = -1 if acc[AFTER_DRIFT] == duration else acc[AFTER_DRIFT] - after + 1
     else:
         out[10, row] = out[11, row] = out[12, row] = -1
-    if out.shape[0] > 13:
-        out[13, row] = counts[9]
-        out[14, row] = counts[10]
+    out[13, row] = acc[RAISED]
+    out[14, row] = acc[EVENTS]
+    if out.shape[0] > 15:
+        out[15, row] = counts[6]
+        out[16, row] = counts[7]
 
 
 def delay_table(entries: Sequence[tuple[int, int]]) -> Int64Array:

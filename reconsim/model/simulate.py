@@ -21,10 +21,17 @@ from reconsim.model.kernels.arrays import (
     KernelDecisionError,
     controller_params,
     numbered,
+    response_buffers,
     take_rows,
 )
 from reconsim.model.kinds import NAMED
-from reconsim.model.metrics import METRIC_NAMES, METRICS
+from reconsim.model.metrics import (
+    METRIC_NAMES,
+    METRICS,
+    RESPONSE_FIELDS,
+    RESPONSES,
+    RESPONSES_DTYPE,
+)
 from reconsim.model.params import (
     BY_NAME,
     DEATHS_DTYPE,
@@ -106,38 +113,43 @@ def simulate_cell(cell: Cell) -> dict[str, Any]:
 
         return run_reference(cell)
     try:
-        raw = _kernel_raw(controller, cell)
+        raw, responses = _kernel_raw(controller, cell)
     except KernelDecisionError as exc:
         raise _reference_line(cell, exc) from None
     stable_at = raw["stable_at"]  # decoded as _with_metrics decodes a batch's
     raw["last_drift"] = stable_at - 1 if stable_at >= 0 else cell.duration
-    return metrics.of_run(raw, cell)
+    return metrics.of_run(raw, cell, metrics.responses_of(responses, 0, raw[RESPONSES]))
 
 
-def _kernel_raw(controller: Controller, cell: Cell) -> dict[str, Any]:
+def _kernel_raw(controller: Controller, cell: Cell) -> tuple[dict[str, Any], np.ndarray]:
     """The raw counts of one checked cell of a compiled ``controller``, from the kernel
-    that :func:`simulate` would pick."""
+    that :func:`simulate` would pick, and the matrix of its responses (from column 0)."""
     known = registry.known()
+    arrays = cell_arrays(cell, count=not (controller.syncs_on_events or controller.rank is not None
+                                          or _leaves_seed_world(cell)))
+    base, responses = response_buffers(arrays)
     if controller.syncs_on_events:
         from reconsim.model.kernels.events import simulate_event_arrays
         from reconsim.model.kernels.world import WORLD_OUT_COLUMNS
 
-        out = simulate_event_arrays(controllers=known, **cell_arrays(cell))
+        out = simulate_event_arrays(controllers=known, responses=responses,
+                                    response_base=base, **arrays)
         raw = dict(zip(WORLD_OUT_COLUMNS, out[0].tolist(), strict=True))
     elif controller.rank is not None or _leaves_seed_world(cell):
         from reconsim.model.kernels.world import WORLD_OUT_COLUMNS, simulate_world_arrays
 
-        out = simulate_world_arrays(controllers=known, parallel=False, **cell_arrays(cell))
+        out = simulate_world_arrays(controllers=known, parallel=False, responses=responses,
+                                    response_base=base, **arrays)
         raw = dict(zip(WORLD_OUT_COLUMNS, out[0].tolist(), strict=True))
     else:
         from reconsim.model.kernels.count import OUT_COLUMNS, simulate_arrays
 
-        out = simulate_arrays(controllers=known, parallel=False,
-                              **cell_arrays(cell, count=True))
+        out = simulate_arrays(controllers=known, parallel=False, responses=responses,
+                              response_base=base, **arrays)
         raw = dict(zip(OUT_COLUMNS, out[0].tolist(), strict=True))
         raw["create_commands"] = raw["created"]
         raw["failed_creates"] = 0
-    return raw
+    return raw, responses
 
 
 def _leaves_seed_world(cell: Cell) -> bool:
@@ -314,12 +326,14 @@ def _simulate(cells: pl.DataFrame, *, checked: bool) -> pl.DataFrame:
         world = ranked if world is None else world | ranked
     known = registry.known()
     arrays = _encoded(cells, params, off, count=world is None)
+    base, responses = response_buffers(arrays)
     if world is None:  # seed 001's world throughout: the count kernel alone
-        counts = simulate_arrays(controllers=known, **arrays)  # type: ignore[arg-type]
+        counts = simulate_arrays(controllers=known, responses=responses, response_base=base,
+                                 **arrays)  # type: ignore[arg-type]
         raw = dict(zip(OUT_COLUMNS, counts.T, strict=True))
         raw["create_commands"] = raw["created"]
         raw["failed_creates"] = np.zeros(cells.height, np.int64)
-        return _with_metrics(cells, raw)
+        return _with_metrics(cells, raw, responses, base)
     from reconsim.model.kernels.count import COUNT_INPUTS
     from reconsim.model.kernels.world import WORLD_OUT_COLUMNS, simulate_world_arrays
 
@@ -332,19 +346,23 @@ def _simulate(cells: pl.DataFrame, *, checked: bool) -> pl.DataFrame:
             present = [p for p in controller_params(known) if p in arrays]
             count = take_rows(arrays, rows, (*COUNT_INPUTS, *present))
             out[:len(OUT_COLUMNS), rows] = simulate_arrays(
-                controllers=known, **count).T  # type: ignore[arg-type]
+                controllers=known, responses=responses, response_base=base[rows],
+                **count).T  # type: ignore[arg-type]
         out[WORLD_OUT_COLUMNS.index("create_commands"), rows] = out[
             OUT_COLUMNS.index("created"), rows]
         out[WORLD_OUT_COLUMNS.index("failed_creates"), rows] = 0
     # the world rows read in place, their metrics written into their columns
     simulate_world_arrays(controllers=known, rows=None if world.all() else np.flatnonzero(world),
-                          out=out, **arrays)  # type: ignore[arg-type]
-    return _with_metrics(cells, dict(zip(WORLD_OUT_COLUMNS, out, strict=True)))
+                          out=out, responses=responses, response_base=base,
+                          **arrays)  # type: ignore[arg-type]
+    return _with_metrics(cells, dict(zip(WORLD_OUT_COLUMNS, out, strict=True)), responses, base)
 
 
-def _with_metrics(cells: pl.DataFrame, raw: dict[str, np.ndarray]) -> pl.DataFrame:
+def _with_metrics(cells: pl.DataFrame, raw: dict[str, np.ndarray], responses: np.ndarray,
+                  base: np.ndarray) -> pl.DataFrame:
     """``cells`` with one column per metric, from a kernel's raw columns, the formulas
-    evaluated by polars (:func:`reconsim.model.metrics.exprs`)."""
+    evaluated by polars (:func:`reconsim.model.metrics.exprs`), then the responses to their
+    events (:func:`responses_column` of the kernel's ``responses`` and ``base``)."""
     counts = pl.DataFrame(raw).with_columns(cells["desired"], cells["duration"],
                                             initial=initial_copies(cells))
     values = {name: pl.col(name) for name in counts.columns}
@@ -352,7 +370,49 @@ def _with_metrics(cells: pl.DataFrame, raw: dict[str, np.ndarray]) -> pl.DataFra
     # desired exactly: decoded, that second goes through the formulas as every run's does.
     values["last_drift"] = pl.when(pl.col("stable_at") < 0).then(pl.col("duration")).otherwise(
         pl.col("stable_at") - 1)
-    return cells.with_columns(counts.select(metrics.exprs(values)).get_columns())
+    return cells.with_columns(*counts.select(metrics.exprs(values)).get_columns(),
+                              responses_column(responses, base, raw[RESPONSES]))
+
+
+def responses_column(responses: np.ndarray, base: np.ndarray, counts: np.ndarray) -> pl.Series:
+    """The :data:`~reconsim.model.metrics.RESPONSES` column of a batch: row i's ``counts[i]``
+    responses from column ``base[i]`` of ``responses`` on (a field a row), settle -1 as null."""
+    counts = np.asarray(counts, np.int64)
+    n = len(counts)
+    total = int(counts.sum()) if n else 0
+    if not total:  # (a list of n empty lists costs seconds on a large frame: this, nothing)
+        return pl.Series(RESPONSES, [], dtype=RESPONSES_DTYPE.inner).reshape((n, 0)).cast(
+            RESPONSES_DTYPE)
+    # Each row's responses, gathered into one flat run in row order.
+    starts = np.cumsum(counts) - counts
+    where = np.repeat(base - starts, counts) + np.arange(total, dtype=np.int64)
+    fields = {f: responses[k, where] for k, f in enumerate(RESPONSE_FIELDS)}
+    if (counts == counts[0]).all():  # as many in every row (one schedule, say): a reshape
+        return _records(pl.DataFrame(fields)).reshape((n, int(counts[0]))).cast(RESPONSES_DTYPE)
+    # Else grouped by row (rows sorted, so grouped in one pass), each row led by a
+    # placeholder so that a row without responses keeps its place with an empty list.
+    lead = starts + np.arange(n)
+    padded = np.ones(total + n, bool)
+    padded[lead] = False
+    rows = np.cumsum(~padded) - 1
+    frame = pl.DataFrame({f: _placed(values, padded) for f, values in fields.items()})
+    grouped = frame.select(pl.Series("row", rows).set_sorted(), _records(frame)).group_by(
+        "row", maintain_order=True).agg(pl.col(RESPONSES).slice(1))
+    return grouped[RESPONSES].cast(RESPONSES_DTYPE)
+
+
+def _placed(values: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """``values`` placed at the positions ``at`` marks, zero elsewhere."""
+    out = np.zeros(len(at), np.int64)
+    out[at] = values
+    return out
+
+
+def _records(fields: pl.DataFrame) -> pl.Series:
+    """The responses' fields as one column of records, a negative settle as null."""
+    return fields.select(pl.struct(*(
+        pl.when(pl.col(f) >= 0).then(pl.col(f)).alias(f) if f == "settle" else pl.col(f)
+        for f in RESPONSE_FIELDS)).alias(RESPONSES)).to_series()
 
 
 def initial_copies(cells: pl.DataFrame) -> np.ndarray:
@@ -406,7 +466,7 @@ def _simulate_split(cells: pl.DataFrame, slow: np.ndarray,
     ``compiled=False``) on the reference model, one by one, the others on the kernels."""
     from reconsim.model.reference import run_reference
 
-    values: dict[str, list[Any]] = {m.name: [None] * cells.height for m in METRICS}
+    values = _empty_values(cells.height)
     fast = np.flatnonzero(~slow)
     if len(fast):
         with numbered(fast):
@@ -429,14 +489,22 @@ def _simulate_events(cells: pl.DataFrame, events: np.ndarray,
     from reconsim.model.kernels.world import WORLD_OUT_COLUMNS
 
     if events.all():
-        out = simulate_event_arrays(controllers=registry.known(),
-                                    **kernel_inputs(cells, params=params))
-        return _with_metrics(cells, dict(zip(WORLD_OUT_COLUMNS, out.T, strict=True)))
-    values: dict[str, list[Any]] = {m.name: [None] * cells.height for m in METRICS}
+        arrays = kernel_inputs(cells, params=params)
+        base, responses = response_buffers(arrays)
+        out = simulate_event_arrays(controllers=registry.known(), responses=responses,
+                                    response_base=base, **arrays)
+        return _with_metrics(cells, dict(zip(WORLD_OUT_COLUMNS, out.T, strict=True)),
+                             responses, base)
+    values = _empty_values(cells.height)
     for rows in (np.flatnonzero(events), np.flatnonzero(~events)):
         with numbered(rows):
             _scatter(values, rows, _simulate(cells[rows], checked=True))
     return _with_values(cells, values)
+
+
+def _empty_values(n: int) -> dict[str, list[Any]]:
+    """A list of ``n`` Nones per metric and for the responses, for :func:`_scatter`."""
+    return {name: [None] * n for name in (*METRIC_NAMES, RESPONSES)}
 
 
 def _scatter(values: dict[str, list[Any]], rows: np.ndarray, done: pl.DataFrame) -> None:
@@ -447,10 +515,11 @@ def _scatter(values: dict[str, list[Any]], rows: np.ndarray, done: pl.DataFrame)
 
 
 def _with_values(cells: pl.DataFrame, values: dict[str, list[Any]]) -> pl.DataFrame:
-    """``cells`` with one column per metric, from ``values`` (a list per metric)."""
+    """``cells`` with one column per metric and the responses, from ``values`` (a list
+    each)."""
     return cells.with_columns(
-        pl.Series(m.name, values[m.name], dtype=pl.Float64 if m.float else pl.Int64)
-        for m in METRICS)
+        *(pl.Series(m.name, values[m.name], dtype=pl.Float64 if m.float else pl.Int64)
+          for m in METRICS), pl.Series(RESPONSES, values[RESPONSES], dtype=RESPONSES_DTYPE))
 
 
 def _switches_off(cells: pl.DataFrame) -> list[str]:
@@ -584,7 +653,7 @@ def _check_columns(cells: pl.DataFrame, params: Iterable[Parameter] = PARAMS) ->
     for name in REQUIRED_COLUMNS:
         if name not in cells.columns:
             raise ValueError(f"cells: missing column {name!r}")
-    clash = [name for name in METRIC_NAMES if name in cells.columns]
+    clash = [name for name in (*METRIC_NAMES, RESPONSES) if name in cells.columns]
     if clash:
         raise ValueError(f"cells: column {clash[0]!r} is a metric name and would be overwritten")
     schema = cells.schema  # (built anew at each call: once here)

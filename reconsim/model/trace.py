@@ -4,7 +4,7 @@
 keeps one row per second t = 0 … duration, taken at the end of the second (after the
 world's step 8). Columns:
 
-* ``t`` — the second; ``desired`` — copies that should run;
+* ``t`` — the second; ``desired`` — copies that should run in it (the scale schedule's);
 * ``live`` — copies running (step 8's sample: ready, not yet dead; terminating ones count);
 * ``ledger`` — entries the ledger lists at the end of second t, as it stands (no lag);
 * ``pending`` — copies created and not removed that the ledger does not list yet
@@ -85,7 +85,7 @@ def trace_cell(cell: Cell) -> pl.DataFrame:
             rows[column].append(s.totals[total] - before[total])
             before[total] = s.totals[total]
         rows["t"].append(t)
-        rows["desired"].append(cell.desired)
+        rows["desired"].append(s.desired)
         rows["live"].append(s.live)
         rows["ledger"].append(ledger)
         rows["pending"].append(pending)
@@ -127,8 +127,27 @@ def metrics_of(frame: pl.DataFrame, cell: Cell) -> dict[str, Any]:
         "create_commands": int(frame["create_commands"].sum()),
         "failed_creates": int(frame["failed_creates"].sum()),
         "last_drift": int(drifting.max()) if drifting.len() else 0,  # type: ignore[arg-type]
+        "raised": int(frame["desired"].diff().clip(lower_bound=0).sum()),
         **_after(frame, cell),
-    }, cell)
+    }, cell, responses_of(frame, cell))
+
+
+def responses_of(frame: pl.DataFrame, cell: Cell) -> list[dict[str, int | None]]:
+    """The responses to ``cell``'s events (:data:`reconsim.model.metrics.RESPONSES`) from
+    its trace: each event's window, from its second to the next event's, by filters on
+    the rows."""
+    seconds = cell.event_seconds()
+    out: list[dict[str, int | None]] = []
+    for at, end in zip(seconds, [*seconds[1:], cell.duration + 1], strict=False):
+        rows = frame.filter((pl.col("t") >= at) & (pl.col("t") < end))
+        gap = rows["live"] - rows["desired"]
+        drifting = rows.filter(pl.col("live") != pl.col("desired"))["t"]
+        last = max(at, int(drifting.max()) if drifting.len() else at)  # type: ignore[arg-type]
+        out.append({"at": at, "overshoot": max(0, int(gap.max())),  # type: ignore[arg-type]
+                    "undershoot": max(0, -int(gap.min())),  # type: ignore[arg-type]
+                    "missing": int((-gap).clip(lower_bound=0).sum()),
+                    "settle": None if last == end - 1 else last - at + 1})
+    return out
 
 
 def _after(frame: pl.DataFrame, cell: Cell) -> dict[str, int]:

@@ -21,4 +21,8 @@ from typing import Final
 #: ``counter(0, DEATHS, t)`` for every cell), so that a seed axis moves the deaths. Cells of
 #: seed 0 keep their deaths and metrics; a cell of another seed on such a schedule has
 #: other deaths, and a directory of version 2 is refused.
-MODEL_VERSION: Final = 3
+#: 4: desired may change during a run (the ``scale`` schedule) and each event's response is
+#: a column (``responses``); ``unneeded`` subtracts the increases of desired. No cell
+#: without a scale schedule changes a figure, but the table gains both columns, and a
+#: directory of version 3 is refused rather than extended with chunks of another shape.
+MODEL_VERSION: Final = 4

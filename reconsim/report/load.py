@@ -8,6 +8,12 @@ chunks' footers say today's laws computed them (:mod:`reconsim.sweep.facts`) or 
 first read finds every row equal to the law's; otherwise the law columns are recomputed
 from :func:`reconsim.model.laws.law_columns`, and the cells whose stored columns say
 otherwise are counted, never silently overwritten.
+
+A cell's responses to its events (:data:`~reconsim.model.metrics.RESPONSES`) stay a list
+of records, one per event, never flattened; where the table has them and a ``scale``
+column, the law per step (:func:`reconsim.model.laws.step_columns`) is computed from the
+lists as stored, in hidden columns, as the law columns are. A table written before either
+existed has neither.
 """
 
 
@@ -21,8 +27,14 @@ from typing import Any, Final
 
 import polars as pl
 
-from reconsim.model.laws import delay_reads, delay_tables, law_columns, law_exclusion
-from reconsim.model.metrics import METRIC_NAMES
+from reconsim.model.laws import (
+    delay_reads,
+    delay_tables,
+    law_columns,
+    law_exclusion,
+    step_columns,
+)
+from reconsim.model.metrics import METRIC_NAMES, RESPONSES
 from reconsim.model.params import (
     BY_NAME,
     DEFAULTS,
@@ -47,8 +59,8 @@ _FRESH: Final = "__fresh_"
 LAW_EXCLUDED: Final = "__law_excluded"
 
 #: Parameters the report leaves out where every cell holds their default (seed 001's world,
-#: from a cold start): no axis, no column of the example cells.
-QUIET_AT_DEFAULT: Final = (*WORLD_PARAMS, "initial")
+#: from a cold start, desired never changing): no axis, no column of the example cells.
+QUIET_AT_DEFAULT: Final = (*WORLD_PARAMS, "initial", "scale")
 
 #: Axes every sweep has, in the order the report lists them; extra parameter columns follow.
 CORE_AXES: Final = ("controller", "G", "U", "B", "desired", "schedule", "duration", "ledger_base")
@@ -63,6 +75,13 @@ CELL_ID: Final = "__cell"
 #: Hidden column: a cell's own death events, as stored (a random schedule's differ from seed
 #: to seed, so its name does not say them); read only by queries that select it.
 ROW_DEATHS: Final = "__deaths"
+#: Hidden column: a cell's changes of desired (``scale``), as stored: a list of (at,
+#: desired) records (the ``scale`` axis is flattened to text); read only by queries that
+#: select it.
+ROW_SCALE: Final = "__scale"
+#: The hidden columns of the law per step (:func:`reconsim.model.laws.step_columns`), where
+#: the table has ``scale`` and ``responses``.
+STEP_COLUMNS: Final = tuple(e.meta.output_name() for e in step_columns())
 
 
 @dataclass(frozen=True)
@@ -136,10 +155,12 @@ def load_sweep(sweep_dir: Any) -> Sweep:
     # 001's world, from a cold start.
     candidates = axis_names(schema.names())
     world = [p for p in QUIET_AT_DEFAULT if p in schema]
+    kept, steps = _responses(schema)  # lists, read before they are flattened
     scan, hidden = _with_defaults(scan, schema)
     # The laws read the parameters as stored (lists as lists), before they are flattened.
     scan = scan.with_columns(*(e.name.prefix(_FRESH) for e in law_columns()),
-                             law_exclusion().alias(LAW_EXCLUDED))  # why a row is unchecked
+                             law_exclusion().alias(LAW_EXCLUDED),  # why a row is unchecked
+                             *steps)
     # The delay tables' reads, for law_readings, and whether a row has a table at all.
     scan = scan.with_columns(*delay_reads(), *delay_tables())
     reads = [e.meta.output_name() for e in (*delay_reads(), *delay_tables())]
@@ -164,17 +185,18 @@ def load_sweep(sweep_dir: Any) -> Sweep:
         *(flat(a, schema[a]) for a in (*axes, *hidden) if _needs_flat(schema[a])),
         has_deaths(BASE.deaths).alias(SEED_DEATHS),
         pl.col("deaths").alias(ROW_DEATHS),
+        pl.col("scale").alias(ROW_SCALE),
     )
     if stale == 0 and len(stored) == len(LAW_COLUMNS):
         # Every row's stored law columns equal the law's (compared above, or computed by
         # today's laws, as the footers say): later queries read them instead of deriving
         # them again (that cost more than reading the row).
-        base = scan.select(*axes, *METRIC_NAMES, *LAW_COLUMNS, *hidden, *reads, SEED_DEATHS,
-                           ROW_DEATHS, LAW_EXCLUDED, CELL_ID)
+        base = scan.select(*axes, *METRIC_NAMES, *LAW_COLUMNS, *hidden, *reads, *kept,
+                           SEED_DEATHS, ROW_DEATHS, ROW_SCALE, LAW_EXCLUDED, CELL_ID)
         table = base
     else:
-        base = scan.select(*axes, *METRIC_NAMES, *stored, *hidden, *reads, SEED_DEATHS,
-                           ROW_DEATHS, LAW_EXCLUDED, CELL_ID,
+        base = scan.select(*axes, *METRIC_NAMES, *stored, *hidden, *reads, *kept,
+                           SEED_DEATHS, ROW_DEATHS, ROW_SCALE, LAW_EXCLUDED, CELL_ID,
                            *(_FRESH + c for c in LAW_COLUMNS))
         table = base.drop(*stored).rename({_FRESH + c: c for c in LAW_COLUMNS})
     known = {} if footer is None else {
@@ -201,6 +223,19 @@ def load_sweep(sweep_dir: Any) -> Sweep:
         variants=None if footer is None else footer.variants,
         folder=None if source.remote else _folder(source.local),
     )
+
+
+def _responses(schema: pl.Schema) -> tuple[list[str], list[pl.Expr]]:
+    """The columns kept beside the axes for the responses to events, and the expressions of
+    the law per step: ``responses`` where the table has it (a list of records, never
+    flattened), and where it also has ``scale``, the hidden :data:`STEP_COLUMNS`
+    (:func:`~reconsim.model.laws.step_columns`, from the lists as stored); none for a table
+    written before them."""
+    if RESPONSES not in schema:
+        return [], []
+    if "scale" not in schema:
+        return [RESPONSES], []
+    return [RESPONSES, *STEP_COLUMNS], step_columns()
 
 
 def _folder(path: Path) -> str:
@@ -384,7 +419,7 @@ def schedule_names(deaths: pl.Expr) -> pl.Expr:
 def axis_names(columns: Iterable[str]) -> tuple[str, ...]:
     """The parameter columns of a sweep table: the core axes, then any extra ones in file order."""
     columns = list(columns)
-    figures = {*METRIC_NAMES, *LAW_COLUMNS, "deaths", SEED_DEATHS, CELL_ID}
+    figures = {*METRIC_NAMES, *LAW_COLUMNS, RESPONSES, "deaths", SEED_DEATHS, CELL_ID}
     extra = [c for c in columns if c not in figures and c not in CORE_AXES]
     return (*(c for c in CORE_AXES if c in columns), *extra)
 

@@ -3,12 +3,15 @@ each section in order, and the definitions.
 
 :data:`SECTIONS` is the page: each entry is one module of :mod:`reconsim.report.sections`
 that owns its numbers, charts and words. Every number on the page comes from the summary
-that is also written as ``summary.json``.
+that is also written as ``summary.json``. A section that is not
+:attr:`~reconsim.report.section.Section.shown` for its summary (the responses to events,
+the law per step: only some sweeps have them) is left out, and the letters follow the
+sections on the page.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -27,7 +30,9 @@ from reconsim.report.sections import (
     faults,
     law,
     read_cost,
+    responses,
     seed,
+    steps,
     sweep,
     timelines,
 )
@@ -62,6 +67,8 @@ SECTIONS: Final[tuple[Section[Any], ...]] = (
     answers.SECTION,
     law.SECTION,
     boundary.SECTION,
+    responses.SECTION,
+    steps.SECTION,
     read_cost.SECTION,
     controllers.SECTION,
     seed.SECTION,
@@ -93,17 +100,18 @@ def render_page(summaries: Summaries, figures: Sequence[Figure], bundle: str) ->
     Vega/vega-embed JavaScript, which must not contain ``</script``."""
     by_name = {f.name: f for f in figures}
     context = summaries.context
-    pairs = list(zip(SECTIONS, summaries.sections, strict=True))
-    letters = section_letters()
+    pairs = [(s, x) for s, x in zip(SECTIONS, summaries.sections, strict=True) if s.shown(x)]
+    letters = section_letters({s.name for s, _ in pairs})
     return render(
         "reconsim.report", "page.html", sweep=context.sweep, bundle=Markup(bundle),
         controllers=controller_rows(context), definitions=definition_rows(),
-        checks=", ".join(f"({letters[s.name]}) {s.checks}" for s in SECTIONS if s.checks),
+        checks=", ".join(f"({letters[s.name]}) {s.checks}" for s, _ in pairs if s.checks),
         glance=[line for s, x in pairs if (line := s.glance(x)) is not None],
         sections=[s.html(x, context, by_name, letters.get(s.name)) for s, x in pairs])
 
 
-def section_letters() -> dict[str, str]:
-    """Each lettered section's letter, by name: a, b, c, … in :data:`SECTIONS`' order."""
-    lettered = [s.name for s in SECTIONS if s.lettered]
+def section_letters(shown: Collection[str] | None = None) -> dict[str, str]:
+    """Each lettered section's letter, by name: a, b, c, … in :data:`SECTIONS`' order,
+    among the sections named in ``shown`` (those on the page; None: every one)."""
+    lettered = [s.name for s in SECTIONS if s.lettered and (shown is None or s.name in shown)]
     return {name: chr(ord("a") + i) for i, name in enumerate(lettered)}

@@ -35,6 +35,9 @@ A section's figures are one typed object, its *summary*:
    the page (optional; default none).
 6. ``SECTION = Section("delays", summarize, render, charts, glance)``: ``summary.json``
    holds ``to_json(summary)`` under the key ``"delays"`` (the section's name).
+7. ``shown(summary: Delays) -> bool``: whether the section is on the page at all
+   (optional; default always): one about what only some sweeps have is left out of the
+   page, its letter and ``summary.json`` elsewhere.
 
 A section written against the old interface (``summarize`` returning
 ``{"delays": asdict(Delays(...))}``, ``render(summary_dict, figures)``) adopts this one by
@@ -174,6 +177,10 @@ def _no_glance(summary: Any) -> Markup | None:
     return None
 
 
+def _always(summary: Any) -> bool:
+    return True
+
+
 @dataclass(frozen=True, slots=True)
 class Section(Generic[S]):
     """One section: ``summarize`` computes its summary ``S`` (a frozen dataclass) from the
@@ -197,6 +204,10 @@ class Section(Generic[S]):
     #: of the page's list), and the claim it checks as the page's introduction names it.
     lettered: bool = True
     checks: str | None = None
+    #: Whether the section is on the page and in ``summary.json`` for its summary: a
+    #: section about what only some sweeps have (events, changes of desired) is left out
+    #: of the others' (default: always).
+    shown: Callable[[S], bool] = _always
 
     def html(self, summary: S, context: Context, figures: Mapping[str, Figure],
              letter: str | None) -> Markup:
@@ -207,6 +218,9 @@ class Section(Generic[S]):
             self.anchor or self.name, heading, self.render(summary, context, figures))
 
     def entries(self, summary: S) -> dict[str, Any]:
-        """The section's entries of ``summary.json``: its summary under its name."""
+        """The section's entries of ``summary.json``: its summary under its name (none where
+        the section is not :attr:`shown`)."""
+        if not self.shown(summary):
+            return {}
         data = to_json(summary)
         return dict(data) if self.spread else {self.name: data}

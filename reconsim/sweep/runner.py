@@ -35,7 +35,7 @@ from reconsim.errors import ReconsimError, WriteError
 from reconsim.model.controllers import ControllerError, registry
 from reconsim.model.differential import check_cells
 from reconsim.model.laws import law_columns
-from reconsim.model.metrics import METRICS
+from reconsim.model.metrics import METRICS, RESPONSES, RESPONSES_DTYPE
 from reconsim.model.params import NAME_COLUMNS, SCHEDULE_COLUMN, Cell, parameter, shown
 from reconsim.model.simulate import frame_cells, simulate
 from reconsim.model.version import MODEL_VERSION
@@ -253,7 +253,7 @@ def table_schema(spec: Spec | None = None) -> pl.Schema:
     """The columns of a sweep's table, in order, derived from the declarations: the
     parameters (a schedule's name beside its events, a delay table's beside its entries;
     the users' controllers' of ``spec``
-    last), the metrics, the law columns."""
+    last), the metrics, the responses to each cell's events, the law columns."""
     columns = PARAM_COLUMNS if spec is None else param_columns(spec)
     params: dict[str, pl.DataType] = {
         name: pl.String() if name == SCHEDULE_COLUMN or name in NAME_COLUMNS
@@ -261,6 +261,7 @@ def table_schema(spec: Spec | None = None) -> pl.Schema:
         for name in columns}
     metrics: dict[str, pl.DataType] = {m.name: pl.Float64() if m.float else pl.Int64()
                                        for m in METRICS}
+    metrics[RESPONSES] = RESPONSES_DTYPE
     return pl.LazyFrame(schema=params | metrics).with_columns(law_columns()).collect_schema()
 
 

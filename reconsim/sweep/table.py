@@ -14,7 +14,7 @@ import polars as pl
 
 from reconsim.model.kinds import Kind, Records, Times
 from reconsim.model.laws import law_columns
-from reconsim.model.metrics import METRIC_NAMES
+from reconsim.model.metrics import METRIC_NAMES, RESPONSES
 from reconsim.model.params import PARAMS, table_columns
 
 
@@ -35,7 +35,7 @@ def user_param_columns(columns: Iterable[str]) -> tuple[str, ...]:
 def _known_columns() -> frozenset[str]:
     """The columns every sweep table may hold but a user's controller's parameters."""
     laws = (e.meta.output_name() for e in law_columns())
-    return frozenset((*table_columns(PARAMS), *METRIC_NAMES, *laws))
+    return frozenset((*table_columns(PARAMS), *METRIC_NAMES, RESPONSES, *laws))
 
 
 def flat(axis: str, dtype: pl.DataType) -> pl.Expr:

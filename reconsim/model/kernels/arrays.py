@@ -7,12 +7,13 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 from numpy.typing import NDArray
 
 from reconsim.errors import KernelRefusalError
+from reconsim.model import rules
 from reconsim.model.controllers import Controller
 from reconsim.model.controllers.definition import CellError, DecisionError
 
@@ -56,6 +57,88 @@ def take_rows(arrays: dict[str, np.ndarray], rows: np.ndarray,
         for name in values:
             taken[name] = arrays[name][where]
     return {key: taken[key] if key in taken else arrays[key][rows] for key in names}
+
+
+def response_buffers(arrays: Mapping[str, np.ndarray]) -> tuple[Int64Array, Int64Array]:
+    """Where a batch's kernels write each cell's responses to its events: each cell's first
+    column (``response_base``), and a zeroed matrix of :data:`reconsim.model.rules.RESPONSE_ROWS`
+    rows with a column for each death event and each change of desired of every cell (a
+    cell has at most that many events: those within the run, in distinct seconds)."""
+    deaths, scale = arrays["deaths_offsets"], arrays["scale_offsets"]
+    base = np.ascontiguousarray(deaths[:-1] + scale[:-1], dtype=np.int64)
+    return base, np.zeros((rules.RESPONSE_ROWS, max(1, int(deaths[-1] + scale[-1]))), np.int64)
+
+
+#: The schedules every kernel reads, each by the name of one of its value arrays.
+SCHEDULES: Final[Mapping[str, str]] = {"deaths": "deaths_at", "scale": "scale_at",
+                                       "restart_at": "restart_at"}
+
+
+def check_offsets(a: Mapping[str, np.ndarray], n: int,
+                  lists: Mapping[str, str] = SCHEDULES) -> None:
+    """Raise ``ValueError`` where a list parameter's offsets (``NAME_offsets``) do not run
+    from 0 to the number of its values (its array ``lists[NAME]``), one entry per cell of
+    the ``n`` + 1."""
+    for name, values_name in lists.items():
+        offsets = a[f"{name}_offsets"]
+        values = a[values_name]
+        if len(offsets) != n + 1 or offsets[0] != 0 or offsets[-1] != len(values):
+            raise ValueError(f"{name}_offsets must run from 0 to the number of {name} "
+                             "values, one entry per cell + 1")
+
+
+def response_outputs(a: Mapping[str, np.ndarray], responses: Int64Array | None,
+                     response_base: Int64Array | None, todo: Int64Array | None = None,
+                     ) -> tuple[Int64Array, Int64Array]:
+    """The matrix a kernel writes the batch ``a``'s responses into and each cell's first
+    column of it (``response_base``), as given — both or neither: without them, a
+    throwaway pair (:func:`response_buffers`) — checked, since a kernel writes without
+    bounds checks: a writable C-contiguous int64 matrix of
+    :data:`~reconsim.model.rules.RESPONSE_ROWS` rows with a column for each death event
+    and each change of desired of every cell (of ``todo``, the rows a kernel runs, where
+    given), from its first on."""
+    if responses is None and response_base is None:
+        response_base, responses = response_buffers(a)
+    elif responses is None or response_base is None:
+        raise TypeError("responses and response_base go together: give both or neither")
+    n = len(a["controller"])
+    if not (isinstance(responses, np.ndarray) and responses.dtype == np.int64
+            and responses.ndim == 2 and responses.shape[0] == rules.RESPONSE_ROWS
+            and responses.flags.c_contiguous and responses.flags.writeable):
+        raise ValueError(f"responses must be a writable C-contiguous int64 matrix of "
+                         f"{rules.RESPONSE_ROWS} rows")
+    base = frozen(np.asarray(response_base, np.int64))
+    if base.shape != (n,):
+        raise ValueError(f"response_base must hold one column per cell ({n})")
+    events = np.diff(a["deaths_offsets"]) + np.diff(a["scale_offsets"])
+    first = base if todo is None else base[todo]
+    events = events if todo is None else events[todo]
+    if len(first) and (first.min() < 0 or (first + events).max() > responses.shape[1]):
+        raise ValueError("responses must have a column for each death event and each "
+                         "change of desired of every cell, from its response_base on")
+    return responses, base
+
+
+def largest_desired(a: Mapping[str, np.ndarray]) -> Int64Array:
+    """Each cell's largest desired over its run: its ``desired`` or, where larger, its scale
+    schedule's largest (``scale_offsets``, ``scale_desired``): what the kernels' refusal
+    bounds read.
+
+    >>> largest_desired({"desired": np.array([3, 3, 9]),
+    ...                  "scale_offsets": np.array([0, 2, 2, 3]),
+    ...                  "scale_desired": np.array([1, 7, 4])}).tolist()
+    [7, 3, 9]
+    """
+    desired = np.asarray(a["desired"], np.int64)
+    offsets = np.asarray(a["scale_offsets"])
+    values = np.asarray(a["scale_desired"], np.int64)
+    if not len(values):
+        return desired
+    has = offsets[1:] > offsets[:-1]
+    top = desired.copy()
+    # a cell's changes run from its offset to the next cell's with changes (none between)
+    top[has] = np.maximum(desired[has], np.maximum.reduceat(values, offsets[:-1][has]))
+    return top
 
 
 @contextmanager

@@ -22,9 +22,18 @@ order, ready and listed before the run: ``C`` and ``R`` start at ``initial``, an
 * expectations set at s are observed at s + L (creations), or G after the last
   targeted copy died (deletions).
 
+A change of desired (``scale``) is an event like a death: it moves no copy, and the
+deletes a step down asks for go to the oldest ledger entries like any others, so the dead
+prefix stays a prefix. Desired is that of the second: a change at s applies from s's
+start, so the round at s and the seconds from s on see it.
+
 Nothing changes between the seconds where a round runs, a cohort becomes
-ready or a death is scheduled, so the kernel jumps from one such second to
-the next and adds up the per-second metrics over the gaps.
+ready, a death is scheduled or desired changes, so the kernel jumps from one such second
+to the next and hands each gap — one live count, one desired, inside one event's window —
+to the shared accounting (:func:`reconsim.model.rules.account`). At an event's second
+(a death event, a change, or both: one event) the change takes effect first, then the
+event's window opens (:func:`~reconsim.model.rules.begin_event`), then the deaths
+strike, then the round runs, if one is due.
 
 The controller's decision is its definition's (:mod:`reconsim.model.controllers`),
 compiled into a kernel of its own (:mod:`.specialise`), on the round these counts make.
@@ -32,18 +41,19 @@ compiled into a kernel of its own (:mod:`.specialise`), on the round these count
 Settled cells skip their idle rounds. A round at s of a steady controller
 (:attr:`~reconsim.model.controllers.Controller.steady`) that corrects nothing (diff = 0)
 and leaves its memory as it was, while every cohort is listed (``C(s-L) = C``) and every
-death is on the ledger (``D(s-G) = D``), leaves a state that only a scripted death can
-change: the next rounds read the same ``seen = C - D`` (no copy is created, none dies
-before the next death event), nothing is pending (``C - max(D, C(t-L), ...) = 0``) and
-nothing unobserved (expectations wait for at most ``s' + L`` or a death + G, both
-behind), so a steady decision is 0 again, by induction, and a restart meanwhile changes
-nothing it uses (the kernel applies it at the next round it steps, as before) — but for a
-controller with a memory of its own, whose restart resets it: its idle rounds end there. So the
-``k`` rounds before the next death (or the end) each add one round and
-``seen + ledger_base`` reads, in closed form: ``k`` of them at once. Cohorts still
-becoming ready (observe="created") change only the live count, which the gaps count
-as before. A cell's cost follows its transients (rounds until it settles after the
-start and after each death), not its duration: O(transient rounds + deaths + restarts).
+death is on the ledger (``D(s-G) = D``), leaves a state that only an event (a scripted
+death or a change of desired) can change: the next rounds read the same ``seen = C - D``
+and the same desired (no copy is created, none dies before the next death event),
+nothing is pending (``C - max(D, C(t-L), ...) = 0``) and nothing unobserved
+(expectations wait for at most ``s' + L`` or a death + G, both behind), so a steady
+decision is 0 again, by induction, and a restart meanwhile changes nothing it uses (the
+kernel applies it at the next round it steps, as before) — but for a controller with a
+memory of its own, whose restart resets it: its idle rounds end there. So the ``k``
+rounds before the next event or the end each add one round and ``seen + ledger_base``
+reads, in closed form: ``k`` of them at once. Cohorts still becoming ready
+(observe="created") change only the live count, which the gaps count as before. A cell's
+cost follows its transients (rounds until it settles after the start and after each
+event), not its duration: O(transient rounds + events + restarts).
 No seed-001 cell is known that never settles (G 0-90, U 5-90, B 1-10, desired 3-12,
 every controller: all settle within 720 s, even over 50,000 s).
 
@@ -63,10 +73,25 @@ from numba.np.unsafe.ndarray import to_fixed_tuple
 from numpy.typing import NDArray
 
 from reconsim.errors import KernelRefusalError
-from reconsim.model import params
+from reconsim.model import params, rules
 from reconsim.model.controllers import BUILT_IN, Controller, Round
-from reconsim.model.kernels.arrays import KernelDecisionError, by_controller, frozen, params_matrix
-from reconsim.model.kernels.rules import write_metrics
+from reconsim.model.kernels.arrays import (
+    KernelDecisionError,
+    by_controller,
+    check_offsets,
+    frozen,
+    largest_desired,
+    params_matrix,
+    response_outputs,
+)
+from reconsim.model.kernels.rules import (
+    account,
+    begin_event,
+    change_desired,
+    end_events,
+    start_account,
+    write_metrics,
+)
 
 # The controller's names, bound by specialise() for each controller (see .specialise).
 from reconsim.model.kernels.specialise import (
@@ -98,6 +123,8 @@ OUT_COLUMNS: Final[tuple[str, ...]] = (
     "overshoot_after",  # -1 stands for null (no death event within the run), and below
     "missing_after",
     "settle_after",
+    "raised",  # the increases of desired during the run
+    "responses",  # the events within the run: responses written (rules.begin_event)
 )
 _N_OUT = len(OUT_COLUMNS)
 #: Cells per parallel block; each block allocates its scratch once.
@@ -108,6 +135,11 @@ Int64Array2D = NDArray[np.int64]
 #: Rows of a cell's history scratch: the cohorts (a round that created, the created count
 #: after it) and the dead history (a second the dead count changed, the count after it).
 _HIST_T, _HIST_C, _DH_T, _DH_D = range(4)
+#: Rows of a cell's event scratch: its death events (second, count), sorted, its changes
+#: of desired (second, desired), in their (increasing) order, and its running values
+#: (:func:`reconsim.model.rules.start_account`: a row of this scratch rather than an array
+#: of its own, which the kernel would pass to each cell's run).
+_EV_AT, _EV_COUNT, _SC_AT, _SC_DESIRED, _ACC = range(5)
 
 
 #: The ``observe`` code of "created", in :data:`reconsim.model.params.OBSERVE` order.
@@ -181,21 +213,25 @@ def memory_changed(mem: Int64Array, before: Int64Array) -> bool:
 def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is what makes it fast
     p: Any, memory: Int64Array2D, created_listed: bool, cap: int,
     gain_pm: int, desired: int, U: int, G: int, B: int, duration: int, ledger_base: int,
-    initial: int, ev: Int64Array2D, n_ev: int, restarts: Int64Array, n_rs: int, hs: Int64Array2D,
+    initial: int, ev: Int64Array2D, n_ev: int, n_sc: int, restarts: Int64Array, n_rs: int,
+    hs: Int64Array2D, responses: Int64Array2D, base: int,
     out: Int64Array2D, row: int,
 ) -> bool:
-    """Run cell ``row`` into column ``row`` of ``out`` (a metric a row); False if its
-    controller returned a correction beyond :data:`reconsim.model.kinds.MAX_COPIES`. Its
-    death events are the first ``n_ev`` columns of ``ev`` (rows at, count), sorted; ``hs``
+    """Run cell ``row`` into column ``row`` of ``out`` (a metric a row) and its responses
+    into columns ``base …`` of ``responses``; False if its controller returned a correction
+    beyond :data:`reconsim.model.kinds.MAX_COPIES`. Its death events are the first ``n_ev``
+    columns of ``ev``'s rows _EV_AT, _EV_COUNT, sorted, its changes of desired the first
+    ``n_sc`` of rows _SC_AT, _SC_DESIRED, and its running values are row _ACC; ``hs``
     is scratch for its histories (rows _HIST_T, _HIST_C, _DH_T, _DH_D); ``p`` holds its
     controller's parameters, ``memory`` is scratch for its memory (rows :data:`NOW`,
     :data:`BEFORE`; the controller is the one this function was specialised for:
     :mod:`.specialise`). Few array arguments, one exit from the loop: numba passes each
     array as a struct and counts its references, which costs more than a settled cell's
     rounds, and a return from inside the loop slowed all of it."""
+    acc = ev[_ACC]  # the running values (rules.account)
     deaths_total = 0
     for j in range(n_ev):
-        deaths_total += ev[1, j]
+        deaths_total += ev[_EV_COUNT, j]
     L = G if created_listed else G + B  # seconds from creation to listed
     # Cohorts: hs[_HIST_T, j] is a round that created, hs[_HIST_C, j] the created count
     # after it.
@@ -217,57 +253,53 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     p_rs = 0  # first restart not yet applied
     C_lag = initial  # C at the end of second t - L
     D_lag = 0  # D at the end of second t - G
-    i_ev = 0
     next_round = 0
     rounds = created = commands = deleted = reads = 0
-    overshoot = excess = missing = 0
-    last_drift = 0
     prev = 0
     live = 0
     big = duration + 1
+    # The next death event's second, the next change's and the next event's (big: none).
+    i_ev = 0  # first death event not yet applied
+    i_sc = 0  # first change of desired not yet applied
+    next_death = ev[_EV_AT, 0] if n_ev > 0 else big
+    next_change = ev[_SC_AT, 0] if n_sc > 0 else big
+    next_event = min(next_death, next_change)
     # The disturbance: seconds from the first death event on (none: after = big).
-    after = ev[0, 0] if n_ev > 0 and ev[0, 0] <= duration else big
-    overshoot_after = missing_after = 0
-    last_after = after
+    start_account(acc, min(next_death, big))
     bad_correction = False
     while True:
         s = next_round if next_round <= duration else big
         if p_ready < n_hist and hs[_HIST_T, p_ready] + B < s:
             s = hs[_HIST_T, p_ready] + B
-        if i_ev < n_ev and ev[0, i_ev] < s:
-            s = ev[0, i_ev]
+        s = min(s, next_event)
         if s > duration:
             break
-        if s > prev:  # seconds prev .. s-1 all had `live` copies
-            gap = live - desired
-            if gap > 0:
-                excess += gap * (s - prev)
-                overshoot = max(overshoot, gap)
-            elif gap < 0:
-                missing -= gap * (s - prev)
-            if gap != 0:
-                last_drift = s - 1
-            if s > after:
-                lo = max(prev, after)
-                if gap > 0:
-                    overshoot_after = max(overshoot_after, gap)
-                elif gap < 0:
-                    missing_after -= gap * (s - lo)
-                if gap != 0:
-                    last_after = s - 1
+        if s > prev:  # seconds prev .. s-1 all had `live` copies and one desired
+            account(acc, prev, s, live, desired)
+        if s == next_event:
+            # An event's second (a death event, a change of desired or both: one event):
+            # the change takes effect, then the event's window opens; the deaths below.
+            if s == next_change:
+                desired = change_desired(acc, desired, ev[_SC_DESIRED, i_sc])
+                i_sc += 1
+                next_change = ev[_SC_AT, i_sc] if i_sc < n_sc else big
+            begin_event(acc, s, responses, base)
         while p_ready < n_hist and hs[_HIST_T, p_ready] + B <= s:
             R = hs[_HIST_C, p_ready]
             p_ready += 1
-        kill = 0
-        while i_ev < n_ev and ev[0, i_ev] == s:
-            kill += ev[1, i_ev]
-            i_ev += 1
-        kill = min(kill, max(0, R - D))
-        if kill > 0:
-            D += kill
-            hs[_DH_T, n_dh] = s
-            hs[_DH_D, n_dh] = D
-            n_dh += 1
+        if s == next_death:
+            kill = 0
+            while i_ev < n_ev and ev[_EV_AT, i_ev] == s:
+                kill += ev[_EV_COUNT, i_ev]
+                i_ev += 1
+            next_death = ev[_EV_AT, i_ev] if i_ev < n_ev else big
+            kill = min(kill, max(0, R - D))
+            if kill > 0:
+                D += kill
+                hs[_DH_T, n_dh] = s
+                hs[_DH_D, n_dh] = D
+                n_dh += 1
+        next_event = min(next_death, next_change)
         if s == next_round:
             rounds += 1
             next_round += U
@@ -325,9 +357,10 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                 exp_active, exp_set, exp_seen = True, s, last_death + G
             elif STEADY and p_seen == n_hist and p_dead == n_dh and not (
                     HAS_MEMORY and memory_changed(memory[NOW], memory[BEFORE])):
-                # Settled: see the module's docstring. The rounds before the next death
-                # (or the end) read `seen` copies each and do nothing.
-                end = min(ev[0, i_ev], big) if i_ev < n_ev else big
+                # Settled: see the module's docstring. The rounds before the next event
+                # (a death event or a change of desired) or the end read `seen` copies
+                # each and do nothing.
+                end = min(next_event, big)
                 if HAS_MEMORY and p_rs < n_rs:  # a restart resets its memory
                     end = min(end, restarts[p_rs])
                 idle = (end - 1 - s) // U
@@ -339,37 +372,26 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
         prev = s
     if bad_correction:  # (out of the loop by a break: a return there costs the loop time)
         return False
-    # seconds prev .. duration
-    gap = live - desired
-    span = duration + 1 - prev
-    if gap > 0:
-        excess += gap * span
-        overshoot = max(overshoot, gap)
-    elif gap < 0:
-        missing -= gap * span
-    if gap != 0:
-        last_drift = duration
-    if after <= duration:
-        if gap > 0:
-            overshoot_after = max(overshoot_after, gap)
-        elif gap < 0:
-            missing_after -= gap * (duration + 1 - max(prev, after))
-        if gap != 0:
-            last_after = duration
-    write_metrics(out, row, (rounds, created, commands, deleted, overshoot, reads, excess,
-                             missing, deaths_total, created, 0),
-                  last_drift, duration, after, overshoot_after, missing_after, last_after)
+    account(acc, prev, duration + 1, live, desired)  # seconds prev .. duration
+    end_events(acc, duration, responses, base)
+    # (create commands and failed creates too, which `out` has no rows for: numba types
+    # write_metrics' reads of them even where it skips them)
+    write_metrics(out, row, (rounds, created, commands, deleted, reads, deaths_total, created, 0),
+                  acc, duration)
     return True
 
 
 def _simulate(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
-    rows: Int64Array, out: Int64Array2D, cparams: Int64Array2D, observe: Int64Array,
+    rows: Int64Array, out: Int64Array2D, responses: Int64Array2D, response_base: Int64Array,
+    cparams: Int64Array2D, observe: Int64Array,
     max_per_round: Int64Array, gain: Int64Array, desired: Int64Array, U: Int64Array,
     G: Int64Array, B: Int64Array, duration: Int64Array, ledger_base: Int64Array,
     initial: Int64Array, death_offsets: Int64Array, death_at: Int64Array, death_count: Int64Array,
+    scale_offsets: Int64Array, scale_at: Int64Array, scale_desired: Int64Array,
     restart_offsets: Int64Array, restart_at: Int64Array,
 ) -> None:
-    """Run the cells ``rows`` of the batch into their columns of ``out`` (a metric a row);
+    """Run the cells ``rows`` of the batch into their columns of ``out`` (a metric a row)
+    and their responses into ``responses`` (cell ``i``'s from column ``response_base[i]``);
     a cell whose controller returned a correction beyond the bound gets -1 rounds.
     ``cparams`` holds each cell's controller parameters, a row per cell (the controller is
     the one this function was specialised for). The cells are read in place, through
@@ -385,10 +407,11 @@ def _simulate(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
         for j in range(lo, hi):
             i = rows[j]
             max_rounds = max(max_rounds, duration[i] // U[i] + 1)
-            max_ev = max(max_ev, death_offsets[i + 1] - death_offsets[i])
+            max_ev = max(max_ev, death_offsets[i + 1] - death_offsets[i],
+                         scale_offsets[i + 1] - scale_offsets[i])
             max_rs = max(max_rs, restart_offsets[i + 1] - restart_offsets[i])
         hs = np.empty((4, max_rounds + max_ev), np.int64)
-        ev = np.empty((2, max_ev), np.int64)
+        ev = np.empty((5, max(max_ev, rules.ACCOUNT_SLOTS)), np.int64)
         rs_at = np.empty(max_rs, np.int64)
         rs_dummy = np.empty(max_rs, np.int64)
         memory = np.empty((2, MEMORY_INIT.shape[0]), np.int64)
@@ -398,14 +421,20 @@ def _simulate(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
             # Events in one second commute — together they kill min(total, live) — so only
             # their order in time matters.
             n_ev = sorted_into(death_at, death_count, death_offsets[i], death_offsets[i + 1],
-                                ev[0], ev[1])
+                                ev[_EV_AT], ev[_EV_COUNT])
+            # The changes of desired come in increasing order (the Scale kind's check).
+            n_sc = scale_offsets[i + 1] - scale_offsets[i]
+            for k in range(n_sc):
+                ev[_SC_AT, k] = scale_at[scale_offsets[i] + k]
+                ev[_SC_DESIRED, k] = scale_desired[scale_offsets[i] + k]
             n_rs = sorted_into(restart_at, restart_at, restart_offsets[i],
                                 restart_offsets[i + 1], rs_at, rs_dummy)
             p = PARAMS_TYPE(*to_fixed_tuple(cparams[i], N_PARAMS))  # type: ignore[call-arg]
             if not _run_cell(
                 p, memory,
                 observe[i] == CREATED, max_per_round[i], gain[i], desired[i], U[i], G[i], B[i],
-                duration[i], ledger_base[i], initial[i], ev, n_ev, rs_at, n_rs, hs, out, i,
+                duration[i], ledger_base[i], initial[i], ev, n_ev, n_sc, rs_at, n_rs, hs,
+                responses, response_base[i], out, i,
             ):
                 out[0, i] = -1
 
@@ -427,10 +456,12 @@ def refuse_unsafe(  # noqa: PLR0913
     scratch cannot be allocated or whose counts could pass int64, before anything runs: an
     error, never a wrong number.
 
-    Bounds, in floats: a cell runs ``R = duration // U + 1`` rounds and creates at most
-    ``desired`` copies a round, so at most ``C = R x desired + initial`` copies exist, are
-    live or are listed. Reads, delete commands and excess copy-seconds are at most
-    ``(duration + 1) x (C + ledger_base + desired)``; a damped round multiplies at most
+    ``desired`` is each cell's largest over its run (with a scale schedule:
+    :func:`~reconsim.model.kernels.arrays.largest_desired`). Bounds, in floats: a cell runs
+    ``R = duration // U + 1`` rounds and creates at most ``desired`` copies a round, so at
+    most ``C = R x desired + initial`` copies exist, are live or are listed. Reads, delete
+    commands and excess copy-seconds are at most ``(duration + 1) x (C + ledger_base +
+    desired)``; a damped round multiplies at most
     ``C + desired`` by 1000; the deaths a second adds up are at most the schedule's total.
     The parameters' bounds (:data:`reconsim.model.params.MAX_SECONDS`, ``MAX_COPIES``,
     ``MAX_EVENTS``) keep every checked cell far inside both limits.
@@ -525,12 +556,13 @@ def set_threads(n: int) -> None:
 #: those of seed 001's world, the controller's code first.
 COUNT_INPUTS: Final[tuple[str, ...]] = (
     "controller", "observe", "max_per_round", "gain", "desired", "U", "G", "B", "duration",
-    "ledger_base", "initial", "deaths_offsets", "deaths_at", "deaths_count", "restart_at_offsets",
-    "restart_at")
+    "ledger_base", "initial", "deaths_offsets", "deaths_at", "deaths_count", "scale_offsets",
+    "scale_at", "scale_desired", "restart_at_offsets", "restart_at")
 
 
 def simulate_arrays(
     *, controllers: Sequence[Controller] = _BUILT_IN, parallel: bool | None = None,
+    responses: Int64Array2D | None = None, response_base: Int64Array | None = None,
     **arrays: NDArray[np.integer],
 ) -> Int64Array:
     """Run a batch of validated cells; return an ``(n, len(OUT_COLUMNS))`` int64 matrix.
@@ -540,10 +572,14 @@ def simulate_arrays(
     ``controllers``, ``observe`` a code (:data:`CREATED`), ``max_per_round`` is 0 for no
     cap, ``gain`` counts thousandths (1000: undamped). Cell ``i``'s death events are
     ``deaths_at[deaths_offsets[i]:deaths_offsets[i + 1]]`` (and the same slice of
-    ``deaths_count``), its restarts likewise, both in any order. Each parameter of the
-    controllers is one more keyword array, by its name. ``parallel`` picks the threaded or
-    the one-thread compilation (default: threaded for a large batch, where numba has more
-    than one thread).
+    ``deaths_count``), its restarts likewise, both in any order; its changes of desired
+    ``scale_at`` and ``scale_desired`` over ``scale_offsets``, in increasing ``at``. Each
+    parameter of the controllers is one more keyword array, by its name. ``parallel`` picks
+    the threaded or the one-thread compilation (default: threaded for a large batch, where
+    numba has more than one thread). Cell ``i``'s responses to its events are written into
+    ``responses`` (an int64 matrix of :data:`reconsim.model.rules.RESPONSE_ROWS` rows) from
+    column ``response_base[i]`` on (default: a throwaway buffer,
+    :func:`~reconsim.model.kernels.arrays.response_buffers`).
     """
     missing = [name for name in COUNT_INPUTS if name not in arrays]
     if missing:
@@ -551,12 +587,12 @@ def simulate_arrays(
     wanted = (*COUNT_INPUTS, *(p for c in controllers for p in c.params))
     a = {name: frozen(arrays[name]) for name in dict.fromkeys(wanted) if name in arrays}
     n = len(a["controller"])
-    for name, values in (("deaths", "deaths_at"), ("restart_at", "restart_at")):
-        offsets = a[f"{name}_offsets"]
-        if len(offsets) != n + 1 or offsets[0] != 0 or offsets[-1] != len(a[values]):
-            raise ValueError(f"{name}_offsets must run from 0 to the number of {name} "
-                             "values, one entry per cell + 1")
-    refuse_unsafe(desired=a["desired"], U=a["U"], G=a["G"], B=a["B"], duration=a["duration"],
+    check_offsets(a, n)
+    if len(a["scale_desired"]) != len(a["scale_at"]):
+        raise ValueError("scale_desired must hold one value per scale_at")
+    responses, response_base = response_outputs(a, responses, response_base)
+    refuse_unsafe(desired=largest_desired(a),
+                  U=a["U"], G=a["G"], B=a["B"], duration=a["duration"],
                   ledger_base=a["ledger_base"], deaths_offsets=a["deaths_offsets"],
                   deaths_count=a["deaths_count"], restart_at_offsets=a["restart_at_offsets"],
                   initial=a["initial"])
@@ -572,7 +608,8 @@ def simulate_arrays(
         cells = np.arange(n, dtype=np.int64) if rows is None else rows
         try:
             with noting_compiles(kernel, "count kernel", controller):
-                kernel(cells, out, params_matrix(controller, a), *inputs)
+                kernel(cells, out, responses, response_base, params_matrix(controller, a),
+                       *inputs)
         except numba.core.errors.NumbaError as exc:
             raise KernelDecisionError(compile_failure(controller, exc)) from None
         except Exception as exc:  # raised by the controller's decide, in its code

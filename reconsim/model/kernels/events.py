@@ -8,8 +8,20 @@ the cache two columns beside the copies'. The controller's hooks (``decide``,
 ``settle``, ``observe``, ``less``) are compiled into it, one kernel per controller
 (:mod:`.specialise`), and a deletion sorts with Go's ``sort.Sort`` step for step
 (:mod:`reconsim.model.gosort`'s own functions, compiled here with the entries' columns as
-their data). Between instants the live count is constant: the seconds
-in between are added up in closed form.
+their data).
+
+A second with a death event or a change of desired (``scale``) gets its own entry at its
+first instant, as one with a restart or a resync does: there its deaths, then its change
+of desired (one that changes the count queues the key; the sync that acts on it writes a
+status that differs, E6, and queues it once more), then its restarts; and its event's
+window opens (:func:`reconsim.model.rules.begin_event`, the response going to the cell's
+columns of ``responses``). Every sync, and E2's bound on an instant's syncs, reads the
+desired of the moment. Between instants the live count is constant, and desired between
+events' seconds: the loop skips from one second with something due to the next (never
+past a death event, change of desired or restart), and the seconds are counted
+(:func:`reconsim.model.rules.account`) as long stretches with one live count and one
+desired: a stretch ends where live changes, where an event's window opens (desired
+changes only there) and at the end of the run.
 Inside a ``lag`` window a sync lists each copy as the cache held it at the end of second
 ``t - extra``: the copy's own state ``g`` earlier, as its events took ``g`` to arrive.
 
@@ -56,13 +68,25 @@ from reconsim.model.kernels.arrays import (
     Int64Array,
     KernelDecisionError,
     by_controller,
+    check_offsets,
     cumulative,
     numbered,
     params_matrix,
+    response_outputs,
     take_rows,
 )
 from reconsim.model.kernels.count import MAX_CORRECTION, copy_into, damped_int, sorted_into
-from reconsim.model.kernels.rules import create_outcome, extra_delay, uniform_u64, write_metrics
+from reconsim.model.kernels.rules import (
+    account,
+    begin_event,
+    change_desired,
+    create_outcome,
+    end_events,
+    extra_delay,
+    start_account,
+    uniform_u64,
+    write_metrics,
+)
 
 # The controller's names, bound by specialise() for each controller (see .specialise).
 from reconsim.model.kernels.specialise import (
@@ -82,7 +106,7 @@ from reconsim.model.kernels.specialise import (
 )
 from reconsim.model.kernels.world import WORLD_OUT_COLUMNS
 from reconsim.model.kinds import MAX_COPIES, SYNCS_AT_ONCE
-from reconsim.model.rules import COUNT, FAIL, LOST_REPLY
+from reconsim.model.rules import ACCOUNT_SLOTS, COUNT, FAIL, LOST_REPLY
 
 # What is due at an instant, in the order the rules take it when due together.
 _READY, _LEAVE, _SECOND, _DELIVER, _RETRY = 0, 1, 2, 3, 4
@@ -105,6 +129,11 @@ _ROOM: Final = 5
 _COPIES_ROOM: Final = 256
 _HEAP_ROOM: Final = 4096
 _N_OUT: Final = len(WORLD_OUT_COLUMNS)
+#: The rows of a cell's changes of desired in its schedules' scratch array (its death
+#: events' seconds and counts are rows 0 and 1): their seconds and desired counts.
+_SC_AT, _SC_DESIRED = 2, 3
+#: A second after every run's end.
+_NEVER: Final = 1 << 62
 
 
 #: An entry's payload, three fields in one int64, one word moving with each key: ``a`` (a
@@ -201,11 +230,13 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
         p: Any, mem: Int64Array, cap: int, gain_pm: int, desired: int, U: int, G: int, B: int,
         duration: int, ledger_base: int, initial: int, B_spread: int, G_spread: int, U_jitter: int,
         seed: int, grace: int, delete_newest: bool, watch: bool, slow_start: bool,
-        fail_pm: int, lost_pm: int, ev: Int64Array, n_ev: int, rs_at: Int64Array, n_rs: int,
+        fail_pm: int, lost_pm: int, ev: Int64Array, n_ev: int, n_sc: int,
+        rs_at: Int64Array, n_rs: int,
         faults: Int64Array, fault_left: Int64Array, f_lo: int, f_hi: int,
         lag: Int64Array, w_lo: int, w_hi: int, b_table: Int64Array, b_lo: int, b_hi: int,
         g_table: Int64Array, g_lo: int, g_hi: int, out: Int64Array, row: int,
-        pods: Int64Array, items: Int64Array, heap: Int64Array) -> int:
+        pods: Int64Array, items: Int64Array, heap: Int64Array, acc: Int64Array,
+        responses: Int64Array, base: int) -> int:
     end_ms = (duration + 1) * _MS
     room = heap.shape[0] >> 1  # heap entries: key and payload side by side
     if initial > pods.shape[1]:
@@ -224,25 +255,32 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
     epoch = 0
     copy_into(mem, MEMORY_INIT)
     queued, dirty, running = True, True, False
-    st_active, st_ready, st_err = 0, 0, False
+    # The status last written (E6): active, ready, error, and the desired acted on.
+    st_active, st_ready, st_err, st_desired = 0, 0, False, desired
     rounds = created = create_commands = failed = delete_commands = deleted = reads = 0
-    overshoot = excess = missing = last_drift = 0
     deaths_total = 0
     for e in range(n_ev):
         deaths_total += ev[1, e]
     next_periodic, periodic_i = 0, 0
     synced_this_second = False
     live = initial
-    # The disturbance: seconds from the first death event on (none: after = duration + 1).
-    after = ev[0, 0] if n_ev > 0 and ev[0, 0] <= duration else duration + 1
-    overshoot_after = missing_after = 0
-    last_after = after
+    # The per-second figures (rules.account), the disturbance's from the first death event
+    # on (none: duration + 1), and the windows of the events (death events and changes of
+    # desired), each opened at its second's first instant.
+    start_account(acc, ev[0, 0] if n_ev > 0 and ev[0, 0] <= duration else duration + 1)
+    # The seconds not counted yet, p_lo … t - 1, all with p_live copies and the current
+    # desired: counted as one stretch when live changes, an event opens or the run ends.
+    p_lo, p_live = 0, initial
     e_next = 0
+    s_next = 0  # the next change of desired
     r_next = 0
+    # The next second with a death event, a change of desired or a restart (second 0
+    # looks at the schedules, and sets it).
+    next_stop = 0
     t = 0
     while t <= duration:
         start = t * _MS
-        # The second's own entry (its deaths, restarts, a resync).
+        # The second's own entry (its deaths, change of desired, restarts, a resync).
         resync = False
         if t == next_periodic:
             z = 0
@@ -253,8 +291,7 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
             resync = True
         # Only where it has something to do: a second is visited for an instant due in it
         # or for these (the loop's end skips to the next), and earlier ones are done.
-        if resync or (e_next < n_ev and ev[0, e_next] == t) or (
-                r_next < n_rs and rs_at[r_next] == t):
+        if resync or t == next_stop:
             if n_due + 1 >= room:
                 return _no_room(out, row, 2 * room, 0)
             order += 1
@@ -295,7 +332,17 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                                 n_due = _push(heap, n_due, (((now + pods[_G, a]) << 3
                                                                   | _DELIVER) << 30) | order,
                                               a, -1, 1 + DELETED * 2)
-                    elif what == _SECOND:
+                    elif what == _SECOND and t == next_stop:
+                        if (e_next < n_ev and ev[0, e_next] == t) or (
+                                s_next < n_sc and ev[_SC_AT, s_next] == t):
+                            # An event's second (a death event, a change of desired): the
+                            # seconds before it are counted in the window before, and its
+                            # own window opens (before its deaths and its change of desired,
+                            # not after as in the reference: they count nothing in it).
+                            if p_lo < t:
+                                account(acc, p_lo, t, p_live, desired)
+                                p_lo = t
+                            begin_event(acc, t, responses, base)
                         for e in range(e_next, n_ev):
                             if ev[0, e] != t:
                                 break
@@ -317,6 +364,16 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                                             | order, k, -1, 1 + DELETED * 2)
                         while e_next < n_ev and ev[0, e_next] < t:
                             e_next += 1
+                        # Its change of desired: one that changes the count queues the key.
+                        if s_next < n_sc and ev[_SC_AT, s_next] == t:
+                            to = ev[_SC_DESIRED, s_next]
+                            s_next += 1
+                            if to != desired:
+                                desired = change_desired(acc, desired, to)
+                                if not dirty:
+                                    dirty = True
+                                    if not running:
+                                        queued = True
                         restart = False
                         while r_next < n_rs and rs_at[r_next] <= t:
                             if rs_at[r_next] == t:
@@ -331,6 +388,20 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                                 dirty = True
                                 if not running:
                                     queued = True
+                        # (in place: an array passed to a function, even inlined, costs
+                        # reference counts here)
+                        next_stop = _NEVER
+                        if e_next < n_ev:
+                            next_stop = ev[0, e_next]
+                        if s_next < n_sc:
+                            next_stop = min(next_stop, ev[_SC_AT, s_next])
+                        if r_next < n_rs:
+                            next_stop = min(next_stop, rs_at[r_next])
+                        if a == 1 and not dirty:
+                            dirty = True
+                            if not running:
+                                queued = True
+                    elif what == _SECOND:  # a resync alone
                         if a == 1 and not dirty:
                             dirty = True
                             if not running:
@@ -507,8 +578,9 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                                                   | order, k, 0, 0)
                 delay = settle(Outcome(now, diff, issued, ok, n_failed, lost, not_found), p, mem)
                 err = delay > 0
-                if n_active != st_active or n_ready != st_ready or err != st_err:
-                    st_active, st_ready, st_err = n_active, n_ready, err
+                if n_active != st_active or n_ready != st_ready or err != st_err or (
+                        desired != st_desired):
+                    st_active, st_ready, st_err, st_desired = n_active, n_ready, err, desired
                     if not dirty:
                         dirty = True  # the status write queues the key (running: dirty)
                 if err and now + delay < end_ms:
@@ -522,35 +594,26 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                     queued = True
                 if order >= (1 << _ORDER_BITS) - 1024:
                     return _TOO_MANY
-        # The end of second t, and the seconds up to the next instant due: live is constant.
+        # The end of second t, and the seconds up to the next instant due (or the next
+        # resync, death event, change of desired or restart): live is constant. They join
+        # the seconds not counted yet where those have the same live count, else those are
+        # counted first (desired changes only at an event's second, which counts them).
         upto = duration
         if n_due > 0:
             upto = min(duration, (heap[0] >> (_WHAT_BITS + _ORDER_BITS)) // _MS - 1)
-        upto = min(upto, next_periodic - 1)
-        if e_next < n_ev and ev[0, e_next] - 1 < upto:
-            upto = ev[0, e_next] - 1
-        if r_next < n_rs and rs_at[r_next] - 1 < upto:
-            upto = rs_at[r_next] - 1
+        upto = min(upto, next_periodic - 1, next_stop - 1)
         upto = max(upto, t)
-        span = upto - t + 1
-        gap = live - desired
-        overshoot = max(overshoot, gap)
-        if gap > 0:
-            excess += span * gap
-        elif gap < 0:
-            missing -= span * gap
-        if gap != 0:
-            last_drift = upto
-        if upto >= after:
-            overshoot_after = max(overshoot_after, gap)
-            if gap < 0:
-                missing_after -= (upto - max(t, after) + 1) * gap
-            if gap != 0:
-                last_after = upto
+        if live != p_live:
+            if p_lo < t:
+                account(acc, p_lo, t, p_live, desired)
+                p_lo = t
+            p_live = live  # seconds p_lo … upto
         t = upto + 1
-    write_metrics(out, row, (rounds, created, delete_commands, deleted, overshoot, reads,
-                             excess, missing, deaths_total, create_commands, failed),
-                  last_drift, duration, after, overshoot_after, missing_after, last_after)
+    if p_lo <= duration:
+        account(acc, p_lo, duration + 1, p_live, desired)
+    end_events(acc, duration, responses, base)
+    write_metrics(out, row, (rounds, created, delete_commands, deleted, reads, deaths_total,
+                             create_commands, failed), acc, duration)
     return _DONE
 
 
@@ -562,11 +625,14 @@ def _run_block(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
         G_spread: Int64Array, U_jitter: Int64Array, seed: Int64Array, grace: Int64Array,
         delete_newest: Int64Array, watch: Int64Array, slow_start: Int64Array,
         fail_pm: Int64Array, lost_pm: Int64Array, death_offsets: Int64Array,
-        death_at: Int64Array, death_count: Int64Array, restart_offsets: Int64Array,
+        death_at: Int64Array, death_count: Int64Array, scale_offsets: Int64Array,
+        scale_at: Int64Array, scale_desired: Int64Array, restart_offsets: Int64Array,
         restart_at: Int64Array, fault_offsets: Int64Array, faults: Int64Array,
         lag_offsets: Int64Array, lag: Int64Array, b_offsets: Int64Array, b_table: Int64Array,
-        g_offsets: Int64Array, g_table: Int64Array, out: Int64Array) -> None:
+        g_offsets: Int64Array, g_table: Int64Array, out: Int64Array, responses: Int64Array,
+        response_base: Int64Array) -> None:
     mem = MEMORY_INIT.copy()
+    acc = np.empty(ACCOUNT_SLOTS, np.int64)  # the running values (rules.start_account)
     # Scratch arrays for the block's cells, in _run_cell's arguments: never rebound there,
     # so numba counts no references in its loops.
     pods = np.empty((_N_COLS, _COPIES_ROOM), np.int64)
@@ -575,10 +641,11 @@ def _run_block(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
     # and for their schedules, as long as the longest
     n_ev = n_rs = n_f = 1
     for i in range(lo, hi):
-        n_ev = max(n_ev, death_offsets[i + 1] - death_offsets[i])
+        n_ev = max(n_ev, death_offsets[i + 1] - death_offsets[i],
+                   scale_offsets[i + 1] - scale_offsets[i])
         n_rs = max(n_rs, restart_offsets[i + 1] - restart_offsets[i])
         n_f = max(n_f, fault_offsets[i + 1] - fault_offsets[i])
-    ev = np.empty((2, n_ev), np.int64)
+    ev = np.empty((4, n_ev), np.int64)  # the death events' rows, then the scale's
     rs_at = np.empty(n_rs, np.int64)
     rs_dummy = np.empty(n_rs, np.int64)
     fault_left = np.empty(n_f, np.int64)
@@ -586,6 +653,10 @@ def _run_block(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
         p = PARAMS_TYPE(*to_fixed_tuple(cparams[i], N_PARAMS))  # type: ignore[call-arg]
         n_ev = sorted_into(death_at, death_count, death_offsets[i], death_offsets[i + 1],
                            ev[0], ev[1])
+        n_sc = scale_offsets[i + 1] - scale_offsets[i]  # sorted by second already
+        for k in range(n_sc):
+            ev[_SC_AT, k] = scale_at[scale_offsets[i] + k]
+            ev[_SC_DESIRED, k] = scale_desired[scale_offsets[i] + k]
         n_rs = sorted_into(restart_at, restart_at, restart_offsets[i], restart_offsets[i + 1],
                            rs_at, rs_dummy)
         f_lo, f_hi = fault_offsets[i], fault_offsets[i + 1]
@@ -596,9 +667,10 @@ def _run_block(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
             p, mem, cap[i], gain_pm[i], desired[i], U[i], G[i], B[i], duration[i],
             ledger_base[i], initial[i], B_spread[i], G_spread[i], U_jitter[i], seed[i], grace[i],
             delete_newest[i] == 1, watch[i] == 1, slow_start[i] == 1, fail_pm[i],
-            lost_pm[i], ev, n_ev, rs_at, n_rs, faults, fault_left, f_lo, f_hi, lag,
+            lost_pm[i], ev, n_ev, n_sc, rs_at, n_rs, faults, fault_left, f_lo, f_hi, lag,
             lag_offsets[i], lag_offsets[i + 1], b_table, b_offsets[i], b_offsets[i + 1],
-            g_table, g_offsets[i], g_offsets[i + 1], out, i, pods, items, heap)
+            g_table, g_offsets[i], g_offsets[i + 1], out, i, pods, items, heap, acc,
+            responses, response_base[i])
             if ended != _ROOM:
                 break
             # The cell outgrew the scratch arrays: larger ones, and the cell again from its
@@ -626,9 +698,11 @@ def _simulate_events(  # noqa: PLR0913, PLR0917 — numba takes arrays positiona
         U_jitter: Int64Array, seed: Int64Array, grace: Int64Array, delete_newest: Int64Array,
         watch: Int64Array, slow_start: Int64Array, fail_pm: Int64Array, lost_pm: Int64Array,
         death_offsets: Int64Array, death_at: Int64Array, death_count: Int64Array,
+        scale_offsets: Int64Array, scale_at: Int64Array, scale_desired: Int64Array,
         restart_offsets: Int64Array, restart_at: Int64Array, fault_offsets: Int64Array,
         faults: Int64Array, lag_offsets: Int64Array, lag: Int64Array, b_offsets: Int64Array,
-        b_table: Int64Array, g_offsets: Int64Array, g_table: Int64Array) -> Int64Array:
+        b_table: Int64Array, g_offsets: Int64Array, g_table: Int64Array,
+        responses: Int64Array, response_base: Int64Array) -> Int64Array:
     n = len(desired)
     out = np.zeros((_N_OUT, n), np.int64)
     for b in numba.prange((n + _BLOCK - 1) // _BLOCK):
@@ -636,8 +710,9 @@ def _simulate_events(  # noqa: PLR0913, PLR0917 — numba takes arrays positiona
         _run_block(lo, min(n, lo + _BLOCK), cparams, cap, gain_pm, desired, U, G, B,
                    duration, ledger_base, initial, B_spread, G_spread, U_jitter, seed, grace,
                    delete_newest, watch, slow_start, fail_pm, lost_pm, death_offsets,
-                   death_at, death_count, restart_offsets, restart_at, fault_offsets,
-                   faults, lag_offsets, lag, b_offsets, b_table, g_offsets, g_table, out)
+                   death_at, death_count, scale_offsets, scale_at, scale_desired,
+                   restart_offsets, restart_at, fault_offsets, faults, lag_offsets, lag,
+                   b_offsets, b_table, g_offsets, g_table, out, responses, response_base)
     return out
 
 
@@ -656,38 +731,50 @@ EVENT_INPUTS: Final = (
     "ledger_base", "initial", "B_spread", "G_spread", "U_jitter", "seed", "grace",
     "delete_order",
     "trigger", "slow_start", "fail_rate", "lost_rate", "deaths_offsets", "deaths_at",
-    "deaths_count", "restart_at_offsets", "restart_at", "create_faults_offsets",
+    "deaths_count", "scale_offsets", "scale_at", "scale_desired", "restart_at_offsets",
+    "restart_at", "create_faults_offsets",
     "create_faults_at", "create_faults_count", "create_faults_kind", "lag_offsets",
     "lag_from", "lag_to", "lag_extra", "B_delays_offsets", "B_delays_value",
     "B_delays_weight", "G_delays_offsets", "G_delays_value", "G_delays_weight")
 
 
 def simulate_event_arrays(*, controllers: Sequence[Controller],
+                          responses: Int64Array | None = None,
+                          response_base: Int64Array | None = None,
                           **arrays: NDArray[np.generic]) -> Int64Array:
-    """Run a batch of validated cells of controllers that sync on events, none with lag
-    windows; an ``(n, len(WORLD_OUT_COLUMNS))`` int64 matrix (the world kernel's columns).
-    Takes the world kernel's keyword arrays (:data:`EVENT_INPUTS` of them, and each
-    controller parameter by its name)."""
+    """Run a batch of validated cells of controllers that sync on events; an
+    ``(n, len(WORLD_OUT_COLUMNS))`` int64 matrix (the world kernel's columns). Takes the
+    world kernel's keyword arrays (:data:`EVENT_INPUTS` of them, and each controller
+    parameter by its name). Cell ``i``'s responses to its events go to the columns of
+    ``responses`` (a C-contiguous int64 matrix of :data:`reconsim.model.rules.RESPONSE_ROWS`
+    rows, written in place) from ``response_base[i]`` on; without them, to a throwaway
+    buffer (:func:`reconsim.model.kernels.arrays.response_buffers`)."""
     from reconsim.model import params as model_params
 
+    missing = [name for name in EVENT_INPUTS if name not in arrays]
+    if missing:
+        raise TypeError(f"simulate_event_arrays: missing {', '.join(missing)}")
     a = {name: np.ascontiguousarray(np.asarray(arrays[name]).astype(np.int64))
          for name in EVENT_INPUTS}
+    n = len(a["controller"])
+    check_offsets(a, n)
+    responses, response_base = response_outputs(a, responses, response_base)
     a["delete_order"] = (a["delete_order"] == model_params.DELETE_ORDERS.index("newest")
                          ).astype(np.int64)
     a["trigger"] = (a["trigger"] == model_params.TRIGGERS.index("watch")).astype(np.int64)
     for name in ("B_delays", "G_delays"):  # running sums per cell, before rows are taken
         a[f"{name}_weight"] = cumulative(a[f"{name}_offsets"], a[f"{name}_weight"])
-    n = len(a["controller"])
     out = np.empty((n, _N_OUT), np.int64)
     for code, rows in by_controller(a["controller"], None):
         cells = a if rows is None else take_rows(a, rows)
         chosen = {**cells, **{k: (arrays[k] if rows is None else np.asarray(arrays[k])[rows])
                               for k in controllers[code].params}}
         if rows is None:
-            out[:] = _run_group(controllers[code], chosen)
+            out[:] = _run_group(controllers[code], chosen, responses, response_base)
         else:
             with numbered(rows):  # a refusal names the batch's row, not the group's
-                out[rows] = _run_group(controllers[code], chosen)
+                out[rows] = _run_group(controllers[code], chosen, responses,
+                                       np.ascontiguousarray(response_base[rows]))
     return out
 
 
@@ -698,7 +785,8 @@ def _records(a: Mapping[str, NDArray[Any]], *names: str) -> Int64Array:
     return np.ascontiguousarray(np.stack([a[n] for n in names]).astype(np.int64))
 
 
-def _run_group(controller: Controller, a: Mapping[str, NDArray[Any]]) -> Int64Array:
+def _run_group(controller: Controller, a: Mapping[str, NDArray[Any]], responses: Int64Array,
+               response_base: Int64Array) -> Int64Array:
     kernel = _kernels(controller)["_simulate_events"]
     cparams = params_matrix(controller, a)
     faults = _records(a, "create_faults_at", "create_faults_kind", "create_faults_count")
@@ -712,9 +800,11 @@ def _run_group(controller: Controller, a: Mapping[str, NDArray[Any]]) -> Int64Ar
                          a["G_spread"], a["U_jitter"], a["seed"], a["grace"],
                          a["delete_order"], a["trigger"], a["slow_start"], a["fail_rate"],
                          a["lost_rate"], a["deaths_offsets"], a["deaths_at"],
-                         a["deaths_count"], a["restart_at_offsets"], a["restart_at"],
+                         a["deaths_count"], a["scale_offsets"], a["scale_at"],
+                         a["scale_desired"], a["restart_at_offsets"], a["restart_at"],
                          a["create_faults_offsets"], faults, a["lag_offsets"], lag,
-                         a["B_delays_offsets"], b_table, a["G_delays_offsets"], g_table)
+                         a["B_delays_offsets"], b_table, a["G_delays_offsets"], g_table,
+                         responses, response_base)
     except numba.core.errors.NumbaError as exc:
         raise KernelDecisionError(compile_failure(controller, exc)) from None
     except Exception as exc:  # raised by the controller's hooks, in its code

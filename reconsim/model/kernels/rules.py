@@ -58,6 +58,12 @@ create_outcome = _compiled(rules.create_outcome, uniform=uniform_u64)
 listed_at = _compiled(rules.listed_at)
 stable_at = _compiled(rules.stable_at)
 write_metrics = _compiled(rules.write_metrics, stable_at=stable_at)
+start_account = _compiled(rules.start_account)
+account = _compiled(rules.account)
+_close_event = _compiled(rules._close_event)
+begin_event = _compiled(rules.begin_event, _close_event=_close_event)
+end_events = _compiled(rules.end_events, _close_event=_close_event)
+change_desired = _compiled(rules.change_desired)
 
 #: A digest of the rules' source, Go's sort's and this module's: part of every specialised
 #: kernel's name (:mod:`.specialise`), since numba's disk cache checks only the kernel

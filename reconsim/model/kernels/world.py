@@ -10,14 +10,22 @@ those prefixes, and stale reads (``lag``), watch triggers and faults need to kno
 plus two flags (removed by a delete command; remembered by the controller).
 
 Why it is still fast. Nothing the metrics see changes between *event seconds*: a
-periodic round, a scripted death, and, with ``trigger = "watch"``, a second at which
-the read could change. The kernel jumps from one to the next. The live count changes
-between them (copies become ready, terminating copies die), so its changes wait in a
-*queue* and are added up run by run when the kernel passes them. A queue is a row of
-per-second sums of changes (seconds past the run are dropped: nothing reads them) and a
-bitmap of the seconds that hold one, so adding a change costs O(1) and the next change
-is found a 64-second word at a time; taking a change clears its second, so a cell
-leaves its queues empty (the read's queue is drained to the end). It replaced two
+periodic round, a scripted death, a change of desired (``scale``), and, with ``trigger =
+"watch"``, a second at which the read could change. The kernel jumps from one to the
+next. The live count changes between them (copies become ready, terminating copies die),
+so its changes wait in a *queue* and are consumed when the kernel passes them; each run of
+equal live counts is counted as one stretch by the rules' ``account``
+(:mod:`reconsim.model.rules`, compiled) when it ends — at a change of the live count, and
+at a death event's or a change's second, where desired may change and an event's window
+opens (``change_desired``, then ``begin_event``, before that second's deaths), so that a
+stretch has one desired and lies in one window. (Counting a run once, not once for each
+event second it spans, keeps the shared rules' memory traffic off the seconds the kernel
+steps through.) Each second has the desired of the last change at or before it, and
+every round sees that one. A queue is a row of per-second sums of changes (seconds past
+the run are dropped: nothing reads them) and a bitmap of the seconds that hold one, so
+adding a change costs O(1) and the next change is found a 64-second word at a time;
+taking a change clears its second, so a cell leaves its queues empty (the read's queue
+is drained to the end). It replaced two
 binary heaps of (second, ±1): same events, same order of summing, 6% less time on
 the world mix (profiled: no part of a cell dominates its cost — reads and decisions,
 creates, deletes, sampling and the per-second watch scans take 10-20% each). The
@@ -54,20 +62,22 @@ expectation waits (each waits for a listing or a removal + g, all behind). When 
 s of a steady controller (:attr:`~reconsim.model.controllers.Controller.steady`) corrects
 nothing (diff = 0), leaving its memory as it was, and every read from s on looks at
 ``r >= quiet_from`` (the read at s, and for each lag window reaching past s,
-``max(s + 1, from) - extra``), the rounds up to the next scripted death (or the end; a
-restart, for a controller with a memory of its own) read that same set and decide 0 again,
-by induction: no copy is created (so no fault or rate draw happens), none is removed,
-a restart changes nothing they use, and a watch trigger cannot fire (its two reads are
-the same set). So they add one round and ``seen + ledger_base`` reads each, counted in
-closed form (with ``U_jitter``, only the interval draws are stepped: they decide how
-many rounds fall before the next death), and the per-second scan for watch triggers
-jumps over them. The live count keeps changing on its own queue and is added up as
-before. The per-second rows a cell wrote (change counts for watch triggers, ledger
-differences for lag windows) are cleared by it up to its ``quiet_from`` (every entry it
-wrote lies there), not over its whole duration; the queues' rows are emptied as their
-changes are consumed (a death at ``removed + grace`` can lie past ``quiet_from``), and the
-lag per second is filled only as far as it is looked at: a settled cell's cost grows with
-its duration only by the queues' bitmap words (one per 64 seconds).
+``max(s + 1, from) - extra``), the rounds up to the next scripted death or change of
+desired (or the end; a restart, for a controller with a memory of its own) read that same
+set with the same desired and decide 0 again, by induction: no copy is created (so no
+fault or rate draw happens), none is removed, a restart changes nothing they use, and a
+watch trigger cannot fire (its two reads are the same set). So they add one round and
+``seen + ledger_base`` reads each, counted in closed form (with ``U_jitter``, only the
+interval draws are stepped: they decide how many rounds fall before the next death or
+change), and the per-second scan for watch triggers jumps over them (up to that second,
+where the kernel stops: a change of desired fires no watch trigger, the next round sees
+it). The live count keeps changing on its own queue and is counted as before. The
+per-second rows a cell wrote (change counts for watch triggers, ledger differences for lag
+windows) are cleared by it up to its ``quiet_from`` (every entry it wrote lies there), not
+over its whole duration; the queues' rows are emptied as their changes are consumed (a
+death at ``removed + grace`` can lie past ``quiet_from``), and the lag per second is
+filled only as far as it is looked at: a settled cell's cost grows with its duration only
+by the queues' bitmap words (one per 64 seconds).
 
 Each controller runs on a kernel compiled for it (:mod:`.specialise`: its decision and
 what it sees are compile-time constants), so a batch runs one controller's cells after
@@ -107,12 +117,16 @@ from reconsim.model.controllers import BUILT_IN, Controller, Entry, Round
 from reconsim.model.controllers.definition import MAX_RANK
 from reconsim.model.copies import BEFORE_RUN
 from reconsim.model.kernels.arrays import (
+    SCHEDULES,
     KernelDecisionError,
+    check_offsets,
     controller_params,
     cumulative,
     frozen,
+    largest_desired,
     numbered,
     params_matrix,
+    response_outputs,
     take_rows,
     worst_extra,
 )
@@ -130,9 +144,14 @@ from reconsim.model.kernels.count import (
     sorted_into,
 )
 from reconsim.model.kernels.rules import (
+    account,
+    begin_event,
+    change_desired,
     create_outcome,
+    end_events,
     extra_delay,
     listed_at,
+    start_account,
     uniform_u64,
     write_metrics,
 )
@@ -154,7 +173,7 @@ from reconsim.model.kernels.specialise import (
     rank,
     specialise,
 )
-from reconsim.model.rules import FAIL, OK
+from reconsim.model.rules import ACCOUNT_SLOTS, FAIL, OK
 
 #: reconsim's own controllers, in the order of their codes.
 _BUILT_IN: Final = tuple(BUILT_IN.values())
@@ -345,34 +364,38 @@ def _ranked(  # noqa: PLR0913, PLR0917 — numba takes scalars positionally
     return order[:m][np.argsort(keys[:m], kind="mergesort")]
 
 
-@numba.njit(cache=True, nogil=True)
-def _sample(  # noqa: PLR0913, PLR0917 — numba takes scalars positionally
-    ps: Int64Array2D, bits: UInt64Array2D, lo: int, hi: int, live: int,
-    desired: int, excess: int, missing: int, overshoot: int, last_drift: int,
-    after: int, after_over: int, after_missing: int, after_drift: int,
-) -> tuple[int, int, int, int, int, int, int, int]:
-    """Add up the per-second metrics over seconds lo .. hi-1, one run of equal live counts
-    at a time, consuming the live count's queued changes (none is before lo); those of
-    the disturbance, over the seconds from ``after`` on, into ``after_over``,
-    ``after_missing`` and ``after_drift`` (returned after the others)."""
-    t = lo
+@numba.njit(cache=True, nogil=True, inline="always")
+def _sample(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
+    ps: Int64Array2D, bits: UInt64Array2D, lo: int, hi: int, live: int, since: int,
+    desired: int, acc: Int64Array,
+) -> tuple[int, int]:
+    """Pass seconds lo .. hi-1, consuming the live count's queued changes there (none is
+    before lo); return the live count at hi - 1 and the second its run began. The live
+    count ``live`` has held since second ``since`` (<= lo), uncounted: each run of equal
+    live counts that ends here is counted into the running values ``acc``
+    (:func:`reconsim.model.rules.account`) as it ends, the last is left to the caller. A
+    run is one stretch for :func:`~reconsim.model.rules.account` as long as desired and
+    the event window stay the same: the caller counts it (:func:`_count_run`) before
+    either changes."""
+    t = _next(bits, _LIVE, lo, hi)
     while t < hi:
-        if bits[_LIVE, t >> 6] & (np.uint64(1) << np.uint64(t & 63)):
-            live += _consume(ps, bits, _LIVE, t)
-        u = _next(bits, _LIVE, t + 1, hi)
-        gap = live - desired
-        excess += max(gap, 0) * (u - t)
-        missing += max(-gap, 0) * (u - t)
-        overshoot = max(overshoot, gap)
-        if gap != 0:
-            last_drift = u - 1
-        if u > after:
-            after_over = max(after_over, gap)
-            after_missing += max(-gap, 0) * (u - max(t, after))
-            if gap != 0:
-                after_drift = u - 1
-        t = u
-    return live, excess, missing, overshoot, last_drift, after_over, after_missing, after_drift
+        change = _consume(ps, bits, _LIVE, t)
+        if change != 0:
+            if t > since:
+                account(acc, since, t, live, desired)
+            live += change
+            since = t
+        t = _next(bits, _LIVE, t + 1, hi)
+    return live, since
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _count_run(acc: Int64Array, since: int, t: int, live: int, desired: int) -> int:
+    """Count the run of ``live`` copies from second ``since`` to ``t - 1`` (if any) into
+    ``acc``; return ``t``, where the next run begins."""
+    if t > since:
+        account(acc, since, t, live, desired)
+    return t
 
 
 def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is what makes it fast
@@ -380,10 +403,11 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     desired: int, U: int, G: int, B: int, duration: int, ledger_base: int, initial: int,
     B_spread: int, G_spread: int, U_jitter: int, seed: int, grace: int,
     delete_newest: bool, watch: bool, slow_start: bool, fail_pm: int, lost_pm: int,
-    ev: Int64Array2D, n_ev: int, restarts: Int64Array, n_rs: int,
+    ev: Int64Array2D, n_ev: int, n_sc: int, restarts: Int64Array, n_rs: int,
     lists: Int64Array2D, w_lo: int, w_hi: int, f_lo: int, f_hi: int, fault_left: Int64Array,
     b_lo: int, b_hi: int, g_lo: int, g_hi: int,
-    cp: Int64Array2D, ps: Int64Array2D, bits: UInt64Array2D, out: Int64Array2D, row: int,
+    cp: Int64Array2D, ps: Int64Array2D, bits: UInt64Array2D, acc: Int64Array,
+    out: Int64Array2D, row: int, responses: Int64Array2D, base: int,
 ) -> int:
     """Run cell ``row``: :data:`_DONE`, or :data:`_WIDER` if it needs more copies than the
     scratch arrays hold, or :data:`_BAD_CORRECTION` if its controller returned a
@@ -395,12 +419,17 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     :data:`~reconsim.model.kernels.count.NOW` and ``BEFORE``; the controller is the one
     this function was specialised for: :mod:`.specialise`).
 
-    Its death events are ``ev`` (rows at, count: the first ``n_ev``); its lag windows are
+    Its death events are rows 0 and 1 of ``ev`` (at, count: the first ``n_ev`` columns,
+    sorted), its changes of desired rows 2 and 3 (at, desired: the first ``n_sc``, sorted);
+    ``desired`` is its desired before the first change. Its lag windows are
     columns ``[w_lo, w_hi)`` of ``lists`` (rows from, to, extra), its fault events columns
     ``[f_lo, f_hi)`` (rows at, lost; ``fault_left`` from index 0: their counts left), its
     delay tables columns ``[b_lo, b_hi)`` and ``[g_lo, g_hi)`` (rows value, cumulative
     weight; none: the uniform spread). Each column of ``cp`` is a copy held; ``ps`` holds
-    the per-second rows (the two queues among them), ``bits`` the queues' bitmaps.
+    the per-second rows (the two queues among them), ``bits`` the queues' bitmaps; ``acc``
+    is scratch for the running values of :func:`reconsim.model.rules.account`. The metrics
+    go to column ``row`` of ``out``, the responses to its events to columns ``base`` on of
+    ``responses``.
 
     Few array arguments, one exit from the loop over seconds: numba passes each array as
     a struct of seven words and counts its references, and each of three more array
@@ -438,19 +467,18 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     i_ev = 0
     next_periodic = 0
     periodic_i = 0
+    i_sc = 0
     rounds = created = commands = deleted = reads = create_commands = failed = 0
-    overshoot = excess = missing = 0
-    last_drift = 0
     live = initial
+    since = 0  # the live count has been `live` from this second on, not counted yet
     swept = -1  # seconds 0 .. swept are sampled
     m_run = initial  # the unlagged read's size at the last read
     e_filled = -1  # pre_E holds E's size for seconds 0 .. e_filled
     quiet_from = 0  # no copy's read membership changes from this second on (see top)
     quiet_until = 0  # no round is triggered before this second (settled up to it)
-    # The disturbance: seconds from the first death event on (none: after = duration + 1).
-    after = ev[0, 0] if n_ev > 0 and ev[0, 0] <= duration else duration + 1
-    after_over = after_missing = 0
-    after_drift = after
+    # The per-second figures (rules.account); the disturbance's are over the seconds from
+    # the first death event on (none: from duration + 1, past the end).
+    start_account(acc, ev[0, 0] if n_ev > 0 and ev[0, 0] <= duration else duration + 1)
     # The initial copies: the first of creation order, created, ready and listed before
     # the run (BEFORE_RUN), numbered first on the ledger delay's stream; live and read
     # from second 0 on, without queued changes.
@@ -470,11 +498,22 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     refused = _DONE  # or why the cell stopped midway
     s = 0
     while s <= duration:
-        # Sample seconds before s: nothing can change them any more.
-        live, excess, missing, overshoot, last_drift, after_over, after_missing, after_drift = (
-            _sample(ps, bits, swept + 1, s, live, desired, excess, missing, overshoot,
-                    last_drift, after, after_over, after_missing, after_drift))
+        # Sample seconds before s: nothing can change them any more. (None of them holds an
+        # event or a change of desired: the loop stops at each, and counts the run so far.)
+        live, since = _sample(ps, bits, swept + 1, s, live, since, desired, acc)
         swept = s - 1
+        # 0. A change of desired takes effect; an event (a change, a death event) opens its
+        # window.
+        event = i_ev < n_ev and ev[0, i_ev] == s
+        if i_sc < n_sc and ev[2, i_sc] == s:
+            since = _count_run(acc, since, s, live, desired)
+            while i_sc < n_sc and ev[2, i_sc] == s:
+                desired = change_desired(acc, desired, ev[3, i_sc])
+                i_sc += 1
+            event = True
+        if event:
+            since = _count_run(acc, since, s, live, desired)
+            begin_event(acc, s, responses, base)
         # 1. Scripted deaths: the oldest live copies die (terminating ones included).
         kill = 0
         while i_ev < n_ev and ev[0, i_ev] == s:
@@ -648,13 +687,16 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                     exp_seen = max(exp_seen, cp[_REMOVED, i] + cp[_G, i])
                 exp_active, exp_set = True, s
             elif STEADY and not (HAS_MEMORY and memory_changed(memory[NOW], memory[BEFORE])):
-                # settled? then skip the idle rounds up to the next death (see top)
+                # settled? then skip the idle rounds up to the next death or change of
+                # desired (see top)
                 oldest = r  # the oldest second a read at s or later can look at
                 for w in range(w_lo, w_hi):
                     if lists[_TO, w] > s + 1:
                         oldest = min(oldest, max(s + 1, lists[_FROM, w]) - lists[_EXTRA, w])
                 if oldest >= quiet_from:
                     end = min(ev[0, i_ev], duration + 1) if i_ev < n_ev else duration + 1
+                    if i_sc < n_sc:  # a change of desired: a round may correct again
+                        end = min(end, ev[2, i_sc])
                     if HAS_MEMORY and p_rs < n_rs:  # a restart resets its memory
                         end = min(end, restarts[p_rs])
                     idle = 0
@@ -692,10 +734,12 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
             n = kept
             compact_at = max(_COMPACT_FROM, 2 * n)
         # 8. Sample the live count (at the next step, with the seconds up to it); find the
-        # next second at which a round can run or a copy can die.
+        # next second at which a round can run, a copy can die or desired changes.
         nxt = min(next_periodic, duration + 1)
         if i_ev < n_ev:
             nxt = min(nxt, ev[0, i_ev])
+        if i_sc < n_sc:
+            nxt = min(nxt, ev[2, i_sc])
         if watch and quiet_until < nxt:  # the first second whose read may differ
             if not lag_per_second:  # only where the unlagged read's queue holds a change
                 t = _next(bits, _M, s + 1, nxt)
@@ -719,9 +763,9 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
         s = nxt
     if refused != _DONE:  # (out of the loop by a break: a return there costs the loop time)
         return refused
-    live, excess, missing, overshoot, last_drift, after_over, after_missing, after_drift = (
-        _sample(ps, bits, swept + 1, duration + 1, live, desired, excess, missing, overshoot,
-                last_drift, after, after_over, after_missing, after_drift))
+    live, since = _sample(ps, bits, swept + 1, duration + 1, live, since, desired, acc)
+    _count_run(acc, since, duration + 1, live, desired)
+    end_events(acc, duration, responses, base)
     _drain(ps, bits, _M, m_from, duration)  # leave the queues empty for the next cell
     written = min(quiet_from + 1, ps.shape[1])
     if watch:
@@ -729,31 +773,32 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     if lagged:
         ps[_DE, :written] = 0
         ps[_CE, :written] = 0
-    write_metrics(out, row, (rounds, created, commands, deleted, overshoot, reads, excess,
-                             missing, deaths_total, create_commands, failed),
-                  last_drift, duration, after, after_over, after_missing, after_drift)
+    write_metrics(out, row, (rounds, created, commands, deleted, reads, deaths_total,
+                             create_commands, failed), acc, duration)
     return _DONE
 
 
 def _simulate_world(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
-    cparams: Int64Array2D, rows: Int64Array, out: Int64Array2D,
-    created_listed: BoolArray, cap: Int64Array,
+    cparams: Int64Array2D, rows: Int64Array, out: Int64Array2D, responses: Int64Array2D,
+    response_base: Int64Array, created_listed: BoolArray, cap: Int64Array,
     gain_pm: Int64Array, desired: Int64Array, U: Int64Array, G: Int64Array,
     B: Int64Array, duration: Int64Array, ledger_base: Int64Array, initial: Int64Array,
     B_spread: Int64Array, G_spread: Int64Array, U_jitter: Int64Array, seed: Int64Array,
     grace: Int64Array, delete_newest: BoolArray, watch: BoolArray, slow_start: BoolArray,
     fail_pm: Int64Array, lost_pm: Int64Array,
     death_offsets: Int64Array, death_at: Int64Array, death_count: Int64Array,
+    scale_offsets: Int64Array, scale_at: Int64Array, scale_desired: Int64Array,
     restart_offsets: Int64Array, restart_at: Int64Array,
     lag_offsets: Int64Array, fault_offsets: Int64Array, b_offsets: Int64Array,
     g_offsets: Int64Array, lists: Int64Array2D,
 ) -> None:
     """Run the cells ``rows`` of the batch (in that order), each into its column of ``out``
-    (a metric a row); a cell whose controller returned a correction beyond the bound has
-    -1 rounds. ``cparams`` holds the controller parameters of each of ``rows``, a row
-    each (the controller is the one this function was specialised for). The inputs are
-    the whole batch's, read through ``rows``: no part of the batch is gathered. A cell's
-    lag windows, fault events and delay tables are columns of ``lists``
+    (a metric a row), the responses to its events into ``responses`` from column
+    ``response_base[i]`` on (``i`` its row); a cell whose controller returned a correction
+    beyond the bound has -1 rounds. ``cparams`` holds the controller parameters of each of
+    ``rows``, a row each (the controller is the one this function was specialised for). The
+    inputs are the whole batch's, read through ``rows``: no part of the batch is gathered.
+    A cell's lag windows, fault events and delay tables are columns of ``lists``
     (:func:`_batch_lists`), from its offset to the next cell's."""
     n = rows.shape[0]
     n_blocks = (n + _BLOCK - 1) // _BLOCK
@@ -767,10 +812,11 @@ def _simulate_world(  # noqa: PLR0913, PLR0917 — numba takes arrays positional
         for j in range(lo, hi):
             i = rows[j]
             max_seconds = max(max_seconds, duration[i] + 1)
-            max_ev = max(max_ev, death_offsets[i + 1] - death_offsets[i])
+            max_ev = max(max_ev, death_offsets[i + 1] - death_offsets[i],
+                         scale_offsets[i + 1] - scale_offsets[i])
             max_rs = max(max_rs, restart_offsets[i + 1] - restart_offsets[i])
             max_faults = max(max_faults, fault_offsets[i + 1] - fault_offsets[i])
-        ev = np.empty((2, max_ev), np.int64)
+        ev = np.empty((4, max_ev), np.int64)  # death events (at, count), changes (at, desired)
         rs_at = np.empty(max_rs, np.int64)
         rs_dummy = np.empty(max_rs, np.int64)
         fault_left = np.empty(max_faults, np.int64)
@@ -779,6 +825,7 @@ def _simulate_world(  # noqa: PLR0913, PLR0917 — numba takes arrays positional
         per_second = np.zeros((_N_SECOND_ROWS, max_seconds), np.int64)
         bits = np.zeros((2, (max_seconds + 63) // 64), np.uint64)
         memory = np.empty((2, MEMORY_INIT.shape[0]), np.int64)
+        acc = np.empty(ACCOUNT_SLOTS, np.int64)
         for j in range(lo, hi):
             i = rows[j]
             p = PARAMS_TYPE(*to_fixed_tuple(cparams[j], N_PARAMS))  # type: ignore[call-arg]
@@ -786,6 +833,10 @@ def _simulate_world(  # noqa: PLR0913, PLR0917 — numba takes arrays positional
             # oldest live copies), so only their order in time matters.
             n_ev = sorted_into(death_at, death_count, death_offsets[i], death_offsets[i + 1],
                                 ev[0], ev[1])
+            n_sc = scale_offsets[i + 1] - scale_offsets[i]  # sorted already (the kind's rule)
+            for k in range(n_sc):
+                ev[2, k] = scale_at[scale_offsets[i] + k]
+                ev[3, k] = scale_desired[scale_offsets[i] + k]
             n_rs = sorted_into(restart_at, restart_at, restart_offsets[i],
                                 restart_offsets[i + 1], rs_at, rs_dummy)
             w_lo, w_hi = lag_offsets[i], lag_offsets[i + 1]
@@ -798,9 +849,10 @@ def _simulate_world(  # noqa: PLR0913, PLR0917 — numba takes arrays positional
                     U[i], G[i], B[i], duration[i], ledger_base[i], initial[i], B_spread[i],
                     G_spread[i],
                     U_jitter[i], seed[i], grace[i], delete_newest[i], watch[i], slow_start[i],
-                    fail_pm[i], lost_pm[i], ev, n_ev, rs_at, n_rs, lists, w_lo, w_hi,
+                    fail_pm[i], lost_pm[i], ev, n_ev, n_sc, rs_at, n_rs, lists, w_lo, w_hi,
                     f_lo, f_hi, fault_left, b_offsets[i], b_offsets[i + 1],
-                    g_offsets[i], g_offsets[i + 1], cp, per_second, bits, out, i,
+                    g_offsets[i], g_offsets[i + 1], cp, per_second, bits, acc, out, i,
+                    responses, response_base[i],
                 )
                 if ended >= _BAD_CORRECTION:  # refused: _BAD_CORRECTION or _BAD_RANK
                     out[0, i] = -ended
@@ -830,7 +882,8 @@ WORLD_INPUTS: Final[tuple[str, ...]] = (
     "controller", "observe", "max_per_round", "gain", "desired", "U", "G", "B",
     "duration", "ledger_base", "initial", "B_spread", "G_spread", "U_jitter", "seed",
     "grace", "delete_order", "trigger", "slow_start", "fail_rate", "lost_rate",
-    "deaths_offsets", "deaths_at", "deaths_count", "restart_at_offsets", "restart_at",
+    "deaths_offsets", "deaths_at", "deaths_count", "scale_offsets", "scale_at",
+    "scale_desired", "restart_at_offsets", "restart_at",
     "lag_offsets", "lag_from", "lag_to", "lag_extra",
     "create_faults_offsets", "create_faults_at", "create_faults_count", "create_faults_kind",
     "B_delays_offsets", "B_delays_value", "B_delays_weight",
@@ -876,19 +929,22 @@ def _refuse_copies(a: Mapping[str, NDArray[Any]]) -> None:
         "may take")
 
 
-def simulate_world_arrays(
+def simulate_world_arrays(  # noqa: PLR0913 — the batch's options, and its arrays
     *, controllers: Sequence[Controller] = _BUILT_IN, parallel: bool | None = None,
     rows: Int64Array | None = None, out: Int64Array2D | None = None,
+    responses: Int64Array2D | None = None, response_base: Int64Array | None = None,
     **arrays: NDArray[np.generic],
 ) -> Int64Array:
     """Run a batch of validated cells in the world model; an ``(n, len(WORLD_OUT_COLUMNS))``
     int64 matrix.
 
     Takes :data:`WORLD_INPUTS` as keywords, as :func:`reconsim.model.simulate.kernel_inputs`
-    gives them: those of :func:`reconsim.model.kernels.count.simulate_arrays`, plus the
-    richer world's parameters — ``fail_rate`` and ``lost_rate`` in thousandths,
-    ``delete_order``, ``trigger`` and ``create_faults_kind`` as codes (their index in the
-    choices), ``slow_start`` as 0 or 1 — and the lag windows and create faults of cell
+    gives them: those of :func:`reconsim.model.kernels.count.simulate_arrays` (a cell's
+    changes of desired among them: ``scale_at`` and ``scale_desired`` over
+    ``scale_offsets``, in increasing ``at``), plus the richer world's parameters —
+    ``fail_rate`` and ``lost_rate`` in thousandths, ``delete_order``, ``trigger`` and
+    ``create_faults_kind`` as codes (their index in the choices), ``slow_start`` as 0 or 1
+    — and the lag windows and create faults of cell
     ``i`` as the slices ``[lag_offsets[i]:lag_offsets[i + 1]]`` and
     ``[create_faults_offsets[i]:create_faults_offsets[i + 1]]`` of their arrays, in listed
     order (order matters for both: the first window holding t applies, the first fault
@@ -901,18 +957,22 @@ def simulate_world_arrays(
     land in ``out``, a metric a row and a cell a column (``(len(WORLD_OUT_COLUMNS), n)``,
     made when not given; with ``rows``, the other cells' columns are left as they are),
     and the result is ``out.T``, a cell a row.
+
+    Each cell's responses to its events (:func:`reconsim.model.rules.begin_event`: a column
+    per death event or change of desired within the run, in order; the ``responses`` metric
+    counts them) are written into ``responses`` (an int64 matrix of
+    :data:`~reconsim.model.rules.RESPONSE_ROWS` rows) from column ``response_base[i]`` on,
+    ``i`` the cell's index in the batch; both as
+    :func:`reconsim.model.kernels.arrays.response_buffers` makes them, which gives a
+    throwaway buffer when they are not given.
     """
     missing = [name for name in WORLD_INPUTS if name not in arrays]
     if missing:
         raise TypeError(f"simulate_world_arrays: missing {', '.join(missing)}")
     n = len(arrays["controller"])
-    for name, values in (("deaths", "deaths_at"), ("restart_at", "restart_at"),
-                         ("lag", "lag_from"), ("create_faults", "create_faults_at"),
-                         ("B_delays", "B_delays_value"), ("G_delays", "G_delays_value")):
-        offsets = arrays[f"{name}_offsets"]
-        if len(offsets) != n + 1 or offsets[0] != 0 or offsets[-1] != len(arrays[values]):
-            raise ValueError(f"{name}_offsets must run from 0 to the number of {name} "
-                             "values, one entry per cell + 1")
+    check_offsets(arrays, n, {**SCHEDULES, "lag": "lag_from",
+                              "create_faults": "create_faults_at",
+                              "B_delays": "B_delays_value", "G_delays": "G_delays_value"})
     if out is None:
         out = np.empty((_N_OUT, n), np.int64) if rows is None else np.zeros((_N_OUT, n),
                                                                             np.int64)
@@ -929,9 +989,11 @@ def simulate_world_arrays(
     todo = running_order(a, None if rows is None else np.asarray(rows, np.int64))
     if not len(todo):
         return out.T
+    responses, response_base = response_outputs(a, responses, response_base, todo)
     if parallel is None:  # threads only where there are several, for a batch worth them
         parallel = len(todo) >= PARALLEL_MIN_CELLS and numba.get_num_threads() > 1
-    inputs = (out, *(a[name] for name in _KERNEL_INPUTS), *_batch_lists(a))
+    inputs = (out, responses, response_base, *(a[name] for name in _KERNEL_INPUTS),
+              *_batch_lists(a))
     # Each controller's cells, one run of the running order, on its own kernel; blocks
     # handed out one at a time, as some cost more than others.
     codes = np.asarray(a["controller"])[todo]
@@ -961,14 +1023,16 @@ def _refuse_cells(a: Mapping[str, NDArray[Any]]) -> None:
     """:func:`_refuse` of every cell of ``a``."""
     # The count kernel's bounds, read for the worst this world allows: a round every
     # second where rounds are jittered or watch-triggered, the longest delays. Creates per
-    # round stay at most `desired` (lost and failed commands add none), so the bounds hold.
+    # round stay at most `desired` (lost and failed commands add none), so the bounds hold;
+    # with a scale schedule, the largest desired the cell will have.
+    top = largest_desired(a)
     refuse_unsafe(
-        desired=a["desired"], U=np.where(a["trigger"] | (a["U_jitter"] > 0), 1, a["U"]),
+        desired=top, U=np.where(a["trigger"] | (a["U_jitter"] > 0), 1, a["U"]),
         G=a["G"] + worst_extra(a, "G"), B=a["B"] + worst_extra(a, "B") + a["grace"],
         duration=a["duration"], ledger_base=a["ledger_base"],
         deaths_offsets=a["deaths_offsets"], deaths_count=a["deaths_count"],
         restart_at_offsets=a["restart_at_offsets"], initial=a["initial"])
-    _refuse_copies(a)
+    _refuse_copies({**a, "desired": top})
 
 
 #: A batch's lists as :func:`_batch_lists` lays them: each kind's value arrays, by the row of
@@ -1004,9 +1068,11 @@ def _run_group(controller: Controller, a: Mapping[str, NDArray[np.generic]],
                rows: Int64Array, inputs: tuple[Int64Array, ...], parallel: bool) -> None:
     """The cells ``rows`` of the batch, all of ``controller``, on its specialised kernel.
     ``inputs`` are what the kernel takes after the rows: the metrics' matrix (``out``,
-    whose columns ``rows`` receive them), the arrays :data:`_KERNEL_INPUTS` names and
-    :func:`_batch_lists`; ``a`` holds the controller's parameters. Every array but ``out``
-    is read-only already (:func:`frozen`), as the kernel was compiled for."""
+    whose columns ``rows`` receive them), the responses' matrix and each cell's first
+    column of it (:func:`~reconsim.model.kernels.arrays.response_outputs`), the arrays
+    :data:`_KERNEL_INPUTS` names and :func:`_batch_lists`; ``a`` holds the controller's
+    parameters. Every array but ``out`` is read-only already (:func:`frozen`), as the
+    kernel was compiled for."""
     cparams = params_matrix(controller, a, rows)
     kernel = _kernels(controller)["_simulate_world@parallel" if parallel else "_simulate_world"]
     out = inputs[0]

@@ -730,7 +730,9 @@ def render(s: AnswersSummary, context: Context, figures: Mapping[str, Figure]) -
             "death event on, over the cells that have one — the overshoot, the missing "
             "copy-seconds and the seconds until live equals the desired count for good "
             "(over the cells that settle; the others are counted), as median, p95 (nearest "
-            "rank) and max.</p>"))
+            "rank) and max. These span every event from the first death on: with several "
+            "deaths, the seconds to settle run to the last one's recovery; each event's own "
+            "response is in <a href=\"#responses\">each event's response</a>.</p>"))
         if "answers_after" in figures:
             parts.append(figure_html(figures["answers_after"]))
         parts.append(folded(after_table(s), len(s.after),

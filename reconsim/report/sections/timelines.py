@@ -451,10 +451,10 @@ def drawn_figure(data: Drawn, name: str, title: str, heading: str | None = None)
         (-pl.col("delete_commands")).alias("down"), (-pl.col("deleted")).alias("down_ok"))
     x = alt.X("t:Q", title="second" if k == 1 else f"second ({k}-second buckets)",
               scale=alt.Scale(domain=[first, max(first + 1, last)], nice=False))
-    highest = drawn.select(pl.max_horizontal(series).max().alias("copies"),
+    highest = drawn.select(pl.max_horizontal("desired", *series).max().alias("copies"),
                            pl.col("create_commands").max(), pl.col("delete_commands").max())
     copies, up, down = (int(v or 0) for v in highest.row(0))
-    whole = _whole_axis(0, max(copies, cell.desired))
+    whole = _whole_axis(0, copies)
     whole_commands = _whole_axis(-down, up)
     second = alt.Tooltip("t:Q", title="second" if k == 1 else f"from second (+{k - 1})")
     lines = alt.Chart().transform_fold(series, as_=["copies", "count"]).mark_line(
@@ -464,8 +464,10 @@ def drawn_figure(data: Drawn, name: str, title: str, heading: str | None = None)
                                                     range=[SERIES[s] for s in series]),
                         legend=alt.Legend(orient="top", title=None)),
         tooltip=[second, *(alt.Tooltip(f"{s}:Q") for s in ["desired", *series])])
-    desired = alt.Chart().mark_rule(color="#222", strokeDash=[5, 3]).encode(
-        y=alt.Y("max(desired):Q", axis=whole))
+    # desired as the step it is (a level line where the cell has no scale schedule)
+    desired = alt.Chart().mark_line(color="#222", strokeDash=[5, 3], interpolate="step-after",
+                                    strokeWidth=1.2).encode(
+        x=x, y=alt.Y("desired:Q", axis=whole))
     deaths = alt.Chart().transform_filter(alt.datum.deaths > 0).mark_rule(
         color=ALARM, strokeWidth=1.5).encode(
         x=x, tooltip=[second, alt.Tooltip("deaths:Q", title="copies killed")])
