@@ -795,9 +795,15 @@ class Records(Kind):
         out = [bad.fill_null(value=True).arg_true().first().alias(f"{name}:bad_record"),
                pl.col(name).list.len().max().alias(f"{name}:len")]
         if self.ascending:
-            out.append(pl.col(name).list.eval(
-                pl.element().struct.field(self.ascending).diff().le(0)).list.any()
-                .fill_null(value=False).arg_true().first().alias(f"{name}:unordered"))
+            # Records in one run, each beside its row: a record not above the one before it
+            # in the same row is out of order (flat expressions: a list.eval per row costs
+            # ~1 us a row).
+            lengths = pl.col(name).list.len().fill_null(0)
+            row = pl.int_range(pl.len()).repeat_by(lengths).explode()
+            value = pl.col(name).explode(empty_as_null=False).drop_nulls().struct.field(
+                self.ascending)
+            out.append(row.filter((value <= value.shift(1)) & (row == row.shift(1)))
+                       .first().alias(f"{name}:unordered"))
         return out
 
     def check_stats(self, name: str, row: Mapping[str, Any], column: pl.Series) -> None:

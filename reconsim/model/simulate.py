@@ -383,34 +383,31 @@ def responses_column(responses: np.ndarray, base: np.ndarray, counts: np.ndarray
     if not total:  # (a list of n empty lists costs seconds on a large frame: this, nothing)
         return pl.Series(RESPONSES, [], dtype=RESPONSES_DTYPE.inner).reshape((n, 0)).cast(
             RESPONSES_DTYPE)
-    # Each row's responses, gathered into one flat run in row order.
     starts = np.cumsum(counts) - counts
-    where = np.repeat(base - starts, counts) + np.arange(total, dtype=np.int64)
-    fields = {f: responses[k, where] for k, f in enumerate(RESPONSE_FIELDS)}
     if (counts == counts[0]).all():  # as many in every row (one schedule, say): a reshape
-        return _records(pl.DataFrame(fields)).reshape((n, int(counts[0]))).cast(RESPONSES_DTYPE)
+        where = np.repeat(base - starts, counts) + np.arange(total, dtype=np.int64)
+        return _records(responses[:, where]).reshape((n, int(counts[0]))).cast(
+            RESPONSES_DTYPE)
     # Else grouped by row (rows sorted, so grouped in one pass), each row led by a
-    # placeholder so that a row without responses keeps its place with an empty list.
+    # placeholder (any column: it is sliced off) so that a row without responses keeps its
+    # place with an empty list; the fields taken in one gather of the matrix's columns.
     lead = starts + np.arange(n)
-    padded = np.ones(total + n, bool)
-    padded[lead] = False
-    rows = np.cumsum(~padded) - 1
-    frame = pl.DataFrame({f: _placed(values, padded) for f, values in fields.items()})
-    grouped = frame.select(pl.Series("row", rows).set_sorted(), _records(frame)).group_by(
+    where = np.zeros(total + n, np.int64)
+    kept = np.ones(total + n, bool)
+    kept[lead] = False
+    where[kept] = np.repeat(base - starts, counts) + np.arange(total, dtype=np.int64)
+    rows = np.repeat(np.arange(n), counts + 1)
+    grouped = pl.DataFrame({"row": pl.Series(rows).set_sorted(),
+                            RESPONSES: _records(responses[:, where])}).group_by(
         "row", maintain_order=True).agg(pl.col(RESPONSES).slice(1))
     return grouped[RESPONSES].cast(RESPONSES_DTYPE)
 
 
-def _placed(values: np.ndarray, at: np.ndarray) -> np.ndarray:
-    """``values`` placed at the positions ``at`` marks, zero elsewhere."""
-    out = np.zeros(len(at), np.int64)
-    out[at] = values
-    return out
-
-
-def _records(fields: pl.DataFrame) -> pl.Series:
-    """The responses' fields as one column of records, a negative settle as null."""
-    return fields.select(pl.struct(*(
+def _records(fields: np.ndarray) -> pl.Series:
+    """The responses' fields (a row each) as one column of records, a negative settle as
+    null."""
+    frame = pl.DataFrame({f: fields[k] for k, f in enumerate(RESPONSE_FIELDS)})
+    return frame.select(pl.struct(*(
         pl.when(pl.col(f) >= 0).then(pl.col(f)).alias(f) if f == "settle" else pl.col(f)
         for f in RESPONSE_FIELDS)).alias(RESPONSES)).to_series()
 
