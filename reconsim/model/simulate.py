@@ -125,8 +125,8 @@ def _kernel_raw(controller: Controller, cell: Cell) -> tuple[dict[str, Any], np.
     """The raw counts of one checked cell of a compiled ``controller``, from the kernel
     that :func:`simulate` would pick, and the matrix of its responses (from column 0)."""
     known = registry.known()
-    arrays = cell_arrays(cell, count=not (controller.syncs_on_events or controller.rank is not None
-                                          or _leaves_seed_world(cell)))
+    world = controller.rank is not None or _leaves_seed_world(cell)
+    arrays = cell_arrays(cell, count=not (controller.syncs_on_events or world))
     base, responses = response_buffers(arrays)
     if controller.syncs_on_events:
         from reconsim.model.kernels.events import simulate_event_arrays
@@ -135,7 +135,7 @@ def _kernel_raw(controller: Controller, cell: Cell) -> tuple[dict[str, Any], np.
         out = simulate_event_arrays(controllers=known, responses=responses,
                                     response_base=base, **arrays)
         raw = dict(zip(WORLD_OUT_COLUMNS, out[0].tolist(), strict=True))
-    elif controller.rank is not None or _leaves_seed_world(cell):
+    elif world:
         from reconsim.model.kernels.world import WORLD_OUT_COLUMNS, simulate_world_arrays
 
         out = simulate_world_arrays(controllers=known, parallel=False, responses=responses,
