@@ -161,9 +161,9 @@ def sort_range(data: Any, n: int, now: int, p: Any) -> None:  # noqa: PLR0912, P
                 modulus = 1 << bits
                 middle = a + (length // 4) * 2
                 for idx in range(middle - 1, middle + 2):
-                    state ^= (state << np.uint64(13)) & mask
-                    state ^= state >> np.uint64(7)
-                    state ^= (state << np.uint64(17)) & mask
+                    state ^= (state << np.uint64(13)) & mask  # Go's xorshift: 13, 17, 5
+                    state ^= state >> np.uint64(17)
+                    state ^= (state << np.uint64(5)) & mask
                     # (a signed integer: numba makes one mixed with an unsigned a float)
                     other: int = np.int64(state & np.uint64(modulus - 1))  # type: ignore[assignment]
                     if other >= length:
