@@ -500,17 +500,25 @@ def _check_controller(args: argparse.Namespace) -> int:
 
 def _add_conformance(sub: Any) -> None:
     p = sub.add_parser(
-        "conformance", help="compare reconsim with the real Kubernetes ReplicaSet controller",
-        description="Run the 400 scenarios of the Kubernetes v1.23.13 ReplicaSet data set "
-        "that ships with reconsim, each mapped to a cell, and compare them with the real "
-        "controller: ten metrics per scenario and five series second by second. Prints "
-        "the scenarios matched per metric, on all ten and second by second, and each "
+        "conformance", help="compare reconsim with the real Kubernetes ReplicaSet and "
+        "Deployment controllers",
+        description="Run the 400 scenarios of a Kubernetes v1.23.13 data set that ships "
+        "with reconsim and compare them with the real controllers. The ReplicaSet data "
+        "set (the default) maps each scenario to a cell: ten metrics per scenario and five "
+        "series second by second. The Deployment data set runs reconsim's Deployment "
+        "reference model: every metric and every trace column, second by second. Prints "
+        "the scenarios matched per metric, on all of them and second by second, and each "
         "remaining difference under its cause with an example and its first differing "
         "second. Exit status 0 once compared (whatever the figures), 2 on bad input.")
+    p.add_argument("--dataset", metavar="NAME|DIR", default=None,
+                   help="the data set: kubernetes-replicaset (default), "
+                   "kubernetes-deployment, or a folder in a data set's original layout "
+                   "(README.md, scenarios.json, metrics.csv, traces/ID.csv), its kind told "
+                   "by its scenarios")
     p.add_argument("--controller", metavar="NAME", default=None,
-                   help="the controller the scenarios run (a name, package.module:Name or an "
-                   "entry point; default the best available: replicaset if known, else "
-                   "expectations)")
+                   help="the controller the ReplicaSet data set's scenarios run (a name, "
+                   "package.module:Name or an entry point; default the best available: "
+                   "replicaset if known, else expectations)")
     p.add_argument("--scenario", action="append", default=None, metavar="ID",
                    help="compare only this scenario (repeatable; default all)")
     p.add_argument("--data", metavar="DIR", default=None,
@@ -524,14 +532,33 @@ def _add_conformance(sub: Any) -> None:
     p.set_defaults(handler=_conformance)
 
 
+def _conformance_dataset(args: argparse.Namespace) -> Any:
+    """The data set ``--dataset`` and ``--data`` name (default the shipped ReplicaSet one)."""
+    from reconsim.conformance.load import KINDS, REPLICASET, load, load_source
+
+    if args.data is not None and args.dataset is not None:
+        raise UsageError("--data and --dataset: give one of them")
+    if args.data is not None:
+        return load(Path(args.data))
+    name = REPLICASET.name if args.dataset is None else args.dataset
+    if name in KINDS:
+        return load(KINDS[name].data_dir, KINDS[name])
+    if not Path(name).is_dir():
+        raise UsageError(f"--dataset {name!r}: neither {' nor '.join(KINDS)} nor a folder")
+    return load_source(Path(name))
+
+
 def _conformance(args: argparse.Namespace) -> None:
     from reconsim.conformance.compare import run
-    from reconsim.conformance.load import DATA_DIR, load
+    from reconsim.conformance.load import DEPLOYMENT
     from reconsim.conformance.render import render
     from reconsim.model.controllers import resolve
 
+    dataset = _conformance_dataset(args)
+    if dataset.kind is DEPLOYMENT and args.controller is not None:
+        raise UsageError("--controller: the Deployment data set runs reconsim's Deployment "
+                         "reference model; --controller is for the ReplicaSet data set")
     controller = None if args.controller is None else resolve(args.controller).name
-    dataset = load(DATA_DIR if args.data is None else Path(args.data))
     known = {s.id for s in dataset.scenarios}
     for id in args.scenario or ():
         if id not in known:

@@ -1,6 +1,6 @@
-"""``reconsim conformance``: the ReplicaSet data set shipped intact, the mapping of a
-scenario to a cell, the comparison and its causes, the command's table and errors, and
-what reconsim matches of the real controller today, computed from the data."""
+"""``reconsim conformance``: the ReplicaSet and Deployment data sets shipped intact, the
+mapping of a scenario to a cell, the comparison and its causes, the command's table and
+errors, and what reconsim matches of the real controllers today, computed from the data."""
 
 from __future__ import annotations
 
@@ -29,10 +29,15 @@ from reconsim.conformance.compare import (
 from reconsim.conformance.load import (
     COPIED,
     DATA_DIR,
+    DEPLOYMENT,
+    REPLICASET,
     TRACE_COLUMNS,
     TRACES_FILE,
+    DataError,
     Dataset,
+    kind_of,
     load,
+    load_source,
     source_differences,
 )
 from reconsim.conformance.mapping import cell_of, default_controller
@@ -43,6 +48,9 @@ from reconsim.model.controllers import registry
 #: none, and checks the shipped copy's shape instead (test_shipped_data_is_whole).
 SOURCE = Path(os.environ.get("RECONSIM_REPLICASET_SOURCE") or Path(__file__).resolve(
     ).parent.parent.parent / "shared" / "data" / "kubernetes-replicaset")
+#: The Deployment data set's original folder, where it exists (as :data:`SOURCE`).
+DEPLOYMENT_SOURCE = Path(os.environ.get("RECONSIM_DEPLOYMENT_SOURCE") or Path(
+    __file__).resolve().parent.parent.parent / "shared" / "data" / "kubernetes-deployment")
 
 
 @pytest.fixture(scope="module")
@@ -255,3 +263,113 @@ def test_replicaset_rounds_are_the_seconds_it_synced(dataset: Dataset) -> None:
 
     ours = simulate(cells_frame([cell_of(s) for s in dataset.scenarios]))["rounds"]
     assert ours.to_list() == dataset.metrics["rounds"].to_list()
+
+
+# --- The Deployment data set ----------------------------------------------------------
+
+#: The Deployment scenarios the reference model does not match today, each with its first
+#: differing second, the series that differ there and the metrics that differ
+#: (docs/conformance.md gives the cause).
+DEPLOYMENT_DIFFERENCES: dict[str, tuple[int, tuple[str, ...], tuple[str, ...]]] = {}
+#: Scenarios of the Deployment data set the model matches on every metric and second.
+DEPLOYMENT_MATCHING = 400
+
+
+@pytest.fixture(scope="module")
+def deployments() -> Dataset:
+    return load(DEPLOYMENT.data_dir)
+
+
+def test_deployment_data_is_whole(deployments: Dataset) -> None:
+    ids = [s.id for s in deployments.scenarios]
+    assert deployments.kind is DEPLOYMENT
+    assert len(ids) == len(set(ids)) == 400
+    assert all(int(i[3:]) % 5 != 4 for i in ids)  # the held-out fifth is not shipped
+    assert deployments.metrics["id"].to_list() == ids
+    assert deployments.traces.columns == ["id", *DEPLOYMENT.trace_columns]
+    assert deployments.metrics.schema["rollout_done_at"] == pl.Int64
+    for s in deployments.scenarios[:40]:
+        assert deployments.trace(s.id)["t"].to_list() == list(range(s.duration + 1)), s.id
+    assert {p.name for p in DEPLOYMENT.data_dir.iterdir()} == {*COPIED, TRACES_FILE}
+    s = deployments.scenario("dep013")
+    assert (s.start, s.scale_at, s.desired2, s.max_surge, s.max_unavailable) == (
+        "settled", 72, 25, 0, "25%")
+
+
+@pytest.mark.skipif(not DEPLOYMENT_SOURCE.is_dir(),
+                    reason=f"no original data set folder at {DEPLOYMENT_SOURCE}")
+def test_deployment_data_equals_its_source() -> None:
+    assert kind_of(DEPLOYMENT_SOURCE) is DEPLOYMENT
+    assert source_differences(DEPLOYMENT_SOURCE) == []
+
+
+@pytest.mark.parametrize("chunk", range(4))
+def test_deployment_model_matches_the_real_controllers(deployments: Dataset,
+                                                       chunk: int) -> None:
+    """The Deployment world's reference model against the real controllers, a hundred
+    scenarios at a time: every metric of metrics.csv and every trace column, every second.
+    All match but :data:`DEPLOYMENT_DIFFERENCES`, each at its own second."""
+    ids = [s.id for s in deployments.scenarios][100 * chunk:100 * (chunk + 1)]
+    result = compare.run(deployments, ids=ids)
+    assert result.controller == "deployment"
+    differing = {o.id: (o.first_second, o.series, o.differing_metrics)
+                 for o in result.outcomes if not o.matches}
+    assert differing == {i: d for i, d in DEPLOYMENT_DIFFERENCES.items() if i in ids}
+    assert result.matching == result.all_metrics == result.per_second == 100 - len(differing)
+    assert len(DEPLOYMENT_DIFFERENCES) == 400 - DEPLOYMENT_MATCHING
+
+
+def test_an_original_folder_is_recognised(tmp_path: Path, deployments: Dataset,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    for name in COPIED:
+        (tmp_path / name).write_bytes((DEPLOYMENT.data_dir / name).read_bytes())
+    (tmp_path / "traces").mkdir()
+    for s in deployments.scenarios:
+        deployments.trace(s.id).write_csv(tmp_path / "traces" / f"{s.id}.csv")
+    source = load_source(tmp_path)
+    assert source.kind is DEPLOYMENT
+    assert source.traces.equals(deployments.traces)
+    assert kind_of(DATA_DIR) is REPLICASET
+    argv = ["conformance", "--dataset", str(tmp_path), "--scenario", "dep005", "--json"]
+    assert main(argv) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert (printed["dataset"], printed["scenarios"], printed["matching"]) == (
+        "kubernetes-deployment", 1, 1)
+    assert printed["all_metrics"] == printed["per_second"] == 1
+    (tmp_path / "traces" / "dep001.csv").write_text("t,x\n0,1\n")
+    with pytest.raises(DataError, match=r"dep001\.csv: cannot read as a kubernetes-deployment"):
+        load_source(tmp_path)
+
+
+def test_conformance_command_on_the_deployment_data_set(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["conformance", "--dataset", "kubernetes-deployment", "--scenario", "dep005",
+            "--scenario", "dep095"]
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == ("2 scenarios of the Kubernetes v1.23.13 Deployment controller, "
+                        "reconsim's Deployment reference model")
+    table = {" ".join(line.split()[:-1]): line.split()[-1] for line in lines[3:31]}
+    assert table["all 25 metrics"] == table["second by second"] == table["both"] == "2/2"
+    assert table["max_surge_r"] == table["deaths_landed"] == "2/2"
+    assert lines[-1] == "no differences"
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--dataset", "kubernetes-nothing"], "--dataset 'kubernetes-nothing': neither"),
+    (["--dataset", "{tmp}"], "no README.md"),
+    (["--dataset", "kubernetes-deployment", "--controller", "replicaset"],
+     "--controller: the Deployment data set runs"),
+    (["--dataset", "kubernetes-deployment", "--data", "{tmp}"], "give one of them"),
+    (["--dataset", "kubernetes-deployment", "--scenario", "rs001"],
+     "no scenario 'rs001'"),
+])
+def test_conformance_dataset_bad_input_is_one_line_and_exit_2(
+        argv: list[str], message: str, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    assert main(["conformance", *argv]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert len(captured.err.strip().splitlines()) == 1
+    assert message in captured.err

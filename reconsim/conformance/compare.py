@@ -1,5 +1,8 @@
-"""Run the data set's scenarios on reconsim and compare them with the real controller:
-ten metrics per scenario, five series second by second, and the cause of each difference."""
+"""Run a data set's scenarios on reconsim and compare them with the real controllers: for
+the ReplicaSet data set ten metrics per scenario, five series second by second, and the
+cause of each difference; for the Deployment data set every metric of ``metrics.csv`` and
+every trace column but ``t``, second by second, run by the Deployment world's reference
+model (:mod:`reconsim.model.deployment`)."""
 
 from __future__ import annotations
 
@@ -9,8 +12,9 @@ from typing import Any, Final
 
 import polars as pl
 
-from reconsim.conformance.load import Dataset, Scenario
+from reconsim.conformance.load import DEPLOYMENT, REPLICASET, Dataset, Kind, Scenario
 from reconsim.conformance.mapping import BURST_REPLICAS, cell_of
+from reconsim.model import deployment
 from reconsim.model.params import Cell
 from reconsim.model.simulate import cells_frame, simulate
 from reconsim.model.trace import trace_cell
@@ -21,6 +25,12 @@ METRICS_COMPARED: Final = (
     "overshoot", "unneeded", "stable_at", "excess_copy_seconds", "missing_copy_seconds")
 #: The per-second series compared, by their names in both traces.
 SERIES_COMPARED: Final = ("live", "create_commands", "delete_commands", "created", "deleted")
+#: The Deployment data set's metrics compared: every column of its ``metrics.csv``.
+DEPLOYMENT_METRICS: Final = tuple(m for m in deployment.METRIC_COLUMNS if m != "id")
+#: The Deployment data set's series compared: every trace column but ``t``.
+DEPLOYMENT_SERIES: Final = tuple(c for c in deployment.TRACE_COLUMNS if c != "t")
+#: The name the Deployment world's reference model goes by in a comparison.
+DEPLOYMENT_MODEL: Final = "deployment"
 
 FAILED_RETRY: Final = "failed-create retry"
 LOST_WRITE_OFF: Final = "lost reply write-off"
@@ -70,11 +80,14 @@ class Outcome:
 
 @dataclass(frozen=True)
 class Conformance:
-    """Every scenario compared, run by ``controller``."""
+    """Every scenario of a data set (``kind``) compared, run by ``controller``, on the
+    metrics ``metrics_compared``."""
 
     controller: str
     outcomes: tuple[Outcome, ...]
     causes: tuple[str, ...] = field(default=CAUSES)
+    kind: Kind = REPLICASET
+    metrics_compared: tuple[str, ...] = METRICS_COMPARED
 
     def matched(self, metric: str) -> int:
         """Scenarios whose ``metric`` is the real controller's."""
@@ -102,8 +115,9 @@ class Conformance:
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "dataset": self.kind.name,
             "controller": self.controller, "scenarios": len(self.outcomes),
-            "metrics": {m: self.matched(m) for m in METRICS_COMPARED},
+            "metrics": {m: self.matched(m) for m in self.metrics_compared},
             "all_metrics": self.all_metrics, "per_second": self.per_second,
             "matching": self.matching,
             "causes": {c: {"scenarios": len(found), "example": found[0].id,
@@ -174,9 +188,13 @@ def compare_one(scenario: Scenario, real_metrics: Mapping[str, Any], real: pl.Da
 def run(dataset: Dataset, controller: str | None = None,
         ids: Iterable[str] | None = None) -> Conformance:
     """Run the scenarios of ``dataset`` (``ids`` only, if given, in that order) on reconsim
-    with ``controller`` (default: the mapping's best) and compare each with the real
-    controller: the metrics from the kernels (:func:`reconsim.simulate`), the series from
-    the reference model's trace (:func:`reconsim.trace`)."""
+    and compare each with the real controller. The ReplicaSet data set runs with
+    ``controller`` (default: the mapping's best): the metrics from the kernels
+    (:func:`reconsim.simulate`), the series from the reference model's trace
+    (:func:`reconsim.trace`). The Deployment data set runs the Deployment world's
+    reference model (:func:`run_deployment`; it takes no ``controller``)."""
+    if dataset.kind is DEPLOYMENT:
+        return run_deployment(dataset, ids)
     scenarios = (list(dataset.scenarios) if ids is None
                  else [dataset.scenario(i) for i in ids])
     cells: list[Cell] = [cell_of(s, controller) for s in scenarios]
@@ -187,3 +205,28 @@ def run(dataset: Dataset, controller: str | None = None,
         for s, cell, ours in zip(scenarios, cells, frame.iter_rows(named=True), strict=True))
     name = cells[0].controller if cells else (controller or "")
     return Conformance(name, outcomes)
+
+
+def compare_deployment(s: deployment.Scenario, real_metrics: Mapping[str, Any],
+                       real: pl.DataFrame) -> Outcome:
+    """One Deployment scenario run by the reference model and compared: every metric,
+    every series second by second (a difference's cause is :data:`OTHER`: the data set
+    records no fault to put it down to; docs/conformance.md gives each one's)."""
+    trace = deployment.run(s)
+    ours = deployment.metrics(s, trace)
+    frame = pl.DataFrame(trace, schema=dict.fromkeys(deployment.TRACE_COLUMNS, pl.Int64))
+    metrics = {m: (real_metrics[m], ours[m]) for m in DEPLOYMENT_METRICS}
+    second, series = first_difference(real, frame, DEPLOYMENT_SERIES)
+    differs = second is not None or any(a != b for a, b in metrics.values())
+    return Outcome(s.id, metrics, second, series, OTHER if differs else None)
+
+
+def run_deployment(dataset: Dataset, ids: Iterable[str] | None = None) -> Conformance:
+    """Run the Deployment data set's scenarios (``ids`` only, if given, in that order) on
+    the Deployment world's reference model and compare each with the real controllers."""
+    scenarios = (list(dataset.scenarios) if ids is None
+                 else [dataset.scenario(i) for i in ids])
+    real_metrics = {row["id"]: row for row in dataset.metrics.iter_rows(named=True)}
+    outcomes = tuple(compare_deployment(s, real_metrics[s.id], dataset.trace(s.id))
+                     for s in scenarios)
+    return Conformance(DEPLOYMENT_MODEL, outcomes, (OTHER,), DEPLOYMENT, DEPLOYMENT_METRICS)

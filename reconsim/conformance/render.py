@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
-from reconsim.conformance.compare import METRICS_COMPARED, Conformance
+from reconsim.conformance.compare import DEPLOYMENT_MODEL, Conformance
 
 
 def render(result: Conformance) -> str:
-    """Scenarios matched per metric, on all ten and second by second, then the remaining
-    differences by cause, each with an example and its first differing second."""
+    """Scenarios matched per metric, on all of them and second by second, then the
+    remaining differences by cause, each with an example and its first differing second."""
     n = len(result.outcomes)
-    width = max(len(m) for m in (*METRICS_COMPARED, "all ten metrics", "second by second"))
-    lines = [f"{n} scenarios of the Kubernetes v1.23.13 ReplicaSet controller, reconsim "
-             f"controller {result.controller}", "", f"{'metric':<{width}}  matched"]
-    rows = [(m, result.matched(m)) for m in METRICS_COMPARED]
-    rows += [("all ten metrics", result.all_metrics), ("second by second", result.per_second),
+    compared = result.metrics_compared
+    every = "all ten metrics" if len(compared) == 10 else f"all {len(compared)} metrics"
+    width = max(len(m) for m in (*compared, every, "second by second"))
+    runner = ("reconsim's Deployment reference model" if result.controller == DEPLOYMENT_MODEL
+              else f"reconsim controller {result.controller}")
+    lines = [f"{n} scenarios of the {result.kind.title}, {runner}", "",
+             f"{'metric':<{width}}  matched"]
+    rows = [(m, result.matched(m)) for m in compared]
+    rows += [(every, result.all_metrics), ("second by second", result.per_second),
              ("both", result.matching)]
     lines += [f"{name:<{width}}  {count:>{len(str(n))}}/{n}" for name, count in rows]
     groups = result.by_cause()
