@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 
 from bench.conftest import QUALITY, QUICK, check_quality
-from reconsim.model.metrics import derived
+from reconsim.model.metrics import tradeoff_figure
 from reconsim.model.params import Cell
 from reconsim.model.simulate import cells_frame, simulate
 from reconsim.model.studies import seed001
@@ -62,7 +62,7 @@ def quality(out: pl.DataFrame) -> dict[str, int]:
         cells=pl.len(),
         unneeded=pl.col("unneeded").sum(),
         max_overshoot=pl.col("overshoot").max(),
-        wasted_delete_commands=derived("wasted_deletes").sum(),
+        wasted_delete_commands=tradeoff_figure("wasted_delete_commands").sum(),
         excess_copy_seconds=pl.col("excess_copy_seconds").sum(),
         missing_copy_seconds=pl.col("missing_copy_seconds").sum(),
         reads=pl.col("reads").sum(),

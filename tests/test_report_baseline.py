@@ -13,12 +13,12 @@ import polars as pl
 import pytest
 
 from reconsim import run_sweep
+from reconsim.model.metrics import TIES, frontier, tied
 from reconsim.report import build_report
 from reconsim.report.load import load_sweep
 from reconsim.report.section import to_json
 from reconsim.report.sections import answers
 from reconsim.sweep.spec import SpecError, parse_spec
-from reconsim.web.tradeoff import TIES, frontier, tied
 from tests.helpers.tables import hand_table, write_table
 from tests.test_percentile import by_hand
 

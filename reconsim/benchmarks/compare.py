@@ -17,7 +17,7 @@ deterministic figures in ``extra_info["quality"]``; every other benchmark is ign
   commands) beside its cost (missing copy-seconds, ledger reads), and whether another
   variant beats it on all four (the frontier holds those no other variant beats). Exactly,
   unlike the report's frontier (whose differences within
-  :data:`~reconsim.web.tradeoff.TIES` are ties): one fixed workload's figures, recorded to
+  :data:`~reconsim.model.metrics.TIES` are ties): one fixed workload's figures, recorded to
   the unit in the quality baseline and compared between commits to the unit.
 
 Computing lives here; :mod:`reconsim.benchmarks.compare_page` renders the HTML page.
@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from reconsim.errors import ReconsimError
-from reconsim.web.tradeoff import COST_FIGURES, QUALITY_FIGURES, Tradeoff, frontier
+from reconsim.model.metrics import COST_FIGURES, QUALITY_FIGURES, Tradeoff, frontier
 
 _VARIANT = re.compile(r"^test_variant\[(?P<name>.+)\]$")
 

@@ -27,6 +27,10 @@ at the lowest delays and the longest interval (``law_lowest``), at the mean dela
 the mean interval, exactly (``law_mean``), at each delay's 99th percentile and the
 shortest interval (``law_p99``), and at the worst (``law_worst``).
 
+A row's side of the boundary is that of its own delays (:func:`above_its_boundary`): the
+fixed boundary where they are fixed, the worst case where they vary (:func:`delays_vary`);
+:func:`side_counts` counts a group's rows on each side and those that overshoot.
+
 These are *claims to check*, never inputs to the model: the report compares them
 with the simulated overshoot cell by cell.
 """
@@ -354,6 +358,44 @@ def boundary_delay(stored: bool = False) -> pl.Expr:
     as stored or (``stored``) the columns of :func:`delay_reads`."""
     g, b = (pl.col(f"{READ_PREFIX}{d}_worst") if stored else worst_extra(d) for d in ("G", "B"))
     return _int("G") + g + _int("B") + b
+
+
+def drawn_from_table(delay: str, stored: bool = False) -> pl.Expr:
+    """Rows that draw ``delay`` (``"G"`` or ``"B"``) from a delay table, from the parameters
+    as stored or (``stored``) the column of :func:`delay_tables`."""
+    return pl.col(f"{READ_PREFIX}{delay}_table") if stored else _has_table(delay, None)
+
+
+def delays_vary(stored: bool = False) -> pl.Expr:
+    """Rows whose delays or period vary from copy to copy or round to round: a spread or a
+    jitter above 0, or a delay table (:func:`drawn_from_table`, ``stored`` alike)."""
+    return ((pl.col("G_spread").cast(pl.Int64) > 0) | (pl.col("B_spread").cast(pl.Int64) > 0)
+            | (pl.col("U_jitter").cast(pl.Int64) > 0) | drawn_from_table("G", stored)
+            | drawn_from_table("B", stored))
+
+
+def above_its_boundary(stored: bool = False) -> pl.Expr:
+    """A row's side of the boundary of its own delays, true on or above it: the column
+    ``above_boundary`` (:data:`BOUNDARY`) where they are fixed, ``above_boundary_worst``
+    (:data:`BOUNDARY_WORST`: the longest delays, the shortest interval) where they vary
+    (:func:`delays_vary`, ``stored`` alike), from a frame with :func:`law_columns`."""
+    return (pl.when(delays_vary(stored)).then(pl.col("above_boundary_worst"))
+            .otherwise(pl.col("above_boundary")))
+
+
+def side_counts(above: pl.Expr, overshooting: pl.Expr | None = None) -> list[pl.Expr]:
+    """A group of rows counted on each side of the boundary, as aggregates: ``above_cells``
+    and ``below_cells``, the rows on or above it and below it (``above``: a row's side,
+    :func:`above_its_boundary` or a column), and ``above_positive`` and ``below_positive``,
+    those of them that overshoot (``overshooting``; by default ``overshoot > 0``).
+
+    >>> frame = pl.DataFrame({"above": [True, True, False], "overshoot": [0, 2, 3]})
+    >>> frame.select(side_counts(pl.col("above"))).row(0, named=True)
+    {'above_cells': 2, 'above_positive': 1, 'below_cells': 1, 'below_positive': 1}
+    """
+    positive = pl.col("overshoot") > 0 if overshooting is None else overshooting
+    return [above.sum().alias("above_cells"), (above & positive).sum().alias("above_positive"),
+            (~above).sum().alias("below_cells"), (~above & positive).sum().alias("below_positive")]
 
 
 def law_digest() -> str:

@@ -16,6 +16,11 @@ compare``'s p95) are read one way, by nearest rank (:func:`percentile` for a seq
 :func:`percentile_expr` for a polars column or a ``group_by``'s groups): the value at
 1-based rank ⌈p·n⌉ (:func:`nearest_rank`, exact) of the n non-null values sorted.
 
+The figures the report, the comparisons and the benchmarks derive from a cell's metrics are
+defined here too, once: :data:`DERIVED` (wasted deletes, reads per second, as polars
+expressions), the trade-off's :data:`QUALITY` and :data:`COST` figures, and the rule that
+compares variants by them, :func:`frontier`.
+
 >>> from reconsim.model.params import Cell
 >>> m = of_run({**dict.fromkeys(COUNTERS, 0), "rounds": 4, "create_commands": 6,
 ...             "delete_commands": 2, "reads": 10, "last_drift": 3}, Cell(duration=60))
@@ -33,9 +38,11 @@ from typing import Any, Final, Protocol, TypeVar
 import numpy as np
 import polars as pl
 
-__all__ = ["COUNTERS", "DERIVED", "INPUTS", "METRICS", "METRIC_NAMES", "OUTPUT_NAMES", "RESPONSES",
-           "RESPONSES_DTYPE", "RESPONSE_FIELDS", "Metric", "columns", "derived", "exprs",
-           "nearest_rank", "of_run", "percentile", "percentile_expr", "responses_of"]
+__all__ = ["BY_NAME", "COST", "COST_FIGURES", "COUNTERS", "DERIVED", "INPUTS", "METRICS",
+           "METRIC_NAMES", "OUTPUT_NAMES", "QUALITY", "QUALITY_FIGURES", "RESPONSES",
+           "RESPONSES_DTYPE", "RESPONSE_FIELDS", "TIES", "TRADEOFF", "Metric", "Tie", "Tradeoff",
+           "TradeoffFigure", "columns", "derived", "exprs", "frontier", "nearest_rank", "of_run",
+           "percentile", "percentile_expr", "responses_of", "tied", "ties_text", "tradeoff_figure"]
 
 #: What a formula reads: the counters, and the metrics declared before it.
 Values = Mapping[str, Any]
@@ -166,6 +173,8 @@ METRICS: Final[tuple[Metric, ...]] = (
 )
 #: Every metric's name, in column order.
 METRIC_NAMES: Final[tuple[str, ...]] = tuple(m.name for m in METRICS)
+#: Every metric by name.
+BY_NAME: Final[Mapping[str, Metric]] = {m.name: m for m in METRICS}
 
 #: What a run counts, from which (with the cell's :data:`INPUTS`) every metric follows: the
 #: metrics it counts as they are, ``last_drift``, the last second with live != desired
@@ -272,6 +281,133 @@ def derived(name: str) -> pl.Expr:
     2
     """
     return DERIVED[name].expr.alias(name)
+
+
+@dataclass(frozen=True)
+class TradeoffFigure:
+    """A figure that weighs a controller variant against another, lower being better: its
+    name in words and its value for one cell as a polars expression (a variant's figure
+    aggregates it over its cells: a mean in the report, a sum in the benchmarks)."""
+
+    label: str
+    expr: pl.Expr
+
+
+#: What a variant gets wrong, by the name the report's summary and the benchmarks' quality
+#: record give it (``wasted_delete_commands`` is :data:`DERIVED`'s ``wasted_deletes``).
+QUALITY: Final[Mapping[str, TradeoffFigure]] = {
+    "excess_copy_seconds": TradeoffFigure("excess copy-seconds", pl.col("excess_copy_seconds")),
+    "wasted_delete_commands": TradeoffFigure("wasted delete commands",
+                                             DERIVED["wasted_deletes"].expr),
+}
+#: What a variant pays for it.
+COST: Final[Mapping[str, TradeoffFigure]] = {
+    "missing_copy_seconds": TradeoffFigure("missing copy-seconds",
+                                           pl.col("missing_copy_seconds")),
+    "reads": TradeoffFigure("ledger reads", pl.col("reads")),
+}
+#: The quality figures, then the cost figures: all four better when lower.
+TRADEOFF: Final[Mapping[str, TradeoffFigure]] = {**QUALITY, **COST}
+#: The names of the quality and of the cost figures, in order.
+QUALITY_FIGURES: Final[tuple[str, ...]] = tuple(QUALITY)
+COST_FIGURES: Final[tuple[str, ...]] = tuple(COST)
+
+
+def tradeoff_figure(name: str) -> pl.Expr:
+    """The quality or cost figure ``name`` (:data:`QUALITY`, :data:`COST`) of a cell as a
+    polars expression, named so.
+
+    >>> frame = pl.DataFrame({"delete_commands": [5], "deleted": [3]})
+    >>> frame.select(tradeoff_figure("wasted_delete_commands")).row(0, named=True)
+    {'wasted_delete_commands': 2}
+    """
+    return TRADEOFF[name].expr.alias(name)
+
+
+#: Two figures within this fraction of the larger one count as a tie in :func:`frontier`:
+#: neither is better (means of a few hundred cells differ by far more from seed to seed).
+TIES: Final = 0.01
+
+
+@dataclass(frozen=True)
+class Tie:
+    """A difference treated as a tie that decides whether ``other`` beats a variant: the
+    figure, the variant's value and the other's."""
+
+    other: str
+    figure: str
+    mine: float
+    theirs: float
+
+
+@dataclass(frozen=True)
+class Tradeoff:
+    """A variant's quality and cost figures, the variants that beat it on all of them, and
+    the ties that decided whether one does (``ties``: none where exact comparison gives the
+    same verdict)."""
+
+    name: str
+    figures: Mapping[str, float | None]
+    beaten_by: tuple[str, ...]
+    ties: tuple[Tie, ...] = ()
+
+    @property
+    def on_frontier(self) -> bool:
+        """Whether no other variant beats it."""
+        return not self.beaten_by
+
+
+def tied(a: float, b: float, ties: float = TIES) -> bool:
+    """Whether ``a`` and ``b`` differ by at most ``ties`` of the larger in size.
+
+    >>> tied(115_163, 115_183), tied(100, 105), tied(0, 0.001)
+    (True, False, False)
+    """
+    return abs(a - b) <= ties * max(abs(a), abs(b))
+
+
+def ties_text(ties: float = TIES) -> str:
+    """The tolerance in words: ``differences within 1 % count as ties``."""
+    return f"differences within {ties * 100:g} % count as ties"
+
+
+def frontier(figures: Mapping[str, Mapping[str, float | None]],
+             ties: float = TIES) -> tuple[Tradeoff, ...]:
+    """Variant -> its figures, as :class:`Tradeoff` rows: each variant's quality and cost
+    figures (:data:`QUALITY_FIGURES`, :data:`COST_FIGURES`) and the variants that beat it,
+    as good on every one and better on one (a figure some variant lacks is left out); two
+    values within ``ties`` of the larger (:func:`tied`) are as good as each other, neither
+    better. Each row lists the ties that changed whether another beats it (against
+    comparing exactly).
+
+    >>> [t.beaten_by for t in frontier({"a": {"reads": 2}, "b": {"reads": 1}})]
+    [('b',), ()]
+    >>> [t.beaten_by for t in frontier({"a": {"reads": 1000}, "b": {"reads": 999}})]
+    [(), ()]
+    """
+    rows = {n: {f: q.get(f) for f in TRADEOFF} for n, q in figures.items()}
+    present = [f for f in TRADEOFF if all(r[f] is not None for r in rows.values())]
+    if not present:
+        return tuple(Tradeoff(n, r, ()) for n, r in rows.items())
+
+    known = {n: {f: float(r[f] or 0) for f in present} for n, r in rows.items()}
+
+    def beats(a: Mapping[str, float], b: Mapping[str, float], within: float) -> bool:
+        even = {f: tied(a[f], b[f], within) for f in present}
+        return (all(even[f] or a[f] < b[f] for f in present)
+                and any(not even[f] and a[f] < b[f] for f in present))
+
+    def decided(other: str, n: str) -> tuple[Tie, ...]:
+        a, b = known[other], known[n]
+        if beats(a, b, ties) == beats(a, b, 0.0):
+            return ()
+        return tuple(Tie(other, f, b[f], a[f]) for f in present
+                     if a[f] != b[f] and tied(a[f], b[f], ties))
+
+    return tuple(Tradeoff(n, r, tuple(m for m in rows
+                                      if m != n and beats(known[m], known[n], ties)),
+                          tuple(t for m in rows if m != n for t in decided(m, n)))
+                 for n, r in rows.items())
 
 
 def exprs(values: Mapping[str, pl.Expr]) -> list[pl.Expr]:

@@ -18,8 +18,9 @@ world's step 8). Columns:
 * ``create_commands``, ``created``, ``failed_creates`` — create commands the round issued,
   copies they created (lost replies included) and commands that failed;
 * ``delete_commands``, ``deleted``, ``wasted_deletes`` — delete commands the round
-  issued, those that removed a copy, and the rest (``delete_commands - deleted``: sent to
-  a copy already removed, or beyond the entries the read listed);
+  issued, those that removed a copy, and the rest (the derived figure of
+  :data:`reconsim.model.metrics.DERIVED`, ``delete_commands - deleted``: sent to a copy
+  already removed, or beyond the entries the read listed);
 * ``deaths`` — copies the scripted deaths killed at t (fewer than scheduled when fewer
   were live).
 
@@ -47,6 +48,9 @@ SCHEMA: Final[dict[str, pl.DataType]] = {
     "wasted_deletes": pl.Int64(), "deaths": pl.Int64(),
 }
 
+#: The columns read off the reference model, second by second: the others are derived.
+_OBSERVED: Final = {name: dtype for name, dtype in SCHEMA.items() if name != "wasted_deletes"}
+
 #: Running totals of the reference model that become per-second columns (column: total).
 _PER_SECOND: Final = {"create_commands": "create_commands", "created": "created",
                       "failed_creates": "failed_creates", "delete_commands": "delete_commands",
@@ -68,7 +72,7 @@ def trace(**params: Any) -> pl.DataFrame:
 
 def trace_cell(cell: Cell) -> pl.DataFrame:
     """:func:`trace` of a :class:`~reconsim.model.params.Cell`."""
-    rows: dict[str, list[Any]] = {name: [] for name in SCHEMA}
+    rows: dict[str, list[Any]] = {name: [] for name in _OBSERVED}
     before = dict.fromkeys(_PER_SECOND.values(), 0)
 
     def observe(s: Second) -> None:
@@ -92,10 +96,10 @@ def trace_cell(cell: Cell) -> pl.DataFrame:
         rows["terminating"].append(terminating)
         rows["round"].append(s.read is not None)
         rows["read"].append(None if s.read is None else len(s.read))
-        rows["wasted_deletes"].append(rows["delete_commands"][-1] - rows["deleted"][-1])
 
     run_reference(cell, on_second=observe)
-    return pl.DataFrame(rows, schema=SCHEMA)
+    return pl.DataFrame(rows, schema=_OBSERVED).with_columns(
+        metrics.derived("wasted_deletes")).select(list(SCHEMA))
 
 
 def metrics_of(frame: pl.DataFrame, cell: Cell) -> dict[str, Any]:

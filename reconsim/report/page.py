@@ -18,7 +18,7 @@ from typing import Any, Final
 from markupsafe import Markup
 
 from reconsim.model.laws import BOUNDARY, LAW_FORMULA, LAW_SCOPE
-from reconsim.model.metrics import METRICS
+from reconsim.model.metrics import DERIVED, METRICS
 from reconsim.model.params import CONTROLLERS
 from reconsim.report.charts import Figure
 from reconsim.report.section import Context, Section
@@ -51,11 +51,8 @@ def controller_rows(context: Context) -> list[tuple[str, str]]:
 def definition_rows() -> list[tuple[str, str]]:
     """The metrics and derived figures, defined (the page's last table)."""
     rows = [(m.name, m.help) for m in METRICS]
-    rows += [("reads_per_second", "reads / (duration + 1): ledger entries read per second of "
-              "the run"),
-             ("wasted delete commands", "delete_commands \u2212 deleted: commands that killed "
-              "nothing"),
-             ("law_overshoot", f"{LAW_FORMULA['ready']} for {LAW_SCOPE}; "
+    rows += [(name, f"{d.formula}: {d.help}") for name, d in DERIVED.items()]
+    rows += [("law_overshoot", f"{LAW_FORMULA['ready']} for {LAW_SCOPE}; "
               f"{LAW_FORMULA['created']} where observe = created"),
              ("law holds", "measured overshoot == law_overshoot"),
              ("above the boundary", BOUNDARY)]

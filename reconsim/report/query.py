@@ -18,7 +18,6 @@ from typing import Any, Final
 import polars as pl
 
 from reconsim.model.kinds import Cap
-from reconsim.model.laws import READ_PREFIX
 from reconsim.model.metrics import percentile_expr
 from reconsim.model.params import (
     BY_NAME,
@@ -144,28 +143,6 @@ def values_of(table: Table, axis: str) -> list[Any]:
     """The distinct values of one axis, sorted (nulls first)."""
     return collect(lazy(table).select(pl.col(axis).unique()))[axis].sort(
         nulls_last=False).to_list()
-
-
-def with_table(delay: str) -> pl.Expr:
-    """Rows that draw ``delay`` (``"G"`` or ``"B"``) from a delay table: the hidden column
-    :mod:`.load` reads from the table as stored (:func:`~reconsim.model.laws.delay_tables`;
-    the ``{delay}_delays`` column itself is text, the whole table written out)."""
-    return pl.col(f"{READ_PREFIX}{delay}_table")
-
-
-def varying() -> pl.Expr:
-    """Rows whose delays or period vary: a spread or a jitter above 0, or a delay table."""
-    return ((pl.col("G_spread").cast(pl.Int64) > 0) | (pl.col("B_spread").cast(pl.Int64) > 0)
-            | (pl.col("U_jitter").cast(pl.Int64) > 0) | with_table("G") | with_table("B"))
-
-
-def above_its_boundary() -> pl.Expr:
-    """Whether a row lies on or above the boundary of its own delays: ``above_boundary``
-    (:data:`~reconsim.model.laws.BOUNDARY`) where they are fixed, ``above_boundary_worst``
-    (:data:`~reconsim.model.laws.BOUNDARY_WORST`: the longest delays, the shortest
-    interval) where they vary (:func:`varying`)."""
-    return (pl.when(varying()).then(pl.col("above_boundary_worst"))
-            .otherwise(pl.col("above_boundary")))
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
 """The page kit every page shares (the report, compare, the benchmark pages, the index):
 HTML blocks and templates (:mod:`.html`), charts (:mod:`.charts`), the inlined drawing
-script (:mod:`.bundle`), pages other than the report (:mod:`.kit`) and the trade-off
-frontier (:mod:`.tradeoff`)."""
+script (:mod:`.bundle`), pages other than the report (:mod:`.kit`) and the chart of
+quality against cost (:mod:`.tradeoff`)."""

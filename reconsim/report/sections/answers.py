@@ -7,7 +7,7 @@ sweep (seeds, G, B, spreads, schedules, ...): median, p95 and max; then each var
 smallest U with zero overshoot in every cell, and the smallest with zero overshoot at the
 99th percentile, with what that period costs (median missing copy-seconds and reads per
 round); and the best choice by the report's trade-off rule
-(:func:`reconsim.web.tradeoff.frontier`, the controllers section's), each variant taken at
+(:func:`reconsim.model.metrics.frontier`, the controllers section's), each variant taken at
 its own smallest zero-overshoot period. A sweep that starts from running copies (``initial``
 set in some cell) also gets each variant's response to its disturbance at each U: the
 overshoot, the missing copy-seconds and the seconds to settle from the first death event
@@ -43,7 +43,15 @@ import polars as pl
 from markupsafe import Markup
 
 from reconsim.model.kinds import Records
-from reconsim.model.metrics import nearest_rank, percentile_expr
+from reconsim.model.metrics import (
+    TRADEOFF,
+    Tie,
+    frontier,
+    nearest_rank,
+    percentile_expr,
+    tied,
+    ties_text,
+)
 from reconsim.model.params import BY_NAME, NAME_COLUMNS, VARIANT_PARAMS, name_column
 from reconsim.report.charts import WIDTH, Figure, finish, inline, names_expr
 from reconsim.report.load import Sweep
@@ -59,7 +67,6 @@ from reconsim.report.query import (
 from reconsim.report.section import NOT_IN_JSON, UNLESS_DEFAULT, Context, Section
 from reconsim.sweep.table import flat
 from reconsim.web.html import figure_html, folded, num, table, verdict
-from reconsim.web.tradeoff import Tie, frontier, tied, ties_text
 
 #: The figures whose spread over the other axes each row shows: column -> its name.
 SPREAD: Final = {"overshoot": "overshoot (copies)", "unneeded": "unneeded copies"}
@@ -292,22 +299,13 @@ def _counts(t: pl.LazyFrame, keys: Sequence[str], value: str) -> pl.DataFrame:
     return collect(t.group_by(*keys, value).agg(pl.len()))
 
 
-#: The trade-off figures (means per cell), as columns or expressions of a cell's columns.
-TRADEOFF: Final = {
-    "excess_copy_seconds": pl.col("excess_copy_seconds"),
-    "wasted_delete_commands": pl.col("delete_commands") - pl.col("deleted"),
-    "missing_copy_seconds": pl.col("missing_copy_seconds"),
-    "reads": pl.col("reads"),
-}
-
-
 def _joint(t: pl.LazyFrame, keys: Sequence[str]) -> pl.DataFrame:
     """The cells per (keys, overshoot, unneeded), with the sums and non-null counts of the
     trade-off figures: one streaming ``group_by`` gives both figures' counts per value and
     the means (the two figures move together, so the groups are few)."""
     return collect(t.group_by(*keys, *SPREAD).agg(
-        pl.len(), *(e.sum().alias(f"{f}__sum") for f, e in TRADEOFF.items()),
-        *(e.count().alias(f"{f}__n") for f, e in TRADEOFF.items())))
+        pl.len(), *(e.expr.sum().alias(f"{f}__sum") for f, e in TRADEOFF.items()),
+        *(e.expr.count().alias(f"{f}__n") for f, e in TRADEOFF.items())))
 
 
 def _means(joint: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
@@ -566,18 +564,13 @@ def _basis(answers: Sequence[VariantAnswer]) -> tuple[str, dict[str, int]]:
 
 def _candidates(figures: pl.DataFrame, picked: Mapping[str, int]) -> tuple[Candidate, ...]:
     """The picked (variant, U) pairs with their trade-off figures and the frontier rule's
-    verdict (:func:`reconsim.web.tradeoff.frontier`, as the controllers section applies it)."""
+    verdict (:func:`reconsim.model.metrics.frontier`, as the controllers section applies it)."""
     at = {r["variant"]: r for r in figures.iter_rows(named=True)
           if picked.get(r["variant"]) == r["U"]}
     names = [v for v in picked if v in at]
-    wanted = ("excess_copy_seconds", "wasted_delete_commands", "missing_copy_seconds", "reads")
-    rows = frontier({v: {f: _rounded(at[v][f]) for f in wanted} for v in names})
-    return tuple(Candidate(
-        variant=t.name, U=picked[t.name],
-        excess_copy_seconds=t.figures["excess_copy_seconds"],
-        wasted_delete_commands=t.figures["wasted_delete_commands"],
-        missing_copy_seconds=t.figures["missing_copy_seconds"], reads=t.figures["reads"],
-        beaten_by=t.beaten_by, on_frontier=t.on_frontier, ties=t.ties) for t in rows)
+    rows = frontier({v: {f: _rounded(at[v][f]) for f in TRADEOFF} for v in names})
+    return tuple(Candidate(variant=t.name, U=picked[t.name], **t.figures, beaten_by=t.beaten_by,
+                           on_frontier=t.on_frontier, ties=t.ties) for t in rows)
 
 
 def _rounded(value: float | None) -> float | None:

@@ -23,8 +23,11 @@ from reconsim.model.laws import (
     BOUNDARY,
     BOUNDARY_WORST,
     EXTRA_WORDS,
+    above_its_boundary,
     boundary_delay,
     boundary_interval,
+    delays_vary,
+    side_counts,
 )
 from reconsim.report.blocks import examples_table, where_sentence, where_table
 from reconsim.report.charts import (
@@ -42,14 +45,12 @@ from reconsim.report.charts import (
 from reconsim.report.load import Sweep
 from reconsim.report.query import (
     Table,
-    above_its_boundary,
     collect,
     examples,
     lazy,
     variant_label,
     variant_order,
     variant_params,
-    varying,
     where_each,
 )
 from reconsim.report.section import NOT_IN_JSON, UNLESS_DEFAULT, Context, Section
@@ -300,18 +301,15 @@ def boundary_counts(ledger: pl.LazyFrame, params: Sequence[str]) -> pl.DataFrame
     delays vary, ``U`` and ``GB`` are the sides of its worst-case boundary (the shortest
     interval, the longest delay: U and G + B where they are fixed), and it is placed by
     that boundary and never counted as an exception below it."""
-    above, zero = above_its_boundary(), pl.col("overshoot") == 0
-    positive, vary = pl.col("overshoot") > 0, varying()
+    above, zero = above_its_boundary(stored=True), pl.col("overshoot") == 0
+    positive, vary = pl.col("overshoot") > 0, delays_vary(stored=True)
     exception = ~above & zero & ~vary & (pl.col("desired") > 0)
     return collect(ledger.group_by("controller", *params, boundary_interval().alias("U"),
                                    boundary_delay(stored=True).alias("GB")).agg(
         pl.len().alias("cells"),
         positive.sum().alias("overshooting"),
         pl.col("overshoot").max().alias("max_overshoot"),
-        (above & ~positive).sum().alias("above_zero"),
-        (above & positive).sum().alias("above_positive"),
-        (~above & ~positive).sum().alias("below_zero"),
-        (~above & positive).sum().alias("below_positive"),
+        *side_counts(above, positive),
         (~above & ~positive & ~vary & (pl.col("desired") > 0)).sum().alias("below_zero_desired"),
         (~above & zero & ~vary).sum().alias("below_at_zero"),
         exception.sum().alias("exceptions"),
@@ -321,14 +319,16 @@ def boundary_counts(ledger: pl.LazyFrame, params: Sequence[str]) -> pl.DataFrame
         (vary & above & positive).sum().alias("varying_above_positive"),
         (vary & ~above & positive).sum().alias("varying_below_positive"),
         (vary & ~above & zero & (pl.col("desired") > 0)).sum().alias("varying_below_unclaimed"),
-    ))
+    ).with_columns(*((pl.col(f"{side}_cells") - pl.col(f"{side}_positive")).alias(f"{side}_zero")
+                     for side in ("above", "below"))))
 
 
 def boundary_verdict(table: Table, axes: Sequence[str],
                      sizes: Mapping[str, int] | None = None,
                      variant_rows: pl.DataFrame | None = None) -> BoundarySummary:
     """Overshoot on each side of the boundary ``U >= G + B``, on every ledger row (the
-    worst-case boundary where a row's delays vary, :func:`above_its_boundary`).
+    worst-case boundary where a row's delays vary,
+    :func:`~reconsim.model.laws.above_its_boundary`).
 
     The four counts answer both directions of seed 001's claim: does U >= G + B imply
     zero overshoot (``above_positive`` = 0)? Does U < G + B imply overshoot
@@ -345,10 +345,11 @@ def boundary_verdict(table: Table, axes: Sequence[str],
     ledger = lazy(table).filter(pl.col("controller") == "ledger")
     params = variant_params(ledger, sizes, None if variant_rows is None else variant_rows.filter(
         pl.col("controller") == "ledger"))
-    above, zero = above_its_boundary(), pl.col("overshoot") == 0
-    claimed = ~varying() & (pl.col("desired") > 0)
+    above, zero = above_its_boundary(stored=True), pl.col("overshoot") == 0
+    claimed = ~delays_vary(stored=True) & (pl.col("desired") > 0)
     counts = boundary_counts(ledger, params)
-    total = {k: int(counts[k].sum()) for k in ("cells", *FOUR, *EXCEPTIONS, *VARYING)}
+    total = {k: int(counts[k].sum())
+             for k in ("cells", "above_cells", "below_cells", *FOUR, *EXCEPTIONS, *VARYING)}
     four = {k: total[k] for k in FOUR}
     cells = total["cells"]
     by_variant = []
@@ -387,8 +388,8 @@ def boundary_verdict(table: Table, axes: Sequence[str],
         above_positive=four["above_positive"],
         below_zero=four["below_zero"],
         below_positive=four["below_positive"],
-        above_cells=four["above_zero"] + four["above_positive"],
-        below_cells=four["below_zero"] + four["below_positive"],
+        above_cells=total["above_cells"],
+        below_cells=total["below_cells"],
         below_zero_desired_0=total["below_at_zero"] - total["exceptions"],
         below_zero_desired_positive=total["exceptions"],
         below_zero_desired_positive_U_below_B=total["exceptions_U_below_B"],

@@ -21,13 +21,21 @@ import altair as alt
 import polars as pl
 from markupsafe import Markup
 
-from reconsim.model.metrics import derived
+from reconsim.model.laws import above_its_boundary, side_counts
+from reconsim.model.metrics import (
+    COST,
+    COST_FIGURES,
+    QUALITY,
+    QUALITY_FIGURES,
+    frontier,
+    ties_text,
+    tradeoff_figure,
+)
 from reconsim.report.blocks import cells_text, key_text
 from reconsim.report.charts import QUIET, WIDTH, Figure, clamp, finish, inline, names_expr
 from reconsim.report.load import Sweep
 from reconsim.report.query import (
     Table,
-    above_its_boundary,
     collect,
     examples,
     lazy,
@@ -37,20 +45,13 @@ from reconsim.report.query import (
 )
 from reconsim.report.section import Context, Section
 from reconsim.web.html import figure_html, num, table, verdict
-from reconsim.web.tradeoff import (
-    COST_FIGURES,
-    QUALITY_FIGURES,
-    Tradeoff,
-    frontier,
-    ties_text,
-    tradeoff_chart,
-)
+from reconsim.web.tradeoff import tradeoff_chart
 
 
 @dataclass(frozen=True, slots=True)
 class SideCount:
     """A variant's cells on one side of the boundary U >= G + B (the worst case where their
-    delays vary: :func:`~reconsim.report.query.above_its_boundary`), and those overshooting."""
+    delays vary: :func:`~reconsim.model.laws.above_its_boundary`), and those overshooting."""
 
     cells: int
     positive: int
@@ -151,7 +152,7 @@ class Facts:
 class TradeoffRow:
     """A variant's quality (excess copy-seconds, wasted delete commands) and cost (missing
     copy-seconds, ledger reads), each a mean over its cells, and the variants that beat it
-    (:func:`reconsim.web.tradeoff.frontier`: no worse on all four, better on one)."""
+    (:func:`reconsim.model.metrics.frontier`: no worse on all four, better on one)."""
 
     variant: str
     excess_copy_seconds: float | None
@@ -160,6 +161,16 @@ class TradeoffRow:
     reads: float | None
     beaten_by: tuple[str, ...]
     on_frontier: bool
+
+    @property
+    def name(self) -> str:
+        """The variant (the chart's point)."""
+        return self.variant
+
+    @property
+    def figures(self) -> dict[str, float | None]:
+        """The quality and cost figures by name."""
+        return {f: getattr(self, f) for f in (*QUALITY_FIGURES, *COST_FIGURES)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -440,12 +451,6 @@ COMPARED: Final = {
 }
 
 
-def wasted() -> pl.Expr:
-    """Delete commands that killed nothing (:data:`~reconsim.model.metrics.DERIVED`'s
-    ``wasted_deletes``), under this section's name for them."""
-    return derived("wasted_deletes").alias("wasted_delete_commands")
-
-
 def controllers_verdict(table: Table, axes: Sequence[str],
                         sizes: Mapping[str, int] | None = None,
                         variant_rows: pl.DataFrame | None = None) -> ControllersSummary:
@@ -459,7 +464,7 @@ def controllers_verdict(table: Table, axes: Sequence[str],
     rows, where known.
     """
     params = variant_params(table, sizes, variant_rows)
-    t = lazy(table).with_columns(wasted())
+    t = lazy(table).with_columns(tradeoff_figure("wasted_delete_commands"))
     rest = [a for a in axes if a != "controller"]
     # One query, per variant and G: counts, sums and maxima. The variant's figures over
     # all its cells are those merged over G (a second pass over the table took 5.6 s of
@@ -504,15 +509,10 @@ def controllers_verdict(table: Table, axes: Sequence[str],
 
 def _tradeoffs(variants: Sequence[Variant]) -> tuple[TradeoffRow, ...]:
     """Each variant's quality against its cost (means over its cells), and who beats it."""
-    figures = {v.variant: {"excess_copy_seconds": v.excess_copy_seconds.mean,
-                           "wasted_delete_commands": v.wasted_delete_commands.mean,
-                           "missing_copy_seconds": v.missing_copy_seconds.mean,
-                           "reads": v.reads.mean} for v in variants}
-    return tuple(TradeoffRow(
-        variant=t.name, excess_copy_seconds=t.figures["excess_copy_seconds"],
-        wasted_delete_commands=t.figures["wasted_delete_commands"],
-        missing_copy_seconds=t.figures["missing_copy_seconds"], reads=t.figures["reads"],
-        beaten_by=t.beaten_by, on_frontier=t.on_frontier) for t in frontier(figures))
+    figures = {v.variant: {f: getattr(v, f).mean for f in (*QUALITY_FIGURES, *COST_FIGURES)}
+               for v in variants}
+    return tuple(TradeoffRow(variant=t.name, **t.figures, beaten_by=t.beaten_by,
+                             on_frontier=t.on_frontier) for t in frontier(figures))
 
 
 #: The figures summed, counted (non-null) and maximised per variant and G, and merged.
@@ -522,14 +522,14 @@ _SUMMED: Final = ("overshoot", "unneeded", "wasted_delete_commands", "reads",
 _TOTALLED: Final = ("delete_commands",)
 #: Counts of cells per variant and G, summed.
 _COUNTED: Final = ("overshoot_cells", "unneeded_cells", "wasted_cells", "unsettled",
-                   "above_cells", "above_overshoot", "below_cells", "below_overshoot")
+                   "above_cells", "above_positive", "below_cells", "below_positive")
 
 
 def _partials() -> list[pl.Expr]:
     """Per group of cells: each of :data:`_SUMMED`'s sum, non-null count and maximum, the
     sums of :data:`_TOTALLED` and the counts of :data:`_COUNTED` (aggregates that merge
     by summing, and maxima)."""
-    above, overshoot = above_its_boundary(), pl.col("overshoot") > 0
+    above, overshoot = above_its_boundary(stored=True), pl.col("overshoot") > 0
     return [
         *(pl.col(m).sum().alias(f"{m}__sum") for m in _SUMMED),
         *(pl.col(m).count().alias(f"{m}__n") for m in _SUMMED),
@@ -539,8 +539,7 @@ def _partials() -> list[pl.Expr]:
         (pl.col("unneeded") > 0).sum().alias("unneeded_cells"),
         (pl.col("wasted_delete_commands") > 0).sum().alias("wasted_cells"),
         pl.col("stable_at").null_count().alias("unsettled"),
-        above.sum().alias("above_cells"), (above & overshoot).sum().alias("above_overshoot"),
-        (~above).sum().alias("below_cells"), (~above & overshoot).sum().alias("below_overshoot"),
+        *side_counts(above, overshoot),
     ]
 
 
@@ -572,7 +571,7 @@ def _variant_figures() -> list[pl.Expr]:
         pl.col("missing_copy_seconds__max").alias("missing_max"),
         _mean_of("stable_at").alias("stable_mean"),
         pl.col("stable_at__max").alias("stable_max"),
-        pl.col("unsettled", "above_cells", "above_overshoot", "below_cells", "below_overshoot"),
+        pl.col("unsettled", "above_cells", "above_positive", "below_cells", "below_positive"),
     ]
 
 
@@ -593,8 +592,8 @@ def _variant(part: pl.LazyFrame, row: Mapping[str, Any], params: Sequence[str],
         overshoot=Overshoot(
             cells_positive=row["overshoot_cells"], mean=row["overshoot_mean"],
             max=row["overshoot_max"],
-            above_boundary=SideCount(row["above_cells"], row["above_overshoot"]),
-            below_boundary=SideCount(row["below_cells"], row["below_overshoot"]),
+            above_boundary=SideCount(row["above_cells"], row["above_positive"]),
+            below_boundary=SideCount(row["below_cells"], row["below_positive"]),
             largest=largest[0] if largest else None),
         unneeded=Unneeded(row["unneeded_cells"], row["unneeded_mean"], row["unneeded_max"]),
         wasted_delete_commands=Wasted(row["wasted_cells"], row["wasted_total"],
@@ -657,13 +656,7 @@ def charts(c: ControllersSummary, context: Context) -> list[Figure]:
                  [controllers_figure(c.by_G, c.figures, [v.variant for v in c.variants])])
     return [*against_g,
             Figure("tradeoff", "Quality against cost, per controller variant",
-                   tradeoff_chart([Tradeoff(t.variant, _figures_of(t), t.beaten_by)
-                                   for t in c.tradeoffs]))]
-
-
-def _figures_of(t: TradeoffRow) -> dict[str, float | None]:
-    """A trade-off row's four figures by name."""
-    return {f: getattr(t, f) for f in (*QUALITY_FIGURES, *COST_FIGURES)}
+                   tradeoff_chart(c.tradeoffs, QUALITY, COST))]
 
 
 def glance(c: ControllersSummary) -> Markup | None:

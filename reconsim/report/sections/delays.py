@@ -39,8 +39,11 @@ from reconsim.model.laws import (
     EXTRA_WORDS,
     LAW_WORST_FORMULA,
     READ_PREFIX,
+    delays_vary,
+    drawn_from_table,
     in_readings,
     law_readings,
+    side_counts,
 )
 from reconsim.model.metrics import percentile_expr
 from reconsim.model.studies.seed001 import (
@@ -58,10 +61,8 @@ from reconsim.report.query import (
     examples,
     in_order,
     lazy,
-    varying,
     where,
     where_each,
-    with_table,
 )
 from reconsim.report.section import NOT_IN_JSON, Context, Section
 from reconsim.web.html import TableCell, figure_html, folded, num, share, table, verdict
@@ -359,9 +360,7 @@ def _boundary(cells: pl.LazyFrame, rest: Sequence[str],
     """The worst-case boundary's counts per controller; the ledger's failures located."""
     above, o = pl.col("above_boundary_worst"), pl.col("overshoot")
     by = collect(cells.group_by("controller").agg(
-        above.sum().alias("above_cells"), (above & (o > 0)).sum().alias("above_positive"),
-        pl.when(above).then(o).max().alias("above_max"),
-        (~above).sum().alias("below_cells"), (~above & (o > 0)).sum().alias("below_positive"),
+        *side_counts(above, o > 0), pl.when(above).then(o).max().alias("above_max"),
         pl.when(~above).then(o).max().alias("below_max")))
     rows = {r["controller"]: r for r in by.iter_rows(named=True)}
     per = tuple(BoundaryRow(controller=c, **{k: rows[c][k] for k in (
@@ -400,9 +399,10 @@ def _claim(cells: pl.LazyFrame, axes: Sequence[str]) -> Claim:
     if collect(chain.select(pl.len())).item():
         at, setting = chain, _chain_setting(chain)
     else:
-        at = cells.filter(pl.col("controller") == "ledger", in_readings(), ~with_table("G"),
-                          ~with_table("B"), *(_int(k) == v for k, v in MEASURED.items()),
-                          _int("U") == MEASURED_U)
+        at = cells.filter(pl.col("controller") == "ledger", in_readings(),
+                          ~drawn_from_table("G", stored=True),
+                          ~drawn_from_table("B", stored=True),
+                          *(_int(k) == v for k, v in MEASURED.items()), _int("U") == MEASURED_U)
         setting = {**MEASURED, "U": MEASURED_U}
     o, u = pl.col("overshoot"), pl.col("unneeded")
     whole = collect(at.select(
@@ -434,7 +434,8 @@ def _at_chain(cells: pl.LazyFrame) -> pl.LazyFrame:
     moment, total = pl.col(f"{READ_PREFIX}G_moment"), pl.col(f"{READ_PREFIX}G_total")
     mean = MEASURED_CHAIN_MEAN
     return cells.filter(
-        pl.col("controller") == "ledger", in_readings(), with_table("G"), ~with_table("B"),
+        pl.col("controller") == "ledger", in_readings(), drawn_from_table("G", stored=True),
+        ~drawn_from_table("B", stored=True),
         _int("G") == 0, _int("B") == MEASURED["B"], _int("B_spread") == 0,
         _int("U_jitter") == 0, _int("U") == MEASURED_U,
         moment * mean.denominator == total * mean.numerator,
@@ -451,7 +452,7 @@ def _chain_setting(chain: pl.LazyFrame) -> dict[str, int | str]:
 
 def delays_summary(sweep: Sweep) -> Delays:
     """The section's figures and the chart's data: every row whose delays vary, aggregated."""
-    cells = with_readings(sweep.table.filter(varying()))
+    cells = with_readings(sweep.table.filter(delays_vary(stored=True)))
     rest = [a for a in sweep.axes if a != "controller"]
     n, groups, total, rows, chart = _rows(cells, sweep.axes)
     tables = any(r.G_delays_name not in (None, "none") or r.B_delays_name not in (None, "none")

@@ -274,7 +274,7 @@ def _gate(sweep: Sweep) -> Gate | None:
            and (a not in BY_NAME or (applies(a, REAL) and applies(a, GATE)))]
     has_fault = pl.any_horizontal(pl.col(s).ne_missing(default_value(s)) for s in faulty)
     figures = {"unneeded": pl.col("unneeded"),
-               "wasted": derived("wasted_deletes"),
+               "wasted_deletes": derived("wasted_deletes"),
                "missing": pl.col("missing_copy_seconds")}
     table = lazy(sweep.table).filter(has_fault).with_columns(**figures)
     real = table.filter(pl.col("controller") == REAL).select(*key, *figures)
@@ -301,13 +301,13 @@ def _gate(sweep: Sweep) -> Gate | None:
     )).row(0, named=True)
     faulty_real = int(collect(real.select(pl.len())).item())
     return Gate(pairs=row["pairs"], faulty=faulty_real, duplicates=int(row["unneeded"] or 0),
-                wasted_deletes=int(row["wasted"] or 0),
+                wasted_deletes=int(row["wasted_deletes"] or 0),
                 missing_copy_seconds=int(row["missing"] or 0),
                 more_duplicates=int(row["more_duplicates"] or 0),
                 less_missing=int(row["less_missing"] or 0),
                 twinned=int(row["twinned"] or 0),
                 fault_duplicates=int(row["fault_unneeded"] or 0),
-                fault_wasted_deletes=int(row["fault_wasted"] or 0),
+                fault_wasted_deletes=int(row["fault_wasted_deletes"] or 0),
                 fault_missing_copy_seconds=int(row["fault_missing"] or 0))
 
 

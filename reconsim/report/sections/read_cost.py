@@ -26,8 +26,8 @@ import altair as alt
 import polars as pl
 from markupsafe import Markup
 
-from reconsim.model.laws import BOUNDARY, BOUNDARY_WORST
-from reconsim.model.metrics import DERIVED, derived, percentile_expr
+from reconsim.model.laws import BOUNDARY, BOUNDARY_WORST, above_its_boundary, delays_vary
+from reconsim.model.metrics import BY_NAME, DERIVED, derived, percentile_expr
 from reconsim.report.blocks import cells_text, fixed_text, key_text, where_table
 from reconsim.report.charts import WIDTH, Figure, finish, inline
 from reconsim.report.load import AxisFacts, Sweep
@@ -36,7 +36,6 @@ from reconsim.report.query import (
     KeyCode,
     Stats,
     Table,
-    above_its_boundary,
     collect,
     collect_all,
     controllers,
@@ -46,7 +45,6 @@ from reconsim.report.query import (
     lazy,
     representative,
     select,
-    varying,
     where,
 )
 from reconsim.report.section import NOT_IN_JSON, UNLESS_DEFAULT, Context, Section
@@ -178,6 +176,8 @@ class ChartSlice:
 #: The replicate axes: the chart takes distributions over them, and the fastest loop
 #: without overshoot for each (G, B) must hold for each of their values, instead of one.
 OVER: Final = ("seed",)
+#: Reads per second's formula (:data:`~reconsim.model.metrics.DERIVED`), as the page shows it.
+PER_SECOND: Final = DERIVED["reads_per_second"].formula
 
 
 def replicates(axes: Sequence[str], constants: Mapping[str, Any] | None) -> tuple[str, ...]:
@@ -215,8 +215,8 @@ def read_cost_verdict(table: Table, axes: Sequence[str], schedules: Mapping[str,
     figures = series_figures(t, code, height(t) if cells is None else cells)
     return ReadCostSummary(
         definitions={
-            "reads_per_round": "reads / rounds",
-            "reads_per_second": DERIVED["reads_per_second"].formula,
+            "reads_per_round": BY_NAME["reads_per_round"].help,
+            "reads_per_second": PER_SECOND,
             "series": "cells that differ only in U",
             "no_oscillation_level": "median reads_per_round over the cells of the same series "
                                     "with overshoot 0",
@@ -468,7 +468,7 @@ def by_gb_verdict(t: pl.LazyFrame, axes: Sequence[str], schedules: Mapping[str, 
     the largest U are those of one series, ``shown`` (desired and schedule as in seed 001
     where present); ``cheapest_U`` is the U with the fewest reads per second among its
     cells with overshoot 0. ``boundary_U`` is the smallest U on or above the boundary of
-    the slice's delays (:func:`~reconsim.report.query.above_its_boundary`: the worst case
+    the slice's delays (:func:`~reconsim.model.laws.above_its_boundary`: the worst case
     where they vary).
     """
     ledger = t.filter(pl.col("controller") == "ledger")
@@ -499,8 +499,9 @@ def by_gb_verdict(t: pl.LazyFrame, axes: Sequence[str], schedules: Mapping[str, 
               .otherwise(pl.col("after")).alias("zero_from"), "zero_below")
     boundary_u, one = collect_all([
         pop.group_by("G", "B").agg(
-            pl.when(above_its_boundary()).then(pl.col("U")).min().alias("boundary_U"),
-            pl.col("U").max().alias("U_max"), varying().any().alias("varying")),
+            pl.when(above_its_boundary(stored=True)).then(pl.col("U")).min()
+            .alias("boundary_U"),
+            pl.col("U").max().alias("U_max"), delays_vary(stored=True).any().alias("varying")),
         select(pop, shown).select("G", "B", "U", *figures),
     ])
     per_gb = per_series.group_by("G", "B").agg(
@@ -561,8 +562,8 @@ def chart_slice(t: pl.LazyFrame, axes: Sequence[str], schedules: Mapping[str, De
     over = replicates(axes, constants)
     fixed = representative(t, ("controller", "U", *over), axes, schedules, constants)
     cut = select(t, fixed).select("controller", "U", *POINT_FIGURES,
-                                  varying().alias("__varying"),
-                                  above_its_boundary().alias("__above"))
+                                  delays_vary(stored=True).alias("__varying"),
+                                  above_its_boundary(stored=True).alias("__above"))
     if over:
         cut = cut.group_by("controller", "U").agg(
             *(pl.col(f).median().alias(f) for f in POINT_FIGURES),
@@ -793,11 +794,12 @@ def render(rc: ReadCostSummary, context: Context, figures: Mapping[str, Figure])
     parts = [
         Markup("<p>Every round, the loop reads the whole ledger: the service's own entries plus "
                "<code>ledger_base</code> entries of other services. <code>reads</code> sums them "
-               "over the run; <code>reads_per_round</code> = reads / rounds; "
-               "<strong><code>reads_per_second</code> = reads / (duration + 1)</strong>, a run "
+               "over the run; <code>reads_per_round</code> = {}; "
+               "<strong><code>reads_per_second</code> = {}</strong>, a run "
                "covering the seconds 0 … duration. Seed 001's trade-off: a faster loop reads "
                "more often, and under delay it oscillates, which puts more entries on the "
-               "ledger. A <em>series</em> is a set of cells that differ only in U.</p>"),
+               "ledger. A <em>series</em> is a set of cells that differ only in U.</p>").format(
+                   BY_NAME["reads_per_round"].help, PER_SECOND),
     ]
     if "read_cost" in figures:
         parts.append(Markup("<p>The chart shows one slice of the sweep: {} (seed 001's values "
@@ -907,8 +909,7 @@ def read_cost_figure(cut: ChartSlice, order: Sequence[str], hide: Iterable[str] 
                 "vary here).")
     else:
         line = "Dashed: U = G + B." if boundary is not None else ""
-    sub = (f"One slice of the sweep: {where}.{spread} reads_per_second = reads / (duration + 1). "
-           + line)
+    sub = f"One slice of the sweep: {where}.{spread} reads_per_second = {PER_SECOND}. " + line
     return Figure("read_cost", title, finish(chart, title, sub))
 
 

@@ -33,6 +33,7 @@ import polars as pl
 from markupsafe import Markup
 
 from reconsim.model.kinds import Cap
+from reconsim.model.laws import delays_vary
 from reconsim.model.metrics import METRIC_NAMES
 from reconsim.model.params import (
     CONTROLLERS,
@@ -52,7 +53,6 @@ from reconsim.report.query import (
     lazy,
     seed_schedules,
     user_params,
-    varying,
 )
 from reconsim.report.section import NOT_IN_JSON, Context, Section
 from reconsim.sweep.table import unflat
@@ -185,7 +185,8 @@ def boundary_pair(sweep: Sweep) -> tuple[Timeline, Timeline]:
     below_t, at_t = "Just below the boundary", "At the boundary"
     numeric = _numeric_axes(sweep)
     panel = [a for a in sweep.axes if a != "U"]
-    ledger = lazy(sweep.table).filter(pl.col("controller") == "ledger", ~varying())
+    ledger = lazy(sweep.table).filter(pl.col("controller") == "ledger",
+                                      ~delays_vary(stored=True))
     gb = pl.col("G") + pl.col("B")
     # The law's own cells first, then the cell nearest seed 001's setting.
     cheap = [a for a in (*numeric, "observe") if a in sweep.axes and a != "U"]
@@ -220,7 +221,8 @@ def boundary_pair(sweep: Sweep) -> tuple[Timeline, Timeline]:
         n *= 8
     why = ("No ledger cell has U = G + B with a smaller U beside it in its panel "
            "(every other parameter equal).")
-    if height(lazy(sweep.table).filter(pl.col("controller") == "ledger", varying())):
+    if height(lazy(sweep.table).filter(pl.col("controller") == "ledger",
+                                       delays_vary(stored=True))):
         why += (" Ledger cells whose delays vary are not looked at: no single G + B places "
                 "them (the boundary section places them by their worst case).")
     return Timeline("below_boundary", below_t, False, why), Timeline(
