@@ -176,6 +176,22 @@ def test_the_cli_reference_lists_every_subcommand_and_flag(
             assert re.sub(r"\\(.)", r"\1", mine.help or "") == (theirs.help or "")
 
 
+def test_every_subcommand_and_flag_says_what_it_does() -> None:
+    # The reference is generated from the parser: a flag or subcommand without a help text
+    # would be listed there with nothing beside it.
+    real = build_parser()
+    (sub,) = (a for a in real._actions if isinstance(a, argparse._SubParsersAction))
+    summaries = {choice.dest: choice.help for choice in sub._choices_actions}
+    undocumented = [(name, "(summary)") for name in subcommands(real)
+                    if not (summaries.get(name) or "").strip()]
+    undocumented += [(name, "(description)") for name, p in subcommands(real).items()
+                     if not (p.description or "").strip()]
+    undocumented += [(name, _names(a)[0]) for name, p in [("", real), *subcommands(real).items()]
+                     for a in p._actions if not isinstance(a, argparse._SubParsersAction)
+                     and not (a.help or "").strip()]
+    assert undocumented == []
+
+
 @pytest.mark.parametrize("page", [README, DOCS / "cli.md"], ids=lambda p: p.name)
 def test_every_flag_a_page_writes_is_the_parser_s(page: Path) -> None:
     assert unknown_flags(page.read_text(encoding="utf-8"), build_parser()) == []
@@ -214,7 +230,8 @@ def test_no_product_file_names_an_issue_number() -> None:
     files = [README, *DOCS.glob("*.md"), *DOCS.glob("*.py"),
              *(p for folder in ("reconsim", "bench", "tests", "examples", "sweeps")
                for p in (ROOT / folder).rglob("*")
-               if p.is_file() and p.suffix in {".py", ".html", ".css", ".js", ".toml", ".md"})]
+               if p.is_file()
+               and p.suffix in {".py", ".html", ".css", ".js", ".toml", ".md", ".json"})]
     # The word and a number after it, joined by a space, a dash, a "#" or a line break.
     found = [(p.relative_to(ROOT), m.group(0)) for p in files
              for m in re.finditer(r"\bissue[\s#-]*\d+", p.read_text(encoding="utf-8"), re.I)]

@@ -1,9 +1,9 @@
 """A user's controller through the whole pipeline, as a built-in goes through it: swept with
 loky and with Dask (the workers import its module), reported on (the controllers section,
-the trade-off frontier), compared, and benchmarked. Reading a sweep — ``report``,
-``compare``, ``publish``, ``scan`` — imports no module its table or manifest names: the
-reading runs where the controller's module is gone, with a trap registered under the
-controller's name as an entry point."""
+the trade-off frontier), compared, and its benchmark's runs compared. Reading a sweep —
+``report``, ``compare``, ``publish``, ``scan`` — imports no module its table or manifest
+names: the reading runs where the controller's module is gone, with a trap registered under
+the controller's name as an entry point."""
 
 from __future__ import annotations
 
@@ -17,16 +17,21 @@ from pathlib import Path
 
 import pytest
 
+from bench.bench_user_controller import test_same_shape_as_a_built_in as same_shape
 from reconsim import load_spec, run_cell, run_sweep, scan
 from reconsim.compare.cells import compare
 from reconsim.model.controllers import registry
 from reconsim.model.metrics import OUTPUT_NAMES
 from reconsim.model.params import METRIC_NAMES
 from reconsim.report import build_report
-from tests.helpers.child import child_env, pytest_command
+from tests.helpers.child import child_env
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "controllers"
+#: A real quick run of ``bench/bench_user_controller.py -k same_shape``
+#: (``RECONSIM_BENCH_QUICK=1``, ``--benchmark-json``): deadband with ``band = 0`` beside
+#: ``ledger`` on the world mix's ledger cells.
+USER_RUN = ROOT / "tests" / "data" / "bench-user-controller.json"
 #: The deadband example, copied into a folder of this module's (which it can take away). It
 #: keeps its module's name: a copy of the same source under another name would share the
 #: controller's identity, and so numba's cached kernels, which name the module they came from.
@@ -216,17 +221,16 @@ def test_reading_a_sweep_imports_nothing_it_names(sweeps: Sweeps, tmp_path: Path
 
 
 def test_bench_compare_shows_the_users_controller(tmp_path: Path) -> None:
-    # One run of the benchmarks as the base; as the head, the same run with one quality
-    # figure of the user's controller moved. bench-compare must pair both variants by name,
-    # find the user's controller changed and the built-in the same, and fail on the change.
-    base = tmp_path / "base.json"
-    done = subprocess.run(
-        pytest_command("-p", "no:cacheprovider", "-q", "bench/bench_user_controller.py",
-                       "-k", "same_shape", f"--benchmark-json={base}"),
-        cwd=ROOT, env=child_env(RECONSIM_BENCH_QUICK="1", PYTHONPATH=str(ROOT)),
-        capture_output=True, text=True, check=False, timeout=600)
-    assert done.returncode == 0, done.stdout + done.stderr
+    # A saved quick run of the benchmark of a user's controller beside a built-in as the
+    # base; as the head, the same run with one quality figure of the user's controller
+    # moved. bench-compare must pair both variants by name, find the user's controller
+    # changed and the built-in the same, and fail on the change. (The benchmark itself runs
+    # in the quick benchmarks after the tests, asserting the two variants' metrics equal.)
+    params = next(m for m in same_shape.pytestmark if m.name == "parametrize").args[1]
+    names = [f"{same_shape.__name__}[{controller}]" for controller in params]
+    base = USER_RUN
     run = json.loads(base.read_text(encoding="utf-8"))
+    assert [b["name"] for b in run["benchmarks"]] == names  # the bench's variants, as it is
     (moved,) = (b for b in run["benchmarks"]
                 if b["name"] == "test_same_shape_as_a_built_in[deadband]")
     moved["extra_info"]["quality"]["reads"] += 1

@@ -8,6 +8,13 @@ The fresh environment installs no dependency from an index: a ``.pth`` file name
 environment's site-packages, which Python adds to the path without running the ``.pth``
 files found there, so the editable install of reconsim that this environment may hold (a
 ``.pth`` file and its import finder) is not inherited.
+
+The installed package starts with the machine code numba cached for this tree's kernels
+(:func:`share_compiled_kernels`): numba keys each cache entry by its source file's content
+(a numba that keys it by the file's time takes none, and compiles as before), so an entry
+is taken only where the wheel's file is this tree's, byte for byte, and the example's tests
+compile only what this tree has not compiled yet: on the 2-core development machine they
+took 25 s compiling everything, 4 s with this tree's kernels.
 """
 
 from __future__ import annotations
@@ -28,6 +35,29 @@ from tests.helpers.user_repo import EXAMPLE, ROOT, UserRepo, copy_example, pip
 #: The files the wheel is built from: pyproject.toml names the readme and the package.
 SOURCES = ("pyproject.toml", "README.md", "reconsim")
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]["version"]
+
+
+#: The files of numba's disk cache: an index per compiled function and its machine code.
+NUMBA_CACHE = ("*.nbi", "*.nbc")
+
+
+def share_compiled_kernels(package: Path, installed: Path) -> None:
+    """Link (else copy) every file of numba's disk cache under ``package`` to the same place
+    under ``installed``. numba reads an entry only where the source file beside it hashes as
+    the entry records, and writes its own entries by replacing files, never through them,
+    so neither tree can change the other's."""
+    for pattern in NUMBA_CACHE:
+        for cached in package.rglob(f"__pycache__/{pattern}"):
+            target = installed / cached.relative_to(package)
+            if not target.parent.parent.is_dir():  # a folder the wheel does not ship
+                continue
+            target.parent.mkdir(exist_ok=True)
+            try:
+                target.hardlink_to(cached)
+            except FileExistsError:
+                continue
+            except OSError:  # another file system
+                shutil.copy2(cached, target)
 
 
 def package_data(package: Path) -> set[str]:
@@ -59,6 +89,7 @@ def user_repo(tmp_path_factory: pytest.TempPathFactory) -> UserRepo:
     where = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_path("
                             "'purelib'))"], capture_output=True, text=True, check=True)
     installed = Path(where.stdout.strip())
+    share_compiled_kernels(ROOT / "reconsim", installed / "reconsim")
     (installed / "dependencies.pth").write_text(
         "".join(f"{p}\n" for p in site.getsitepackages()), encoding="utf-8")
     return UserRepo(tree, installed, python)
