@@ -178,6 +178,6 @@ def test_responses_outside_the_matrix_are_refused() -> None:
     base, responses = response_buffers(arrays)
     with pytest.raises(ValueError, match="a column for each death event"):
         simulate_event_arrays(controllers=registry.known(), responses=responses,
-                              response_base=base + 1, **arrays)
+                              response_base=base + responses.shape[1], **arrays)
     with pytest.raises(TypeError, match="together"):
         simulate_event_arrays(controllers=registry.known(), responses=responses, **arrays)

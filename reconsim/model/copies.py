@@ -113,23 +113,23 @@ class Account:
         self.events = set(cell.event_seconds())
         self.changes = dict(cell.scale)
         self.desired = cell.desired
-        self.values = np.zeros(rules.ACCOUNT_SLOTS, np.int64)
         self.responses = np.zeros((rules.RESPONSE_ROWS, max(1, len(self.events))), np.int64)
         first = min((at for at, _ in cell.deaths), default=cell.duration + 1)
-        rules.start_account(self.values, min(first, cell.duration + 1))
+        self.values = rules.start_account(min(first, cell.duration + 1))
 
     def begin(self, t: int) -> int:
         """Second ``t`` begins: its change of desired, if any, takes effect and its event's
         window opens, if it has one. Returns the desired of second ``t``."""
         if t in self.changes:
-            self.desired = rules.change_desired(self.values, self.desired, self.changes[t])
+            self.values = rules.change_desired(self.values, self.desired, self.changes[t])
+            self.desired = self.changes[t]
         if t in self.events:
-            rules.begin_event(self.values, t, self.responses, 0)
+            self.values = rules.begin_event(self.values, t, self.responses, 0)
         return self.desired
 
     def sample(self, t: int, live: int) -> None:
         """Second ``t`` ends with ``live`` copies running."""
-        rules.account(self.values, t, t + 1, live, self.desired)
+        self.values = rules.account(self.values, t, t + 1, live, self.desired)
 
     def metrics(self, counts: Mapping[str, int]) -> dict[str, Any]:
         """The cell's metrics from its run's other ``counts`` and these figures."""

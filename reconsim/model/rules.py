@@ -111,11 +111,12 @@ def stable_at(last_drift: int, duration: int) -> int:
 
 
 # --- The per-second figures, accounted alike by every simulator. A run's running values
-# are slots of one int64 vector (:func:`start_account`); a simulator hands :func:`account`
-# each stretch of seconds with one live count and one desired count, and opens an event's
-# window with :func:`begin_event` at each second that holds a death event or a change of
-# desired. The event windows' responses go to a matrix of :data:`RESPONSE_ROWS` rows, a
-# column an event.
+# are one tuple of ints (:data:`Account`: a value, which a kernel keeps in registers where an
+# array would go to memory at every stretch); :func:`start_account` makes it, and each
+# function that counts returns the new one. A simulator hands :func:`account` each stretch
+# of seconds with one live count and one desired count, and opens an event's window with
+# :func:`begin_event` at each second that holds a death event or a change of desired. The
+# event windows' responses go to a matrix of :data:`RESPONSE_ROWS` rows, a column an event.
 #: The running values' slots: overshoot, excess and missing copy-seconds and the last
 #: second off desired over the whole run; the disturbance's, over the seconds from the
 #: first death event (``AFTER``) on; the events counted so far, and the open window's
@@ -128,48 +129,53 @@ def stable_at(last_drift: int, duration: int) -> int:
 #: its undershoot below it, its missing copy-seconds and its time to settle (-1: null).
 R_AT, R_OVERSHOOT, R_UNDERSHOOT, R_MISSING, R_SETTLE, RESPONSE_ROWS = range(6)
 
-
-def start_account(acc: Int64Array, after: int) -> None:
-    """Reset the running values ``acc`` for a run whose first death event is at second
-    ``after`` (``duration + 1`` when none is within the run)."""
-    for k in range(ACCOUNT_SLOTS):
-        acc[k] = 0
-    acc[AFTER] = after
-    acc[AFTER_DRIFT] = after
+#: A run's running values, one int a slot in the order above.
+Account = tuple[int, int, int, int, int, int, int, int, int, int, int, int, int, int, int]
 
 
-def account(acc: Int64Array, lo: int, hi: int, live: int, desired: int) -> None:
-    """Count seconds ``lo … hi - 1`` (``lo < hi``), each with ``live`` copies running and
-    ``desired`` wanted, into the running values ``acc``: the whole run's, the
+def start_account(after: int) -> Account:
+    """The running values of a run whose first death event is at second ``after``
+    (``duration + 1`` when none is within the run): all 0 but ``AFTER`` and
+    ``AFTER_DRIFT``."""
+    return (0, 0, 0, 0, after, 0, 0, after, 0, 0, 0, 0, 0, 0, 0)
+
+
+def account(acc: Account, lo: int, hi: int, live: int, desired: int) -> Account:
+    """The running values ``acc`` with seconds ``lo … hi - 1`` (``lo < hi``) counted in,
+    each with ``live`` copies running and ``desired`` wanted: the whole run's, the
     disturbance's where the seconds reach ``AFTER``, and the open event window's (all of
     the seconds lie in one window: a simulator opens each at its second)."""
     gap = live - desired
+    if gap == 0:
+        return acc
+    (overshoot, excess, missing, last_drift, after, after_over, after_missing, after_drift,
+     events, event_at, event_over, event_under, event_missing, event_drift, raised) = acc
     n = hi - lo
+    last_drift = hi - 1
     if gap > 0:
-        acc[EXCESS] += gap * n
-        acc[OVERSHOOT] = max(acc[OVERSHOOT], gap)
-    elif gap < 0:
-        acc[MISSING] -= gap * n
-    if gap != 0:
-        acc[LAST_DRIFT] = hi - 1
-    if hi > acc[AFTER]:
+        excess += gap * n
+        overshoot = max(overshoot, gap)
+    else:
+        missing -= gap * n
+    if hi > after:
         if gap > 0:
-            acc[AFTER_OVER] = max(acc[AFTER_OVER], gap)
-        elif gap < 0:
-            acc[AFTER_MISSING] -= gap * (hi - max(lo, acc[AFTER]))
-        if gap != 0:
-            acc[AFTER_DRIFT] = hi - 1
-    if acc[EVENTS] > 0:
+            after_over = max(after_over, gap)
+        else:
+            after_missing -= gap * (hi - max(lo, after))
+        after_drift = hi - 1
+    if events > 0:
         if gap > 0:
-            acc[EVENT_OVER] = max(acc[EVENT_OVER], gap)
-        elif gap < 0:
-            acc[EVENT_UNDER] = max(acc[EVENT_UNDER], -gap)
-            acc[EVENT_MISSING] -= gap * n
-        if gap != 0:
-            acc[EVENT_DRIFT] = hi - 1
+            event_over = max(event_over, gap)
+        else:
+            event_under = max(event_under, -gap)
+            event_missing -= gap * n
+        event_drift = hi - 1
+    return (overshoot, excess, missing, last_drift, after, after_over, after_missing,
+            after_drift, events, event_at, event_over, event_under, event_missing,
+            event_drift, raised)
 
 
-def _close_event(acc: Int64Array, end: int, responses: Int64Array, col: int) -> None:
+def _close_event(acc: Account, end: int, responses: Int64Array, col: int) -> None:
     """Write the open window's response, the window ending at second ``end``, into column
     ``col`` of ``responses``: its settling time as ``settle_after``'s (1 + its last second
     off desired, its own second counted as one, minus its second), -1 (null) when that
@@ -182,34 +188,37 @@ def _close_event(acc: Int64Array, end: int, responses: Int64Array, col: int) -> 
         acc[EVENT_DRIFT] - acc[EVENT_AT] + 1
 
 
-def begin_event(acc: Int64Array, t: int, responses: Int64Array, base: int) -> None:
-    """Open the window of an event at second ``t`` (before any of its seconds is counted),
-    closing the one before it into column ``base + k`` of ``responses`` (``k`` its number
-    among the run's events, from 0)."""
-    if acc[EVENTS] > 0:
-        _close_event(acc, t - 1, responses, base + acc[EVENTS] - 1)
-    acc[EVENTS] += 1
-    acc[EVENT_AT] = t
-    acc[EVENT_OVER] = acc[EVENT_UNDER] = acc[EVENT_MISSING] = 0
-    acc[EVENT_DRIFT] = t
+def begin_event(acc: Account, t: int, responses: Int64Array, base: int) -> Account:
+    """The running values with the window of an event at second ``t`` opened (before any
+    of its seconds is counted), the one before it closed into column ``base + k`` of
+    ``responses`` (``k`` its number among the run's events, from 0)."""
+    events = acc[EVENTS]
+    if events > 0:
+        _close_event(acc, t - 1, responses, base + events - 1)
+    return (acc[OVERSHOOT], acc[EXCESS], acc[MISSING], acc[LAST_DRIFT], acc[AFTER],
+            acc[AFTER_OVER], acc[AFTER_MISSING], acc[AFTER_DRIFT], events + 1, t, 0, 0, 0, t,
+            acc[RAISED])
 
 
-def end_events(acc: Int64Array, duration: int, responses: Int64Array, base: int) -> None:
+def end_events(acc: Account, duration: int, responses: Int64Array, base: int) -> None:
     """Close the last event's window at the end of the run (second ``duration``)."""
     if acc[EVENTS] > 0:
         _close_event(acc, duration, responses, base + acc[EVENTS] - 1)
 
 
-def change_desired(acc: Int64Array, desired: int, to: int) -> int:
-    """A change of desired from ``desired`` to ``to``: counted in ``RAISED`` where it
-    increases; returns ``to``."""
-    if to > desired:
-        acc[RAISED] += to - desired
-    return to
+def change_desired(acc: Account, desired: int, to: int) -> Account:
+    """The running values with a change of desired from ``desired`` to ``to`` counted:
+    in ``RAISED`` where it increases."""
+    if to <= desired:
+        return acc
+    return (acc[OVERSHOOT], acc[EXCESS], acc[MISSING], acc[LAST_DRIFT], acc[AFTER],
+            acc[AFTER_OVER], acc[AFTER_MISSING], acc[AFTER_DRIFT], acc[EVENTS], acc[EVENT_AT],
+            acc[EVENT_OVER], acc[EVENT_UNDER], acc[EVENT_MISSING], acc[EVENT_DRIFT],
+            acc[RAISED] + to - desired)
 
 
 def write_metrics(out: Int64Array, row: int, counts: Sequence[int] | Any,
-                  acc: Int64Array, duration: int) -> None:
+                  acc: Account, duration: int) -> None:
     """Write a cell's raw counts into column ``row`` of ``out`` (a metric a row, in the
     order of the kernels' output columns): ``counts`` holds rounds, created, delete
     commands, deleted, reads, deaths, then (where ``out`` has rows for them) create

@@ -21,6 +21,7 @@ from reconsim.model.kernels.arrays import (
     KernelDecisionError,
     controller_params,
     numbered,
+    padded_width,
     response_buffers,
     take_rows,
 )
@@ -383,10 +384,17 @@ def responses_column(responses: np.ndarray, base: np.ndarray, counts: np.ndarray
     if not total:  # (a list of n empty lists costs seconds on a large frame: this, nothing)
         return pl.Series(RESPONSES, [], dtype=RESPONSES_DTYPE.inner).reshape((n, 0)).cast(
             RESPONSES_DTYPE)
+    width = padded_width(base, responses)
+    if width is not None:  # each row's block as wide (response_buffers): a reshape
+        table = _records(responses).reshape((n, width)).cast(RESPONSES_DTYPE)
+        if (counts == width).all():
+            return table
+        return pl.DataFrame({RESPONSES: table, "n": counts}).select(
+            pl.col(RESPONSES).list.head(pl.col("n"))).to_series()
     starts = np.cumsum(counts) - counts
     if (counts == counts[0]).all():  # as many in every row (one schedule, say): a reshape
         where = np.repeat(base - starts, counts) + np.arange(total, dtype=np.int64)
-        return _records(responses[:, where]).reshape((n, int(counts[0]))).cast(
+        return _records(_columns(responses, where)).reshape((n, int(counts[0]))).cast(
             RESPONSES_DTYPE)
     # Else grouped by row (rows sorted, so grouped in one pass), each row led by a
     # placeholder (any column: it is sliced off) so that a row without responses keeps its
@@ -398,9 +406,15 @@ def responses_column(responses: np.ndarray, base: np.ndarray, counts: np.ndarray
     where[kept] = np.repeat(base - starts, counts) + np.arange(total, dtype=np.int64)
     rows = np.repeat(np.arange(n), counts + 1)
     grouped = pl.DataFrame({"row": pl.Series(rows).set_sorted(),
-                            RESPONSES: _records(responses[:, where])}).group_by(
+                            RESPONSES: _records(_columns(responses, where))}).group_by(
         "row", maintain_order=True).agg(pl.col(RESPONSES).slice(1))
     return grouped[RESPONSES].cast(RESPONSES_DTYPE)
+
+
+def _columns(matrix: np.ndarray, where: np.ndarray) -> np.ndarray:
+    """``matrix[:, where]`` with each row contiguous (numpy's fancy index of the second axis
+    gives a Fortran-ordered copy, whose strided rows polars then reads element by element)."""
+    return np.take(matrix, where, axis=1)
 
 
 def _records(fields: np.ndarray) -> pl.Series:

@@ -73,7 +73,7 @@ from numba.np.unsafe.ndarray import to_fixed_tuple
 from numpy.typing import NDArray
 
 from reconsim.errors import KernelRefusalError
-from reconsim.model import params, rules
+from reconsim.model import params
 from reconsim.model.controllers import BUILT_IN, Controller, Round
 from reconsim.model.kernels.arrays import (
     KernelDecisionError,
@@ -136,10 +136,9 @@ Int64Array2D = NDArray[np.int64]
 #: after it) and the dead history (a second the dead count changed, the count after it).
 _HIST_T, _HIST_C, _DH_T, _DH_D = range(4)
 #: Rows of a cell's event scratch: its death events (second, count), sorted, its changes
-#: of desired (second, desired), in their (increasing) order, and its running values
-#: (:func:`reconsim.model.rules.start_account`: a row of this scratch rather than an array
-#: of its own, which the kernel would pass to each cell's run).
-_EV_AT, _EV_COUNT, _SC_AT, _SC_DESIRED, _ACC = range(5)
+#: of desired (second, desired), in their (increasing) order, and its restarts, sorted (one
+#: array for all three: each array a cell's run is passed costs its reference counts).
+_EV_AT, _EV_COUNT, _SC_AT, _SC_DESIRED, _RS_AT, _EV_ROWS = range(6)
 
 
 #: The ``observe`` code of "created", in :data:`reconsim.model.params.OBSERVE` order.
@@ -213,7 +212,7 @@ def memory_changed(mem: Int64Array, before: Int64Array) -> bool:
 def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is what makes it fast
     p: Any, memory: Int64Array2D, created_listed: bool, cap: int,
     gain_pm: int, desired: int, U: int, G: int, B: int, duration: int, ledger_base: int,
-    initial: int, ev: Int64Array2D, n_ev: int, n_sc: int, restarts: Int64Array, n_rs: int,
+    initial: int, ev: Int64Array2D, n_ev: int, n_sc: int, n_rs: int,
     hs: Int64Array2D, responses: Int64Array2D, base: int,
     out: Int64Array2D, row: int,
 ) -> bool:
@@ -221,14 +220,14 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     into columns ``base …`` of ``responses``; False if its controller returned a correction
     beyond :data:`reconsim.model.kinds.MAX_COPIES`. Its death events are the first ``n_ev``
     columns of ``ev``'s rows _EV_AT, _EV_COUNT, sorted, its changes of desired the first
-    ``n_sc`` of rows _SC_AT, _SC_DESIRED, and its running values are row _ACC; ``hs``
-    is scratch for its histories (rows _HIST_T, _HIST_C, _DH_T, _DH_D); ``p`` holds its
+    ``n_sc`` of rows _SC_AT, _SC_DESIRED, its restarts the first ``n_rs`` of row _RS_AT,
+    sorted; ``hs`` is scratch for its histories (rows
+    _HIST_T, _HIST_C, _DH_T, _DH_D); ``p`` holds its
     controller's parameters, ``memory`` is scratch for its memory (rows :data:`NOW`,
     :data:`BEFORE`; the controller is the one this function was specialised for:
     :mod:`.specialise`). Few array arguments, one exit from the loop: numba passes each
     array as a struct and counts its references, which costs more than a settled cell's
     rounds, and a return from inside the loop slowed all of it."""
-    acc = ev[_ACC]  # the running values (rules.account)
     deaths_total = 0
     for j in range(n_ev):
         deaths_total += ev[_EV_COUNT, j]
@@ -265,7 +264,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     next_change = ev[_SC_AT, 0] if n_sc > 0 else big
     next_event = min(next_death, next_change)
     # The disturbance: seconds from the first death event on (none: after = big).
-    start_account(acc, min(next_death, big))
+    acc = start_account(min(next_death, big))  # the running values (rules.account)
     bad_correction = False
     while True:
         s = next_round if next_round <= duration else big
@@ -275,15 +274,16 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
         if s > duration:
             break
         if s > prev:  # seconds prev .. s-1 all had `live` copies and one desired
-            account(acc, prev, s, live, desired)
+            acc = account(acc, prev, s, live, desired)
         if s == next_event:
             # An event's second (a death event, a change of desired or both: one event):
             # the change takes effect, then the event's window opens; the deaths below.
             if s == next_change:
-                desired = change_desired(acc, desired, ev[_SC_DESIRED, i_sc])
+                acc = change_desired(acc, desired, ev[_SC_DESIRED, i_sc])
+                desired = ev[_SC_DESIRED, i_sc]
                 i_sc += 1
                 next_change = ev[_SC_AT, i_sc] if i_sc < n_sc else big
-            begin_event(acc, s, responses, base)
+            acc = begin_event(acc, s, responses, base)
         while p_ready < n_hist and hs[_HIST_T, p_ready] + B <= s:
             R = hs[_HIST_C, p_ready]
             p_ready += 1
@@ -303,7 +303,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
         if s == next_round:
             rounds += 1
             next_round += U
-            while p_rs < n_rs and restarts[p_rs] <= s:
+            while p_rs < n_rs and ev[_RS_AT, p_rs] <= s:
                 C_restart = C
                 exp_active = False
                 copy_into(memory[NOW], MEMORY_INIT)
@@ -362,7 +362,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                 # each and do nothing.
                 end = min(next_event, big)
                 if HAS_MEMORY and p_rs < n_rs:  # a restart resets its memory
-                    end = min(end, restarts[p_rs])
+                    end = min(end, ev[_RS_AT, p_rs])
                 idle = (end - 1 - s) // U
                 if idle > 0:
                     rounds += idle
@@ -372,7 +372,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
         prev = s
     if bad_correction:  # (out of the loop by a break: a return there costs the loop time)
         return False
-    account(acc, prev, duration + 1, live, desired)  # seconds prev .. duration
+    acc = account(acc, prev, duration + 1, live, desired)  # seconds prev .. duration
     end_events(acc, duration, responses, base)
     # (create commands and failed creates too, which `out` has no rows for: numba types
     # write_metrics' reads of them even where it skips them)
@@ -411,9 +411,7 @@ def _simulate(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
                          scale_offsets[i + 1] - scale_offsets[i])
             max_rs = max(max_rs, restart_offsets[i + 1] - restart_offsets[i])
         hs = np.empty((4, max_rounds + max_ev), np.int64)
-        ev = np.empty((5, max(max_ev, rules.ACCOUNT_SLOTS)), np.int64)
-        rs_at = np.empty(max_rs, np.int64)
-        rs_dummy = np.empty(max_rs, np.int64)
+        ev = np.empty((_EV_ROWS, max(max_ev, max_rs)), np.int64)
         memory = np.empty((2, MEMORY_INIT.shape[0]), np.int64)
         for j in range(lo, hi):
             i = rows[j]
@@ -428,12 +426,12 @@ def _simulate(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
                 ev[_SC_AT, k] = scale_at[scale_offsets[i] + k]
                 ev[_SC_DESIRED, k] = scale_desired[scale_offsets[i] + k]
             n_rs = sorted_into(restart_at, restart_at, restart_offsets[i],
-                                restart_offsets[i + 1], rs_at, rs_dummy)
+                                restart_offsets[i + 1], ev[_RS_AT], ev[_RS_AT])
             p = PARAMS_TYPE(*to_fixed_tuple(cparams[i], N_PARAMS))  # type: ignore[call-arg]
             if not _run_cell(
                 p, memory,
                 observe[i] == CREATED, max_per_round[i], gain[i], desired[i], U[i], G[i], B[i],
-                duration[i], ledger_base[i], initial[i], ev, n_ev, n_sc, rs_at, n_rs, hs,
+                duration[i], ledger_base[i], initial[i], ev, n_ev, n_sc, n_rs, hs,
                 responses, response_base[i], out, i,
             ):
                 out[0, i] = -1

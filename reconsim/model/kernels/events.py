@@ -106,7 +106,7 @@ from reconsim.model.kernels.specialise import (
 )
 from reconsim.model.kernels.world import WORLD_OUT_COLUMNS
 from reconsim.model.kinds import MAX_COPIES, SYNCS_AT_ONCE
-from reconsim.model.rules import ACCOUNT_SLOTS, COUNT, FAIL, LOST_REPLY
+from reconsim.model.rules import COUNT, FAIL, LOST_REPLY
 
 # What is due at an instant, in the order the rules take it when due together.
 _READY, _LEAVE, _SECOND, _DELIVER, _RETRY = 0, 1, 2, 3, 4
@@ -235,7 +235,7 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
         faults: Int64Array, fault_left: Int64Array, f_lo: int, f_hi: int,
         lag: Int64Array, w_lo: int, w_hi: int, b_table: Int64Array, b_lo: int, b_hi: int,
         g_table: Int64Array, g_lo: int, g_hi: int, out: Int64Array, row: int,
-        pods: Int64Array, items: Int64Array, heap: Int64Array, acc: Int64Array,
+        pods: Int64Array, items: Int64Array, heap: Int64Array,
         responses: Int64Array, base: int) -> int:
     end_ms = (duration + 1) * _MS
     room = heap.shape[0] >> 1  # heap entries: key and payload side by side
@@ -267,7 +267,7 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
     # The per-second figures (rules.account), the disturbance's from the first death event
     # on (none: duration + 1), and the windows of the events (death events and changes of
     # desired), each opened at its second's first instant.
-    start_account(acc, ev[0, 0] if n_ev > 0 and ev[0, 0] <= duration else duration + 1)
+    acc = start_account(ev[0, 0] if n_ev > 0 and ev[0, 0] <= duration else duration + 1)
     # The seconds not counted yet, p_lo … t - 1, all with p_live copies and the current
     # desired: counted as one stretch when live changes, an event opens or the run ends.
     p_lo, p_live = 0, initial
@@ -340,9 +340,9 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                             # own window opens (before its deaths and its change of desired,
                             # not after as in the reference: they count nothing in it).
                             if p_lo < t:
-                                account(acc, p_lo, t, p_live, desired)
+                                acc = account(acc, p_lo, t, p_live, desired)
                                 p_lo = t
-                            begin_event(acc, t, responses, base)
+                            acc = begin_event(acc, t, responses, base)
                         for e in range(e_next, n_ev):
                             if ev[0, e] != t:
                                 break
@@ -369,7 +369,8 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                             to = ev[_SC_DESIRED, s_next]
                             s_next += 1
                             if to != desired:
-                                desired = change_desired(acc, desired, to)
+                                acc = change_desired(acc, desired, to)
+                                desired = to
                                 if not dirty:
                                     dirty = True
                                     if not running:
@@ -605,12 +606,12 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
         upto = max(upto, t)
         if live != p_live:
             if p_lo < t:
-                account(acc, p_lo, t, p_live, desired)
+                acc = account(acc, p_lo, t, p_live, desired)
                 p_lo = t
             p_live = live  # seconds p_lo … upto
         t = upto + 1
     if p_lo <= duration:
-        account(acc, p_lo, duration + 1, p_live, desired)
+        acc = account(acc, p_lo, duration + 1, p_live, desired)
     end_events(acc, duration, responses, base)
     write_metrics(out, row, (rounds, created, delete_commands, deleted, reads, deaths_total,
                              create_commands, failed), acc, duration)
@@ -632,7 +633,6 @@ def _run_block(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
         g_offsets: Int64Array, g_table: Int64Array, out: Int64Array, responses: Int64Array,
         response_base: Int64Array) -> None:
     mem = MEMORY_INIT.copy()
-    acc = np.empty(ACCOUNT_SLOTS, np.int64)  # the running values (rules.start_account)
     # Scratch arrays for the block's cells, in _run_cell's arguments: never rebound there,
     # so numba counts no references in its loops.
     pods = np.empty((_N_COLS, _COPIES_ROOM), np.int64)
@@ -669,7 +669,7 @@ def _run_block(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
             delete_newest[i] == 1, watch[i] == 1, slow_start[i] == 1, fail_pm[i],
             lost_pm[i], ev, n_ev, n_sc, rs_at, n_rs, faults, fault_left, f_lo, f_hi, lag,
             lag_offsets[i], lag_offsets[i + 1], b_table, b_offsets[i], b_offsets[i + 1],
-            g_table, g_offsets[i], g_offsets[i + 1], out, i, pods, items, heap, acc,
+            g_table, g_offsets[i], g_offsets[i + 1], out, i, pods, items, heap,
             responses, response_base[i])
             if ended != _ROOM:
                 break

@@ -173,7 +173,7 @@ from reconsim.model.kernels.specialise import (
     rank,
     specialise,
 )
-from reconsim.model.rules import ACCOUNT_SLOTS, FAIL, OK
+from reconsim.model.rules import FAIL, OK, Account
 
 #: reconsim's own controllers, in the order of their codes.
 _BUILT_IN: Final = tuple(BUILT_IN.values())
@@ -367,12 +367,12 @@ def _ranked(  # noqa: PLR0913, PLR0917 — numba takes scalars positionally
 @numba.njit(cache=True, nogil=True, inline="always")
 def _sample(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
     ps: Int64Array2D, bits: UInt64Array2D, lo: int, hi: int, live: int, since: int,
-    desired: int, acc: Int64Array,
-) -> tuple[int, int]:
+    desired: int, acc: Account,
+) -> tuple[int, int, Account]:
     """Pass seconds lo .. hi-1, consuming the live count's queued changes there (none is
-    before lo); return the live count at hi - 1 and the second its run began. The live
-    count ``live`` has held since second ``since`` (<= lo), uncounted: each run of equal
-    live counts that ends here is counted into the running values ``acc``
+    before lo); return the live count at hi - 1, the second its run began and the running
+    values. The live count ``live`` has held since second ``since`` (<= lo), uncounted:
+    each run of equal live counts that ends here is counted into the running values ``acc``
     (:func:`reconsim.model.rules.account`) as it ends, the last is left to the caller. A
     run is one stretch for :func:`~reconsim.model.rules.account` as long as desired and
     the event window stay the same: the caller counts it (:func:`_count_run`) before
@@ -382,20 +382,20 @@ def _sample(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
         change = _consume(ps, bits, _LIVE, t)
         if change != 0:
             if t > since:
-                account(acc, since, t, live, desired)
+                acc = account(acc, since, t, live, desired)
             live += change
             since = t
         t = _next(bits, _LIVE, t + 1, hi)
-    return live, since
+    return live, since, acc
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _count_run(acc: Int64Array, since: int, t: int, live: int, desired: int) -> int:
-    """Count the run of ``live`` copies from second ``since`` to ``t - 1`` (if any) into
-    ``acc``; return ``t``, where the next run begins."""
+def _count_run(acc: Account, since: int, t: int, live: int, desired: int) -> Account:
+    """The running values ``acc`` with the run of ``live`` copies from second ``since`` to
+    ``t - 1`` (if any) counted: the next run begins at ``t``."""
     if t > since:
-        account(acc, since, t, live, desired)
-    return t
+        acc = account(acc, since, t, live, desired)
+    return acc
 
 
 def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is what makes it fast
@@ -406,7 +406,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     ev: Int64Array2D, n_ev: int, n_sc: int, restarts: Int64Array, n_rs: int,
     lists: Int64Array2D, w_lo: int, w_hi: int, f_lo: int, f_hi: int, fault_left: Int64Array,
     b_lo: int, b_hi: int, g_lo: int, g_hi: int,
-    cp: Int64Array2D, ps: Int64Array2D, bits: UInt64Array2D, acc: Int64Array,
+    cp: Int64Array2D, ps: Int64Array2D, bits: UInt64Array2D,
     out: Int64Array2D, row: int, responses: Int64Array2D, base: int,
 ) -> int:
     """Run cell ``row``: :data:`_DONE`, or :data:`_WIDER` if it needs more copies than the
@@ -426,8 +426,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     ``[f_lo, f_hi)`` (rows at, lost; ``fault_left`` from index 0: their counts left), its
     delay tables columns ``[b_lo, b_hi)`` and ``[g_lo, g_hi)`` (rows value, cumulative
     weight; none: the uniform spread). Each column of ``cp`` is a copy held; ``ps`` holds
-    the per-second rows (the two queues among them), ``bits`` the queues' bitmaps; ``acc``
-    is scratch for the running values of :func:`reconsim.model.rules.account`. The metrics
+    the per-second rows (the two queues among them), ``bits`` the queues' bitmaps. The metrics
     go to column ``row`` of ``out``, the responses to its events to columns ``base`` on of
     ``responses``.
 
@@ -478,7 +477,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     quiet_until = 0  # no round is triggered before this second (settled up to it)
     # The per-second figures (rules.account); the disturbance's are over the seconds from
     # the first death event on (none: from duration + 1, past the end).
-    start_account(acc, ev[0, 0] if n_ev > 0 and ev[0, 0] <= duration else duration + 1)
+    acc = start_account(ev[0, 0] if n_ev > 0 and ev[0, 0] <= duration else duration + 1)
     # The initial copies: the first of creation order, created, ready and listed before
     # the run (BEFORE_RUN), numbered first on the ledger delay's stream; live and read
     # from second 0 on, without queued changes.
@@ -500,20 +499,23 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     while s <= duration:
         # Sample seconds before s: nothing can change them any more. (None of them holds an
         # event or a change of desired: the loop stops at each, and counts the run so far.)
-        live, since = _sample(ps, bits, swept + 1, s, live, since, desired, acc)
+        live, since, acc = _sample(ps, bits, swept + 1, s, live, since, desired, acc)
         swept = s - 1
         # 0. A change of desired takes effect; an event (a change, a death event) opens its
         # window.
         event = i_ev < n_ev and ev[0, i_ev] == s
         if i_sc < n_sc and ev[2, i_sc] == s:
-            since = _count_run(acc, since, s, live, desired)
+            acc = _count_run(acc, since, s, live, desired)
+            since = s
             while i_sc < n_sc and ev[2, i_sc] == s:
-                desired = change_desired(acc, desired, ev[3, i_sc])
+                acc = change_desired(acc, desired, ev[3, i_sc])
+                desired = ev[3, i_sc]
                 i_sc += 1
             event = True
         if event:
-            since = _count_run(acc, since, s, live, desired)
-            begin_event(acc, s, responses, base)
+            acc = _count_run(acc, since, s, live, desired)
+            since = s
+            acc = begin_event(acc, s, responses, base)
         # 1. Scripted deaths: the oldest live copies die (terminating ones included).
         kill = 0
         while i_ev < n_ev and ev[0, i_ev] == s:
@@ -763,8 +765,8 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
         s = nxt
     if refused != _DONE:  # (out of the loop by a break: a return there costs the loop time)
         return refused
-    live, since = _sample(ps, bits, swept + 1, duration + 1, live, since, desired, acc)
-    _count_run(acc, since, duration + 1, live, desired)
+    live, since, acc = _sample(ps, bits, swept + 1, duration + 1, live, since, desired, acc)
+    acc = _count_run(acc, since, duration + 1, live, desired)
     end_events(acc, duration, responses, base)
     _drain(ps, bits, _M, m_from, duration)  # leave the queues empty for the next cell
     written = min(quiet_from + 1, ps.shape[1])
@@ -825,7 +827,6 @@ def _simulate_world(  # noqa: PLR0913, PLR0917 — numba takes arrays positional
         per_second = np.zeros((_N_SECOND_ROWS, max_seconds), np.int64)
         bits = np.zeros((2, (max_seconds + 63) // 64), np.uint64)
         memory = np.empty((2, MEMORY_INIT.shape[0]), np.int64)
-        acc = np.empty(ACCOUNT_SLOTS, np.int64)
         for j in range(lo, hi):
             i = rows[j]
             p = PARAMS_TYPE(*to_fixed_tuple(cparams[j], N_PARAMS))  # type: ignore[call-arg]
@@ -851,7 +852,7 @@ def _simulate_world(  # noqa: PLR0913, PLR0917 — numba takes arrays positional
                     U_jitter[i], seed[i], grace[i], delete_newest[i], watch[i], slow_start[i],
                     fail_pm[i], lost_pm[i], ev, n_ev, n_sc, rs_at, n_rs, lists, w_lo, w_hi,
                     f_lo, f_hi, fault_left, b_offsets[i], b_offsets[i + 1],
-                    g_offsets[i], g_offsets[i + 1], cp, per_second, bits, acc, out, i,
+                    g_offsets[i], g_offsets[i + 1], cp, per_second, bits, out, i,
                     responses, response_base[i],
                 )
                 if ended >= _BAD_CORRECTION:  # refused: _BAD_CORRECTION or _BAD_RANK
