@@ -74,6 +74,7 @@ PLOT_FORMATS = (".html", ".png", ".svg")
 
 
 def _run(args: argparse.Namespace) -> int:
+    from reconsim.model.controllers import registry
     from reconsim.model.differential import ControllerMismatchError, compare_cell
     from reconsim.model.metrics import METRICS, RESPONSES
     from reconsim.model.simulate import simulate_cell
@@ -104,8 +105,11 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(metrics))
         return 0
-    width = max(len(m.name) for m in METRICS)
-    for m in METRICS:
+    # (a world's own metrics only for a cell of that world: elsewhere they are null)
+    world = registry.get(cell.controller).world
+    shown_metrics = [m for m in METRICS if m.world is None or m.world == world]
+    width = max(len(m.name) for m in shown_metrics)
+    for m in shown_metrics:
         value = metrics[m.name]
         shown = "null" if value is None else f"{value:.4f}" if m.float else str(value)
         print(f"{m.name:<{width}}  {shown:>10}  {m.help}")

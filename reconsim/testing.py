@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, Verbosity, given, settings
 from hypothesis import strategies as st
 
 from reconsim.model import rng
-from reconsim.model.controllers import Controller, registry
+from reconsim.model.controllers import Controller, ControllerError, registry
 from reconsim.model.differential import ControllerMismatchError, compare_cell
 from reconsim.model.kinds import Choice, Flag, Int, Kind, Thousandths
 from reconsim.model.params import (
@@ -38,7 +38,8 @@ T = TypeVar("T")
 
 #: reconsim's controllers that decide in rounds: :func:`cells` draws them when it is not
 #: told which (:func:`event_cells` draws those that sync on events).
-IN_ROUNDS: Final = tuple(name for name, c in registry.BUILT_IN.items() if not c.syncs_on_events)
+IN_ROUNDS: Final = tuple(name for name, c in registry.BUILT_IN.items()
+                         if not c.syncs_on_events and c.world is None)
 
 
 @st.composite
@@ -157,7 +158,7 @@ def event_cells(max_duration: int = 200, controllers: tuple[str, ...] = ()
     """:func:`world_cells` of the controllers that sync on events (default: reconsim's own,
     ``replicaset``)."""
     names = controllers or tuple(name for name, c in registry.BUILT_IN.items()
-                                 if c.syncs_on_events)
+                                 if c.syncs_on_events and c.world is None)
     return world_cells(max_duration=max_duration, controllers=names)
 
 
@@ -171,6 +172,10 @@ def check_controller(ref: str | Controller, *, examples: int = 200,
     ``compiled=False`` runs on the reference model alone: its cells are only run (an
     exception or a bad correction is still its ``ControllerError``)."""
     controller = registry.resolve(ref)
+    if controller.world is not None:
+        raise ControllerError(f"controller {controller.name!r} brings a world of its own, "
+                              "with one model and no kernel to compare: `reconsim "
+                              "conformance` checks it against the real controllers")
     checked = 0
 
     @settings(max_examples=examples, deadline=None, database=None, derandomize=True,

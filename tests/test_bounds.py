@@ -18,8 +18,10 @@ from reconsim import Cell, run_cell, run_reference, simulate
 from reconsim.cli import main
 from reconsim.errors import KernelRefusalError
 from reconsim.model import rng
+from reconsim.model.deployment import MAX_ROLLOUTS
 from reconsim.model.kernels import count as kernel
-from reconsim.model.kinds import MAX_DELAY_WEIGHT, Cap, Events, Int, Records, Times
+from reconsim.model.kinds import MAX_DELAY_WEIGHT, Cap, Events, Int, IntOrPercent, Records, Times
+from reconsim.model.metrics import WORLD_METRICS
 from reconsim.model.params import (
     MAX_COPIES,
     MAX_EVENTS,
@@ -151,7 +153,12 @@ def test_every_integer_parameter_is_bounded() -> None:
                 elif isinstance(kind, Int):
                     assert kind.maximum in (MAX_SECONDS, MAX_COPIES), (p.name, field)
         elif isinstance(p.kind, Times):
-            assert (p.kind.maximum, p.kind.max_len) == (MAX_SECONDS, MAX_EVENTS), p.name
+            # (a Deployment's template changes: past MAX_ROLLOUTS the real controller's
+            # revision-history cleanup would start, which its model leaves out)
+            assert (p.kind.maximum, p.kind.max_len) == (
+                MAX_SECONDS, MAX_ROLLOUTS if p.name == "rollout" else MAX_EVENTS), p.name
+        elif isinstance(p.kind, IntOrPercent):
+            assert p.kind.maximum == MAX_COPIES, p.name
         elif isinstance(p.kind, Events):
             assert (p.kind.max_at, p.kind.max_count, p.kind.max_len) == (
                 MAX_SECONDS, MAX_COPIES, MAX_EVENTS), p.name
@@ -202,7 +209,7 @@ def worst_metrics(T: int, d: int, lb: int) -> dict[str, object]:
             "excess_copy_seconds": d * T * (T - 1) // 2 + d * (T - 1),
             "missing_copy_seconds": 0, "create_commands": created, "failed_creates": 0,
             "overshoot_after": None, "missing_after": None, "settle_after": None,
-            "responses": []}
+            **dict.fromkeys(WORLD_METRICS["deployment"]), "responses": []}
 
 
 @pytest.mark.parametrize(("T", "d", "lb"), [(2, 1, 0), (5, 3, 2), (17, 2, 7), (40, 4, 20)])

@@ -58,7 +58,8 @@ def test_variant_flags(capsys: pytest.CaptureFixture[str]) -> None:
     (["run", "--G", "-4"], "G must be an integer in [0, 1000000], got -4"),
     (["run", "--U", "fast"], "argument --U: invalid int value: 'fast'"),
     (["run", "--controller", "pid"],
-     "controller 'pid': not a built-in (ledger, intent, expectations, replicaset)"),
+     "controller 'pid': not a built-in (ledger, intent, expectations, replicaset, "
+     "deployment)"),
     (["run", "--deaths", "300"], "argument --deaths: expected AT:COUNT"),
     (["run", "--deaths=-3:2"], "argument --deaths: expected AT:COUNT"),
     (["run", "--Gg", "3"], "error: reconsim run: unrecognized arguments: --Gg 3"),

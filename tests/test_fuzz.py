@@ -26,8 +26,9 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from reconsim import METRIC_NAMES, Cell, run_reference, scan
+from reconsim import METRIC_NAMES, METRICS, Cell, run_reference, scan
 from reconsim.cli import build_parser, main
+from reconsim.model.controllers import registry
 from reconsim.model.kernels import count as count_kernel
 from reconsim.model.kernels import world as world_kernel
 from reconsim.model.kinds import Flag
@@ -100,12 +101,18 @@ VALID_AXES: dict[str, st.SearchStrategy[Any]] = {
     "initial": st.integers(0, 12) | st.just("desired"),
     # desired that moves: the [scale.c0] table's changes
     "scale": st.sampled_from(["none", "c0"]),
+    # a rolling update's (the axes apply to no controller drawn above: refused in one line)
+    "max_surge": st.sampled_from([0, 1, "25%", "50%"]),
+    "max_unavailable": st.sampled_from([0, 1, "25%"]),
+    "min_ready": st.integers(0, 30),
+    "rollout": st.lists(st.integers(0, 300), min_size=1, max_size=3, unique=True).map(sorted),
 }
 #: Axes whose values are names or choices (no ranges).
 _NO_RANGES = ("controller", "observe", "schedule", "max_per_round", "gain", "restart_at",
               "delete_order", "lag", "create_faults", "B_delays", "G_delays", "fail_rate",
               "lost_rate", "trigger",
-              "slow_start", "log_scale_down", "initial", "scale")
+              "slow_start", "log_scale_down", "initial", "scale", "max_surge",
+              "max_unavailable", "rollout")
 
 
 def axis_value(axis: str, valid: bool) -> st.SearchStrategy[Any]:
@@ -114,7 +121,7 @@ def axis_value(axis: str, valid: bool) -> st.SearchStrategy[Any]:
     if not valid:
         one = one | values | (st.sampled_from([MAX_SECONDS, MAX_SECONDS + 1])
                               if axis == "duration" else odd_text)
-    if valid and axis == "restart_at":  # an axis of restart lists: a list of lists
+    if valid and axis in ("restart_at", "rollout"):  # an axis of lists: a list of lists
         return st.lists(one, min_size=1, max_size=2, unique_by=tuple)
     singles = one | st.lists(one, min_size=0 if not valid else 1, max_size=3,
                              unique=valid)
@@ -363,10 +370,12 @@ def test_fuzzed_run_flags_run_exactly_or_refuse_in_one_line(
             assert metrics == run_reference(cell), cell
             event("checked against the reference")
     else:
-        # the metrics, then a table of the responses: a blank line, a title, a header and
-        # a line per event
+        # the metrics (a world's own for its cells only), then a table of the responses: a
+        # blank line, a title, a header and a line per event
         events = len(cell.event_seconds())
-        assert len(out.splitlines()) == len(METRIC_NAMES) + (3 + events if events else 0)
+        world = registry.get(cell.controller).world
+        shown = [m for m in METRICS if m.world is None or m.world == world]
+        assert len(out.splitlines()) == len(shown) + (3 + events if events else 0)
 
 
 def test_the_fuzzers_toml_is_toml() -> None:

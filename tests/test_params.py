@@ -17,7 +17,7 @@ from reconsim import METRIC_NAMES, PARAM_NAMES, Cell
 from reconsim.cli import build_parser
 from reconsim.model import params
 from reconsim.model.kinds import Cap, Int
-from reconsim.model.params import BY_NAME, PARAMS, table_columns
+from reconsim.model.params import BY_NAME, PARAMS, WORLD_OWN, table_columns
 from reconsim.model.simulate import cells_frame, kernel_inputs, simulate
 from reconsim.sweep.grid import PARAM_COLUMNS
 
@@ -57,6 +57,12 @@ def test_metric_names_are_the_published_contract() -> None:
         "overshoot", "stable_at", "reads", "reads_per_round", "excess_copy_seconds",
         "missing_copy_seconds", "create_commands", "failed_creates",
         "overshoot_after", "missing_after", "settle_after",
+        # the Deployment world's, null in the others
+        "max_pods", "max_api_pods", "max_live", "peak_surge", "surge_violation_seconds",
+        "api_surge_violation_seconds", "min_available", "min_available_after_rollout",
+        "unavailable_seconds", "unavailable_seconds_after_rollout", "rollout_done_at",
+        "status_complete_at", "complete_at_end", "rs_syncs", "deploy_syncs", "final_rs_count",
+        "surge_budget", "unavailable_budget",
     )
 
 
@@ -78,7 +84,8 @@ def test_table_columns_keep_the_published_order() -> None:
                              "B_delays", "G_delays_name", "G_delays", "U_jitter", "seed",
                              "delete_order", "grace", "lag", "create_faults", "fail_rate",
                              "lost_rate", "trigger", "slow_start", "log_scale_down",
-                             "initial", "scale")
+                             "initial", "scale", "max_surge", "max_unavailable",
+                             "min_ready", "rollout")
 
 
 def test_every_declared_parameter_reaches_the_table() -> None:
@@ -102,7 +109,9 @@ def test_every_parameter_reaches_the_kernel_and_the_command_line() -> None:
     arrays = kernel_inputs(cells_frame([Cell()]))
     assert controller_params(BUILT_IN.values()) == ("ttl", "log_scale_down")
     assert set(arrays) == {*WORLD_INPUTS, "ttl", "log_scale_down"}
-    assert {k.split("_offsets")[0] for k in arrays} >= set(PARAM_NAMES)
+    # (every parameter but a world of its own's, which that world reads itself)
+    assert {k.split("_offsets")[0] for k in arrays} >= set(PARAM_NAMES) - set(WORLD_OWN)
+    assert not set(arrays) & set(WORLD_OWN)
     # The count kernel takes seed 001's world: every parameter but the richer world's.
     keywords = {*COUNT_INPUTS, "ttl", "log_scale_down"}
     assert set(kernel_inputs(cells_frame([Cell()]), count=True)) == keywords

@@ -20,7 +20,8 @@ from reconsim.sweep.spec import AXES, DEFAULT_SCHEDULE, SpecError, load_spec, pa
 SPECS = Path(__file__).resolve().parent.parent / "sweeps"
 #: The built-in controllers that decide once a round: seed 001's sweeps take them all (the
 #: one that syncs on events, replicaset, is swept in the Kubernetes world).
-IN_ROUNDS = {name for name in CONTROLLERS if not BUILT_IN[name].syncs_on_events}
+IN_ROUNDS = {name for name in CONTROLLERS
+             if not BUILT_IN[name].syncs_on_events and BUILT_IN[name].world is None}
 
 
 def test_axes_are_the_model_parameters_with_schedule_for_deaths() -> None:
@@ -29,7 +30,8 @@ def test_axes_are_the_model_parameters_with_schedule_for_deaths() -> None:
     assert AXES[13:] == ("B_spread", "G_spread", "B_delays", "G_delays", "U_jitter", "seed",
                          "delete_order", "grace",
                          "lag", "create_faults", "fail_rate", "lost_rate", "trigger",
-                         "slow_start", "log_scale_down", "initial", "scale")
+                         "slow_start", "log_scale_down", "initial", "scale", "max_surge",
+                         "max_unavailable", "min_ready", "rollout")
 
 
 def test_values_lists_and_inclusive_ranges() -> None:
@@ -212,7 +214,7 @@ def test_million_spec_has_a_million_cells() -> None:
     ('name = "t"\n[grid]\nU = { from = 1, to = 9, stpe = 2 }\n', "grid.U.stpe: unknown key"),
     ('name = "t"\n[grid]\ncontroller = "pid"\n',
      "grid.controller: controller 'pid': not a built-in (ledger, intent, expectations, "
-     "replicaset)"),
+     "replicaset, deployment)"),
     ('name = "t"\n[grid]\nschedule = "nope"\n', "grid.schedule: unknown schedule 'nope'"),
     ('name = "t"\n[grid]\nG = [1, 1]\n', "grid.G: repeated values"),
     ('name = "../etc"\n', "name must be a plain slug"),

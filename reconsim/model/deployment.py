@@ -108,7 +108,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, Final, NamedTuple, cast
@@ -157,7 +157,11 @@ class ScenarioError(ReconsimError):
 
 @dataclass(frozen=True, kw_only=True)
 class Scenario:
-    """One scenario of the Deployment data set (its ``scenarios.json`` fields)."""
+    """One scenario of the Deployment data set (its ``scenarios.json`` fields), or of a
+    cell: ``rollouts``, the seconds the template changes (version 2, 3, ... in turn; one
+    during a rollout starts a rollover), and ``scale``, the changes of ``spec.replicas``
+    (``(at, desired)``, increasing ``at``), default to the data set's ``rollout_at`` and
+    ``rollout2_at``, ``scale_at`` and ``desired2``."""
 
     id: str = "deployment"
     desired: int
@@ -174,6 +178,8 @@ class Scenario:
     desired2: int | None = None
     deaths: tuple[tuple[int, int], ...] = ()
     duration: int = 600
+    rollouts: tuple[int, ...] = ()
+    scale: tuple[tuple[int, int], ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("desired", "G", "B", "min_ready_seconds", "grace", "rollout_at",
@@ -190,6 +196,71 @@ class Scenario:
         if (self.scale_at is None) != (self.desired2 is None):
             raise ScenarioError(f"scenario {self.id}: scale_at and desired2 go together "
                                 f"(got {self.scale_at!r}, {self.desired2!r})")
+        if not self.rollouts:
+            object.__setattr__(self, "rollouts", (self.rollout_at,) if self.rollout2_at is None
+                               else (self.rollout_at, self.rollout2_at))
+        if not self.scale and self.scale_at is not None and self.desired2 is not None:
+            object.__setattr__(self, "scale", ((self.scale_at, self.desired2),))
+        if list(self.rollouts) != sorted(set(self.rollouts)):
+            raise ScenarioError(f"scenario {self.id}: rollouts = {self.rollouts!r}, not "
+                                "increasing seconds")
+
+
+#: The parameters of a cell the Deployment world reads (a cell's ``controller`` is
+#: ``deployment``); ``U`` and ``ledger_base`` mean nothing here (no periodic resync, no
+#: ledger read) and are let be. Every other parameter of a cell is a rule of another world:
+#: a cell that sets one off its default is refused rather than run without it.
+CELL_PARAMS: Final = ("controller", "desired", "G", "B", "duration", "deaths", "grace",
+                      "initial", "scale", "max_surge", "max_unavailable", "min_ready",
+                      "rollout", "U", "ledger_base")
+#: The most template changes a cell may script: past 10 old ReplicaSets the real
+#: controller's revision-history cleanup (``revisionHistoryLimit`` 10) would delete some,
+#: which this model leaves out.
+MAX_ROLLOUTS: Final = REVISION_HISTORY_LIMIT
+
+
+def scenario_of(cell: Any) -> Scenario:
+    """The :class:`Scenario` of a cell (a :class:`reconsim.model.params.Cell` whose
+    controller is ``deployment``): ``initial`` = ``"desired"`` is a settled start, 0 a
+    cold one; ``rollout`` the template changes, ``scale`` the changes of replicas,
+    ``min_ready`` minReadySeconds. Raises ``ValueError`` (one line naming the parameter)
+    for a cell this world cannot run."""
+    if cell.initial not in ("desired", 0):
+        raise ValueError(f"initial must be 'desired' (a settled Deployment) or 0 (a cold "
+                         f"start) in the Deployment world, got {cell.initial!r}")
+    if not cell.rollout:
+        raise ValueError("rollout: the Deployment world needs at least one template change")
+    if len(cell.rollout) > MAX_ROLLOUTS:
+        raise ValueError(f"rollout: at most {MAX_ROLLOUTS} template changes (past that the "
+                         f"real controller's revision-history cleanup would start, which "
+                         f"this model leaves out), got {len(cell.rollout)}")
+    if list(cell.rollout) != sorted(set(cell.rollout)):
+        raise ValueError(f"rollout must list increasing seconds, got {list(cell.rollout)}")
+    surge, unavailable = (scaled_value(v, 100, round_up=True) for v in (
+        cell.max_surge, cell.max_unavailable))
+    if surge == 0 and unavailable == 0:
+        raise ValueError("max_surge and max_unavailable are both 0: a rolling update could "
+                         "never move (the API refuses it: maxUnavailable may not be 0 when "
+                         "maxSurge is 0)")
+    return Scenario(id="cell", desired=cell.desired, G=cell.G, B=cell.B,
+                    min_ready_seconds=cell.min_ready, grace=cell.grace,
+                    max_surge=cell.max_surge, max_unavailable=cell.max_unavailable,
+                    start="settled" if cell.initial == "desired" else "cold",
+                    rollout_at=cell.rollout[0], rollouts=tuple(cell.rollout),
+                    scale=tuple(cell.scale), deaths=tuple(cell.deaths),
+                    duration=cell.duration)
+
+
+def check_cell(cell: Any, defaults: Mapping[str, Any]) -> None:
+    """Raise ``ValueError`` (one line) for a cell of the Deployment world that sets a
+    parameter of another world off its default (``defaults``: each parameter's), or that
+    :func:`scenario_of` refuses."""
+    for name, default in defaults.items():
+        if name not in CELL_PARAMS and getattr(cell, name) != default:
+            raise ValueError(f"{name} = {getattr(cell, name)!r}: not a rule of the "
+                             f"Deployment world (it reads {', '.join(CELL_PARAMS[1:-2])}); "
+                             f"leave it at its default ({default!r})")
+    scenario_of(cell)
 
 
 # --- Rules on numbers -----------------------------------------------------------------
@@ -1136,11 +1207,12 @@ def run(s: Scenario) -> list[dict[str, int]]:
             w.deliver("pod", (ADDED, pod.view()), 0)
     else:
         w.at(0, _USER, "create", s.desired)
-    w.at(s.rollout_at * SECOND, _USER, "template", 2)
-    if s.rollout2_at is not None:
-        w.at(s.rollout2_at * SECOND, _USER, "template", 3)
-    if s.scale_at is not None:
-        w.at(s.scale_at * SECOND, _USER, "scale", s.desired2)
+    # The user's writes at one instant: the template changes first, then a scale (the data
+    # set's order; no two of its writes coincide).
+    for k, moment in enumerate(s.rollouts):
+        w.at(moment * SECOND, _USER, "template", k + 2)
+    for moment, replicas in s.scale:
+        w.at(moment * SECOND, _USER, "scale", replicas)
     for moment, count in s.deaths:
         w.at(moment * SECOND, _DEATHS, "deaths", count)
     rows = []
@@ -1200,8 +1272,8 @@ def sample(w: World, t: int) -> dict[str, int]:
 
 def metrics(s: Scenario, trace: list[dict[str, int]]) -> dict[str, Any]:
     """The data set's ``metrics.csv`` row of a trace (its definitions, column by column)."""
-    last_change = s.rollout2_at if s.rollout2_at is not None else s.rollout_at
-    after = s.rollout_at
+    last_change = s.rollouts[-1]
+    after = s.rollouts[0]
 
     def done(r: dict[str, int]) -> bool:
         return (r["new_true_available"] == r["desired"]
@@ -1228,7 +1300,9 @@ def metrics(s: Scenario, trace: list[dict[str, int]]) -> dict[str, Any]:
         "api_surge_violation_seconds": sum(
             1 for r in trace if r["api_pods"] > r["desired"] + r["max_surge_r"]),
         "min_available": min(r["available"] for r in trace),
-        "min_available_after_rollout": min(r["available"] for r in trace if r["t"] >= after),
+        # (null when the first template change falls after the end of the run)
+        "min_available_after_rollout": min(
+            (r["available"] for r in trace if r["t"] >= after), default=None),
         "unavailable_seconds": sum(1 for r in trace if unavailable(r)),
         "unavailable_seconds_after_rollout": sum(
             1 for r in trace if r["t"] >= after and unavailable(r)),

@@ -293,6 +293,99 @@ class IntOrParam(Int):
 
 
 @dataclass(frozen=True)
+class IntOrPercent(Kind):
+    """A count, or a percentage of a count the world resolves it against (Kubernetes'
+    ``IntOrString``, as a rolling update's ``maxSurge`` and ``maxUnavailable``): an
+    integer in [0, ``maximum``], or ``"P%"`` with an integer P in [0, ``max_percent``].
+    String column, ``"3"`` or ``"25%"``; the kernel reads the number (``NAME``) and
+    whether it is a percentage (``NAME_percent``, 0 or 1)."""
+
+    maximum: int = MAX_COPIES
+    max_percent: int = 100
+
+    @property
+    def dtype(self) -> pl.DataType:
+        return pl.String()
+
+    def range(self) -> str:
+        """The allowed values, in words."""
+        return (f"an integer in [0, {self.maximum}] or a percentage 'P%', P in "
+                f"[0, {self.max_percent}]")
+
+    def _fail(self, name: str, value: Any) -> NoReturn:
+        raise ValueError(f"{name} must be {self.range()}, got {shown(value)}")
+
+    def check(self, name: str, value: Any) -> Any:
+        if _is_int(value):
+            if not 0 <= value <= self.maximum:
+                self._fail(name, value)
+            return int(value)
+        if isinstance(value, str):
+            text = value.strip()
+            number = text[:-1] if text.endswith("%") else text
+            if number.isascii() and number.isdigit():
+                if not text.endswith("%"):
+                    return self.check(name, int(number))
+                if int(number) <= self.max_percent:
+                    return f"{int(number)}%"
+        return self._fail(name, value)
+
+    def check_dtype(self, name: str, dtype: pl.DataType) -> None:
+        if not isinstance(dtype, (pl.String, pl.Categorical, pl.Enum)):
+            raise ValueError(f"{name}: column must be strings ('3', '25%'), got dtype {dtype}")
+
+    @staticmethod
+    def _parts(col: pl.Expr) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
+        """Whether each value has the form, its number, whether it is a percentage."""
+        text = col.cast(pl.String)
+        return (text.str.contains(r"^[0-9]{1,12}%?$"),
+                text.str.strip_chars_end("%").cast(pl.Int64, strict=False),
+                text.str.ends_with("%"))
+
+    def stats(self, name: str) -> list[pl.Expr]:
+        col = pl.col(name)
+        well_formed, number, percent = self._parts(col)
+        bad = ~well_formed | (percent & (number > self.max_percent)) | (
+            ~percent & (number > self.maximum))
+        return [col.filter(bad.fill_null(False)).first().alias(f"{name}:bad")]
+
+    def check_stats(self, name: str, row: Mapping[str, Any], column: pl.Series) -> None:
+        if row[f"{name}:bad"] is not None:
+            self._fail(name, row[f"{name}:bad"])
+
+    def arrays(self, name: str, column: pl.Series) -> dict[str, NDArray[Any]]:
+        frame = column.to_frame("v").select(
+            pl.col("v").cast(pl.String).str.strip_chars_end("%").cast(pl.Int64)
+            .fill_null(0).alias("n"),
+            pl.col("v").cast(pl.String).str.ends_with("%").fill_null(False)
+            .cast(pl.Int64).alias("p"))
+        return {name: frame["n"].to_numpy(), f"{name}_percent": frame["p"].to_numpy()}
+
+    def argument(self, help: str, default: Any) -> dict[str, Any]:
+        # (argparse formats a help with %: a percent sign is written %%)
+        return {"type": self.parse, "metavar": "N|P%", "default": default,
+                "help": f"{help} (default {default}; {self.range()})".replace("%", "%%")}
+
+    def parse(self, text: str) -> int | str:
+        """Parse the flag: ``3`` or ``25%``.
+
+        >>> IntOrPercent().parse("25%"), IntOrPercent().parse("3")
+        ('25%', 3)
+        """
+        try:
+            return self.check("value", text)  # type: ignore[no-any-return]
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected {self.range()}, got {shown(text)}") from None
+
+    def to_column(self, value: Any) -> Any:
+        return str(value)
+
+    def from_column(self, value: Any) -> Any:
+        return value if value is None or value.endswith("%") else int(value)
+
+
+@dataclass(frozen=True)
 class Cap(Int):
     """A limit: an integer >= minimum (at least 1), or no limit (None, ``"unlimited"``,
     null in a column, 0 for the kernel)."""
@@ -533,8 +626,9 @@ class Times(Kind):
         return {f"{name}_offsets": _offsets(len(value)), name: np.array(value, np.int64)}
 
     def argument(self, help: str, default: Any) -> dict[str, Any]:
+        shown_default = ",".join(str(t) for t in default) if default else "none"
         return {"type": self.parse, "action": "extend", "nargs": "*", "metavar": "T",
-                "help": f"{help}; repeat or comma-separate (default none)"}
+                "help": f"{help}; repeat or comma-separate (default {shown_default})"}
 
     def from_flag(self, given: Any, default: Any) -> Any:
         return default if given is None else tuple(t for part in given for t in part)

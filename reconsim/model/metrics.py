@@ -40,7 +40,8 @@ import polars as pl
 
 __all__ = ["BY_NAME", "COST", "COST_FIGURES", "COUNTERS", "DERIVED", "INPUTS", "METRICS",
            "METRIC_NAMES", "OUTPUT_NAMES", "QUALITY", "QUALITY_FIGURES", "RESPONSES",
-           "RESPONSES_DTYPE", "RESPONSE_FIELDS", "TIES", "TRADEOFF", "Metric", "Tie", "Tradeoff",
+           "RESPONSES_DTYPE", "RESPONSE_FIELDS", "TIES", "TRADEOFF", "WORLD_METRICS", "Metric",
+           "Tie", "Tradeoff",
            "TradeoffFigure", "columns", "derived", "exprs", "frontier", "nearest_rank", "of_run",
            "percentile", "percentile_expr", "responses_of", "tied", "ties_text", "tradeoff_figure"]
 
@@ -56,7 +57,8 @@ class Metric:
 
     ``formula`` maps the counters (and the metrics before this one) to its value, integers
     or arrays alike; None for a metric a run counts itself. ``null_when``, for a nullable
-    one, is the condition under which the metric is null instead.
+    one, is the condition under which the metric is null instead. ``world`` names the one
+    world that counts it (``deployment``: a rolling update's figures); null elsewhere.
     """
 
     name: str
@@ -66,6 +68,7 @@ class Metric:
     nullable: bool = False
     formula: Callable[[Values], Any] | None = None
     null_when: Callable[[Values], Any] | None = None
+    world: str | None = None
 
     @property
     def dtype(self) -> pl.DataType:
@@ -170,6 +173,56 @@ METRICS: Final[tuple[Metric, ...]] = (
            "second is `duration` (the run ends unsettled); `overshoot_after` tells the "
            "two apart", nullable=True,
            null_when=lambda v: v["settle_after"] < 0),
+    # A rolling update's figures: counted by the Deployment world alone (the data set's
+    # definitions, over seconds 0 ... duration), null in every other.
+    *(Metric(name, short, f"{doc} (the Deployment world; null in the others)",
+             nullable=True, world="deployment") for name, short, doc in (
+        ("max_pods", "most pods in the API not terminating, over all seconds",
+         "the most pods in the API that are not terminating, over all seconds"),
+        ("max_api_pods", "most pods in the API, terminating ones included",
+         "the most pods in the API, terminating ones included, over all seconds"),
+        ("max_live", "most live pods (ready, in the API, terminating ones included)",
+         "the most live pods (ready and in the API, terminating ones included) over all "
+         "seconds"),
+        ("peak_surge", "largest non-terminating pods - desired, at least 0",
+         "the largest `non-terminating pods \u2212 desired` over all seconds, at least 0"),
+        ("surge_violation_seconds", "seconds with non-terminating pods > desired + surge "
+         "budget", "seconds with `non-terminating pods > desired + surge_budget` (each "
+         "second's desired and budget)"),
+        ("api_surge_violation_seconds", "seconds with pods in the API > desired + surge "
+         "budget (terminating ones counted)", "seconds with `pods in the API > desired + "
+         "surge_budget`: terminating pods counted, as a node's resources count them (the "
+         "controller does not)"),
+        ("min_available", "fewest available pods over all seconds",
+         "the fewest available pods over all seconds: in the API, not terminating, ready "
+         "with `ready second + min_ready \u2264 t`"),
+        ("min_available_after_rollout", "fewest available pods from the first template "
+         "change on", "`min_available` over the seconds from the first template change on"),
+        ("unavailable_seconds", "seconds with available < desired - unavailable budget",
+         "seconds with `available < desired \u2212 unavailable_budget` (each second's)"),
+        ("unavailable_seconds_after_rollout", "unavailable_seconds from the first template "
+         "change on", "`unavailable_seconds` over the seconds from the first template change "
+         "on"),
+        ("rollout_done_at", "first second from the last template change on with every pod "
+         "new, available and not terminating, and no old pod; null if never",
+         "the first second `t \u2265` the last template change with `desired` new pods "
+         "available and not terminating and no old pod in the API; null if never"),
+        ("status_complete_at", "first second from the last template change on whose status "
+         "says complete; null if never", "the first second `t \u2265` the last template "
+         "change whose Deployment status says complete (Progressing True, reason "
+         "NewReplicaSetAvailable, observedGeneration current); null if never"),
+        ("complete_at_end", "1 if the rollout is done at the end of the run, else 0",
+         "1 if `rollout_done_at`'s condition holds at `t = duration`, else 0"),
+        ("rs_syncs", "ReplicaSet controller syncs", "`syncReplicaSet` calls"),
+        ("deploy_syncs", "Deployment controller syncs", "`syncDeployment` calls"),
+        ("final_rs_count", "ReplicaSets in the API at the end", "ReplicaSets in the API at "
+         "`t = duration`"),
+        ("surge_budget", "max_surge resolved against the initial desired",
+         "`max_surge` resolved against the initial `desired` (a percentage rounded up)"),
+        ("unavailable_budget", "max_unavailable resolved against the initial desired",
+         "`max_unavailable` resolved against the initial `desired` (a percentage rounded "
+         "down; 1 when both budgets come to 0), at most `desired`"),
+    )),
 )
 #: Every metric's name, in column order.
 METRIC_NAMES: Final[tuple[str, ...]] = tuple(m.name for m in METRICS)
@@ -181,7 +234,11 @@ BY_NAME: Final[Mapping[str, Metric]] = {m.name: m for m in METRICS}
 #: (0 when none: second 0 counts as one), and ``raised``, the sum of the increases of
 #: desired during the run (its scale schedule's changes up to ``duration``).
 COUNTERS: Final[tuple[str, ...]] = (
-    *(m.name for m in METRICS if m.formula is None), "last_drift", "raised")
+    *(m.name for m in METRICS if m.formula is None and m.world is None), "last_drift", "raised")
+#: The metrics one world alone counts, by world: null in the others' runs.
+WORLD_METRICS: Final[Mapping[str, tuple[str, ...]]] = {
+    world: tuple(m.name for m in METRICS if m.world == world)
+    for world in dict.fromkeys(m.world for m in METRICS if m.world is not None)}
 #: What the formulas read of the cell: ``desired``, ``duration``, ``deaths_total``, the
 #: death schedule's total count (also the deaths after the end or beyond the live count),
 #: and ``initial``, the copies running at t = 0 (``"desired"`` resolved).
@@ -243,7 +300,8 @@ def of_run(counts: Mapping[str, int], cell: CellInputs,
     for m in METRICS:
         if m.formula is not None:
             values[m.name] = m.formula(values)
-    out = {m.name: None if m.null_when is not None and m.null_when(values) else values[m.name]
+    out = {m.name: None if m.null_when is not None and m.null_when(values)
+           else values.get(m.name) if m.world is not None else values[m.name]
            for m in METRICS}
     if responses is not None:
         out[RESPONSES] = responses
@@ -419,7 +477,7 @@ def exprs(values: Mapping[str, pl.Expr]) -> list[pl.Expr]:
     for m in METRICS:
         if m.formula is not None:
             values[m.name] = m.formula(values)
-        value = values[m.name]
+        value = values.get(m.name, pl.lit(None)) if m.world is not None else values[m.name]
         if m.null_when is not None:
             value = pl.when(m.null_when(values)).then(None).otherwise(value)
         out.append(value.cast(m.dtype).alias(m.name))

@@ -23,9 +23,10 @@ from typing import Any, Final, TypeVar
 import polars as pl
 
 from reconsim.errors import ReconsimError
-from reconsim.model import delays, rng
+from reconsim.model import delays, deployment, rng
 from reconsim.model.controllers import BUILT_IN, Controller, registry
 from reconsim.model.controllers.registry import ControllerKind
+from reconsim.model.deployment import MAX_ROLLOUTS
 from reconsim.model.kinds import (
     DEATHS_DTYPE,
     FAULT_KINDS,
@@ -42,6 +43,7 @@ from reconsim.model.kinds import (
     Flag,
     Int,
     IntOrParam,
+    IntOrPercent,
     Kind,
     Scale,
     Thousandths,
@@ -119,7 +121,7 @@ class Parameter:
             return controller in registry.names() and registry.get(controller).remembers
         if self.applies == IN_ROUNDS:
             return controller in registry.names() and not registry.get(
-                controller).syncs_on_events
+                controller).syncs_on_events and registry.get(controller).world is None
         return controller in self.applies
 
     def off_default(self) -> pl.Expr:
@@ -140,6 +142,11 @@ def controller_param(controller: Controller, name: str) -> dict[str, Parameter]:
     return declare(param.kind, param.help, applies=(controller.name,), variant=True)
 
 
+#: The controllers whose cells roll a Deployment out (those of the Deployment world).
+_ROLLING: Final = tuple(c.name for c in BUILT_IN.values() if c.world == "deployment")
+#: The largest ``max_surge`` percentage (Kubernetes sets none; a budget of ten times desired
+#: is past any use).
+MAX_PERCENT: Final = 1000
 _EXPECTATIONS: Final = BUILT_IN["expectations"]
 _TTL: Final = _EXPECTATIONS.params["ttl"]
 _REPLICASET: Final = BUILT_IN["replicaset"]
@@ -253,6 +260,20 @@ class Cell:
     scale: ScaleChanges = field(default=(), metadata=declare(
         Scale(), "scale schedule: (at, desired) changes; from second at on, desired copies "
         "should run (at >= 1, increasing)"))
+    # --- a rolling update: the Deployment world's own parameters
+    max_surge: int | str = field(default="25%", metadata=declare(
+        IntOrPercent(max_percent=MAX_PERCENT), "a rolling update's surge budget: pods "
+        "above desired, a count or a percentage of desired (rounded up)",
+        applies=_ROLLING, variant=True))
+    max_unavailable: int | str = field(default="25%", metadata=declare(
+        IntOrPercent(), "a rolling update's availability budget: pods below desired, a "
+        "count or a percentage of desired (rounded down)", applies=_ROLLING, variant=True))
+    min_ready: int = field(default=0, metadata=declare(
+        Int(0, MAX_SECONDS), "minReadySeconds: seconds a pod must be ready to count as "
+        "available", applies=_ROLLING))
+    rollout: tuple[int, ...] = field(default=(10,), metadata=declare(
+        Times(max_len=MAX_ROLLOUTS), "seconds at which the Deployment's template changes "
+        "(a rollout; one during a rollout is a rollover), increasing", applies=_ROLLING))
 
     #: The values of a user's controller's parameters, (name, value) pairs in its declared
     #: order (:func:`make_cell` fills them in from keywords; built-ins have none).
@@ -271,6 +292,8 @@ class Cell:
                 raise ValueError(f"{p.name}: a delay table and {spread} "
                                  f"{getattr(self, spread)} both given; give one of the two")
         controller = registry.get(self.controller)
+        if controller.world == "deployment":
+            deployment.check_cell(self, DEFAULTS)
         given = dict(self.options)
         if len(given) != len(self.options):
             raise ValueError("options: a parameter is given twice")
@@ -448,6 +471,9 @@ def parameter(name: str) -> Parameter:
     raise KeyError(name)
 #: Every parameter's name, in declaration order.
 PARAM_NAMES: Final[tuple[str, ...]] = tuple(p.name for p in PARAMS)
+#: The parameters of a world of its own, by name: they apply to its controllers alone (a
+#: rolling update's, to ``deployment``).
+WORLD_OWN: Final[Mapping[str, Parameter]] = {p.name: p for p in PARAMS if p.applies == _ROLLING}
 #: The parameters that make a controller variant (observe, max_per_round, gain, ...).
 VARIANT_PARAMS: Final[tuple[str, ...]] = tuple(p.name for p in PARAMS if p.variant)
 DEFAULTS: Final[Mapping[str, Any]] = {p.name: p.default for p in PARAMS}

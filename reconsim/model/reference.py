@@ -53,8 +53,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from reconsim.model import rng, rules
-from reconsim.model.controllers import Entry, Round, registry
+from reconsim.model import rng, rolling, rules
+from reconsim.model.controllers import CellError, Entry, Round, registry
 from reconsim.model.controllers.definition import (
     decide_in_python,
     rank_in_python,
@@ -91,6 +91,11 @@ def run_reference(  # noqa: PLR0912, PLR0915 — the spec, in order
     >>> run_reference(Cell(G=20, create_faults=((0, 2, "fail"),)))["failed_creates"]
     2
     """
+    if registry.get(cell.controller).world == "deployment":  # a world of its own
+        if on_second is not None:
+            raise CellError("the Deployment world gives its own per-second trace "
+                            "(reconsim.model.deployment.run), not a copy-by-copy one")
+        return rolling.run(cell)[1]
     if registry.get(cell.controller).syncs_on_events:  # its world runs in milliseconds
         return run_events(cell, on_second)
     G, U, B, seed = cell.G, cell.U, cell.B, cell.seed

@@ -39,6 +39,7 @@ from reconsim.model.params import (
     DELAY_PARAMS,
     PARAM_DTYPES,
     PARAMS,
+    WORLD_OWN,
     WORLD_SWITCHES,
     Cell,
     IntOrParam,
@@ -177,7 +178,8 @@ class _Layout:
 @functools.lru_cache(maxsize=256)
 def _layout(controller: Controller) -> _Layout:
     """:class:`_Layout` of ``controller``'s cells, once per definition."""
-    params = _params_of(set() if controller.name in BUILT_IN else {controller.name})
+    params = tuple(p for p in _params_of(
+        set() if controller.name in BUILT_IN else {controller.name}) if p.name not in WORLD_OWN)
     index = {p.name: i for i, p in enumerate(params)}
     return _Layout(params, {p.name: applies(p.name, controller.name) for p in params},
                    tuple(p for p in params if p.name in WORLD_SWITCHES),
@@ -590,7 +592,8 @@ def kernel_inputs(cells: pl.DataFrame, *, count: bool = False,
             return p.kind.arrays(p.name, cells[p.name])
         return _default_arrays(p, cells.height)
 
-    chosen = [p for p in params if not (count and p.world)]
+    # (a world of its own reads its parameters itself: no kernel here takes them)
+    chosen = [p for p in params if not (count and p.world) and p.name not in WORLD_OWN]
     threads = _threads() if cells.height >= THREADED_FROM else None
     parts = map(encoded, chosen) if threads is None else threads.map(encoded, chosen)
     arrays: dict[str, np.ndarray] = {}

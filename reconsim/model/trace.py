@@ -34,7 +34,8 @@ from typing import Any, Final
 
 import polars as pl
 
-from reconsim.model import metrics
+from reconsim.model import metrics, rolling
+from reconsim.model.controllers import registry
 from reconsim.model.copies import after_metrics
 from reconsim.model.params import Cell, make_cell, takes_cell_keywords
 from reconsim.model.reference import Second, run_reference
@@ -72,6 +73,8 @@ def trace(**params: Any) -> pl.DataFrame:
 
 def trace_cell(cell: Cell) -> pl.DataFrame:
     """:func:`trace` of a :class:`~reconsim.model.params.Cell`."""
+    if registry.get(cell.controller).world == "deployment":
+        return _deployment_trace(cell)
     rows: dict[str, list[Any]] = {name: [] for name in _OBSERVED}
     before = dict.fromkeys(_PER_SECOND.values(), 0)
 
@@ -102,6 +105,22 @@ def trace_cell(cell: Cell) -> pl.DataFrame:
         metrics.derived("wasted_deletes")).select(list(SCHEMA))
 
 
+def _deployment_trace(cell: Cell) -> pl.DataFrame:
+    """The trace of a cell of the Deployment world, from its own per-second trace
+    (:func:`reconsim.model.deployment.run`): ``live`` its live pods, ``terminating`` its
+    pods with a deletion timestamp, ``round`` whether either controller synced; ``ledger``,
+    ``pending`` and ``read`` are null (the world reads no ledger)."""
+    rows = rolling.run(cell)[0]
+    frame = pl.DataFrame(rows).select(
+        "t", "desired", "live", pl.lit(None, pl.Int64).alias("ledger"),
+        pl.lit(None, pl.Int64).alias("pending"), "terminating",
+        ((pl.col("rs_syncs") + pl.col("deploy_syncs")) > 0).alias("round"),
+        pl.lit(None, pl.Int64).alias("read"), "create_commands", "created",
+        pl.lit(0, pl.Int64).alias("failed_creates"), "delete_commands", "deleted", "deaths")
+    return frame.cast(_OBSERVED).with_columns(  # type: ignore[arg-type]
+        metrics.derived("wasted_deletes")).select(list(SCHEMA))
+
+
 def metrics_of(frame: pl.DataFrame, cell: Cell) -> dict[str, Any]:
     """The metrics of :data:`reconsim.METRICS` from sums and extremes of ``cell``'s trace
     (:func:`reconsim.model.metrics.of_run` derives the rest).
@@ -125,7 +144,9 @@ def metrics_of(frame: pl.DataFrame, cell: Cell) -> dict[str, Any]:
         "delete_commands": int(frame["delete_commands"].sum()),
         "deleted": int(frame["deleted"].sum()),
         "overshoot": max(0, int(over.max())),  # type: ignore[arg-type]
-        "reads": int(frame["read"].sum()) + rounds * cell.ledger_base,
+        # (no ledger read in a world of its own: its reads are 0)
+        "reads": 0 if registry.get(cell.controller).world is not None
+        else int(frame["read"].sum()) + rounds * cell.ledger_base,
         "excess_copy_seconds": int(over.clip(lower_bound=0).sum()),
         "missing_copy_seconds": int((-over).clip(lower_bound=0).sum()),
         "create_commands": int(frame["create_commands"].sum()),

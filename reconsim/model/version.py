@@ -25,4 +25,9 @@ from typing import Final
 #: a column (``responses``); ``unneeded`` subtracts the increases of desired. No cell
 #: without a scale schedule changes a figure, but the table gains both columns, and a
 #: directory of version 3 is refused rather than extended with chunks of another shape.
-MODEL_VERSION: Final = 4
+#: 5: the Deployment world (the ``deployment`` controller and its parameters ``max_surge``,
+#: ``max_unavailable``, ``min_ready``, ``rollout``): the table gains their columns and the
+#: rolling update's metrics (null for every other controller). No other cell changes a
+#: figure; a directory of version 4 is refused rather than extended with chunks of
+#: another shape.
+MODEL_VERSION: Final = 5

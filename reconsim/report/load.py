@@ -20,7 +20,7 @@ existed has neither.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -174,7 +174,7 @@ def load_sweep(sweep_dir: Any) -> Sweep:
         raise _unreadable(source, exc) from None
     if cells == 0:
         raise ReportError(f"{where_data}: the table has no rows")
-    constant = [p for p in world if not off[p]]
+    constant = _constant(candidates, world, cells, nulls, off)
     # a delay table's name is no axis where no cell has a table
     constant += [n for n, p in NAME_COLUMNS.items() if p in constant and n in candidates]
     axes = tuple(a for a in candidates if a not in constant)
@@ -358,6 +358,16 @@ def _first_line(exc: BaseException) -> str:
     """An exception's message, first line only (polars appends hints and plans)."""
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _constant(candidates: Sequence[str], world: Sequence[str], cells: int,
+              nulls: Mapping[str, int], off: Mapping[str, bool]) -> list[str]:
+    """The candidate axes that are no axis: a world parameter every cell holds at its
+    default, and a parameter null in every row (it applies to none of the table's
+    controllers; unless a null is one of its values: an unlimited cap)."""
+    constant = [p for p in world if not off[p]]
+    return constant + [a for a in candidates if nulls.get(a) == cells and a not in constant
+                       and not (a in BY_NAME and BY_NAME[a].kind.null_is_value)]
 
 
 def has_deaths(deaths: Deaths) -> pl.Expr:

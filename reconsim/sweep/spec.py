@@ -19,6 +19,7 @@ problem is a :class:`SpecError` whose one-line message names the key and the val
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import math
 import re
@@ -34,6 +35,7 @@ import numpy as np
 from reconsim.errors import ReconsimError
 from reconsim.model import delays
 from reconsim.model.controllers import Controller, ControllerError, registry
+from reconsim.model.deployment import CELL_PARAMS
 from reconsim.model.kinds import Delays, Int, Records
 from reconsim.model.params import (
     DEFAULTS,
@@ -47,6 +49,7 @@ from reconsim.model.params import (
     applies,
     check_deaths,
     check_value,
+    make_cell,
     parameter,
     refuse_inapplicable,
     shown,
@@ -348,6 +351,7 @@ def parse_spec(text: str, base: str | Path = ".") -> Spec:
             else _axis(grid, axis, schedules) for axis in (*AXES, *extra)}
     _one_of_table_or_spread(axes, names)
     _refuse_inapplicable(grid, axes, controllers)
+    _one_world(axes)
     if DEFAULT_SCHEDULE in axes["schedule"] and DEFAULT_SCHEDULE not in schedules:
         schedules[DEFAULT_SCHEDULE] = Schedule(DEFAULT_SCHEDULE, {"events": DEFAULTS["deaths"]})
     entries = _entries_per_cell(axes, schedules)
@@ -382,6 +386,37 @@ def on_path(folders: tuple[str, ...]) -> None:
     for folder in reversed(folders):
         if folder not in sys.path:
             sys.path.insert(0, folder)
+
+
+def _one_world(axes: Mapping[str, Sequence[Any]]) -> None:
+    """Refuse a grid that puts a controller of a world of its own (``deployment``) beside
+    any other (its cells answer other questions: no period, no ledger; the report reads a
+    sweep as one world), and one with a cell that world cannot run, before anything runs:
+    an axis of a parameter the world does not read, off its default, or a combination of
+    its own parameters it refuses (both budgets 0, rollouts out of order ...)."""
+    controllers = axes["controller"]
+    worlds = [c for c in controllers if c in registry.BUILT_IN
+              and registry.BUILT_IN[c].world is not None]
+    if not worlds:
+        return
+    if len(set(controllers)) > 1:
+        raise SpecError(f"grid.controller: {worlds[0]!r} runs in a world of its own (the "
+                        f"{registry.BUILT_IN[worlds[0]].world} world): give it a spec of its "
+                        f"own (got {', '.join(map(str, controllers))})")
+    for axis, values in axes.items():
+        if axis in DEFAULTS and axis not in CELL_PARAMS:
+            for v in values:
+                if v != DEFAULTS[axis]:
+                    raise SpecError(f"grid.{axis}: {shown(v)} is not a rule of the "
+                                    f"{registry.BUILT_IN[worlds[0]].world} world; leave it at "
+                                    f"its default ({shown(DEFAULTS[axis])})")
+    first = {a: v[0] for a, v in axes.items() if a in DEFAULTS and v}
+    crossed = [a for a in ("initial", "max_surge", "max_unavailable", "rollout") if a in axes]
+    for values in itertools.product(*(axes[a] for a in crossed)):
+        try:
+            make_cell(**{**first, **dict(zip(crossed, values, strict=True))})
+        except ValueError as exc:
+            raise SpecError(f"grid: {exc}") from None
 
 
 def _users_controllers(grid: Mapping[str, Any], import_path: tuple[str, ...],

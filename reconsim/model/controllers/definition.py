@@ -260,6 +260,10 @@ class Controller:
     observe: Callable[..., None] | None = None
     #: ``less(a, b, p) -> bool``: Go's ``Less`` for the entries an event-driven deletion takes.
     less: Callable[..., bool] | None = None
+    #: The world it brings, if it runs in one of its own rather than in the world of rounds
+    #: or of events (``"deployment"``: Kubernetes' Deployment and ReplicaSet controllers,
+    #: :mod:`reconsim.model.deployment`); its ``decide`` is then never called.
+    world: str | None = None
 
     def __post_init__(self) -> None:
         where = f"controller {self.name!r}"

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any, Final
 
 from reconsim.model.controllers.definition import Controller, ControllerError
+from reconsim.model.controllers.deployment import DEPLOYMENT
 from reconsim.model.controllers.expectations import EXPECTATIONS
 from reconsim.model.controllers.intent import INTENT
 from reconsim.model.controllers.ledger import LEDGER
@@ -25,7 +26,8 @@ from reconsim.model.controllers.replicaset import REPLICASET
 from reconsim.model.kinds import Choice
 
 #: reconsim's controllers by name, in the order of their codes.
-BUILT_IN: Final = {c.name: c for c in (LEDGER, INTENT, EXPECTATIONS, REPLICASET)}
+BUILT_IN: Final = {c.name: c for c in (LEDGER, INTENT, EXPECTATIONS, REPLICASET,
+                                         DEPLOYMENT)}
 #: The entry-point group under which a package registers its controllers by short name.
 ENTRY_POINTS: Final = "reconsim.controllers"
 

@@ -32,15 +32,17 @@ import altair as alt
 import polars as pl
 from markupsafe import Markup
 
+from reconsim.model.controllers import BUILT_IN
 from reconsim.model.kinds import Cap
 from reconsim.model.laws import delays_vary
-from reconsim.model.metrics import METRIC_NAMES
+from reconsim.model.metrics import METRIC_NAMES, METRICS
 from reconsim.model.params import (
     CONTROLLERS,
     DEFAULTS,
     DELAY_PARAMS,
     PARAM_NAMES,
     PARAMS,
+    WORLD_OWN,
     Cell,
 )
 from reconsim.model.trace import metrics_of, trace_cell
@@ -309,7 +311,8 @@ def _parameters(cell: Cell) -> dict[str, Any]:
     parameters among them, by name."""
     values = dataclasses.asdict(cell)
     values |= dict(values.pop("options"))
-    return json.loads(json.dumps(_without_empty_tables(values)))  # type: ignore[no-any-return]
+    return json.loads(json.dumps(_without_empty_tables(  # type: ignore[no-any-return]
+        _without_other_worlds(values, cell.controller))))
 
 
 #: The delay table parameters, by name.
@@ -327,7 +330,15 @@ def _row_parameters(sweep: Sweep, row: Mapping[str, Any]) -> dict[str, Any]:
     cell's (defaults where the table has none), then its user's controller's, by name."""
     values = dict(DEFAULTS) | _cell_params(sweep, row) | {
         name: row[name] for name in user_params(row) if row[name] is not None}
-    return json.loads(json.dumps(_without_empty_tables(values)))  # type: ignore[no-any-return]
+    return json.loads(json.dumps(_without_empty_tables(  # type: ignore[no-any-return]
+        _without_other_worlds(values, row["controller"]))))
+
+
+def _without_other_worlds(values: dict[str, Any], controller: str) -> dict[str, Any]:
+    """``values`` without the parameters of a world the controller does not run in (a
+    rolling update's, for a controller of rounds)."""
+    return {k: v for k, v in values.items()
+            if k not in WORLD_OWN or WORLD_OWN[k].applies_to(controller)}
 
 
 def _timeline(sweep: Sweep, row: Mapping[str, Any], kind: str, title: str,
@@ -335,7 +346,8 @@ def _timeline(sweep: Sweep, row: Mapping[str, Any], kind: str, title: str,
     """A chosen row, traced when it fits the budget and checked against its metrics. A
     user's controller's row is not traced: the report runs no code its table names (the
     module that defines the controller may not even be there)."""
-    metrics = {m: row[m] for m in METRIC_NAMES}
+    world = BUILT_IN[row["controller"]].world if row["controller"] in CONTROLLERS else None
+    metrics = {m.name: row[m.name] for m in METRICS if m.world is None or m.world == world}
     id = row.get(CELL_ID)
     if row["controller"] not in CONTROLLERS:
         return Timeline(kind, title, True, why + (
@@ -356,7 +368,9 @@ def _timeline(sweep: Sweep, row: Mapping[str, Any], kind: str, title: str,
             window=window)
     frame = trace_cell(cell)
     derived = metrics_of(frame, cell)
-    differing = tuple(m for m in METRIC_NAMES if derived[m] != metrics[m])
+    # (a world's own metrics come from its run, not from the trace's sums)
+    differing = tuple(m.name for m in METRICS
+                      if m.world is None and derived[m.name] != metrics[m.name])
     return Timeline(kind, title, True, why, _parameters(cell), metrics, True,
                     not differing, differing, id, window, drawn_trace(frame, cell, window))
 
