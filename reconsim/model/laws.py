@@ -519,3 +519,190 @@ def step_columns(columns: Collection[str] | None = None) -> list[pl.Expr]:
              "excluded": excluded, "holds": pl.when(excluded.is_null()).then(holds)}
     return [pl.when(stepped).then(expr).alias(f"{STEP_PREFIX}{name}")
             for name, expr in named.items()]
+
+
+# --- A rollout's duration: the Deployment world (:mod:`reconsim.model.deployment`), one
+# template change at second r from a settled start. The derivation and its conditions are
+# :func:`rollout_columns`' docstring (and docs/deployment.md's last section).
+
+#: The law of a rollout's duration, as text (``rollout_done_at`` - r).
+ROLLOUT_LAW: Final = ("max(T(N) + B + minReady, V(N \u2212 U) + grace): T(X), the second the "
+                      "X-th new pod is created, V(X) when the Deployment controller sees it "
+                      "available, in waves of S + U pods one wave time apart")
+#: The wave time (a new pod's creation to its availability in the ReplicaSet's status, as
+#: the Deployment controller reads it), as text.
+WAVE_TIME: Final = ("B + G (minReady 0 or G > minReady); B + 2\u00b7minReady (G = 0); "
+                    "B + G + minReady (0 < G \u2264 minReady)")
+#: The rows the law speaks of (where :func:`rollout_columns` is not null), in words.
+ROLLOUT_SCOPE: Final = ("the Deployment world's cells with a template change within the run "
+                        "(controller deployment)")
+#: Why the law leaves a rollout unchecked, the first that holds first, in words.
+ROLLOUT_EXCLUSIONS: Final = {
+    "unsettled": "a start that is not settled (initial is not desired): the first pods are "
+                 "still being created and readied when the template changes",
+    "rollover": "a second template change (a rollover, a second rollout, or one after the "
+                "run: rollout_done_at counts from the last)",
+    "scaled": "a change of desired at or before the predicted end",
+    "death": "a death event at or before the predicted end",
+    "staggered": "a first wave in two batches (surge and unavailable both above 0, surge "
+                 "below desired, G > 0, r > 0) with G \u2264 minReady < 2G: the status shows "
+                 "the two batches available on different requeues and the waves after them "
+                 "stagger",
+    "slow_cache": "a pod cache delay G of 300 s or more: the ReplicaSet controller's "
+                  "expectations expire before its own pods are seen",
+    "long_wave": "a wave time longer than progressDeadlineSeconds (600 s): the progress "
+                 "deadline passes mid-rollout",
+}
+#: The hidden columns of :func:`rollout_columns`.
+ROLLOUT_PREFIX: Final = "__rollout_"
+#: How a stored ``initial`` holds "desired" (a settled start; :data:`reconsim.model.kinds.NAMED`).
+NAMED_INITIAL: Final = -1
+#: The expectations' timeout and the progress deadline of the Deployment world, seconds.
+_EXPECTATIONS_TIMEOUT: Final = 300
+_PROGRESS_DEADLINE: Final = 600
+
+
+def resolved_budget(value: pl.Expr, desired: pl.Expr, *, round_up: bool) -> pl.Expr:
+    """A ``maxSurge`` or ``maxUnavailable`` column (``"3"`` or ``"25%"``) against
+    ``desired``, as ``intstr.GetScaledValueFromIntOrPercent``: a count as it is, a
+    percentage of desired rounded up (surge) or down (unavailable), in integers.
+
+    >>> f = pl.DataFrame({"v": ["25%", "25%", "3"], "n": [3, 4, 1]})
+    >>> f.select(resolved_budget(pl.col("v"), pl.col("n"), round_up=True))["v"].to_list()
+    [1, 1, 3]
+    """
+    text = value.cast(pl.String)
+    percent = text.str.ends_with("%")
+    number = text.str.strip_suffix("%").cast(pl.Int64)
+    scaled = number * desired
+    share = _ceil_div(scaled, pl.lit(100)) if round_up else scaled // 100
+    return pl.when(percent).then(share).otherwise(number)
+
+
+def rollout_columns(columns: Collection[str] | None = None) -> list[pl.Expr]:
+    """The law of a rollout's duration, as hidden columns ``__rollout_<name>``
+    (:data:`ROLLOUT_PREFIX`) of a table of the Deployment world's cells (list parameters as
+    lists): ``at`` (r, the template change), ``surge`` (S) and ``unavailable`` (U, the
+    budgets the controller uses), ``waves`` (⌈N / (S + U)⌉), ``wave`` (A, the wave time),
+    ``law`` (the predicted ``rollout_done_at`` - r), ``measured`` (``rollout_done_at`` - r,
+    null if never done), ``excluded`` (why the law leaves the cell unchecked, a key of
+    :data:`ROLLOUT_EXCLUSIONS`) and ``holds`` (r + law ≤ duration: ``rollout_done_at`` =
+    r + law; past the end: ``rollout_done_at`` null). All null on rows of other
+    controllers and on rows without a template change within the run. Given its
+    ``columns``, a frame without ``initial`` is settled.
+
+    **The derivation.** N = desired; S = maxSurge rounded up, U = maxUnavailable rounded
+    down, U = 1 if both are 0 (``ResolveFenceposts``), and U at most N (``MaxUnavailable``).
+    At r the Deployment controller creates the new ReplicaSet with S replicas and scales
+    the old one down by U; the next sync, at the same instant, raises the new one to
+    min(N, S + U). From then on, whenever the new ReplicaSet's status shows a_n more pods
+    available, one instant lowers the old one to max(0, N - U - a_n) and raises the new one
+    to min(N, S + U + a_n): the rollout runs in *waves* of P = S + U pods, ⌈N / P⌉ of them,
+    each created when the one before is seen available.
+
+    *The wave time* A, from a pod's creation to its availability in its ReplicaSet's
+    status: it is Ready B s after creation (second R), its Ready update reaches the cache
+    at R + G and syncs the ReplicaSet. With minReady 0 that sync shows it: A = B + G. With
+    minReady m > 0 it counts only when R + m is strictly before the instant: at R + G if
+    G > m (A = B + G); otherwise that sync finds ready = spec ≠ available and requeues in
+    m s, at R + G + m (A = B + G + m), and with G = 0 once more, since R + m is not strictly
+    past at R + m (A = B + 2m).
+
+    *The split first wave*: with S > 0, U > 0, S < N, G > 0 and r > 0 the ReplicaSet
+    controller creates the first wave in two batches, S pods at r and U pods G s later (its
+    expectations wait for the first batch's adds). The two batches then run as two chains,
+    the batch of each created when the other chain's batch before it is seen available,
+    and no sooner than G after the other chain's last creation: the k-th S batch at k·W,
+    the k-th U batch at G + k·W, W = max(A, 2G). With 0 < G ≤ m the second batch's Ready
+    update does not yet requeue at ready = spec, and the first wave is seen at once, at
+    B + G + m + 1 (the 1 s of the Ready update's own requeue, ``AddAfter(m + 1 s)``);
+    from then on the waves are single batches again. At r = 0 the ReplicaSet controller's
+    queue holds the start's list first, its first sync comes after both scale-ups, and
+    the first wave is one batch.
+
+    *The end*: ``rollout_done_at`` needs every new pod truly available (its creation
+    + B + m) and no old pod left: the old ReplicaSet reaches 0 when the status shows
+    N - U new pods available, its last pods leave ``grace`` s later (none left to wait for
+    when U ≥ N: at r + grace). So with T(X) the second (after r) the X-th new pod is
+    created and V(X) when it is seen available (T(X) + A; the merged first wave's
+    B + G + m + 1):
+
+        law = max(T(N) + B + m, V(N - U) + grace)   (V(N - U) = 0 when U ≥ N; 0 for N = 0)
+
+    with T(X) = (⌈X / P⌉ - 1)·A, one batch a wave; for the split first wave
+    min(⌈(X - S)⁺ / P⌉·W, G + (⌈X / P⌉ - 1)·W); for the merged one 0 (X ≤ S), G (X ≤ P)
+    or B + G + m + 1 + (⌈X / P⌉ - 2)·A.
+
+    **The conditions** (the exclusions, :data:`ROLLOUT_EXCLUSIONS`, the first that holds
+    first): a settled start; one template change; no change of desired
+    and no death at or before r + law; not a split first wave with G ≤ m < 2G (then the
+    first batch is seen at B + 2G, at the second batch's Ready update, and the second at
+    B + G + m + 1: two chains whose later batches wait for each other's expectations);
+    G below the expectations' 300 s timeout and a wave time within the progress deadline
+    (600 s), the regimes the derivation assumes. Checked against the reference model on
+    every cell of grids of 32,640 cells, 27,594 of them checked, none failing
+    (docs/deployment.md; tests/test_rollout_law.py runs a smaller one).
+    """
+    n = _int("desired")
+    g, b, m, grace = _int("G"), _int("B"), _int("min_ready"), _int("grace")
+    at = pl.col("rollout").list.first().cast(pl.Int64)
+    surge = resolved_budget(pl.col("max_surge"), n, round_up=True)
+    unavailable = resolved_budget(pl.col("max_unavailable"), n, round_up=False)
+    unavailable = pl.min_horizontal(
+        pl.when((surge == 0) & (unavailable == 0)).then(pl.lit(1)).otherwise(unavailable), n)
+    p = pl.max_horizontal(surge + unavailable, pl.lit(1))
+    wave = (pl.when(m == 0).then(b + g).when(g == 0).then(b + 2 * m)
+            .when(g <= m).then(b + g + m).otherwise(b + g))
+    split = (surge > 0) & (unavailable > 0) & (surge < n) & (g > 0) & (at > 0)
+    merged = split & (g <= m)
+    period = pl.when(split).then(pl.max_horizontal(wave, 2 * g)).otherwise(wave)
+    first_seen = b + g + m + 1
+
+    def created(x: pl.Expr) -> pl.Expr:
+        """T(x): the second after r the x-th new pod is created (x ≥ 1)."""
+        waves = _ceil_div(x, p)
+        return (pl.when(merged).then(
+                    pl.when(x <= surge).then(0).when(x <= p).then(g)
+                    .otherwise(first_seen + (waves - 2) * wave))
+                .when(split).then(pl.min_horizontal(
+                    _ceil_div(pl.max_horizontal(x - surge, pl.lit(0)), p) * period,
+                    g + (waves - 1) * period))
+                .otherwise((waves - 1) * wave))
+
+    def seen(x: pl.Expr) -> pl.Expr:
+        """V(x): the second after r the x-th new pod is available in the status."""
+        return pl.when(merged & (x <= p)).then(first_seen).otherwise(created(x) + wave)
+
+    old = n - unavailable
+    law = pl.when(n == 0).then(pl.lit(0, dtype=pl.Int64)).otherwise(pl.max_horizontal(
+        created(n) + b + m, pl.when(old > 0).then(seen(old)).otherwise(0) + grace))
+    end = at + law
+    duration = _int("duration")
+    initial = (_int("initial") if columns is None or "initial" in columns
+               else pl.lit(NAMED_INITIAL, dtype=pl.Int64))
+    settled = (initial == NAMED_INITIAL) | (initial == n)
+    second = pl.col("rollout").list.get(1, null_on_oob=True).cast(pl.Int64)
+    scale_at = pl.col("scale").list.eval(pl.element().struct.field("at")).list.min()
+    death_at = pl.col("deaths").list.eval(pl.element().filter(
+        pl.element().struct.field("count") > 0).struct.field("at")).list.min()
+    scaled = (scale_at.cast(pl.Int64) <= end).fill_null(value=False)
+    died = (death_at.cast(pl.Int64) <= end).fill_null(value=False)
+    excluded = (
+        pl.when(~settled).then(pl.lit("unsettled"))
+        .when(second.is_not_null()).then(pl.lit("rollover"))
+        .when(scaled).then(pl.lit("scaled"))
+        .when(died).then(pl.lit("death"))
+        .when(merged & (m < 2 * g)).then(pl.lit("staggered"))
+        .when(g >= _EXPECTATIONS_TIMEOUT).then(pl.lit("slow_cache"))
+        .when(wave > _PROGRESS_DEADLINE).then(pl.lit("long_wave"))
+        .otherwise(pl.lit(None, dtype=pl.String)))
+    done = _int("rollout_done_at")
+    holds = pl.when(end <= duration).then(done.eq_missing(end)).otherwise(done.is_null())
+    rolled = (pl.col("controller") == "deployment") & (pl.col("rollout").list.len() > 0) & (
+        at <= duration)
+    named = {"at": at, "surge": surge, "unavailable": unavailable, "waves": _ceil_div(n, p),
+             "wave": wave, "law": law, "measured": done - at, "excluded": excluded,
+             "holds": pl.when(excluded.is_null()).then(holds)}
+    return [pl.when(rolled).then(expr).alias(f"{ROLLOUT_PREFIX}{name}")
+            for name, expr in named.items()]
+

@@ -17,6 +17,7 @@ from typing import Any, Final
 
 from markupsafe import Markup
 
+from reconsim.model.controllers import BUILT_IN
 from reconsim.model.laws import BOUNDARY, LAW_FORMULA, LAW_SCOPE
 from reconsim.model.metrics import DERIVED, METRICS
 from reconsim.model.params import CONTROLLERS
@@ -31,6 +32,7 @@ from reconsim.report.sections import (
     law,
     read_cost,
     responses,
+    rollout,
     seed,
     steps,
     sweep,
@@ -66,6 +68,7 @@ SECTIONS: Final[tuple[Section[Any], ...]] = (
     boundary.SECTION,
     responses.SECTION,
     steps.SECTION,
+    rollout.SECTION,
     read_cost.SECTION,
     controllers.SECTION,
     seed.SECTION,
@@ -74,6 +77,20 @@ SECTIONS: Final[tuple[Section[Any], ...]] = (
     timelines.SECTION,
     sweep.SECTION,
 )
+
+
+#: The sections a sweep whose every cell runs in a world of its own (the Deployment world)
+#: shows: the others ask about a loop of rounds — its period U, its ledger's law, its reads.
+WORLD_SECTIONS: Final = frozenset({"rollout", "controllers", "timelines", "sweep"})
+
+
+def on_page(section: Section[Any], summary: Any, context: Context) -> bool:
+    """Whether ``section`` is on the page: shown for its summary and, in a sweep of worlds
+    of their own only, one of :data:`WORLD_SECTIONS`."""
+    controllers = context.sweep.controllers
+    worlds_only = bool(controllers) and all(c in BUILT_IN and BUILT_IN[c].world is not None
+                                            for c in controllers)
+    return section.shown(summary) and (not worlds_only or section.name in WORLD_SECTIONS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +105,8 @@ class Summaries:
         """Each section's entries of ``summary.json``, in page order."""
         out: dict[str, Any] = {}
         for section, summary in zip(SECTIONS, self.sections, strict=True):
-            out |= section.entries(summary)
+            if on_page(section, summary, self.context) or not section.shown(summary):
+                out |= section.entries(summary)
         return out
 
 
@@ -97,7 +115,8 @@ def render_page(summaries: Summaries, figures: Sequence[Figure], bundle: str) ->
     Vega/vega-embed JavaScript, which must not contain ``</script``."""
     by_name = {f.name: f for f in figures}
     context = summaries.context
-    pairs = [(s, x) for s, x in zip(SECTIONS, summaries.sections, strict=True) if s.shown(x)]
+    pairs = [(s, x) for s, x in zip(SECTIONS, summaries.sections, strict=True)
+             if on_page(s, x, context)]
     letters = section_letters({s.name for s, _ in pairs})
     return render(
         "reconsim.report", "page.html", sweep=context.sweep, bundle=Markup(bundle),

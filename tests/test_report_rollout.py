@@ -1,0 +1,130 @@
+"""The section "The rolling update" on a small table of the Deployment world (the reference
+model through :mod:`tests.test_rollout_law`'s adapter): its figures against a recount in
+Python, the law's failures listed where a wrong duration is planted, the unchecked cells by
+reason, and no section for a table without rollouts."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import polars as pl
+import pytest
+
+from reconsim.model.metrics import percentile
+from reconsim.report.page import SECTIONS
+from reconsim.report.sections import rollout
+from reconsim.report.sections.rollout import RolloutSummary, rollout_verdict
+from reconsim.sweep.table import flat
+from tests.test_rollout_law import frame, grid
+
+
+@pytest.fixture(scope="module")
+def cells() -> pl.DataFrame:
+    """32 settled rollouts and 4 cold starts, some not done by the end (duration 60)."""
+    f = frame(grid(desired=[3, 10], max_surge=[1, "25%"], max_unavailable=[0, 1],
+                   G=[0, 5], B=[2], min_ready_seconds=[0, 5], grace=[5], duration=[60]))
+    cold = frame(grid(desired=[3], max_surge=[1], max_unavailable=[0, 1], G=[0, 5],
+                      start=["cold"], duration=[60]))
+    return pl.concat([f, cold]).with_row_index("__cell")
+
+
+def recount(f: pl.DataFrame) -> dict[tuple[Any, ...], dict[str, Any]]:
+    """Per group, row by row in Python."""
+    out: dict[tuple[Any, ...], dict[str, Any]] = defaultdict(lambda: defaultdict(int))
+    durations: dict[tuple[Any, ...], list[int]] = defaultdict(list)
+    for r in f.iter_rows(named=True):
+        key = (r["max_surge"], r["max_unavailable"], r["min_ready"], r["G"], r["B"])
+        c = out[key]
+        c["rollouts"] += 1
+        if r["rollout_done_at"] is None:
+            c["not_done"] += 1
+        else:
+            durations[key].append(r["rollout_done_at"] - r["rollout"][-1])
+        c["surge_api_cells"] += r["api_surge_violation_seconds"] > 0
+        c["surge_cells"] += r["surge_violation_seconds"] > 0
+        c["unavailable_cells"] += r["unavailable_seconds_after_rollout"] > 0
+        for name, over in (("surge_api_over", r["max_api_pods"] - r["desired"]
+                            - r["surge_budget"]),
+                           ("surge_over", r["peak_surge"] - r["surge_budget"]),
+                           ("unavailable_over", r["desired"] - r["unavailable_budget"]
+                            - r["min_available_after_rollout"])):
+            c[name] = max(c[name], over)
+    for key, values in durations.items():
+        out[key]["median"] = percentile(values, 0.5)
+        out[key]["p95"] = percentile(values, 0.95)
+    return out
+
+
+def test_the_figures_are_a_recount(cells: pl.DataFrame) -> None:
+    s = rollout_verdict(cells)
+    want = recount(cells)
+    assert s.rollouts == cells.height == sum(c["rollouts"] for c in want.values())
+    assert s.done == cells["rollout_done_at"].is_not_null().sum()
+    assert len(s.groups) == len(want)
+    assert sum(g.not_done for g in s.groups) > 0  # some rollouts outlast the run
+    for g in s.groups:
+        c = want[(g.max_surge, g.max_unavailable, g.min_ready, g.G, g.B)]
+        assert g.rollouts == c["rollouts"]
+        assert g.not_done == c["not_done"]
+        assert (g.duration.median, g.duration.p95) == (c.get("median"), c.get("p95"))
+        for name in ("surge_api_cells", "surge_cells", "unavailable_cells",
+                     "surge_api_over", "surge_over", "unavailable_over"):
+            assert getattr(g, name) == c[name], name
+    assert any(g.surge_api_cells for g in s.groups)  # grace 5: terminating pods count
+
+
+def test_the_law_is_checked_and_the_rest_counted_by_reason(cells: pl.DataFrame) -> None:
+    s = rollout_verdict(cells)
+    assert (s.failed, s.failures) == (0, ())
+    assert s.unchecked == {"unsettled": 4, "staggered": s.unchecked["staggered"]}
+    assert s.checked == s.held == s.rollouts - sum(s.unchecked.values()) > 20
+
+
+def test_every_failure_is_listed(cells: pl.DataFrame) -> None:
+    """A wrong rollout_done_at planted in two checked cells: both listed, by cell id."""
+    s0 = rollout_verdict(cells)
+    checked = cells.with_columns(rollout.rollout_columns(cells.columns)).filter(
+        pl.col("__rollout_holds"))
+    ids = checked["__cell"].head(2).to_list()
+    planted = cells.with_columns(
+        rollout_done_at=pl.when(pl.col("__cell").is_in(ids))
+        .then(pl.col("rollout_done_at").fill_null(0) + 1).otherwise(pl.col("rollout_done_at")))
+    s = rollout_verdict(planted)
+    assert (s.checked, s.failed, s.held) == (s0.checked, 2, s0.checked - 2)
+    assert [f.cell for f in s.failures] == sorted(ids)
+    f = s.failures[0]
+    law = checked.filter(pl.col("__cell") == f.cell).row(0, named=True)
+    assert (f.law, f.at, f.waves) == (law["__rollout_law"], law["__rollout_at"],
+                                     law["__rollout_waves"])
+    assert f.measured == law["__rollout_measured"] + 1 or law["__rollout_measured"] is None
+    html = rollout.render(s, None, {})  # type: ignore[arg-type]
+    assert "Every failure" in html
+    assert "fails on 2 of" in html
+
+
+def test_a_loaded_table_reads_the_flattened_rollout(cells: pl.DataFrame) -> None:
+    """The loader flattens ``rollout`` to text and keeps ``scale`` and ``deaths`` as stored
+    in its own columns: the same figures."""
+    loaded = cells.with_columns(flat("rollout", cells.schema["rollout"]),
+                                pl.col("scale").alias("__scale"),
+                                pl.col("deaths").alias("__deaths"),
+                                scale=pl.lit("none"), deaths=pl.lit("none"))
+    assert rollout_verdict(loaded) == rollout_verdict(cells)
+
+
+def test_shown_only_with_rollouts(cells: pl.DataFrame) -> None:
+    assert rollout.SECTION in SECTIONS
+    s = rollout_verdict(cells)
+    assert rollout.shown(s)
+    assert rollout.SECTION.entries(s)["rollout"]["rollouts"] == 36
+    assert [f.name for f in rollout.charts(s, None)] == ["rollout"]  # type: ignore[arg-type]
+    # a table of the copies' world: no column of the Deployment world
+    copies = pl.DataFrame({"controller": ["ledger"], "G": [0], "U": [5], "B": [5]})
+    none = rollout_verdict(copies)
+    assert none == RolloutSummary(0, 0, (), 0, 0, 0, {}, ())
+    assert not rollout.shown(none)
+    assert rollout.SECTION.entries(none) == {}
+    # the columns present, but no row of the Deployment world
+    others = cells.with_columns(controller=pl.lit("ledger"))
+    assert not rollout.shown(rollout_verdict(others))
