@@ -695,13 +695,21 @@ def _check_values(cells: pl.DataFrame, params: Iterable[Parameter], off: list[st
     # A column without nulls has no forbidden one (its null count is known, not counted)
     nulls = [p for p in present if cells[p.name].null_count()]
     exprs = [_first_bad_null(p) for p in nulls]
-    exprs += [e for p in present if schema[p.name] != pl.Null for e in p.kind.stats(p.name)]
+    # Nor has a column without a value any bad one: all null (a parameter of controllers
+    # the frame does not hold), or lists that are all empty (no schedule anywhere).
+    valued = [p for p in present if schema[p.name] != pl.Null
+              and cells[p.name].null_count() < cells.height]
+    lists = [p.name for p in valued if isinstance(schema[p.name], pl.List)]
+    longest = cells.select(pl.col(n).list.len().max() for n in lists).row(0, named=True) \
+        if lists else {}
+    valued = [p for p in valued if longest.get(p.name) != 0]
+    exprs += [e for p in valued for e in p.kind.stats(p.name)]
     row = cells.select(exprs).row(0, named=True) if exprs else {}
     for p in present:  # column by column, in declaration order: the first problem is named
         if row.get(f"{p.name}:bad_null") is not None:
             raise ValueError(f"{p.name}: null {p.kind.null_noun} in row "
                              f"{row[f'{p.name}:bad_null']}{p.kind.null_hint}")
-        if schema[p.name] != pl.Null:
+        if p in valued:
             p.kind.check_stats(p.name, row, cells[p.name])
     _check_one_of(cells, [p for p in present if p.name in DELAYS_BY_NAME])
 
