@@ -4,6 +4,8 @@ controllers' recorded metrics and against recounts of the world's own trace."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -130,3 +132,25 @@ def test_a_bad_budget_on_the_command_line_is_exit_2(capsys: pytest.CaptureFixtur
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
     assert "12x" in err[0]
+
+
+def test_a_sweep_of_the_deployment_world_reports_what_applies(tmp_path: Path) -> None:
+    """A spec of the ``deployment`` controller alone: refused beside another controller;
+    its report shows the rolling update, the controllers, timelines and the sweep, and
+    none of the sections about a loop's period or its ledger."""
+    spec = tmp_path / "roll.toml"
+    grid = ('controller = "deployment"\ndesired = 3\ninitial = "desired"\nG = [0, 5]\n'
+            'max_surge = [1, "50%"]\nrollout = [[10]]\nduration = 90\nschedule = "none"\n')
+    spec.write_text(f'name = "roll"\n[grid]\n{grid}[schedule.none]\nevents = []\n')
+    assert main(["sweep", str(spec), "--out", str(tmp_path / "out"), "--report",
+                 "--no-progress"]) == 0
+    page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    titles = [re.sub(r"<[^>]+>", "", t) for t in re.findall(r"<h2[^>]*>(.*?)</h2>", page)]
+    assert [t.split(". ", 1)[-1] for t in titles if ". " in t] == [
+        "The rolling update", "Controllers compared"]
+    assert "no loop period and no ledger" in page
+    mixed = tmp_path / "mixed.toml"
+    both = grid.replace('"deployment"', '["ledger", "deployment"]')
+    mixed.write_text(f'name = "mixed"\n[grid]\n{both}[schedule.none]\nevents = []\n')
+    assert main(["sweep", str(mixed), "--out", str(tmp_path / "mixed")]) == 2
+    assert not (tmp_path / "mixed").exists()

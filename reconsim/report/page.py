@@ -84,13 +84,18 @@ SECTIONS: Final[tuple[Section[Any], ...]] = (
 WORLD_SECTIONS: Final = frozenset({"rollout", "controllers", "timelines", "sweep"})
 
 
+def worlds_only(context: Context) -> bool:
+    """Whether every controller of the sweep runs in a world of its own."""
+    controllers = context.sweep.controllers
+    return bool(controllers) and all(c in BUILT_IN and BUILT_IN[c].world is not None
+                                     for c in controllers)
+
+
 def on_page(section: Section[Any], summary: Any, context: Context) -> bool:
     """Whether ``section`` is on the page: shown for its summary and, in a sweep of worlds
-    of their own only, one of :data:`WORLD_SECTIONS`."""
-    controllers = context.sweep.controllers
-    worlds_only = bool(controllers) and all(c in BUILT_IN and BUILT_IN[c].world is not None
-                                            for c in controllers)
-    return section.shown(summary) and (not worlds_only or section.name in WORLD_SECTIONS)
+    of their own only (:func:`worlds_only`), one of :data:`WORLD_SECTIONS`."""
+    return section.shown(summary) and (not worlds_only(context)
+                                       or section.name in WORLD_SECTIONS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +125,7 @@ def render_page(summaries: Summaries, figures: Sequence[Figure], bundle: str) ->
     letters = section_letters({s.name for s, _ in pairs})
     return render(
         "reconsim.report", "page.html", sweep=context.sweep, bundle=Markup(bundle),
+        worlds_only=worlds_only(context),
         controllers=controller_rows(context), definitions=definition_rows(),
         checks=", ".join(f"({letters[s.name]}) {s.checks}" for s, _ in pairs if s.checks),
         glance=[line for s, x in pairs if (line := s.glance(x)) is not None],
