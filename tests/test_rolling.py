@@ -96,6 +96,9 @@ def test_the_shared_figures_are_those_of_its_trace() -> None:
     ({"max_surge": 0, "max_unavailable": "0%"}, "max_surge and max_unavailable are both 0"),
     ({"rollout": (30, 20)}, "rollout must list increasing seconds, got [30, 20]"),
     ({"rollout": ()}, "rollout: the Deployment world needs at least one template change"),
+    ({"desired": 10**6}, "desired 1,000,000 over 901 s: the Deployment world runs at most "
+                         "50,000,000 pod-seconds"),
+    ({"scale": ((5, 100_000),), "duration": 600}, "desired 100,000 over 601 s"),
     ({"max_unavailable": "101%"}, "max_unavailable must be an integer in [0, 1000000] or a "
                                   "percentage 'P%', P in [0, 100], got '101%'"),
 ])
@@ -154,3 +157,13 @@ def test_a_sweep_of_the_deployment_world_reports_what_applies(tmp_path: Path) ->
     mixed.write_text(f'name = "mixed"\n[grid]\n{both}[schedule.none]\nevents = []\n')
     assert main(["sweep", str(mixed), "--out", str(tmp_path / "mixed")]) == 2
     assert not (tmp_path / "mixed").exists()
+
+
+def test_a_spec_with_a_cell_too_large_is_refused_before_anything_is_written(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = tmp_path / "big.toml"
+    spec.write_text('name = "big"\n[grid]\ncontroller = "deployment"\ninitial = "desired"\n'
+                    'desired = [10, 1000000]\n')
+    assert main(["sweep", str(spec), "--out", str(tmp_path / "out")]) == 2
+    assert "grid: desired 1,000,000 over 901 s" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

@@ -217,6 +217,10 @@ CELL_PARAMS: Final = ("controller", "desired", "G", "B", "duration", "deaths", "
 #: controller's revision-history cleanup (``revisionHistoryLimit`` 10) would delete some,
 #: which this model leaves out.
 MAX_ROLLOUTS: Final = REVISION_HISTORY_LIMIT
+#: The most pod-seconds (the largest desired count x the run's seconds) a cell may take:
+#: the reference model visits every pod every second (5,000 pods over 601 s take about
+#: 2 s), so a larger cell is refused rather than left running for hours.
+MAX_POD_SECONDS: Final = 50_000_000
 
 
 def scenario_of(cell: Any) -> Scenario:
@@ -236,6 +240,11 @@ def scenario_of(cell: Any) -> Scenario:
                          f"this model leaves out), got {len(cell.rollout)}")
     if list(cell.rollout) != sorted(set(cell.rollout)):
         raise ValueError(f"rollout must list increasing seconds, got {list(cell.rollout)}")
+    largest = max([cell.desired, *(d for _, d in cell.scale)])
+    if largest * (cell.duration + 1) > MAX_POD_SECONDS:
+        raise ValueError(f"desired {largest:,} over {cell.duration + 1:,} s: the Deployment "
+                         f"world runs at most {MAX_POD_SECONDS:,} pod-seconds (desired x "
+                         "(duration + 1)), as its model visits every pod every second")
     surge, unavailable = (scaled_value(v, 100, round_up=True) for v in (
         cell.max_surge, cell.max_unavailable))
     if surge == 0 and unavailable == 0:

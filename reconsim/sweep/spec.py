@@ -411,7 +411,11 @@ def _one_world(axes: Mapping[str, Sequence[Any]]) -> None:
                                     f"{registry.BUILT_IN[worlds[0]].world} world; leave it at "
                                     f"its default ({shown(DEFAULTS[axis])})")
     first = {a: v[0] for a, v in axes.items() if a in DEFAULTS and v}
-    crossed = [a for a in ("initial", "max_surge", "max_unavailable", "rollout") if a in axes]
+    # (the axes the world's refusals read together; the largest desired and duration alone
+    # decide its size check)
+    crossed = [a for a in ("initial", "max_surge", "max_unavailable", "rollout", "scale")
+               if a in axes]
+    first |= {a: max(axes[a]) for a in ("desired", "duration") if axes.get(a)}
     for values in itertools.product(*(axes[a] for a in crossed)):
         try:
             make_cell(**{**first, **dict(zip(crossed, values, strict=True))})
