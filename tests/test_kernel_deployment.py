@@ -25,9 +25,7 @@ from reconsim.model.deployment import (
     Scenario,
     go_round,
     metrics,
-    resolve_fenceposts,
     run,
-    scaled_value,
 )
 from reconsim.model.kernels.deployment import (
     DEPLOYMENT_INPUTS,
@@ -176,26 +174,6 @@ def test_a_cell_needing_more_room_runs_again_the_same() -> None:
 
 
 # --- the shared rules ---------------------------------------------------------------------
-
-
-@given(st.one_of(st.integers(0, 300), st.integers(0, 300).map(lambda p: f"{p}%")),
-       st.one_of(st.integers(0, 300), st.integers(0, 300).map(lambda p: f"{p}%")),
-       st.integers(0, 10_000))
-def test_fenceposts_are_the_references(surge: int | str, unavailable: int | str,
-                                       desired: int) -> None:
-    value_s, pct_s = (int(surge[:-1]), 1) if isinstance(surge, str) else (surge, 0)
-    value_u, pct_u = ((int(unavailable[:-1]), 1) if isinstance(unavailable, str)
-                      else (unavailable, 0))
-    assert deployment_rules.scaled(value_s, pct_s, desired, True) == scaled_value(
-        surge, desired, round_up=True)
-    assert (deployment_rules.fencepost_surge(value_s, pct_s, value_u, pct_u, desired),
-            deployment_rules.fencepost_unavailable(value_s, pct_s, value_u, pct_u, desired)
-            ) == resolve_fenceposts(surge, unavailable, desired)
-
-
-@given(st.floats(-1e6, 1e6))
-def test_go_round_is_the_references(x: float) -> None:
-    assert deployment_rules.go_round(x) == go_round(x)
 
 
 @given(st.integers(0, 10**6), st.integers(0, 500), st.integers(0, 500), st.integers(1, 900),

@@ -107,13 +107,13 @@ C9. ``handleErr``: a sync that returned an error (a Conflict) is added rate-limi
 from __future__ import annotations
 
 import heapq
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, Final, NamedTuple, cast
 
 from reconsim.errors import ReconsimError
+from reconsim.model import deployment_rules
 from reconsim.model.controllers.definition import Item
 from reconsim.model.controllers.replicaset import less as replicaset_less
 from reconsim.model.gosort import go_sort
@@ -289,8 +289,7 @@ def scaled_value(value: IntOrPercent, total: int, *, round_up: bool,
         return value
     if not isinstance(value, str) or not value.endswith("%") or not value[:-1].isdigit():
         raise ScenarioError(f"{name} = {value!r}: an integer or a percentage like '25%'")
-    scaled = float(int(value[:-1])) * float(total) / 100
-    return math.ceil(scaled) if round_up else math.floor(scaled)
+    return deployment_rules.scaled(int(value[:-1]), 1, total, round_up)
 
 
 def resolve_fenceposts(max_surge: IntOrPercent, max_unavailable: IntOrPercent,
@@ -304,14 +303,11 @@ def resolve_fenceposts(max_surge: IntOrPercent, max_unavailable: IntOrPercent,
     surge = scaled_value(max_surge, desired, round_up=True, name="max_surge")
     unavailable = scaled_value(max_unavailable, desired, round_up=False,
                                name="max_unavailable")
-    if surge == 0 and unavailable == 0:
-        unavailable = 1
-    return surge, unavailable
+    return surge, 1 if surge == 0 and unavailable == 0 else unavailable
 
 
-def go_round(x: float) -> int:
-    """Go's ``math.Round``: half away from zero."""
-    return math.floor(x + 0.5) if x >= 0 else -math.floor(-x + 0.5)
+#: Go's ``math.Round`` (half away from zero), the rule the kernel compiles.
+go_round = deployment_rules.go_round
 
 
 # --- The API's objects ----------------------------------------------------------------
