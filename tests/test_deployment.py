@@ -11,8 +11,11 @@ from reconsim.model import deployment
 from reconsim.model.deployment import (
     METRIC_COLUMNS,
     TRACE_COLUMNS,
+    Expectations,
+    PodView,
     Scenario,
     ScenarioError,
+    deletion_order,
     go_round,
     metrics,
     resolve_fenceposts,
@@ -27,6 +30,7 @@ from reconsim.model.workqueue import (
     WorkQueue,
     duration_from_tokens,
     exponential_delay,
+    reserve,
     tokens_from_duration,
 )
 
@@ -80,6 +84,21 @@ def test_bucket_gives_a_burst_of_100_then_10_a_second() -> None:
     assert waits[first:] == [75 * MS, 170 * MS, 265 * MS]  # -0.75 tokens, then -1.7, ...
 
 
+def test_the_bucket_is_its_arithmetic_on_numbers() -> None:
+    """``Bucket.delay`` is ``reserve`` carried from call to call: tokens in debt, the wait
+    their refill takes, the instant of the last reservation."""
+    bucket, tokens, last = Bucket(tokens=1.5), 1.5, 0
+    waits = []
+    for now in (0, 0, 3 * MS, 3 * MS, 2 * SECOND, 2 * SECOND + 1, 2 * SECOND + 1):
+        wait, tokens = reserve(tokens, last, now)
+        last = now
+        assert (bucket.delay(now), bucket.tokens, bucket.last) == (wait, tokens, last)
+        waits.append(wait // MS)
+    assert waits == [0, 50, 147, 246, 0, 0, 0]  # 246.99... ms: Go truncates
+    assert reserve(-2.0, 0, 100 * MS) == (200 * MS, -2.0)  # 0.1 s buys back 1 token
+    assert reserve(99.5, 5 * SECOND, 0) == (0, 98.5)  # a clock behind: nothing elapsed
+
+
 def test_queue_dedupes_marks_dirty_and_keeps_the_earlier_delay() -> None:
     q = WorkQueue()
     q.add("a")
@@ -107,6 +126,35 @@ def test_queue_dedupes_marks_dirty_and_keeps_the_earlier_delay() -> None:
     assert q.waiting["e"][0] == 5 * MS
     q.forget("e")
     assert "e" not in q.failures
+
+
+def test_the_deletion_order_ranks_ages_by_their_logarithm() -> None:
+    """Not Ready first; Ready pods by floor(log2(age in ns)), the younger rank first and
+    the smaller uid within a rank (LogarithmicScaleDown): 90 s and 80 s share rank 36,
+    so pod 1 goes before pod 2 although pod 2 is the more recently Ready."""
+    now = 100 * SECOND
+    pods = [PodView(1, "web-v1", 0, 10, deleting=False),
+            PodView(2, "web-v1", 0, 20, deleting=False),
+            PodView(3, "web-v1", 0, None, deleting=False),
+            PodView(4, "web-v1", 0, 95, deleting=False)]
+    ranked = deletion_order(pods, now)
+    assert [r[0] for r in ranked] == [3, 4, 1, 2]
+    assert [r[4] for r in ranked] == [-1, 32, 36, 36]  # the ready ages' ranks
+    later = deletion_order(pods, 200 * SECOND)  # 190 s and 180 s: rank 37 both
+    assert [r[0] for r in later] == [3, 4, 1, 2]
+
+
+def test_expectations_lower_a_named_deletion_once() -> None:
+    exp = Expectations(0, 2, 0, {7, 8})
+    assert not exp.satisfied(SECOND)
+    exp.deletion_observed(7)
+    exp.deletion_observed(7)  # its removal after its terminating update: once
+    exp.deletion_observed(9)  # not named
+    assert (exp.dele, exp.keys) == (1, {8})
+    assert not exp.satisfied(300 * SECOND)
+    assert exp.satisfied(300 * SECOND + 1)  # the record too old
+    exp.deletion_observed(8)
+    assert exp.satisfied(SECOND)
 
 
 def _pairs(trace: list[dict[str, int]]) -> list[tuple[int, int]]:
@@ -199,3 +247,37 @@ def test_settled_objects_are_what_the_pre_history_leaves() -> None:
         10, 10, 10, 13)
     assert [p.uid for p in pods] == list(range(1, 11))
     assert all(p.ready == -1000 for p in pods)
+
+
+def test_metrics_fold_the_seconds_of_a_trace() -> None:
+    """The data set's definitions on a trace of four seconds, the last two alike but for
+    ``t``: maxima, minima, seconds counted, sums, the first second done from the last
+    rollout on, and None for what never came."""
+    s = Scenario(desired=2, max_surge=1, max_unavailable=0, rollout_at=1, duration=3)
+    zero = dict.fromkeys(TRACE_COLUMNS, 0)
+    trace = [
+        {**zero, "t": 0, "desired": 2, "nonterminating": 2, "api_pods": 2, "live": 2,
+         "available": 2, "old_pods": 2, "rs_count": 1, "max_surge_r": 1},
+        {**zero, "t": 1, "desired": 2, "nonterminating": 4, "api_pods": 4, "live": 3,
+         "available": 1, "new_pods": 2, "old_pods": 2, "rs_count": 2, "max_surge_r": 1,
+         "created": 2, "create_commands": 2, "deploy_syncs": 3},
+        {**zero, "t": 2, "desired": 2, "nonterminating": 2, "api_pods": 3, "live": 2,
+         "available": 2, "new_pods": 3, "terminating": 1, "new_true_available": 2,
+         "rs_count": 2, "max_surge_r": 1, "deleted": 2, "delete_commands": 2,
+         "status_complete": 0},
+    ]
+    trace.append({**trace[2], "t": 3})
+    row = metrics(s, trace)
+    assert (row["max_pods"], row["max_api_pods"], row["max_live"], row["max_surge"]) == (
+        4, 4, 3, 2)
+    assert (row["surge_violation_seconds"], row["api_surge_violation_seconds"]) == (1, 1)
+    assert (row["min_available"], row["min_available_after_rollout"]) == (1, 1)
+    assert (row["unavailable_seconds"], row["unavailable_seconds_after_rollout"]) == (1, 1)
+    assert (row["rollout_done_at"], row["status_complete_at"]) == (2, None)
+    assert (row["complete_at_end"], row["final_rs_count"]) == (1, 2)
+    assert (row["created"], row["deleted"], row["deploy_syncs"]) == (2, 4, 3)
+    assert (row["excess_copy_seconds"], row["missing_copy_seconds"]) == (1, 0)
+    assert (row["max_surge_r"], row["max_unavailable_r"]) == (1, 0)
+    late = metrics(Scenario(desired=2, max_surge=1, max_unavailable=0, rollout_at=9,
+                            duration=3), trace)
+    assert (late["min_available_after_rollout"], late["rollout_done_at"]) == (None, None)

@@ -7,11 +7,11 @@ Deployment controller's ``syncDeployment`` and the ReplicaSet controller's
 ``syncReplicaSet`` against a fake API server, instant by instant on one simulated clock.
 It returns the per-second trace (:data:`TRACE_COLUMNS`, the data set's columns) and
 :func:`metrics` turns a trace into the data set's ``metrics.csv`` row. The queues are
-client-go's (:mod:`reconsim.model.workqueue`); the ReplicaSet controller's deletion
-ranking is the ``replicaset`` controller's ``less``
-(:mod:`reconsim.model.controllers.replicaset`) under Go's ``sort.Sort``
-(:mod:`reconsim.model.gosort`). The rules, numbered as docs/deployment.md states them
-with their Go sources:
+client-go's (:mod:`reconsim.model.workqueue`); the rules on numbers (the fenceposts,
+``NewRSNewReplicas``, ``maxScaledDown``, ``GetProportion``, the deletion ranking, the
+metrics) are :mod:`reconsim.model.deployment_rules`' functions, which the kernel compiles;
+the ranking runs under Go's ``sort.Sort`` (:mod:`reconsim.model.gosort`). The rules,
+numbered as docs/deployment.md states them with their Go sources:
 
 The world
 
@@ -107,17 +107,15 @@ C9. ``handleErr``: a sync that returned an error (a Conflict) is added rate-limi
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Mapping
+import operator
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from fractions import Fraction
-from typing import Any, Final, NamedTuple, cast
+from typing import Any, Final, NamedTuple
 
 from reconsim.errors import ReconsimError
 from reconsim.model import deployment_rules
-from reconsim.model.controllers.definition import Item
-from reconsim.model.controllers.replicaset import less as replicaset_less
 from reconsim.model.gosort import go_sort
-from reconsim.model.workqueue import MS, SECOND, WorkQueue
+from reconsim.model.workqueue import SECOND, WorkQueue
 
 #: The data set's fixed settings.
 PROGRESS_DEADLINE: Final = 600
@@ -275,35 +273,46 @@ def check_cell(cell: Any, defaults: Mapping[str, Any]) -> None:
 # --- Rules on numbers -----------------------------------------------------------------
 
 
-def scaled_value(value: IntOrPercent, total: int, *, round_up: bool,
-                 name: str = "value") -> int:
-    """``intstr.GetScaledValueFromIntOrPercent``: an int as it is, ``"N%"`` of ``total``
-    rounded up or down (in float64, as Go).
+def int_or_percent(value: IntOrPercent, name: str = "value") -> tuple[int, int]:
+    """An ``IntOrString`` as the rules on numbers take it: ``(value, is_percent)``.
 
-    >>> scaled_value("25%", 3, round_up=True), scaled_value("25%", 3, round_up=False)
-    (1, 0)
+    >>> int_or_percent("25%"), int_or_percent(2)
+    ((25, 1), (2, 0))
     """
     if isinstance(value, bool):
         raise ScenarioError(f"{name} = {value!r}: an integer or a percentage like '25%'")
     if isinstance(value, int):
-        return value
+        return value, 0
     if not isinstance(value, str) or not value.endswith("%") or not value[:-1].isdigit():
         raise ScenarioError(f"{name} = {value!r}: an integer or a percentage like '25%'")
-    return deployment_rules.scaled(int(value[:-1]), 1, total, round_up)
+    return int(value[:-1]), 1
+
+
+def scaled_value(value: IntOrPercent, total: int, *, round_up: bool,
+                 name: str = "value") -> int:
+    """``intstr.GetScaledValueFromIntOrPercent`` (:func:`deployment_rules.scaled
+    <reconsim.model.deployment_rules.scaled>`) of ``value`` as the scenario spells it.
+
+    >>> scaled_value("25%", 3, round_up=True), scaled_value("25%", 3, round_up=False)
+    (1, 0)
+    """
+    return deployment_rules.scaled(*int_or_percent(value, name), total, round_up)
 
 
 def resolve_fenceposts(max_surge: IntOrPercent, max_unavailable: IntOrPercent,
                        desired: int) -> tuple[int, int]:
-    """``ResolveFenceposts``: surge rounded up, unavailable down, and unavailable 1 when
-    both come to 0.
+    """``ResolveFenceposts`` (:func:`deployment_rules.fencepost_surge
+    <reconsim.model.deployment_rules.fencepost_surge>` and
+    :func:`~reconsim.model.deployment_rules.fencepost_unavailable`) of the strategy as the
+    scenario spells it.
 
     >>> resolve_fenceposts("25%", "25%", 3), resolve_fenceposts(0, "25%", 1)
     ((1, 0), (0, 1))
     """
-    surge = scaled_value(max_surge, desired, round_up=True, name="max_surge")
-    unavailable = scaled_value(max_unavailable, desired, round_up=False,
-                               name="max_unavailable")
-    return surge, 1 if surge == 0 and unavailable == 0 else unavailable
+    strategy = (*int_or_percent(max_surge, "max_surge"),
+                *int_or_percent(max_unavailable, "max_unavailable"))
+    return (deployment_rules.fencepost_surge(*strategy, desired),
+            deployment_rules.fencepost_unavailable(*strategy, desired))
 
 
 #: Go's ``math.Round`` (half away from zero), the rule the kernel compiles.
@@ -439,12 +448,24 @@ DEP, RS = 0, 1
 
 @dataclass
 class Expectations:
-    """R1: one ReplicaSet's record."""
+    """R1: one ReplicaSet's record: the creations and deletions still to see, the instant
+    it was set, the pods its deletions named."""
 
     add: int
     dele: int
     at: int
     keys: set[int] = field(default_factory=set)
+
+    def satisfied(self, now: int) -> bool:
+        """Both counters at or below 0, or the record too old."""
+        return (self.add <= 0 and self.dele <= 0) or now - self.at > EXPECTATIONS_TIMEOUT
+
+    def deletion_observed(self, uid: int) -> None:
+        """A named pod's deletion seen, or its delete NotFound: the delete counter
+        lowered, once a pod."""
+        if uid in self.keys:
+            self.keys.discard(uid)
+            self.dele -= 1
 
 
 @dataclass
@@ -483,6 +504,16 @@ class World:
         self.order = 0
         self.counts = Counts()
         self.now = 0
+        self.resolved: dict[int, tuple[int, int]] = {}
+
+    def fenceposts(self, desired: int) -> tuple[int, int]:
+        """:func:`resolve_fenceposts` of the scenario's strategy at ``desired`` (each count
+        resolved once: the trace asks every second)."""
+        known = self.resolved.get(desired)
+        if known is None:
+            known = self.resolved[desired] = resolve_fenceposts(
+                self.s.max_surge, self.s.max_unavailable, desired)
+        return known
 
     # -- events (D2) --
 
@@ -690,9 +721,8 @@ class World:
         key = rs.name
         if kind == DELETED or pod.deleting:
             exp = self.expectations.get(key)
-            if exp is not None and pod.uid in exp.keys:
-                exp.keys.discard(pod.uid)
-                exp.dele -= 1
+            if exp is not None:
+                exp.deletion_observed(pod.uid)
             self.queues[RS].add(key)
             return
         if kind == ADDED:
@@ -716,14 +746,10 @@ class World:
         q.forget(key)
         q.done(key)
 
-    def satisfied(self, key: str, now: int) -> bool:
-        exp = self.expectations.get(key)
-        return exp is None or (exp.add <= 0 and exp.dele <= 0) or (
-            now - exp.at > EXPECTATIONS_TIMEOUT)
-
     def sync_replicaset(self, key: str, now: int) -> None:
         rs = self.rs_cache[key]
-        needs_sync = self.satisfied(key, now)
+        exp = self.expectations.get(key)
+        needs_sync = exp is None or exp.satisfied(now)
         pods = [p for uid, p in sorted(self.pod_cache.items())
                 if p.owner == key and not p.deleting]
         if needs_sync:
@@ -756,25 +782,14 @@ class World:
                 self.create_pod(rs.name, now)
         elif diff > 0:
             k = min(diff, BURST_REPLICAS)
-            chosen = pods
+            chosen = [p.uid for p in pods]
             if k < len(pods):
-                # ``less`` reads -1 as "not ready" and ages from ``now`` in ms: every time
-                # is shifted past the pre-history (differences, and so ranks, unchanged),
-                # and an instant inside a millisecond is an exact fraction of one.
-                shift = -PRE_HISTORY
-                moment = (now // MS if now % MS == 0 else Fraction(now, MS)) + shift * 1000
-                items = [Item(p.uid, p.created + shift, -1 if p.ready is None
-                              else p.ready + shift, cast(int, moment)) for p in pods]
-                go_sort(items, _rank_less)
-                chosen = [self.pod_cache[i.uid] for i in items]
-            targets = sorted(p.uid for p in chosen[:k])
-            self.expectations[rs.name] = Expectations(0, k, now, set(targets))
+                chosen = [ranked[0] for ranked in deletion_order(pods, now)]
+            targets = sorted(chosen[:k])
+            exp = self.expectations[rs.name] = Expectations(0, k, now, set(targets))
             for uid in targets:
                 if not self.delete_pod(uid, now):  # NotFound: observed at once
-                    exp = self.expectations[rs.name]
-                    if uid in exp.keys:
-                        exp.keys.discard(uid)
-                        exp.dele -= 1
+                    exp.deletion_observed(uid)
 
     # -- the Deployment controller (C1-C9) --
 
@@ -794,16 +809,17 @@ class World:
         q.done(key)
 
 
-def _rank_less(a: Item, b: Item) -> bool:
-    """``ActivePodsWithRanks.Less`` with LogarithmicScaleDown on (v1.23's default)."""
-    return replicaset_less(a, b, _LOG_SCALE_DOWN)
-
-
-class _Params(NamedTuple):
-    log_scale_down: int
-
-
-_LOG_SCALE_DOWN: Final = _Params(1)
+def deletion_order(pods: list[PodView], now: int) -> list[tuple[int, int, int, int, int]]:
+    """R2: ``pods`` as ``ActivePodsWithRanks`` under Go's ``sort.Sort`` leaves them at
+    instant ``now``, deleted first first: each as ``ranked_less`` takes it (uid, creation
+    and ready second, their :func:`~reconsim.model.deployment_rules.age_rank`)."""
+    ranked = []
+    for p in pods:
+        ready = deployment_rules.NOT_READY if p.ready is None else p.ready
+        ranked.append((p.uid, p.created, ready, deployment_rules.age_rank(p.created, now),
+                       deployment_rules.age_rank(ready, now)))
+    go_sort(ranked, lambda a, b: deployment_rules.ranked_less(*a, *b))
+    return ranked
 
 
 def _second(instant: int) -> int:
@@ -828,16 +844,14 @@ class DeploymentSync:
 
     @property
     def max_surge(self) -> int:
-        return resolve_fenceposts(self.s.max_surge, self.s.max_unavailable,
-                                  self.d.replicas)[0]
+        return self.w.fenceposts(self.d.replicas)[0]
 
     @property
     def max_unavailable(self) -> int:
         """``MaxUnavailable``: at most spec.replicas; 0 when it is 0."""
         if self.d.replicas == 0:
             return 0
-        return min(resolve_fenceposts(self.s.max_surge, self.s.max_unavailable,
-                                      self.d.replicas)[1], self.d.replicas)
+        return min(self.w.fenceposts(self.d.replicas)[1], self.d.replicas)
 
     def condition(self, type_: str, status: bool, reason: str) -> Condition:
         """``NewDeploymentCondition``: both times now."""
@@ -915,13 +929,9 @@ class DeploymentSync:
         return created
 
     def new_rs_new_replicas(self, all_rs: list[ReplicaSet], new: ReplicaSet) -> int:
-        """``NewRSNewReplicas`` for RollingUpdate (C3)."""
-        surge = scaled_value(self.s.max_surge, self.d.replicas, round_up=True)
-        current = sum(rs.replicas for rs in all_rs)
-        most = self.d.replicas + surge
-        if current >= most:
-            return new.replicas
-        return new.replicas + min(most - current, self.d.replicas - new.replicas)
+        """C3: ``NewRSNewReplicas`` of ``new`` among ``all_rs``."""
+        return deployment_rules.new_rs_new_replicas(
+            self.d.replicas, self.max_surge, sum(rs.replicas for rs in all_rs), new.replicas)
 
     # -- scaling a ReplicaSet --
 
@@ -966,10 +976,9 @@ class DeploymentSync:
                       new: ReplicaSet) -> bool:
         if sum(rs.replicas for rs in old) == 0:
             return False
-        all_pods = sum(rs.replicas for rs in all_rs)
-        min_available = self.d.replicas - self.max_unavailable
-        new_unavailable = new.replicas - new.status.available
-        max_scaled_down = all_pods - min_available - new_unavailable
+        max_scaled_down = deployment_rules.max_scaled_down(
+            sum(rs.replicas for rs in all_rs), self.d.replicas, self.max_unavailable,
+            new.replicas, new.status.available)
         if max_scaled_down <= 0:
             return False
         cleaned = self.cleanup_unhealthy(old, max_scaled_down)
@@ -1047,7 +1056,10 @@ class DeploymentSync:
         sizes: dict[str, int] = {}
         for rs in active:
             if to_add != 0:
-                proportion = self.proportion(rs, to_add, added)
+                annotated = (rs.max_annotation if rs.max_annotation is not None
+                             else d.status.replicas)
+                proportion = deployment_rules.proportion(
+                    rs.replicas, d.replicas, self.max_surge, annotated, to_add, added)
                 sizes[rs.name] = rs.replicas + proportion
                 added += proportion
             else:
@@ -1067,20 +1079,6 @@ class DeploymentSync:
         if active or (new is None and not old):
             return None
         return new if new is not None else old[0]
-
-    def proportion(self, rs: ReplicaSet, to_add: int, added: int) -> int:
-        """``GetProportion`` and ``getReplicaSetFraction``."""
-        if rs.replicas == 0 or to_add in (0, added):
-            return 0
-        if self.d.replicas == 0:
-            fraction = -rs.replicas
-        else:
-            annotated = (rs.max_annotation if rs.max_annotation is not None
-                         else self.d.status.replicas)
-            size = float(rs.replicas * (self.d.replicas + self.max_surge)) / float(annotated)
-            fraction = go_round(size) - rs.replicas
-        allowed = to_add - added
-        return min(fraction, allowed) if to_add > 0 else max(fraction, allowed)
 
     # -- C6, C7, C8 --
 
@@ -1241,7 +1239,7 @@ def sample(w: World, t: int) -> dict[str, int]:
     live = [p for p in in_api if p.ready is not None]
     true_available = [p for p in in_api if p.deleting is None and p.ready is not None
                       and p.ready + s.min_ready_seconds <= t]
-    surge, unavailable = resolve_fenceposts(s.max_surge, s.max_unavailable, d.replicas)
+    surge, unavailable = w.fenceposts(d.replicas)
     progressing = next((c for c in d.status.conditions if c.type == PROGRESSING), None)
     row = {
         "t": t, "desired": d.replicas,
@@ -1275,52 +1273,36 @@ def sample(w: World, t: int) -> dict[str, int]:
     return {c: row[c] for c in TRACE_COLUMNS}
 
 
+#: A trace row's values in :data:`TRACE_COLUMNS`' order, as the rules on numbers read it.
+_columns: Final = operator.itemgetter(*TRACE_COLUMNS)
+
+
 def metrics(s: Scenario, trace: list[dict[str, int]]) -> dict[str, Any]:
-    """The data set's ``metrics.csv`` row of a trace (its definitions, column by column)."""
-    last_change = s.rollouts[-1]
-    after = s.rollouts[0]
+    """The data set's ``metrics.csv`` row of a trace: its seconds folded in
+    (:func:`~reconsim.model.deployment_rules.add_seconds`, the data set's definitions
+    column by column; seconds in a row that repeat their row but for ``t`` at once, as the
+    kernel folds them), closed with the last row and the fenceposts at the first desired
+    count; a second that never came (none done, none complete, no second from the first
+    template change on) is None."""
+    m = [0] * deployment_rules.N_METRICS
+    deployment_rules.start_metrics(m)
+    after, last_change = s.rollouts[0], s.rollouts[-1]
+    rows = [_columns(r) for r in trace]
+    first, n = rows[0], 1
+    for row in rows[1:]:
+        if row[0] == first[0] + n and row[1:] == first[1:]:
+            n += 1
+        else:
+            deployment_rules.add_seconds(m, first, n, after, last_change)
+            first, n = row, 1
+    deployment_rules.add_seconds(m, first, n, after, last_change)
+    surge, unavailable = resolve_fenceposts(s.max_surge, s.max_unavailable, s.desired)
+    deployment_rules.end_metrics(m, rows[-1], surge, min(unavailable, s.desired))
+    values: dict[str, Any] = {"id": s.id, **dict(zip(METRIC_COLUMNS[1:], m, strict=True))}
+    for name in ("rollout_done_at", "status_complete_at"):
+        if values[name] == deployment_rules.NULL:
+            values[name] = None
+    if after > trace[-1]["t"]:
+        values["min_available_after_rollout"] = None
+    return values
 
-    def done(r: dict[str, int]) -> bool:
-        return (r["new_true_available"] == r["desired"]
-                and r["new_pods"] - r["terminating"] == r["desired"] and r["old_pods"] == 0)
-
-    def unavailable(r: dict[str, int]) -> bool:
-        return r["available"] < r["desired"] - r["max_unavailable_r"]
-
-    surge0, unavailable0 = resolve_fenceposts(s.max_surge, s.max_unavailable, s.desired)
-    def first(hold: Callable[[dict[str, int]], bool]) -> int | None:
-        return next((r["t"] for r in trace if r["t"] >= last_change and hold(r)), None)
-
-    total = {c: sum(r[c] for r in trace) for c in (
-        "created", "deleted", "create_commands", "delete_commands", "rs_syncs",
-        "deploy_syncs", "deaths")}
-    return {
-        "id": s.id,
-        "max_pods": max(r["nonterminating"] for r in trace),
-        "max_api_pods": max(r["api_pods"] for r in trace),
-        "max_live": max(r["live"] for r in trace),
-        "max_surge": max(max(0, r["nonterminating"] - r["desired"]) for r in trace),
-        "surge_violation_seconds": sum(
-            1 for r in trace if r["nonterminating"] > r["desired"] + r["max_surge_r"]),
-        "api_surge_violation_seconds": sum(
-            1 for r in trace if r["api_pods"] > r["desired"] + r["max_surge_r"]),
-        "min_available": min(r["available"] for r in trace),
-        # (null when the first template change falls after the end of the run)
-        "min_available_after_rollout": min(
-            (r["available"] for r in trace if r["t"] >= after), default=None),
-        "unavailable_seconds": sum(1 for r in trace if unavailable(r)),
-        "unavailable_seconds_after_rollout": sum(
-            1 for r in trace if r["t"] >= after and unavailable(r)),
-        "rollout_done_at": first(done),
-        "status_complete_at": first(lambda r: r["status_complete"] == 1),
-        "complete_at_end": int(done(trace[-1])),
-        "created": total["created"], "deleted": total["deleted"],
-        "create_commands": total["create_commands"],
-        "delete_commands": total["delete_commands"],
-        "rs_syncs": total["rs_syncs"], "deploy_syncs": total["deploy_syncs"],
-        "excess_copy_seconds": sum(max(0, r["live"] - r["desired"]) for r in trace),
-        "missing_copy_seconds": sum(max(0, r["desired"] - r["live"]) for r in trace),
-        "deaths_landed": total["deaths"],
-        "final_rs_count": trace[-1]["rs_count"],
-        "max_surge_r": surge0, "max_unavailable_r": min(unavailable0, s.desired),
-    }

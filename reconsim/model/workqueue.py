@@ -74,6 +74,22 @@ def tokens_from_duration(d: int) -> float:
     return sec + nsec / 1e9
 
 
+def reserve(tokens: float, last: int, now: int) -> tuple[int, float]:
+    """Q4: reserve one token at ``now`` from a bucket holding ``tokens`` as of instant
+    ``last``: the wait (ns) until it may be used, and the tokens left (below 0 while in
+    debt). Numbers only: the Deployment kernel compiles this very function.
+
+    >>> reserve(100.0, 0, 0), reserve(0.0, 0, 0), reserve(-1.0, 0, 50 * MS)
+    ((0, 99.0), (100000000, -1.0), (150000000, -1.5))
+    """
+    last = min(last, now)
+    max_elapsed = duration_from_tokens(float(BURST) - tokens)
+    elapsed = min(now - last, max_elapsed)
+    tokens = min(tokens + tokens_from_duration(elapsed), float(BURST)) - 1.0
+    wait = duration_from_tokens(-tokens) if tokens < 0 else 0
+    return wait, tokens
+
+
 @dataclass
 class Bucket:
     """Q4: golang.org/x/time/rate's limiter, 10 qps, burst 100, starting full."""
@@ -83,12 +99,8 @@ class Bucket:
 
     def delay(self, now: int) -> int:
         """Reserve one token at ``now``: the wait (ns) until it may be used."""
-        last = min(self.last, now)
-        max_elapsed = duration_from_tokens(float(BURST) - self.tokens)
-        elapsed = min(now - last, max_elapsed)
-        tokens = min(self.tokens + tokens_from_duration(elapsed), float(BURST)) - 1.0
-        wait = duration_from_tokens(-tokens) if tokens < 0 else 0
-        self.last, self.tokens = now, tokens
+        wait, self.tokens = reserve(self.tokens, self.last, now)
+        self.last = now
         return wait
 
 

@@ -74,7 +74,10 @@ def less(a: Any, b: Any, p: Any) -> bool:
     """``ActivePodsWithRanks.Less``: whether pod ``a`` is deleted before pod ``b``. With
     ``log_scale_down``, times compare by ``floor(log2(age in ns))`` as Go computes it, in
     floating point (-1 for no age), then by creation (uid). One function, no helpers:
-    numba compiles it as it is."""
+    numba compiles a hook as it is. The Deployment world ranks its pods by the same rule
+    on nanoseconds (:func:`reconsim.model.deployment_rules.age_rank` and
+    :func:`~reconsim.model.deployment_rules.ranked_less`); a property test holds the two
+    equal."""
     a_ready, b_ready = a.ready >= 0, b.ready >= 0
     if a_ready != b_ready:  # Pending before Running, not Ready before Ready
         return not a_ready
