@@ -37,14 +37,15 @@ from reconsim.report.query import (
     representative,
     where,
 )
+from reconsim.report.section import Context
 from reconsim.report.sections import law, read_cost
 from reconsim.report.sections.law import (
     MAX_G_BINS,
     law_facets,
     law_figure,
-    law_paragraphs,
     law_verdict,
 )
+from reconsim.report.sections.law import render as render_law
 from reconsim.site import publish
 from reconsim.web import bundle
 from tests.helpers.tables import (
@@ -78,11 +79,14 @@ def test_law_verdict_on_a_hand_computed_table(hand_sweep: Path) -> None:
     assert law["law_negative"] == 1
     # Causes: G + B = 0 (G 0, U 5, B 0); U < B (G 0, U 5, B 10); elsewhere (G 40, U 60).
     causes = law["causes"]
-    assert causes["zero_delay"] == {"cells": 1, "of": 1}
-    assert causes["U_below_B"] == {"cells": 1, "of": 1}
-    assert (causes["elsewhere"]["cells"], causes["elsewhere"]["of"]) == (1, 5)
-    assert (causes["elsewhere"]["difference_min"], causes["elsewhere"]["difference_max"]) == (6, 6)
-    assert [(e["G"], e["U"]) for e in causes["elsewhere"]["examples"]] == [(40, 60)]
+    assert [(c["cells"], c["counterexamples"], c["holds"], c["verdict"])
+            for c in causes.values()] == [(1, 1, 0, "fails"), (1, 1, 0, "fails"),
+                                          (5, 1, 4, "fails")]
+    elsewhere = causes["elsewhere"]
+    assert elsewhere["by"] == {"figure": "measured minus law", "min": 6, "max": 6}
+    assert [(e["G"], e["U"]) for e in elsewhere["examples"]] == [(40, 60)]
+    assert {w["axis"]: w["values"] for w in elsewhere["where"]}["G"] == [
+        {"value": 40, "cells": 1, "of": 1}]
     where = {w["axis"]: w["values"] for w in law["where"]}
     assert where["G"] == [{"value": 0, "cells": 2, "of": 3}, {"value": 40, "cells": 1, "of": 1}]
     assert where["schedule"] == [{"value": "none", "cells": 3, "of": 3}]
@@ -118,9 +122,8 @@ def test_law_covers_rows_listed_at_creation_with_the_ceil_g_over_u_analogue(
     summary = summarize(load_sweep(write_table(tmp_path / "x", hand_table(HAND_ROWS + extra))))
     law = summary["law"]
     assert (law["cells"], law["mismatches"], law["not_applicable"]) == (11, 6, 1)
-    assert law["causes"]["zero_delay"] == {"cells": 2, "of": 2}
-    assert law["causes"]["U_below_B"] == {"cells": 2, "of": 2}
-    assert (law["causes"]["elsewhere"]["cells"], law["causes"]["elsewhere"]["of"]) == (2, 7)
+    assert [(c["cells"], c["counterexamples"]) for c in law["causes"].values()] == [
+        (2, 2), (2, 2), (7, 2)]
     scopes = {s["rows"]: (s["law"], s["cells"], s["mismatches"]) for s in law["scopes"]}
     assert scopes["ledger, observe = created, no cap, undamped"] == (
         "desired \u00d7 (\u2308G / U\u2309 \u2212 1)", 4, 3)
@@ -152,8 +155,9 @@ def test_the_law_says_why_each_ledger_cell_it_leaves_unchecked(tmp_path: Path) -
         "ledger with delays that vary from copy to copy (spreads or delay tables) or "
         "jittered rounds": 1,
         "intent": 2, "oracle": 1}
-    words = html.unescape(" ".join(
-        law_paragraphs(law_verdict(table, ("controller", "G", "U", "B"), {}))[1]))
+    part = render_law(law_verdict(table, ("controller", "G", "U", "B"), {}),
+                      Context.of(load_sweep(tmp_path / "x")), {})
+    words = html.unescape(re.search(r'<div class="verdict.*?</div>', part, re.S).group(0))
     assert ("4 further ledger cells are not checked, for the law says nothing of them: 1 with "
             "damping (gain below 1), 2 with a switch off seed 001's world") in words
     assert "cap" not in words
@@ -168,14 +172,19 @@ def test_boundary_four_counts_on_a_hand_computed_table(hand_sweep: Path) -> None
     b = summarize(load_sweep(hand_sweep))["boundary"]
     assert (b["above_zero"], b["above_positive"], b["below_zero"], b["below_positive"]) == (
         2, 1, 2, 2)
-    assert (b["cells"], b["above_cells"], b["below_cells"]) == (7, 3, 4)
-    assert (b["below_zero_desired_0"], b["below_zero_desired_positive"]) == (1, 1)
+    assert (b["cells"], b["above"]["cells"], b["below_cells"]) == (7, 3, 4)
+    assert b["below_zero_desired_0"] == 1
     assert b["below_zero_desired_positive_U_below_B"] == 1
-    assert (b["above_implies_zero"], b["below_implies_positive"]) == (False, False)
-    assert b["below_implies_positive_for_desired_positive"] is False
-    assert [(e["G"], e["U"]) for e in b["examples_above_positive"]] == [(40, 60)]
-    assert [(e["G"], e["U"], e["B"]) for e in b["examples_below_zero"]] == [(0, 5, 10)]
-    assert {w["axis"]: w["values"] for w in b["where_above_positive"]}["G"] == [
+    assert b["below_implies_positive"] is False
+    # Both claims: above, 1 of 3 overshoots; below with desired > 0, 1 of 3 does not.
+    above, below = b["above"], b["below"]
+    assert (above["cells"], above["holds"], above["counterexamples"], above["verdict"]) == (
+        3, 2, 1, "fails")
+    assert (below["cells"], below["holds"], below["counterexamples"], below["verdict"]) == (
+        3, 2, 1, "fails")
+    assert [(e["G"], e["U"]) for e in above["examples"]] == [(40, 60)]
+    assert [(e["G"], e["U"], e["B"]) for e in below["examples"]] == [(0, 5, 10)]
+    assert {w["axis"]: w["values"] for w in above["where"]}["G"] == [
         {"value": 40, "cells": 1, "of": 1}]
     assert b["by_variant"] == []
 
@@ -215,18 +224,27 @@ def test_summary_json_has_every_sections_keys_and_the_page_the_same_numbers(
     assert "The law fails on 3 of 7 ledger cells (42.9%)" in page
     assert "it holds on the other 4" in page
     assert "measured minus law ranges from -3 to 6" in page
-    assert "1 of them have no delay at all" in page
-    assert "1 have U &lt; B" in page
-    assert "1 of the 5 cells with U ≥ B and a positive delay fail too" in page
+    assert ("The law where the listing delay is zero: fails</strong> on every one of the 1 "
+            "ledger cells with no delay at all.") in page
+    assert ("The law where U &lt; B: fails</strong> on every one of the 1 ledger cells with "
+            "U &lt; B and a positive delay.") in page
+    assert ("The law where U ≥ B and the delay is positive: fails</strong> on 1 of the 5 "
+            "ledger cells with U ≥ B and a positive delay (20.0%), measured minus law 6 on "
+            "every one; they lie at G = 40") in page
     assert "0: 2 of 3, 40: 1 of 1" in page    # where, G row
     # The four counts, in the 2 x 2 table and in words.
     assert ('<td>U ≥ G + B (on or above the boundary)</td><td class="num">2</td>'
             '<td class="bad num">1</td><td class="num">3</td>') in page
     assert ('<td>U &lt; G + B (below it)</td><td class="bad num">2</td><td class="num">2</td>'
             '<td class="num">4</td>') in page
-    assert "Does U ≥ G + B imply zero overshoot here? No</strong>: 1 of the 3" in page
-    assert ("Does U &lt; G + B imply overshoot? Not always</strong>: 2 of the 4 ledger cells "
-            "with U &lt; G + B overshoot; 2 do not: 1 of them with desired = 0") in page
+    assert ("U ≥ G + B implies zero overshoot: fails</strong> on 1 of the 3 ledger cells with "
+            "U ≥ G + B (33.3%); they lie at G = 40") in page
+    assert ("U &lt; G + B implies overshoot: fails</strong> on 1 of the 3 ledger cells with "
+            "U &lt; G + B and desired &gt; 0 (33.3%)") in page
+    assert ("1 more cell below it, with desired = 0, does not overshoot: there is nothing to "
+            "overshoot. In all, 2 of the 4 ledger cells with U &lt; G + B overshoot.") in page
+    # Every counterexample is listed, each under its claim.
+    assert page.count("<p>Every counterexample:</p>") == 3
     assert "(a user&#39;s controller; the sweep recorded no description)" in page  # oracle
 
 
@@ -236,8 +254,10 @@ def test_page_says_plainly_when_the_law_holds_everywhere(tmp_path: Path) -> None
     assert (report.data["law"]["cells"], report.data["law"]["mismatches"]) == (4, 0)
     page = report.html.read_text(encoding="utf-8")
     assert "The law holds on all 4 ledger cells it applies to" in page
-    assert "Does U &lt; G + B imply overshoot? Not always</strong>: 2 of the 3" in page
-    assert "all of them with desired = 0, which cannot overshoot" in page
+    assert ("U &lt; G + B implies overshoot: holds</strong> on all 2 ledger cells with "
+            "U &lt; G + B and desired &gt; 0") in page
+    assert "1 more cell below it, with desired = 0, does not overshoot" in page
+    assert "In all, 2 of the 3 ledger cells with U &lt; G + B overshoot." in page
 
 
 def test_tables_without_newer_parameter_columns_use_the_defaults(tmp_path: Path) -> None:

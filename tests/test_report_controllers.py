@@ -66,8 +66,11 @@ def test_each_variant_s_figures(compared: dict[str, Any]) -> None:
     assert ledger["params"] == {"restart_at": None}
     assert (ledger["cells"], ledger["overshoot"]["cells_positive"], ledger["overshoot"]["mean"],
             ledger["overshoot"]["max"]) == (2, 1, 6.0, 12)
-    assert ledger["overshoot"]["above_boundary"] == {"cells": 1, "positive": 0}
-    assert ledger["overshoot"]["below_boundary"] == {"cells": 1, "positive": 1}
+    above, below = ledger["overshoot"]["above_boundary"], ledger["overshoot"]["below_boundary"]
+    assert (above["claim"], above["cells"], above["counterexamples"], above["verdict"]) == (
+        "U ≥ G + B implies zero overshoot", 1, 0, "holds")
+    assert (below["claim"], below["cells"], below["holds"], below["verdict"]) == (
+        "U < G + B implies overshoot", 1, 1, "holds")
     assert ledger["unneeded"] == {"cells_positive": 1, "mean": 8.0, "max": 16}
     # wasted: (0 - 0) + (32 - 16)
     assert ledger["wasted_delete_commands"] == {"cells_positive": 1, "total": 16, "max": 16,
@@ -180,3 +183,22 @@ def test_the_page_draws_quality_against_cost(tmp_path: Path) -> None:
     page = (sweep / "report.html").read_text(encoding="utf-8")
     assert "Quality against cost" in page
     assert "On the frontier" in page
+
+
+def test_each_variant_s_boundary_claims_as_polars_counts_them(tmp_path: Path) -> None:
+    sweep = load_sweep(write_table(tmp_path / "b", table()))
+    frame = sweep.table.select(variant_label(["restart_at"]), "G", "U", "B",
+                               "overshoot").collect()
+    variants = summarize(sweep)["controllers"]["variants"]
+    assert len(variants) == 3
+    for v in variants:
+        mine = frame.filter(pl.col("variant") == v["variant"])
+        above = mine.filter(pl.col("U") >= pl.col("G") + pl.col("B"))
+        below = mine.filter(pl.col("U") < pl.col("G") + pl.col("B"))
+        overshoot = v["overshoot"]
+        claim_above, claim_below = overshoot["above_boundary"], overshoot["below_boundary"]
+        assert (claim_above["cells"], claim_above["counterexamples"]) == (
+            above.height, (above["overshoot"] > 0).sum())
+        assert (claim_below["cells"], claim_below["counterexamples"]) == (
+            below.height, (below["overshoot"] == 0).sum())
+        assert claim_below["verdict"] == ("fails" if claim_below["counterexamples"] else "holds")

@@ -173,6 +173,7 @@ def boundary_counts(table: pl.DataFrame) -> dict[str, int]:
         (v & ~above & (o > 0)).sum().alias("vary_below_positive"),
         (~v & ~above).sum().alias("fixed_below"),
         (~v & ~above & (o > 0)).sum().alias("fixed_below_positive"),
+        (~v & ~above & (pl.col("desired") > 0)).sum().alias("claimed_below"),
         (~v & ~above & (o == 0) & (pl.col("desired") > 0)).sum().alias("exceptions"),
     ).row(0, named=True)
 
@@ -207,18 +208,21 @@ def test_user_s_tables_are_placed_by_their_worst_delay(quantiles: Swept) -> None
     counts = boundary_counts(t)
     assert counts["vary"] == counts["cells"] == 60
     b = quantiles.summary["boundary"]
-    assert {k: b[k] for k in ("cells", "above_cells", "above_zero", "above_positive",
-                              "below_cells", "below_positive")} == {
-        k: counts[k] for k in ("cells", "above_cells", "above_zero", "above_positive",
-                               "below_cells", "below_positive")}
+    assert {k: b[k] for k in ("cells", "above_zero", "above_positive", "below_cells",
+                              "below_positive")} == {
+        k: counts[k] for k in ("cells", "above_zero", "above_positive", "below_cells",
+                               "below_positive")}
+    assert (b["above"]["cells"], b["above"]["counterexamples"]) == (
+        counts["above_cells"], counts["above_positive"])
     assert b["varying"] == {
         "formula": BOUNDARY_WORST, "cells": counts["vary"],
         "above_cells": counts["above_cells"], "above_positive": counts["above_positive"],
         "below_cells": counts["vary_below"], "below_positive": counts["vary_below_positive"],
         "below_zero_desired_positive": counts["vary_below"] - counts["vary_below_positive"]}
     # Nothing below the boundary is an exception: it is not claimed where delays vary.
-    assert (b["below_zero_desired_positive"], b["below_implies_positive"]) == (0, None)
-    assert b["above_implies_zero"] is True
+    assert (b["below"]["cells"], b["below"]["verdict"], b["below_implies_positive"]) == (
+        0, "untested", None)
+    assert b["above"]["verdict"] == "holds"
     # The loop does overshoot below the worst case: the words count it, never as a failure.
     assert counts["below_positive"] > 0
 
@@ -229,12 +233,11 @@ def test_user_s_boundary_is_never_red_and_names_the_worst_case(quantiles: Swept)
     kinds = verdicts(part)
     assert [k for k, _ in kinds] == ["holds"]
     words = kinds[0][1]
-    assert (f"Does {BOUNDARY_WORST} imply zero overshoot here? Yes: all "
-            f"{counts['above_cells']} ledger cells on or above this worst-case boundary have "
-            "overshoot 0.") in words
+    assert (f"{BOUNDARY_WORST} implies zero overshoot: holds on all "
+            f"{counts['above_cells']} ledger cells on or above this worst-case boundary.") in words
     assert (f"{counts['vary_below']} of the {counts['vary']} ledger cells whose delays vary "
             f"lie below it and {counts['vary_below_positive']} of them overshoot.") in words
-    assert "U ≥ G + B imply" not in words
+    assert "U ≥ G + B implies" not in words
     assert "U < G + B" not in words
     assert 'class="bad' not in part   # no count marked red
     assert glance(quantiles.page, "boundary") == (
@@ -303,7 +306,7 @@ def test_spreads_are_placed_by_their_worst_case(spreads: Swept) -> None:
                        ~pl.col("above_boundary_worst"), pl.col("overshoot") > 0)
     assert nominal.height > 0    # the cells the nominal boundary would have counted as red
     b = spreads.summary["boundary"]
-    assert (b["above_cells"], b["above_positive"], b["below_cells"], b["below_positive"]) == (
+    assert (b["above"]["cells"], b["above_positive"], b["below_cells"], b["below_positive"]) == (
         counts["above_cells"], counts["above_positive"], counts["below_cells"],
         counts["below_positive"])
     assert b["varying"]["cells"] == counts["vary"]
@@ -346,10 +349,12 @@ def test_mixed_sweep_places_each_cell_by_its_own_boundary(mixed: Swept) -> None:
     assert counts["fixed_below"] > 0
     assert counts["vary_below"] > 0
     b = mixed.summary["boundary"]
-    assert (b["above_cells"], b["above_positive"], b["below_cells"], b["below_positive"]) == (
+    assert (b["above"]["cells"], b["above_positive"], b["below_cells"], b["below_positive"]) == (
         counts["above_cells"], counts["above_positive"], counts["below_cells"],
         counts["below_positive"])
-    assert b["below_zero_desired_positive"] == counts["exceptions"] == 0
+    assert (b["below"]["cells"], b["below"]["counterexamples"]) == (
+        counts["claimed_below"], counts["exceptions"])
+    assert counts["exceptions"] == 0
     assert b["below_implies_positive"] is (counts["fixed_below"] == counts["fixed_below_positive"])
     mixed_form = f"{BOUNDARY} (where the delays vary, {BOUNDARY_WORST})"
     assert glance(mixed.page, "boundary") == (
@@ -360,8 +365,12 @@ def test_mixed_sweep_places_each_cell_by_its_own_boundary(mixed: Swept) -> None:
         f"({counts['vary_below_positive']} of {counts['vary_below']} cells overshoot).")
     kinds = verdicts(section(mixed.page, "boundary"))
     assert [k for k, _ in kinds] == ["holds"]
-    assert (f"Does U < G + B imply overshoot? Yes: all {counts['fixed_below']} ledger cells "
-            "with fixed delays and U < G + B overshoot.") in kinds[0][1]
+    assert ("U < G + B implies overshoot: holds on all "
+            f"{counts['claimed_below']} ledger cells with fixed delays, U < G + B and "
+            "desired > 0.") in kinds[0][1]
+    if counts["claimed_below"] < counts["fixed_below"]:   # desired = 0 below, not claimed
+        assert (f"In all, {counts['fixed_below_positive']} of the {counts['fixed_below']} "
+                "ledger cells with fixed delays and U < G + B overshoot.") in kinds[0][1]
     # The read-cost slice takes G_spread = 0, seed 001's: fixed delays, U = G + B.
     by = mixed.summary["read_cost"]["by_GB"]
     assert "boundary" not in by

@@ -219,19 +219,26 @@ def test_readings_count_every_cell_they_cover(world: tuple[Path, dict[str, Any]]
     assert len(covered) == 240      # ledger, lag none: 3 U x 2 B_spread x 2 U_jitter x 20
     for i, name in enumerate(("lowest", "mean", "worst")):
         above = [o - law[i] for o, law in covered if o > law[i]]
-        r = readings[name]
-        assert r["cells"] == 240
-        assert r["exceeded"] == len(above)
+        r, claim = readings[name], readings[name]["claim"]
+        assert claim["cells"] == 240
+        assert claim["counterexamples"] == len(above)
+        assert claim["holds"] == 240 - len(above) == r["equal"] + r["below"]
+        assert claim["verdict"] == ("fails" if above else "holds")
         assert r["equal"] == sum(o == law[i] for o, law in covered)
         assert r["below"] == sum(o < law[i] for o, law in covered)
-        assert r["excess_max"] == (max(above) if above else None)
+        assert claim.get("by") == ({"figure": "overshoot above the law", "min": min(above),
+                                    "max": max(above)} if above else None)
         if above:   # the worst first, one per (G, U, B, desired)
-            first = r["examples"][0]
+            first = claim["examples"][0]
             assert first["overshoot"] - first[f"law_{name}"] == max(above)
-            assert 0 < len(r["examples"]) <= 12
+            assert 0 < len(claim["examples"]) <= 12
+            assert all(e["overshoot"] > e[f"law_{name}"] for e in claim["examples"])
+            # Where: each axis's counts add up to the counterexamples.
+            assert all(sum(v["cells"] for v in w["values"]) == len(above)
+                       for w in claim["where"] if not w["truncated"])
     # The law at the lowest delays is exceeded here (a delay of 5 to 19 s against one of 5).
-    assert readings["lowest"]["exceeded"] > 0
-    assert readings["lowest"]["where"]
+    assert readings["lowest"]["claim"]["counterexamples"] > 0
+    assert readings["lowest"]["claim"]["where"]
 
 
 def test_worst_case_boundary_fails_under_a_stale_window(world: tuple[Path, dict[str, Any]],
@@ -243,20 +250,29 @@ def test_worst_case_boundary_fails_under_a_stale_window(world: tuple[Path, dict[
     for row in b["by_controller"]:
         mine = frame.filter(pl.col("controller") == row["controller"])
         up, down = mine.filter(pl.col("above")), mine.filter(~pl.col("above"))
-        assert row["above_cells"] == up.height
-        assert row["above_positive"] == (up["overshoot"] > 0).sum()
+        assert row["above"]["cells"] == up.height
+        assert row["above"]["counterexamples"] == (up["overshoot"] > 0).sum()
+        assert row["above_max"] == up["overshoot"].max()
         assert row["below_cells"] == down.height
         assert row["below_positive"] == (down["overshoot"] > 0).sum()
         assert row["below_max"] == down["overshoot"].max()
     ledger = frame.filter(pl.col("controller") == "ledger", pl.col("above"))
     failing = ledger.filter(pl.col("overshoot") > 0)
     # A ledger read 60 s old after the deaths at 300 s duplicates copies above the boundary.
-    assert b["above_positive"] == failing.height > 0
+    above = b["above"]
+    assert (above["cells"], above["counterexamples"]) == (ledger.height, failing.height)
+    assert failing.height > 0
+    assert above["verdict"] == "fails"
+    assert above["by"] == {"figure": "overshoot", "min": failing["overshoot"].min(),
+                           "max": failing["overshoot"].max()}
     assert set(failing["lag"]) == {"stale"}
-    assert b["above_positive_in_scope"] == 0
-    assert b["above_cells_in_scope"] == ledger.filter(pl.col("lag") == "none").height
-    assert b["where_above_positive"]
-    assert 0 < len(b["examples_above_positive"]) <= 12
+    assert b["in_scope"]["counterexamples"] == 0
+    assert b["in_scope"]["cells"] == ledger.filter(pl.col("lag") == "none").height
+    [stale] = {w["axis"]: w for w in above["where"]}["lag"]["values"]  # the stale window only
+    assert (stale["cells"], stale["of"]) == (failing.height,
+                                             ledger.filter(pl.col("lag") == "stale").height)
+    assert 0 < len(above["examples"]) <= 12
+    assert all(e["overshoot"] > 0 for e in above["examples"])
 
 
 def test_faults_compare_each_cell_with_its_twin(world: tuple[Path, dict[str, Any]],
@@ -406,7 +422,8 @@ def test_sweep_in_seed_001_s_world_says_so(tmp_path: Path) -> None:
     report = build_report(out)
     d, f = report.data["delays"], report.data["faults"]
     assert (d["cells"], len(d["rows"]), d["boundary"]["cells"], d["claim"]["cells"]) == (0, 0, 0, 0)
-    assert all(r["cells"] == 0 for r in d["readings"])
+    assert all(r["claim"]["cells"] == 0 for r in d["readings"])
+    assert all(r["claim"]["verdict"] == "untested" for r in d["readings"])
     assert (f["cells"], len(f["switches_present"]), len(f["values"])) == (0, 0, 0)
     html = report.html.read_text(encoding="utf-8")
     assert "This sweep has no cells whose delays vary" in html
@@ -420,10 +437,13 @@ def test_world_report_states_its_verdicts(world: tuple[Path, dict[str, Any]]) ->
     html = report.html.read_text(encoding="utf-8")
     d = report.data["delays"]
     lowest = d["readings"][0]
-    assert ("At the lowest delays the law is exceeded on "
-            f"{lowest['exceeded']:,} of {lowest['cells']:,} cells") in html
-    assert "Does U ≥ worst G + worst B give zero overshoot? No</strong>: " \
-           f"{d['boundary']['above_positive']:,} of the {d['boundary']['above_cells']:,}" in html
+    assert ("<strong>The law at the lowest delays bounds the overshoot: fails</strong> on "
+            f"{lowest['claim']['counterexamples']:,} of the {lowest['claim']['cells']:,} cells "
+            "the law covers") in html
+    above = d["boundary"]["above"]
+    assert ("<strong>U ≥ worst G + worst B gives zero overshoot: fails</strong> on "
+            f"{above['counterexamples']:,} of the {above['cells']:,} ledger cells above it") in html
+    assert "U ≥ worst G + worst B gives zero overshoot&rdquo; fails</h3>" in html
     assert "is not tested: the sweep has no ledger cell the law covers at G = 0" in html
     assert "<strong>lag = 300:420:60</strong>" in html
     assert {"delays", "faults"} <= set(report.data["figures"])

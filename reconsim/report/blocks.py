@@ -1,15 +1,28 @@
 """The report's text blocks: where cells lie, a slice's fixed values, example cells, in
-words and tables built from the page kit (:mod:`reconsim.web.html`)."""
+words and tables built from the page kit (:mod:`reconsim.web.html`); and the sections'
+templates (``templates/``), which have these blocks at hand (:func:`macro`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import cache
 from typing import Any
 
+import jinja2
 from markupsafe import Markup
 
 from reconsim.report.query import describe
-from reconsim.web.html import num, plain, table
+from reconsim.web.html import (
+    TableCell,
+    environment,
+    figure_html,
+    folded,
+    num,
+    plain,
+    share,
+    table,
+)
+from reconsim.words import plural
 
 
 def cells_text(n: int) -> str:
@@ -88,3 +101,22 @@ def examples_table(examples: Sequence[Mapping[str, Any]], hide: Iterable[str] = 
     head = [h for h in examples[0]
             if h not in hidden and any(e[h] is not None for e in examples)]
     return table(head, ([e[h] for h in head] for e in examples))
+
+
+@cache
+def _templates() -> jinja2.Environment:
+    """The sections' templates: the page kit's environment (:func:`~reconsim.web.html.
+    environment`) with this module's blocks, the kit's chart, folding, table cells and
+    share, and :func:`~reconsim.words.plural` at hand: an overlay with globals of its own,
+    so that the kit's environment is left as it is."""
+    env = environment("reconsim.report").overlay()
+    env.globals = {**env.globals, "where_table": where_table, "where_sentence": where_sentence,
+                   "examples_table": examples_table, "figure_html": figure_html,
+                   "folded": folded, "share": share, "TableCell": TableCell, "plural": plural,
+                   "cells_text": cells_text, "key_text": key_text}
+    return env
+
+
+def macro(template: str, name: str) -> Callable[..., Any]:
+    """Macro ``name`` of ``template``, to call from Python (it returns Markup)."""
+    return getattr(_templates().get_template(template).module, name)  # type: ignore[no-any-return]

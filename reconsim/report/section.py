@@ -29,6 +29,10 @@ A section's figures are one typed object, its *summary*:
 3. ``render(summary: Delays, context: Context, figures: Mapping[str, Figure]) -> Markup``
    writes its HTML; ``context`` (:class:`Context`) holds what was swept (the page's
    introduction and the sweep's own section show it), ``figures`` the charts by name.
+   Its words belong in its template, ``templates/delays.html``: a macro ``body`` that
+   ``render`` calls with the summary (:func:`~reconsim.report.blocks.macro`), and one for
+   the glance. A claim the section checks cell by cell is a
+   :class:`~reconsim.report.claims.Claim` in the summary, worded by ``claims.html``.
 4. ``charts(summary: Delays, context: Context) -> list[Figure]`` draws its charts from the
    summary alone: no query of the table (optional; default none).
 5. ``glance(summary: Delays) -> Markup | None``: its one-sentence verdict for the top of

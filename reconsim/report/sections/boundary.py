@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 
 import altair as alt
 import polars as pl
@@ -29,7 +29,7 @@ from reconsim.model.laws import (
     delays_vary,
     side_counts,
 )
-from reconsim.report.blocks import examples_table, where_sentence, where_table
+from reconsim.report.blocks import macro
 from reconsim.report.charts import (
     ALARM,
     QUIET,
@@ -42,19 +42,17 @@ from reconsim.report.charts import (
     finish,
     inline,
 )
+from reconsim.report.claims import Check, Claim, locate
 from reconsim.report.load import Sweep
 from reconsim.report.query import (
     Table,
     collect,
-    examples,
     lazy,
     variant_label,
     variant_order,
     variant_params,
-    where_each,
 )
 from reconsim.report.section import NOT_IN_JSON, UNLESS_DEFAULT, Context, Section
-from reconsim.web.html import TableCell, figure_html, table, verdict
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,9 +98,11 @@ class Varying:
 class BoundarySummary:
     """Overshoot on each side of U >= G + B (``summary.json``'s ``boundary``), each row
     placed by the boundary of its own delays (the worst case where they vary: ``varying``
-    counts those rows, and is left out of ``summary.json`` where there are none); the
-    exceptions below the boundary are rows with fixed delays. ``chart`` is the chart's data
-    (None without ledger cells)."""
+    counts those rows, and is left out of ``summary.json`` where there are none): the four
+    counts, and seed 001's claim in both directions, each a :class:`~.claims.Claim`:
+    ``above`` (overshoot 0 on or above the boundary) and ``below`` (overshoot below it, on
+    the rows with fixed delays and desired > 0: desired = 0 has nothing to overshoot).
+    ``chart`` is the chart's data (None without ledger cells)."""
 
     population: str
     cells: int
@@ -110,18 +110,12 @@ class BoundarySummary:
     above_positive: int
     below_zero: int
     below_positive: int
-    above_cells: int
     below_cells: int
     below_zero_desired_0: int
-    below_zero_desired_positive: int
     below_zero_desired_positive_U_below_B: int  # noqa: N815 (summary.json's key)
-    above_implies_zero: bool | None
     below_implies_positive: bool | None
-    below_implies_positive_for_desired_positive: bool | None
-    where_above_positive: tuple[dict[str, Any], ...]
-    examples_above_positive: tuple[dict[str, Any], ...]
-    where_below_zero: tuple[dict[str, Any], ...]
-    examples_below_zero: tuple[dict[str, Any], ...]
+    above: Claim
+    below: Claim
     by_variant: tuple[VariantCounts, ...]
     varying: Varying | None = field(default=None, metadata=UNLESS_DEFAULT)
     chart: BoundaryGrid | None = field(default=None, metadata=NOT_IN_JSON)
@@ -144,13 +138,12 @@ class Words:
     below: str
 
 
-def words(b: BoundarySummary) -> Words:
-    """The boundary in words: U >= G + B where every ledger row has fixed delays, the
-    worst-case form where every one varies, both where some do."""
-    v = b.varying
-    if v is None:
+def words(cells: int, varying: Varying | None) -> Words:
+    """The boundary in words: U >= G + B where every one of the ``cells`` ledger rows has
+    fixed delays, the worst-case form where every one varies, both where some do."""
+    if varying is None:
         return Words(BOUNDARY, "cells with U ≥ G + B", "cells with U < G + B", "U < G + B")
-    if v.cells == b.cells:
+    if varying.cells == cells:
         return Words(BOUNDARY_WORST, "cells on or above this worst-case boundary",
                      "cells below it", "")
     return Words(f"{BOUNDARY} (where the delays vary, {BOUNDARY_WORST})",
@@ -158,137 +151,34 @@ def words(b: BoundarySummary) -> Words:
                  "U < G + B")
 
 
-def boundary_paragraphs(b: BoundarySummary) -> tuple[str, list[Markup]]:
-    """Both directions of the boundary claim, answered from the four counts (below the
-    boundary, on the rows with fixed delays; where delays vary, one line on why it is not
-    claimed there)."""
-    if b.cells == 0:
-        return "none", [Markup("This sweep has no ledger cells, so the boundary is not "
-                               "checked.")]
-    w, v = words(b), b.varying
-    above, ap = b.above_cells, b.above_positive
-    if above == 0:
-        out = [Markup("<strong>Does {} imply zero overshoot here?</strong> Not tested: no "
-                      "ledger cell has {}.").format(w.above, w.above)]
-    elif ap == 0:
-        out = [Markup("<strong>Does {} imply zero overshoot here? Yes</strong>: all {:,} "
-                      "ledger {} have overshoot 0.").format(w.above, above, w.cells_above)]
-    else:
-        out = [Markup("<strong>Does {} imply zero overshoot here? No</strong>: {:,} of the "
-                      "{:,} ledger {} overshoot, at {}.").format(
-            w.above, ap, above, w.cells_above, where_sentence(b.where_above_positive))]
-    below = b.below_cells - (v.below_cells if v else 0)
-    if below == 0 and w.below:
-        out.append(Markup("<strong>Does U &lt; G + B imply overshoot?</strong> Not tested: no "
-                          "ledger cell {}has U &lt; G + B.").format(
-            "" if v is None else "with fixed delays "))
-    elif below:
-        out.append(below_paragraph(b, w))
-    if v is not None and v.below_cells:
-        out.append(Markup("<strong>Below the worst-case boundary</strong> overshoot is not "
-                          "claimed: a copy draws its delays (and a round its interval) anew, "
-                          "so a loop there overshoots only when a draw outlasts a round; {:,} "
-                          "of the {:,} ledger cells whose delays vary lie below it and {:,} of "
-                          "them overshoot.").format(v.below_cells, v.cells, v.below_positive))
-    if ap or b.below_zero_desired_positive:
-        return "fails", out
-    return ("holds" if above or below else "none"), out
+def verdict_kind(b: BoundarySummary) -> str:
+    """The verdict box's kind over both directions: fails where either claim does."""
+    claims = [b.above] + ([b.below] if asks_below(b) else [])
+    if any(c.verdict == "fails" for c in claims):
+        return "fails"
+    return "holds" if any(c.verdict == "holds" for c in claims) else "none"
 
 
-def below_paragraph(b: BoundarySummary, w: Words) -> Markup:
-    """Does U < G + B imply overshoot? Answered on the ledger rows with fixed delays below
-    the boundary (some)."""
-    v = b.varying
-    below = b.below_cells - (v.below_cells if v else 0)
-    positive = b.below_positive - (v.below_positive if v else 0)
-    if positive == below:
-        return Markup("<strong>Does {} imply overshoot? Yes</strong>: all {:,} ledger {} "
-                      "overshoot.").format(w.below, below, w.cells_below)
-    d0, dpos = b.below_zero_desired_0, b.below_zero_desired_positive
-    text = Markup("<strong>Does {} imply overshoot? Not always</strong>: {:,} of the {:,} "
-                  "ledger {} overshoot; {:,} do not").format(
-        w.below, positive, below, w.cells_below, below - positive)
-    if d0 and dpos:
-        text += Markup(": {:,} of them with desired = 0 (nothing to overshoot) and {:,} "
-                       "with desired &gt; 0").format(d0, dpos)
-    elif d0:
-        text += ", all of them with desired = 0, which cannot overshoot"
-    else:
-        text += Markup(" although desired &gt; 0")
-    if dpos:
-        early = b.below_zero_desired_positive_U_below_B
-        text += Markup(". Those {:,} lie at {}").format(dpos, where_sentence(b.where_below_zero))
-        if early:
-            text += Markup("; {:,} of them have U &lt; B, a loop faster than a copy "
-                           "starts").format(early)
-    return text + "."
+def asks_below(b: BoundarySummary) -> bool:
+    """Whether the other direction is asked: some ledger row has fixed delays."""
+    return b.varying is None or b.varying.cells < b.cells
 
 
 def render(b: BoundarySummary, context: Context, figures: Mapping[str, Figure]) -> Markup:
-    """The four counts, the chart with the line U = G + B, and both answers."""
-    hide = context.constant
-    kind, paragraphs = boundary_paragraphs(b)
-    w, v = words(b), b.varying
-    sides = (("U ≥ G + B (on or above the boundary)", "U < G + B (below it)") if v is None
-             else (f"{BOUNDARY_WORST} (on or above the worst-case boundary)", "below it")
-             if v.cells == b.cells else
-             (f"on or above its boundary: {w.above}", "below it"))
-    counts = table(["ledger cells", "overshoot = 0", "overshoot > 0", "all"], [
-        [sides[0], b.above_zero,
-         TableCell(b.above_positive, "bad" if b.above_positive else ""), b.above_cells],
-        [sides[1],
-         TableCell(b.below_zero, "bad" if b.below_zero_desired_positive else ""),
-         b.below_positive, b.below_cells],
-    ])
-    intro = Markup("<p>By the law, the ledger controller stops overshooting once the loop "
-                   "period U is at least G + B: a copy is then on the ledger before the next "
-                   "round looks. Seed 001 claims both directions: U ≥ G + B gives zero "
-                   "overshoot, and U &lt; G + B gives overshoot. The four counts are over {:,} "
-                   "ledger cells: every ledger row of the sweep, whatever its other "
-                   "parameters.").format(b.cells)
-    if v is not None:
-        intro += Markup(" {} of them {} delays that vary (spreads, delay tables or a jittered "
-                        "period), which no single G + B describes: each is placed by its worst "
-                        "case, <code>{}</code>, the shortest interval between rounds against "
-                        "the longest delay ({}); where the delays are fixed it reads U ≥ G + B. "
-                        "On or above it every copy is listed before the next round, so "
-                        "overshoot must be 0 there too; below it overshoot is not claimed. "
-                        '<a href="#delays">Delays that vary</a> reads these cells in full.'
-                        ).format("All" if v.cells == b.cells else f"{v.cells:,}",
-                                 "have" if v.cells != 1 else "has", BOUNDARY_WORST,
-                                 EXTRA_WORDS)
-    parts = [intro + Markup("</p>"), counts, verdict(kind, paragraphs)]
-    if "boundary" in figures:
-        parts.append(figure_html(figures["boundary"]))
-    if b.by_variant:
-        on, off = (("U ≥ G + B", "U < G + B") if v is None
-                   else ("on or above the boundary", "below it"))
-        parts += [Markup("<p>The same counts per ledger variant (the boundary is seed 001's "
-                         "for observe = ready without a cap; with observe = created a copy is "
-                         "listed G s after creation, so its law's boundary is U ≥ G):</p>"),
-                  table(["variant", "cells", f"{on}, overshoot 0", f"{on}, overshoot > 0",
-                         f"{off}, overshoot 0", f"{off}, overshoot > 0"],
-                        [[r.variant, r.cells, r.above_zero, r.above_positive,
-                          r.below_zero, r.below_positive] for r in b.by_variant])]
-    if b.where_above_positive:
-        parts += [Markup("<h3>Overshoot although {}</h3>").format(w.above),
-                  where_table(b.where_above_positive, "such cells", among=w.cells_above),
-                  examples_table(b.examples_above_positive, hide)]
-    if b.where_below_zero:
-        parts += [Markup("<h3>No overshoot although {} (desired &gt; 0)</h3>").format(
-                      w.below if v is None else f"{w.below}, with fixed delays"),
-                  where_table(b.where_below_zero, "such cells",
-                              among=f"{w.cells_below} and desired > 0"),
-                  examples_table(b.examples_below_zero, hide)]
-    return Markup("").join(parts)
+    """The four counts, both claims, the chart with the line U = G + B, and where each
+    claim fails (``templates/boundary.html``)."""
+    return Markup(macro("boundary.html", "body")(
+        b, words(b.cells, b.varying), verdict_kind(b), asks_below(b), figures.get("boundary"),
+        context.constant, BOUNDARY, BOUNDARY_WORST, EXTRA_WORDS))
 
 
 #: The four boundary counts: above or below the boundary of each row's delays x overshoot
 #: 0 or > 0.
 FOUR: Final = ("above_zero", "above_positive", "below_zero", "below_positive")
-#: The counts the verdict adds to the four: below the boundary with fixed delays and
-#: overshoot 0, and the exceptions (those with desired > 0), of them with U < B.
-EXCEPTIONS: Final = ("below_at_zero", "exceptions", "exceptions_U_below_B")
+#: The counts the verdict adds to the four: below the boundary with fixed delays, those
+#: with desired > 0 (the claim's cells), those with overshoot 0, and the exceptions
+#: (overshoot 0 although desired > 0), of them with U < B.
+EXCEPTIONS: Final = ("below_claimed", "below_at_zero", "exceptions", "exceptions_U_below_B")
 #: The counts of the rows whose delays vary (:class:`Varying`).
 VARYING: Final = ("varying", "varying_above", "varying_above_positive", "varying_below_positive",
                   "varying_below_unclaimed")
@@ -311,6 +201,7 @@ def boundary_counts(ledger: pl.LazyFrame, params: Sequence[str]) -> pl.DataFrame
         pl.col("overshoot").max().alias("max_overshoot"),
         *side_counts(above, positive),
         (~above & ~positive & ~vary & (pl.col("desired") > 0)).sum().alias("below_zero_desired"),
+        (~above & ~vary & (pl.col("desired") > 0)).sum().alias("below_claimed"),
         (~above & zero & ~vary).sum().alias("below_at_zero"),
         exception.sum().alias("exceptions"),
         (exception & (pl.col("U") < pl.col("B"))).sum().alias("exceptions_U_below_B"),
@@ -360,16 +251,14 @@ def boundary_verdict(table: Table, axes: Sequence[str],
         for label in variant_order(counts, params):
             r = rows[label]
             by_variant.append(VariantCounts(label, r["cells"], *(r[k] for k in FOUR)))
-    above_positive = ledger.filter(above & (pl.col("overshoot") > 0))
-    exceptions = ledger.filter(~above, zero, claimed)
     figures = ["overshoot", "law_overshoot", "unneeded", "deleted"]
-    # Where the exceptions lie on each side: one read per group of axes for both.
-    splits = {}
+    # Where the counterexamples lie on each side: one read per group of axes for both.
+    checks = {}
     if four["above_positive"]:
-        splits["above"] = (above, pl.col("overshoot") > 0)
+        checks["above"] = Check(above, pl.col("overshoot") > 0, pl.col("overshoot"))
     if total["exceptions"]:
-        splits["below"] = (~above & claimed, zero)
-    located = where_each(ledger, splits, rest, sizes=sizes) if splits else {}
+        checks["below"] = Check(~above & claimed, zero, pl.col("law_overshoot"))
+    located = locate(ledger, checks, rest, figures, sizes)
     n = total["varying"]
     worst = Varying(
         formula=BOUNDARY_WORST, cells=n, above_cells=total["varying_above"],
@@ -379,6 +268,10 @@ def boundary_verdict(table: Table, axes: Sequence[str],
     # Below the boundary with overshoot 0, where the delays are fixed (the claim's cells).
     fixed_below_zero = four["below_zero"] - (
         worst.below_cells - worst.below_positive if worst else 0)
+    w = words(cells, worst)
+    fixed = "" if worst is None else "fixed delays, "
+    above_where, above_examples = located.get("above", ((), ()))
+    below_where, below_examples = located.get("below", ((), ()))
     return BoundarySummary(
         population="every ledger row (all values of the other parameters)" + (
             f"; where the delays vary, placed by the worst-case boundary {BOUNDARY_WORST}, "
@@ -388,22 +281,17 @@ def boundary_verdict(table: Table, axes: Sequence[str],
         above_positive=four["above_positive"],
         below_zero=four["below_zero"],
         below_positive=four["below_positive"],
-        above_cells=total["above_cells"],
         below_cells=total["below_cells"],
         below_zero_desired_0=total["below_at_zero"] - total["exceptions"],
-        below_zero_desired_positive=total["exceptions"],
         below_zero_desired_positive_U_below_B=total["exceptions_U_below_B"],
-        above_implies_zero=four["above_positive"] == 0 if cells else None,
         below_implies_positive=fixed_below_zero == 0 if cells and n < cells else None,
-        below_implies_positive_for_desired_positive=(total["exceptions"] == 0
-                                                     if cells and n < cells else None),
-        where_above_positive=tuple(located.get("above", ())),
-        examples_above_positive=(tuple(examples(above_positive, rest, figures,
-                                                pl.col("overshoot")))
-                                 if four["above_positive"] else ()),
-        where_below_zero=tuple(located.get("below", ())),
-        examples_below_zero=(tuple(examples(exceptions, rest, figures, pl.col("law_overshoot")))
-                             if total["exceptions"] else ()),
+        above=Claim.of(f"{w.above} implies zero overshoot", f"ledger {w.cells_above}",
+                       total["above_cells"], four["above_positive"], where=above_where,
+                       examples=above_examples),
+        below=Claim.of("U < G + B implies overshoot",
+                       f"ledger cells with {fixed}U < G + B and desired > 0",
+                       total["below_claimed"], total["exceptions"], where=below_where,
+                       examples=below_examples),
         by_variant=tuple(by_variant),
         varying=worst,
         chart=boundary_grid(counts, params, varying=bool(n)) if cells else None,
@@ -524,21 +412,7 @@ def glance(b: BoundarySummary) -> Markup | None:
     worst-case boundary's, and below it what is counted but not claimed)."""
     if not b.cells:
         return None
-    link, v = Markup('<a href="#boundary">Boundary</a> (ledger)'), b.varying
-    if v is None:
-        return link + Markup(": with {}, overshoot 0 in {:,} of {:,} cells; with U &lt; G + B, "
-                             "overshoot in {:,} of {:,}.").format(
-            BOUNDARY, b.above_zero, b.above_cells, b.below_positive, b.below_cells)
-    text = link + Markup(": with {}, overshoot 0 in {:,} of {:,} cells").format(
-        words(b).above, b.above_zero, b.above_cells)
-    if b.below_cells > v.below_cells:
-        text += Markup("; with fixed delays and U &lt; G + B, overshoot in {:,} of {:,}").format(
-            b.below_positive - v.below_positive, b.below_cells - v.below_cells)
-    if v.below_cells:
-        text += Markup("; below the worst-case boundary, where the delays vary, overshoot is "
-                       "not claimed ({:,} of {:,} cells overshoot)").format(
-            v.below_positive, v.below_cells)
-    return text + "."
+    return Markup(macro("boundary.html", "glance")(b, words(b.cells, b.varying)))
 
 
 SECTION = Section("boundary", summarize, render, charts, glance,

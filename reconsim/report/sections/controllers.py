@@ -13,7 +13,7 @@ service it delivers (excess and missing copy-seconds) and when it settles
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -31,8 +31,9 @@ from reconsim.model.metrics import (
     ties_text,
     tradeoff_figure,
 )
-from reconsim.report.blocks import cells_text, key_text
+from reconsim.report.blocks import macro
 from reconsim.report.charts import QUIET, WIDTH, Figure, clamp, finish, inline, names_expr
+from reconsim.report.claims import Claim
 from reconsim.report.load import Sweep
 from reconsim.report.query import (
     Table,
@@ -44,29 +45,34 @@ from reconsim.report.query import (
     variant_params,
 )
 from reconsim.report.section import Context, Section
-from reconsim.web.html import figure_html, num, table, verdict
+from reconsim.web.html import table
 from reconsim.web.tradeoff import tradeoff_chart
 
 
 @dataclass(frozen=True, slots=True)
-class SideCount:
-    """A variant's cells on one side of the boundary U >= G + B (the worst case where their
-    delays vary: :func:`~reconsim.model.laws.above_its_boundary`), and those overshooting."""
-
-    cells: int
-    positive: int
-
-
-@dataclass(frozen=True, slots=True)
 class Overshoot:
-    """A variant's overshoot over all its cells (``largest``: the cell with the most)."""
+    """A variant's overshoot over all its cells (``largest``: the cell with the most), and
+    seed 001's boundary claim in both directions on its cells (each side placed by the
+    worst case where their delays vary: :func:`~reconsim.model.laws.above_its_boundary`):
+    zero overshoot on or above it, overshoot below it (counted only)."""
 
     cells_positive: int
     mean: float | None
     max: int | None
-    above_boundary: SideCount
-    below_boundary: SideCount
+    above_boundary: Claim
+    below_boundary: Claim
     largest: dict[str, Any] | None
+
+
+def side_claims(above_cells: int, above_positive: int, below_cells: int,
+                below_positive: int) -> tuple[Claim, Claim]:
+    """The boundary claim on each side, from the cells there and those overshooting."""
+    return (Claim.of("U ≥ G + B implies zero overshoot",
+                     "cells with U ≥ G + B (its worst case where the delays vary)",
+                     above_cells, above_positive),
+            Claim.of("U < G + B implies overshoot",
+                     "cells with U < G + B (its worst case where the delays vary)", below_cells,
+                     below_cells - below_positive))
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,113 +195,7 @@ class ControllersSummary:
     tradeoffs: tuple[TradeoffRow, ...] = ()
 
 
-def _range(lo: Extreme, hi: Extreme) -> str:
-    """``from X (variant) to Y (variant)``, or ``the same for every variant`` when equal."""
-    if lo.value == hi.value:
-        return f"{num(lo.value)} for every variant"
-    return f"from {num(lo.value)} ({lo.variant}) to {num(hi.value)} ({hi.variant})"
-
-
 CELL_FIGURES: Final = ("overshoot", "unneeded", "wasted_delete_commands", "stable_at")
-
-
-def _labels(names: Sequence[str]) -> Markup:
-    """Variant names in bold, comma-separated (``none`` if there are none)."""
-    if not names:
-        return Markup("none")
-    return Markup(", ").join(Markup("<strong>{}</strong>").format(n) for n in names)
-
-
-#: Past this many variants, a verdict names the extremes instead of every variant.
-LISTED_VARIANTS: Final = 4
-
-
-def _who(names: Sequence[str], total: int, column: str) -> Markup:
-    """Variants named, or counted (pointing to the table's column) when they are many."""
-    if not names:
-        return Markup("none")
-    if len(names) <= LISTED_VARIANTS:
-        return _labels(names)
-    return Markup("{} of the {} variants (those with 0 in the table's &ldquo;{}&rdquo; "
-                  "column)").format(len(names), total, column)
-
-
-def _the_rest(others: Sequence[Variant], positive: Callable[[Variant], int],
-              say: Callable[[Variant], str]) -> str:
-    """Each other variant in words, or, when they are many, the range and the worst one
-    (by ``positive``, its count of cells with the figure above 0)."""
-    if len(others) <= LISTED_VARIANTS:
-        return "".join(f" {say(v)}." for v in others)
-    worst = max(others, key=positive)
-    least = min(positive(v) for v in others)
-    return (f" The other {len(others)} do, in {least:,} to {positive(worst):,} "
-            f"of their cells; the most: {say(worst)}.")
-
-
-def controllers_paragraphs(c: ControllersSummary, hide: Iterable[str] = ()) -> list[Markup]:
-    """Which variant creates no unneeded copies, never overshoots, wastes no deletes, and
-    how they compare in missing and excess copy-seconds and in settling."""
-    facts, variants = c.facts, c.variants
-    n = len(variants)
-
-    def unneeded(v: Variant) -> str:
-        """A variant's unneeded copies in words."""
-        u = v.unneeded
-        return (f"{v.variant} creates unneeded copies in {u.cells_positive:,} of "
-                f"{cells_text(v.cells)} (up to {num(u.max)} in one)")
-
-    def overshoot(v: Variant) -> str:
-        """A variant's overshoot in words."""
-        o = v.overshoot
-        return (f"{v.variant} overshoots in {o.cells_positive:,} of "
-                f"{cells_text(v.cells)} (up to {num(o.max)} copies)")
-
-    def wasted(v: Variant) -> str:
-        """A variant's wasted delete commands in words."""
-        w = v.wasted_delete_commands
-        return (f"{v.variant}: {num(w.total)} of its {num(w.of_delete_commands)} "
-                f"delete commands, in {cells_text(w.cells_positive)} (up to {num(w.max)} "
-                "in one)")
-
-    others = [v for v in variants if v.variant not in facts.no_unneeded]
-    out = [Markup("<strong>No unneeded copy in any cell</strong>: {}.").format(
-               _who(facts.no_unneeded, n, "cells with unneeded copies"))
-           + _the_rest(others, lambda v: v.unneeded.cells_positive, unneeded)]
-    others = [v for v in variants if v.variant not in facts.never_overshoot]
-    out.append(Markup("<strong>Never overshoots</strong>: {}.").format(
-                   _who(facts.never_overshoot, n, "cells overshooting"))
-               + _the_rest(others, lambda v: v.overshoot.cells_positive, overshoot))
-    others = [v for v in variants if v.variant not in facts.no_wasted_deletes]
-    out.append(Markup("<strong>No wasted delete command</strong> (one that killed nothing): "
-                      "{}.").format(_who(facts.no_wasted_deletes, n, "wasted delete commands"))
-               + _the_rest(others, lambda v: v.wasted_delete_commands.cells_positive, wasted))
-    lo, hi = facts.least_missing_mean, facts.most_missing_mean
-    elo, ehi = facts.least_excess_mean, facts.most_excess_mean
-    if lo and hi and elo and ehi:
-        out.append(Markup("<strong>Service</strong>, per cell on average: missing copy-seconds "
-                          "{}; excess copy-seconds {}.").format(_range(lo, hi),
-                                                                _range(elo, ehi)))
-    latest = facts.latest_stable
-    text = Markup("<strong>Settling</strong>: ")
-    if latest:
-        worst = next(v for v in variants if v.variant == latest.variant)
-        cell = worst.stable_at.latest
-        text += (f"the latest stable_at is second {num(latest.value)} "
-                 f"({latest.variant}"
-                 + (f", at {key_text(cell, CELL_FIGURES, hide)}" if cell else "") + "). ")
-    text += "Cells that never settle (the run ends with live ≠ desired): "
-    if n <= LISTED_VARIANTS:
-        text += ", ".join(f"{v.variant} {v.stable_at.unsettled:,} of "
-                          f"{v.cells:,}" for v in variants) + "."
-    else:
-        fewest = min(variants, key=lambda v: v.stable_at.unsettled)
-        most = facts.most_unsettled
-        assert most is not None  # every variant has an unsettled count
-        text += (f"{most.value:,} in every variant." if fewest.stable_at.unsettled == most.value
-                 else f"from {fewest.stable_at.unsettled:,} ({fewest.variant}) to "
-                      f"{most.value:,} ({most.variant}).")
-    out.append(text)
-    return out
 
 
 def controllers_table(c: ControllersSummary) -> Markup:
@@ -313,56 +213,16 @@ def controllers_table(c: ControllersSummary) -> Markup:
                   "stable_at (mean, settled)", "latest stable_at", "cells never settled"], rows)
 
 
+#: Past this many variants, a verdict names the extremes instead of every variant.
+LISTED_VARIANTS: Final = 4
+
+
 def render(c: ControllersSummary, context: Context, figures: Mapping[str, Figure]) -> Markup:
-    """Every controller and variant side by side, against G."""
-    varying = ", ".join(c.varying)
-    parts: list[Markup] = []
-    if not c.compared:
-        only = c.variants[0].variant if c.variants else "none"
-        parts += [Markup("<p>This sweep holds one controller only ({}), so there is nothing "
-                         "to compare. Its figures over all its cells:</p>").format(only),
-                  controllers_table(c)]
-        return Markup("").join(parts)
-    parts.append(Markup(
-        "<p>Every controller (and variant) the sweep ran, on all its cells: what its "
-        "corrections cost (unneeded copies, overshoot, wasted delete commands = "
-        "delete_commands &minus; deleted), the service it gives (excess and missing "
-        "copy-seconds) and when it settles (stable_at). {}{}</p>").format(
-            f"A variant is a controller with its values of {varying}, which vary in this "
-            "sweep. " if varying else "",
-            "The chart averages over every U, B, desired count and schedule at each G (left) "
-            "and takes the largest (right)." if "controllers" in figures else ""))
-    if "controllers" in figures:
-        parts.append(figure_html(figures["controllers"]))
-    elif (g := _one_g(context)) is not None:
-        parts.append(Markup("<p>G takes one value in this sweep ({} s), so there is no chart "
-                            "against G: the table below gives each variant's figures "
-                            "there.</p>").format(num(g)))
-    parts += [verdict("none", controllers_paragraphs(c, context.constant)),
-              controllers_table(c), tradeoff_html(c, figures)]
-    return Markup("").join(parts)
-
-
-def tradeoff_html(c: ControllersSummary, figures: Mapping[str, Figure]) -> Markup:
-    """Quality against cost: the frontier in words, the chart and each variant's figures."""
-    front = [t.variant for t in c.tradeoffs if t.on_frontier]
-    parts = [Markup('<h3 id="tradeoff">Quality against cost</h3><p>Each variant as a point of '
-                    "quality (excess copy-seconds, wasted delete commands) against cost "
-                    "(missing copy-seconds, ledger reads), each a mean per cell over all its "
-                    "cells; lower is better on all four. A variant is on the "
-                    "<strong>frontier</strong> when no other is as good on all four and "
-                    "better on one ({}). On the frontier: {}.</p>").format(
-                        ties_text(), _labels(front))]
-    if "tradeoff" in figures:
-        parts.append(figure_html(figures["tradeoff"]))
-    rows = [[t.variant, t.excess_copy_seconds, t.wasted_delete_commands,
-             t.missing_copy_seconds, t.reads,
-             "yes" if t.on_frontier else "no: beaten by " + ", ".join(t.beaten_by)]
-            for t in c.tradeoffs]
-    parts.append(table(["controller / variant", "excess copy-s (mean)",
-                        "wasted delete commands (mean)", "missing copy-s (mean)",
-                        "reads (mean)", "on the frontier"], rows))
-    return Markup("").join(parts)
+    """Every controller and variant side by side, against G, and quality against cost
+    (``templates/controllers.html``)."""
+    return Markup(macro("controllers.html", "body")(
+        c, controllers_table(c), figures, _one_g(context), context.constant, CELL_FIGURES,
+        LISTED_VARIANTS, ties_text()))
 
 
 #: Most variants the controllers chart draws as lines; past that, a heatmap.
@@ -584,6 +444,8 @@ def _variant(part: pl.LazyFrame, row: Mapping[str, Any], params: Sequence[str],
                         pl.col("overshoot"), limit=1) if row["overshoot_cells"] else [])
     latest = (examples(part.filter(pl.col("stable_at").is_not_null()), rest, figures,
                        pl.col("stable_at"), limit=1) if row["unsettled"] < row["cells"] else [])
+    above, below = side_claims(row["above_cells"], row["above_positive"], row["below_cells"],
+                               row["below_positive"])
     return Variant(
         variant=row["variant"],
         controller=row["controller"],
@@ -592,8 +454,7 @@ def _variant(part: pl.LazyFrame, row: Mapping[str, Any], params: Sequence[str],
         overshoot=Overshoot(
             cells_positive=row["overshoot_cells"], mean=row["overshoot_mean"],
             max=row["overshoot_max"],
-            above_boundary=SideCount(row["above_cells"], row["above_positive"]),
-            below_boundary=SideCount(row["below_cells"], row["below_positive"]),
+            above_boundary=above, below_boundary=below,
             largest=largest[0] if largest else None),
         unneeded=Unneeded(row["unneeded_cells"], row["unneeded_mean"], row["unneeded_max"]),
         wasted_delete_commands=Wasted(row["wasted_cells"], row["wasted_total"],
@@ -661,12 +522,7 @@ def charts(c: ControllersSummary, context: Context) -> list[Figure]:
 
 def glance(c: ControllersSummary) -> Markup | None:
     """Which variants avoid the damage, in one sentence."""
-    if not c.compared:
-        return None
-    f = c.facts
-    return Markup('<a href="#controllers">Controllers</a>: no unneeded copies: {}; never '
-                  "overshoots: {}.").format(", ".join(f.no_unneeded) or "none",
-                                            ", ".join(f.never_overshoot) or "none")
+    return Markup(macro("controllers.html", "glance")(c.facts)) if c.compared else None
 
 
 SECTION = Section("controllers", summarize, render, charts, glance,

@@ -52,20 +52,18 @@ from reconsim.model.studies.seed001 import (
     MEASURED_CHAIN_WORST,
     MEASURED_U,
 )
-from reconsim.report.blocks import examples_table, where_sentence, where_table
+from reconsim.report.blocks import macro
 from reconsim.report.charts import ALARM, WIDTH, Figure, finish, inline, names_expr
+from reconsim.report.claims import Check, Claim, Spread, locate
 from reconsim.report.load import Sweep
 from reconsim.report.query import (
     Table,
     collect,
-    examples,
     in_order,
     lazy,
-    where,
-    where_each,
 )
 from reconsim.report.section import NOT_IN_JSON, Context, Section
-from reconsim.web.html import TableCell, figure_html, folded, num, share, table, verdict
+from reconsim.web.html import TableCell, num, table
 
 #: The parameters of a row of the section's table: the delays, the period and the controller.
 KEY: Final = ("G", "G_spread", "G_delays_name", "B", "B_spread", "B_delays_name", "U",
@@ -131,27 +129,29 @@ class DelayRow:
 
 @dataclass(frozen=True, slots=True)
 class Reading:
-    """One reading of the law over every cell it covers: how often it is exceeded, by how
-    much at most, and where (bounded)."""
+    """One reading of the law over every cell it covers: the claim that it bounds the
+    measured overshoot (its counterexamples exceed it: by how much, where, the worst), and
+    of the cells where it holds, how many equal it and how many lie below it."""
 
     name: str
     formula: str
-    cells: int
-    exceeded: int
+    claim: Claim
     equal: int
     below: int
-    excess_max: int | None
-    where: tuple[dict[str, Any], ...]
-    examples: tuple[dict[str, Any], ...]
+
+
+#: The worst-case boundary's claim, in words.
+ZERO_ABOVE: Final = "U ≥ worst G + worst B gives zero overshoot"
 
 
 @dataclass(frozen=True, slots=True)
 class BoundaryRow:
-    """Overshoot on each side of the worst-case boundary, for one controller."""
+    """Overshoot on each side of the worst-case boundary, for one controller: above it,
+    the boundary's claim (counted only; ``above_max``: the largest overshoot there), below
+    it the cells and those overshooting (not claimed)."""
 
     controller: str
-    above_cells: int
-    above_positive: int
+    above: Claim
     above_max: int | None
     below_cells: int
     below_positive: int
@@ -161,20 +161,18 @@ class BoundaryRow:
 @dataclass(frozen=True, slots=True)
 class Boundary:
     """``max(1, U - U_jitter) ≥ G + G_spread + B + B_spread`` against overshoot, on every
-    ledger row whose delays vary (whatever its other parameters), and per controller."""
+    ledger row whose delays vary (whatever its other parameters), and per controller:
+    ``above``, the claim that overshoot is 0 on or above it (``in_scope``: the same on the
+    cells in seed 001's world but for the delays); below it overshoot is counted, not
+    claimed."""
 
     formula: str
     cells: int
-    above_cells: int
-    above_positive: int
-    above_max: int | None
+    above: Claim
+    in_scope: Claim
     below_cells: int
     below_positive: int
     below_max: int | None
-    above_cells_in_scope: int
-    above_positive_in_scope: int
-    where_above_positive: tuple[dict[str, Any], ...]
-    examples_above_positive: tuple[dict[str, Any], ...]
     by_controller: tuple[BoundaryRow, ...]
 
 
@@ -193,7 +191,7 @@ class ClaimGroup:
 
 
 @dataclass(frozen=True, slots=True)
-class Claim:
+class SeedClaim:
     """Seed 001's claim: with its measured delays and U = 15 the ledger loop oscillates.
     Over the ledger cells the law covers with exactly :data:`MEASURED` and U = 15."""
 
@@ -237,7 +235,7 @@ class Delays:
     rows: tuple[DelayRow, ...]
     readings: tuple[Reading, ...]
     boundary: Boundary
-    claim: Claim
+    claim: SeedClaim
     chart: DelaysGrid | None = field(default=None, metadata=NOT_IN_JSON)
 
 
@@ -333,25 +331,28 @@ def _readings(cells: pl.LazyFrame, rest: Sequence[str],
                    (o > law).sum().alias(f"{name}__exceeded"),
                    (o == law).sum().alias(f"{name}__equal"),
                    (o < law).sum().alias(f"{name}__below"),
+                   pl.when(o > law).then(o - law).min().alias(f"{name}__excess_min"),
                    pl.when(o > law).then(o - law).max().alias(f"{name}__excess_max")]
     row = collect(cells.select(counts)).row(0, named=True)
     figures = ["overshoot", "law_lowest", "law_mean", "law_worst", "unneeded"]
     exceeded = {name: int(row[f"{name}__exceeded"] or 0) for name in READINGS}
     # Where each exceeded reading is exceeded, among the cells it covers: one read of the
     # cells per group of axes for all of them.
-    splits = {name: (pl.col(f"law_{name}").is_not_null(), o > pl.col(f"law_{name}"))
-              for name in READINGS if exceeded[name]}
-    located = where_each(cells, splits, rest, sizes=sizes) if splits else {}
+    located = locate(cells, {name: Check(pl.col(f"law_{name}").is_not_null(),
+                                         o > pl.col(f"law_{name}"), o - pl.col(f"law_{name}"))
+                             for name in READINGS if exceeded[name]}, rest, figures, sizes)
     out = []
     for name in READINGS:
-        law = pl.col(f"law_{name}")
+        where, listed = located.get(name, ((), ()))
         out.append(Reading(
-            name=name, formula=READINGS[name], cells=int(row[f"{name}__cells"] or 0),
-            exceeded=exceeded[name], equal=int(row[f"{name}__equal"] or 0),
-            below=int(row[f"{name}__below"] or 0), excess_max=row[f"{name}__excess_max"],
-            where=tuple(located[name]) if exceeded[name] else (),
-            examples=tuple(examples(cells.filter(law.is_not_null(), o > law), rest, figures,
-                                    o - law)) if exceeded[name] else ()))
+            name=name, formula=READINGS[name],
+            claim=Claim.of(f"The law at the {name} delays bounds the overshoot",
+                           "cells the law covers", int(row[f"{name}__cells"] or 0),
+                           exceeded[name], by=Spread("overshoot above the law",
+                                                     row[f"{name}__excess_min"],
+                                                     row[f"{name}__excess_max"]),
+                           where=where, examples=listed),
+            equal=int(row[f"{name}__equal"] or 0), below=int(row[f"{name}__below"] or 0)))
     return tuple(out)
 
 
@@ -361,35 +362,43 @@ def _boundary(cells: pl.LazyFrame, rest: Sequence[str],
     above, o = pl.col("above_boundary_worst"), pl.col("overshoot")
     by = collect(cells.group_by("controller").agg(
         *side_counts(above, o > 0), pl.when(above).then(o).max().alias("above_max"),
+        pl.when(above & (o > 0)).then(o).min().alias("above_positive_min"),
         pl.when(~above).then(o).max().alias("below_max")))
     rows = {r["controller"]: r for r in by.iter_rows(named=True)}
-    per = tuple(BoundaryRow(controller=c, **{k: rows[c][k] for k in (
-        "above_cells", "above_positive", "above_max", "below_cells", "below_positive",
-        "below_max")}) for c in in_order(rows))
-    ledger = rows.get("ledger")
+    per = tuple(BoundaryRow(
+        controller=c, above=Claim.of(ZERO_ABOVE, f"{c} cells above it", r["above_cells"],
+                                     r["above_positive"]),
+        above_max=r["above_max"], below_cells=r["below_cells"],
+        below_positive=r["below_positive"], below_max=r["below_max"])
+        for c in in_order(rows) for r in [rows[c]])
+    ledger = rows.get("ledger") or dict.fromkeys(
+        ("above_cells", "above_positive", "below_cells", "below_positive"), 0) | dict.fromkeys(
+        ("above_max", "above_positive_min", "below_max"))
     led = cells.filter(pl.col("controller") == "ledger")
-    failing = ledger["above_positive"] if ledger else 0
+    failing = ledger["above_positive"]
     scoped = collect(led.filter(in_readings(), above).select(
         pl.len().alias("cells"), (o > 0).sum().alias("positive"))).row(0, named=True)
     figures = ["overshoot", "unneeded", "law_worst", "above_boundary_worst"]
+    located = locate(led, {"above": Check(above, o > 0, o)} if failing else {}, rest, figures,
+                     sizes)
+    where, listed = located.get("above", ((), ()))
     return Boundary(
         formula=BOUNDARY_WORST,
-        cells=(ledger["above_cells"] + ledger["below_cells"]) if ledger else 0,
-        above_cells=ledger["above_cells"] if ledger else 0, above_positive=failing,
-        above_max=ledger["above_max"] if ledger else None,
-        below_cells=ledger["below_cells"] if ledger else 0,
-        below_positive=ledger["below_positive"] if ledger else 0,
-        below_max=ledger["below_max"] if ledger else None,
-        above_cells_in_scope=int(scoped["cells"]),
-        above_positive_in_scope=int(scoped["positive"] or 0),
-        where_above_positive=tuple(where(led.filter(above), o > 0, rest, sizes=sizes))
-        if failing else (),
-        examples_above_positive=tuple(examples(led.filter(above & (o > 0)), rest, figures, o))
-        if failing else (),
+        cells=ledger["above_cells"] + ledger["below_cells"],
+        above=Claim.of(ZERO_ABOVE, "ledger cells above it", ledger["above_cells"], failing,
+                       by=Spread("overshoot", ledger["above_positive_min"],
+                                 ledger["above_max"]), where=where, examples=listed),
+        in_scope=Claim.of(ZERO_ABOVE, "ledger cells above it in seed 001's world but for the "
+                          "delays (uncapped, undamped, periodic, no faults or stale reads, "
+                          "oldest first, no grace)", int(scoped["cells"]),
+                          int(scoped["positive"] or 0)),
+        below_cells=ledger["below_cells"],
+        below_positive=ledger["below_positive"],
+        below_max=ledger["below_max"],
         by_controller=per)
 
 
-def _claim(cells: pl.LazyFrame, axes: Sequence[str]) -> Claim:
+def _claim(cells: pl.LazyFrame, axes: Sequence[str]) -> SeedClaim:
     """The ledger cells the law covers at the seed's measured delays and U = 15: how many
     oscillate (overshoot > 0), by how much, per replicate group. The measured delays are
     the measured chain (:data:`MEASURED_CHAIN_MEAN`, :data:`MEASURED_CHAIN_WORST`: a ledger
@@ -425,7 +434,7 @@ def _claim(cells: pl.LazyFrame, axes: Sequence[str]) -> Claim:
         f: r[f] for f in ("cells", "oscillating", "median", "max", "unneeded_max",
                           "law_mean", "law_worst")}) for r in listed.iter_rows(named=True)
     ) if whole["cells"] else ()
-    return Claim(setting=setting, groups_total=groups_total, groups=groups, **whole)
+    return SeedClaim(setting=setting, groups_total=groups_total, groups=groups, **whole)
 
 
 def _at_chain(cells: pl.LazyFrame) -> pl.LazyFrame:
@@ -480,164 +489,13 @@ def _range(lo: Any, hi: Any) -> str:
     return "—" if lo is None else num(lo) if lo == hi else f"{num(lo)} to {num(hi)}"
 
 
-def reading_sentence(r: Reading) -> Markup:
-    """One reading's verdict: exceeded on how many cells it covers."""
-    if r.exceeded == 0:
-        return Markup("<strong>At the {} delays the law is never exceeded</strong>: on all {:,} "
-                      "cells its overshoot is at least the measured one ({:,} equal, {:,} "
-                      "below the law).").format(r.name, r.cells, r.equal, r.below)
-    return Markup("<strong>At the {} delays the law is exceeded on {:,} of {:,} cells "
-                  "({})</strong>, by up to {} copies ({:,} equal, {:,} below).").format(
-        r.name, r.exceeded, r.cells, share(r.exceeded, r.cells),
-        num(r.excess_max), r.equal, r.below)
-
-
-def boundary_sentence(b: Boundary) -> tuple[str, Markup]:
-    """The worst-case boundary's verdict over the ledger rows: its kind and its words."""
-    if b.cells == 0:
-        return "none", Markup("No ledger cell has delays that vary, so the worst-case boundary "
-                              "is not checked.")
-    above = b.above_cells
-    if above == 0:
-        head = Markup("<strong>Does U ≥ worst G + worst B give zero overshoot?</strong> Not "
-                      "tested: no ledger cell with varying delays lies above it.")
-        kind = "none"
-    elif b.above_positive == 0:
-        head = Markup("<strong>Does U ≥ worst G + worst B give zero overshoot? Yes</strong>: "
-                      "none of the {:,} ledger cells above it overshoots.").format(above)
-        kind = "holds"
-    else:
-        head = Markup("<strong>Does U ≥ worst G + worst B give zero overshoot? No</strong>: "
-                      "{:,} of the {:,} ledger cells above it overshoot (by up to {}), at {}."
-                      ).format(b.above_positive, above, num(b.above_max),
-                               where_sentence(b.where_above_positive))
-        scoped, of = b.above_positive_in_scope, b.above_cells_in_scope
-        if of:
-            head += Markup(" In seed 001's world but for the delays (uncapped, undamped, "
-                           "periodic, no faults or stale reads, oldest first, no grace) {:,} "
-                           "of {:,} such cells overshoot.").format(scoped, of)
-        else:
-            head += Markup(" None of these cells is in seed 001's world but for the delays: "
-                           "each also has a cap, damping or another of the richer world's switches "
-                           "(faults, stale reads, newest first, grace, watch, slow start), "
-                           "of which the boundary does not speak.")
-        kind = "fails"
-    below = b.below_cells
-    tail = (Markup(" Below it {:,} of {:,} ledger cells overshoot ({}), by up to {}.").format(
-        b.below_positive, below, share(b.below_positive, below), num(b.below_max))
-        if below else Markup(" No ledger cell lies below it."))
-    return kind, head + tail
-
-
-def claim_sentence(c: Claim) -> tuple[str, Markup]:
-    """Seed 001's claim at its measured delays, answered."""
-    s = c.setting
-    if "G_delays" in s:
-        setting = (f"G = {s['G']}, G_delays = {s['G_delays']} (a ledger delay table of mean "
-                   f"13.53 s and worst {MEASURED_CHAIN_WORST} s), B = {s['B']}, U = {s['U']}")
-    else:
-        setting = (f"G = {s['G']}, G_spread = {s['G_spread']} (a ledger delay uniform in "
-                   f"{s['G']} … {int(s['G']) + int(s['G_spread'])} s), B = {s['B']}, "
-                   f"U = {s['U']}")
-    if c.cells == 0:
-        return "none", Markup("<strong>Seed 001's claim</strong> (its measured delays, 13.53 s "
-                              "mean and 26.36 s worst, with B = 5 s and U = 15 s sit in the "
-                              "oscillation zone) is not tested: the sweep has no ledger cell "
-                              "the law covers at {}.").format(setting)
-    n, k = c.cells, c.oscillating
-    verb = "oscillates (overshoot > 0)" if k else "never oscillates"
-    text = Markup("<strong>Seed 001's claim</strong>, at its measured delays ({}): <strong>the "
-                  "ledger loop {} in {:,} of {:,} seeds ({})</strong>: overshoot median {}, p95 "
-                  "(nearest rank) {}, largest {}; up to {} unneeded copies. The law says {} at the "
-                  "mean delay and {} at the worst.").format(
-        setting, verb, k, n, share(k, n),
-        num(c.median), num(c.p95), num(c.max), num(c.unneeded_max),
-        _range(c.law_mean_lo, c.law_mean_hi), _range(c.law_worst_lo, c.law_worst_hi))
-    return ("holds" if k else "fails"), text
-
-
 def render(d: Delays, context: Context, figures: Mapping[str, Figure]) -> Markup:
-    """The readings of the law, the worst-case boundary, the seed's claim, the
-    chart and the table per (G, G_spread, B, B_spread, U, U_jitter, controller)."""
-    hide = context.constant
-    head = Markup(
-        "<p>Seed 001 measured its report chain's delay at 13.53 s on average and 26.36 s at "
-        "worst: a real ledger delay is not one number. Here each copy draws its own startup "
-        "(B + 0 … B_spread) and ledger delay (G + 0 … G_spread, or G plus a draw from a "
-        "measured delay table, G_delays), and rounds may wobble by "
-        "U_jitter. The law is read three ways on the ledger cells it covers — at the "
-        "<em>lowest</em> delays, <code>{}</code>; at the <em>mean</em> delays, <code>{}</code> "
-        "(Ū: the exact mean interval between periodic rounds, U unless U_jitter ≥ U); at the "
-        "<em>worst</em> delays, <code>{}</code> — and the measured overshoot of each cell "
-        "(one seed) is set against each. Each delay's extra over G or B is read at its lowest "
-        "(G↓, B↓: 0 for a spread), its exact mean (Ḡ, B̄: half the spread) and its longest "
-        "({}): a delay table's own lowest, mean and last values where one is given.</p>"
-        ).format(READINGS["lowest"], READINGS["mean"], READINGS["worst"], EXTRA_WORDS)
-    if d.cells == 0:
-        return head + Markup("<p>This sweep has no cells whose delays vary (every G_spread, "
-                             "B_spread and U_jitter is 0), so this section has nothing to "
-                             "check.</p>")
-    parts = [head, Markup("<p>{:,} of the sweep's {:,} cells have delays that vary, in {:,} "
-                          "replicate groups (cells equal in every parameter but the seed)."
-                          "</p>").format(d.cells, d.of, d.groups)]
-    covered = d.readings[0].cells
-    if covered:
-        worst_fails = any(r.exceeded for r in d.readings if r.name == "worst")
-        parts.append(verdict("fails" if worst_fails else "holds",
-                             [reading_sentence(r) for r in d.readings]))
-    else:
-        parts.append(verdict("none", [Markup(
-            "No cell with varying delays is one the law covers (an uncapped, undamped ledger "
-            "controller in seed 001's world but for spreads and jitter), so its readings are "
-            "not checked; the table below gives every controller's overshoot over seeds.")]))
-    kind, text = boundary_sentence(d.boundary)
-    parts.append(verdict(kind, [text]))
-    kind, text = claim_sentence(d.claim)
-    parts.append(verdict(kind, [text]))
-    if "delays" in figures:
-        parts.append(figure_html(figures["delays"]))
-    b = d.boundary
-    parts += [Markup("<h3>The worst-case boundary, per controller</h3><p><code>{}</code>; "
-                     "every cell whose delays vary.</p>").format(b.formula),
-              table(["controller", "above: cells", "above: overshoot > 0", "above: largest",
-                     "below: cells", "below: overshoot > 0", "below: largest"],
-                    [[r.controller, r.above_cells,
-                      TableCell(r.above_positive, "bad" if r.above_positive
-                                and r.controller == "ledger" else ""),
-                      r.above_max, r.below_cells, r.below_positive, r.below_max]
-                     for r in b.by_controller], missing="\u2014")]
-    if b.above_positive:
-        parts += [Markup("<h3>Ledger overshoot although U ≥ worst G + worst B</h3>"),
-                  where_table(b.where_above_positive, "such cells",
-                              among="ledger cells above the worst-case boundary"),
-                  examples_table(b.examples_above_positive, hide)]
-    for r in d.readings:
-        if r.exceeded:
-            parts += [Markup("<h3>Cells above the law at the {} delays</h3>").format(r.name),
-                      where_table(r.where, "such cells", among="cells the law covers"),
-                      examples_table(r.examples, hide)]
-    c = d.claim
-    if c.groups_total > 1:
-        parts += [Markup("<h3>Seed 001's claim, per replicate group</h3>"),
-                  table(["group", "seeds", "oscillating", "median", "largest", "unneeded (max)",
-                         "law (mean)", "law (worst)"],
-                        [[", ".join(f"{k} = {num(v)}" for k, v in g.key.items()), g.cells,
-                          g.oscillating, g.median, g.max, g.unneeded_max,
-                          g.law_mean, g.law_worst] for g in c.groups])]
-        if c.groups_total > len(c.groups):
-            parts.append(Markup("<p>… and {:,} more groups.</p>").format(
-                c.groups_total - len(c.groups)))
-    parts += [Markup("<h3>Overshoot over seeds, per delay setting and controller</h3>"
-                     "<p>Median: the range of the replicate groups' medians; p95 (nearest "
-                     "rank) and largest: the largest over the groups. Law columns: the "
-                     "readings' range over the groups (— where no law applies); exceeded: "
-                     "cells above that reading.</p>"),
-              folded(rows_table(d.rows), len(d.rows), "rows")]
-    if d.rows_total > len(d.rows):
-        parts.append(Markup("<p>The first {:,} of {:,} rows (by G, G_spread, B, B_spread, "
-                            "U_jitter, controller, U); summary.json lists the same.</p>")
-                     .format(len(d.rows), d.rows_total))
-    return Markup("").join(parts)
+    """The readings of the law, the worst-case boundary, the seed's claim, the chart and
+    the table per (G, G_spread, B, B_spread, U, U_jitter, controller)
+    (``templates/delays.html``)."""
+    return Markup(macro("delays.html", "body")(
+        d, READINGS, EXTRA_WORDS, MEASURED_CHAIN_WORST, _range, figures.get("delays"),
+        rows_table(d.rows), context.constant))
 
 
 def rows_table(rows: Sequence[DelayRow]) -> Markup:
@@ -723,34 +581,7 @@ def charts(d: Delays, context: Context) -> list[Figure]:
 
 def glance(d: Delays) -> Markup | None:
     """The section's verdicts in one sentence (None when no delay varies)."""
-    if not d.cells:
-        return None
-    link = Markup('<a href="#delays">Delays that vary</a>')
-    parts = []
-    worst = next(r for r in d.readings if r.name == "worst")
-    mean = next(r for r in d.readings if r.name == "mean")
-    if worst.cells:
-        parts.append(Markup("the law at the worst delays is exceeded on {:,} of {:,} cells, at "
-                            "the mean delays on {:,}").format(worst.exceeded, worst.cells,
-                                                              mean.exceeded))
-    b = d.boundary
-    if b.above_cells:
-        text = Markup("{:,} of {:,} ledger cells at or above U = worst G + worst B "
-                      "overshoot").format(b.above_positive, b.above_cells)
-        if b.above_positive and b.above_cells_in_scope:
-            text += Markup(" ({:,} of the {:,} in seed 001's world but for the delays)").format(
-                b.above_positive_in_scope, b.above_cells_in_scope)
-        elif b.above_positive:
-            text += Markup(" (none of them in seed 001's world but for the delays)")
-        parts.append(text)
-    c = d.claim
-    if c.cells:
-        parts.append(Markup("at the seed's measured delays and U = 15 the ledger loop "
-                            "oscillates in {:,} of {:,} seeds (median {}, max {})").format(
-            c.oscillating, c.cells, num(c.median), num(c.max)))
-    if not parts:
-        parts.append(Markup("{:,} cells, no law to check").format(d.cells))
-    return link + Markup(": ") + Markup("; ").join(parts) + "."
+    return Markup(macro("delays.html", "glance")(d)) if d.cells else None
 
 
 SECTION = Section("delays", summarize, render, charts, glance, title="Delays that vary")

@@ -19,7 +19,7 @@ from reconsim.model.laws import (
     law_exclusion,
     listing_delay,
 )
-from reconsim.report.blocks import examples_table, where_sentence, where_table
+from reconsim.report.blocks import macro
 from reconsim.report.charts import (
     ALARM,
     QUIET,
@@ -34,6 +34,7 @@ from reconsim.report.charts import (
     label_expr,
     range_text,
 )
+from reconsim.report.claims import Check, Claim, Spread, locate
 from reconsim.report.load import LAW_EXCLUDED, Sweep
 from reconsim.report.query import (
     Deaths,
@@ -41,17 +42,14 @@ from reconsim.report.query import (
     bin_columns,
     collect,
     collect_all,
-    examples,
     groups,
     height,
     in_order,
     lazy,
     tally,
-    where_each,
 )
 from reconsim.report.section import NOT_IN_JSON, Context, Section
-from reconsim.web.html import figure_html, folded, num, plain, share, table, verdict
-from reconsim.words import plural
+from reconsim.web.html import plain, table
 
 
 def _counts(table: Table) -> dict[str, dict[str, Any]]:
@@ -102,32 +100,14 @@ class LawScope:
 
 
 @dataclass(frozen=True, slots=True)
-class Cause:
-    """Mismatched cells of one cause, of all checked cells it covers."""
-
-    cells: int
-    of: int
-
-
-@dataclass(frozen=True, slots=True)
-class Elsewhere:
-    """Mismatches with U >= B and a positive delay: how many, by how much, and where."""
-
-    cells: int
-    of: int
-    difference_min: int | None
-    difference_max: int | None
-    where: tuple[dict[str, Any], ...]
-    examples: tuple[dict[str, Any], ...]
-
-
-@dataclass(frozen=True, slots=True)
 class Causes:
-    """The mismatches split three ways (see :func:`law_verdict`)."""
+    """The law on the checked cells split three ways, each a :class:`~.claims.Claim`
+    (see :func:`law_verdict`): where the listing delay is zero, where U < B, and
+    elsewhere (U >= B and a positive delay: where and by how much it fails there)."""
 
-    zero_delay: Cause
-    U_below_B: Cause
-    elsewhere: Elsewhere
+    zero_delay: Claim
+    U_below_B: Claim
+    elsewhere: Claim
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,12 +194,13 @@ def law_verdict(table: Table, axes: Sequence[str], schedules: Mapping[str, Death
 
     ``cells`` are the ledger rows whose ``law_holds`` is not null (``not_applicable``
     counts the other ledger rows); ``mismatches`` those where measured and law differ.
-    ``causes`` splits the mismatches three ways: a zero delay (the law's ceiling is 0 and
-    its value negative), U < B (a new copy is not ready before the next round), and the
-    rest; ``where`` and ``by_schedule`` say which parameter values the mismatches have,
-    each with the count of all checked cells having that value. ``chart``: whether to
-    aggregate the heatmaps' data too (:func:`law_grid`); ``sizes``: each axis's number of
-    values, for :func:`~reconsim.report.query.where`.
+    ``causes`` checks the law on three parts of those cells, each a
+    :class:`~reconsim.report.claims.Claim`: a zero delay (the law's ceiling is 0 and its
+    value negative), U < B (a new copy is not ready before the next round), and the rest
+    (where and by how much it fails there); ``where`` and ``by_schedule`` say which
+    parameter values the mismatches have, each with the count of all checked cells having
+    that value. ``chart``: whether to aggregate the heatmaps' data too (:func:`law_grid`);
+    ``sizes``: each axis's number of values, for :func:`~reconsim.report.query.where`.
     """
     counts = _counts(table)
     c = counts.get("ledger") or _NO_LEDGER
@@ -230,13 +211,14 @@ def law_verdict(table: Table, axes: Sequence[str], schedules: Mapping[str, Death
     mismatched = checked.filter(~pl.col("law_holds"))
     zero_delay = listing_delay() == 0
     elsewhere = ~zero_delay & ~(pl.col("U") < pl.col("B"))
-    other = mismatched.filter(elsewhere)
     figures = ["overshoot", "law_overshoot"]
     # Where the mismatches lie, among all checked cells and among those elsewhere: one read
     # per group of axes for both.
-    located = where_each(checked, {"all": (None, ~pl.col("law_holds")),
-                                   "elsewhere": (elsewhere, ~pl.col("law_holds"))},
-                         rest, sizes=sizes) if c["mismatches"] else {}
+    checks = {"all": Check(None, ~pl.col("law_holds"), diff.abs())} if c["mismatches"] else {}
+    if c["elsewhere"]:
+        checks["elsewhere"] = Check(elsewhere, ~pl.col("law_holds"), diff.abs())
+    located = locate(checked, checks, rest, figures, sizes)
+    every, listed = located.get("all", ((), ()))
     return LawSummary(
         population=f"ledger rows where law_holds is not null: {LAW_SCOPE}, every observe "
                    "(created: the ⌈G / U⌉ analogue)",
@@ -252,26 +234,32 @@ def law_verdict(table: Table, axes: Sequence[str], schedules: Mapping[str, Death
         difference_min=c["difference_min"],
         difference_max=c["difference_max"],
         law_negative=c["law_negative"],
-        causes=Causes(
-            zero_delay=Cause(c["zero_delay"], c["zero_delay_of"]),
-            U_below_B=Cause(c["early"], c["early_of"]),
-            elsewhere=Elsewhere(
-                cells=c["elsewhere"],
-                of=c["elsewhere_of"],
-                difference_min=c["elsewhere_min"],
-                difference_max=c["elsewhere_max"],
-                where=tuple(located["elsewhere"]) if c["elsewhere"] else (),
-                examples=(tuple(examples(other, rest, figures, diff.abs()))
-                          if c["elsewhere"] else ()),
-            ),
-        ),
-        where=tuple(located["all"]) if c["mismatches"] else (),
+        causes=_causes(c, located.get("elsewhere", ((), ()))),
+        where=tuple(every),
         by_schedule=(tuple(groups(mismatched, checked, ["schedule"], rest, sizes))
                      if c["mismatches"] else ()),
-        examples=(tuple(examples(mismatched, rest, figures, diff.abs()))
-                  if c["mismatches"] else ()),
+        examples=tuple(listed),
         chart=law_grid(checked, axes) if chart and c["checked"] else None,
     )
+
+
+def _causes(counts: Mapping[str, Any],
+            elsewhere: tuple[Sequence[dict[str, Any]], Sequence[dict[str, Any]]]) -> Causes:
+    """The law where the delay is zero, where U < B and elsewhere, from :func:`_counts`'s
+    row and where the mismatches elsewhere lie (and the worst of them)."""
+    where, listed = elsewhere
+    return Causes(
+        zero_delay=Claim.of("The law where the listing delay is zero",
+                            "ledger cells with no delay at all", counts["zero_delay_of"],
+                            counts["zero_delay"]),
+        U_below_B=Claim.of("The law where U < B", "ledger cells with U < B and a positive "
+                           "delay", counts["early_of"], counts["early"]),
+        elsewhere=Claim.of("The law where U ≥ B and the delay is positive",
+                           "ledger cells with U ≥ B and a positive delay",
+                           counts["elsewhere_of"], counts["elsewhere"],
+                           by=Spread("measured minus law", counts["elsewhere_min"],
+                                     counts["elsewhere_max"]),
+                           where=where, examples=listed))
 
 
 def _excluded(counts: Mapping[str, Any]) -> str:
@@ -287,108 +275,12 @@ def _excluded(counts: Mapping[str, Any]) -> str:
     return ", ".join(parts)
 
 
-def law_paragraphs(law: LawSummary) -> tuple[str, list[Markup]]:
-    """The law's verdict in words: its kind and its paragraphs."""
-    n, m = law.cells, law.mismatches
-    skipped = (f" {law.not_applicable:,} further ledger {plural(law.not_applicable, 'cell')} "
-               f"{'is' if law.not_applicable == 1 else 'are'} not checked, for the law says "
-               f"nothing of them: {law.excluded}." if law.not_applicable else "")
-    if law.varying:
-        skipped += Markup(" {}").format(_varying_text(law))
-    if n == 0:
-        return "none", [Markup("This sweep has no ledger-controller cells the law applies to, "
-                               "so the law is not checked.") + skipped]
-    if m == 0:
-        return "holds", [Markup("<strong>The law holds on all {:,} ledger cells it applies "
-                                "to</strong>: on every one, the measured overshoot equals the "
-                                "law's.").format(n) + skipped]
-    out = [Markup("<strong>The law fails on {m:,} of {n:,} ledger cells ({share})</strong>; "
-                  "it holds on the other {holds:,}.{skipped}").format(
-                      m=m, n=n, share=share(m, n), holds=law.holds, skipped=skipped),
-           Markup("The mismatched cells lie at {}.").format(where_sentence(law.where))]
-    causes = law.causes
-    zero, early, other = causes.zero_delay, causes.U_below_B, causes.elsewhere
-    parts = []
-    if zero.cells:
-        parts.append(Markup(
-            "{cells:,} of them have no delay at all (G + B = 0; G = 0 where copies are listed "
-            "at creation): there the law's ceiling is 0 and it predicts &minus;desired, which "
-            "no run can match ({cells:,} of the {of:,} such cells fail)").format(
-                cells=zero.cells, of=zero.of))
-    if early.cells:
-        parts.append(Markup("{cells:,} have U &lt; B, a loop faster than a copy starts "
-                            "({cells:,} of the {of:,} such cells fail)").format(
-                                cells=early.cells, of=early.of))
-    if other.cells == 0:
-        parts.append(Markup("none lies elsewhere: <strong>on all {:,} cells with U ≥ B and a "
-                            "positive delay the law holds</strong>").format(other.of))
-        out.append(Markup("By cause: {}.").format(Markup("; ").join(parts)))
-    else:
-        parts.append(Markup("<strong>{:,} of the {:,} cells with U ≥ B and a positive delay "
-                            "fail too</strong>").format(other.cells, other.of))
-        out.append(Markup("By cause: {}.").format(Markup("; ").join(parts)))
-        lo, hi = num(other.difference_min), num(other.difference_max)
-        out.append(Markup("So U &lt; B and a zero delay do <strong>not</strong> explain every "
-                          "mismatch. The other {:,} lie at {}; there, measured minus law {}")
-                   .format(other.cells, where_sentence(other.where),
-                           f"is {lo} on every one."
-                           if other.difference_min == other.difference_max else
-                           f"ranges from {lo} to {hi}."))
-    out.append(Markup("Over all mismatched cells the measured overshoot is above the law's on "
-                      "{:,} and below it on {:,}; measured minus law ranges from {} to {}.")
-               .format(law.measured_above_law, law.measured_below_law,
-                       num(law.difference_min), num(law.difference_max)))
-    return "fails", out
-
-
-def scope_table(scopes: Sequence[LawScope]) -> Markup:
-    """Which law applies to which rows, with the rows' counts."""
-    rows = []
-    for s in scopes:
-        law = s.law if s.law is not None else "none: not checked"
-        mism: Any = s.mismatches if s.mismatches is not None else "—"
-        rows.append([s.rows, law, s.cells, mism])
-    return table(["rows", "law", "cells", "mismatches"], rows)
-
-
 def render(law: LawSummary, context: Context, figures: Mapping[str, Figure]) -> Markup:
-    """The law, where it applies, its verdict, its heatmaps and where it fails."""
-    hide = context.constant
-    kind, paragraphs = law_paragraphs(law)
-    parts = [
-        Markup("<p>Seed 001 found that the ledger controller, which trusts only the late "
-               "ledger, overshoots by <code>{ready}</code> copies: ⌈(G + B) / U⌉ rounds run "
-               "between creating a copy and seeing it on the ledger, and every round after the "
-               "first creates the same missing copies again. Seed 001 measured it on 56 cells "
-               "(B = 5 s, six copies, two deaths at second 300). Here it is compared with the "
-               "measured overshoot on <em>every</em> ledger cell it applies to, as "
-               "<code>reconsim.model.laws</code> states it: for {scope}; where copies reach the "
-               "ledger G s after creation (observe = created) instead of G s after they are "
-               "ready, the law reads <code>{created}</code>. Nothing else has a law.</p>").format(
-                   ready=LAW_FORMULA["ready"], scope=LAW_SCOPE, created=LAW_FORMULA["created"]),
-        scope_table(law.scopes),
-        verdict(kind, paragraphs),
-    ]
-    if "law" in figures:
-        parts.append(figure_html(figures["law"]))
-    if law.mismatches:
-        parts += [
-            Markup("<h3>Where the law fails, parameter by parameter</h3>"),
-            where_table(law.where, "mismatched cells"),
-            Markup("<h3>Mismatched cells by death schedule</h3>"
-                   "<p>Per schedule: mismatched cells of all checked cells with that schedule, "
-                   "and the range of each parameter among the mismatched ones (lowest &ndash; "
-                   "highest, distinct values).</p>"),
-            folded(by_group_table(law.by_schedule), len(law.by_schedule), "schedules"),
-            Markup("<h3>The largest differences</h3>"), examples_table(law.examples, hide),
-        ]
-        other = law.causes.elsewhere
-        if other.cells:
-            parts += [Markup("<h3>Mismatches with U ≥ B and a positive delay</h3>"),
-                      where_table(other.where, "such mismatches",
-                                  among="cells with U ≥ B and a positive delay"),
-                      examples_table(other.examples, hide)]
-    return Markup("").join(parts)
+    """The law, where it applies, its verdict, its heatmaps and where it fails
+    (``templates/law.html``)."""
+    return Markup(macro("law.html", "body")(
+        law, LAW_FORMULA, LAW_SCOPE, figures.get("law"), context.constant,
+        by_group_table(law.by_schedule)))
 
 
 def by_group_table(groups: Sequence[Mapping[str, Any]]) -> Markup:
@@ -629,37 +521,9 @@ def charts(law: LawSummary, context: Context) -> list[Figure]:
     return [law_figure(law.chart)] if law.chart is not None else []
 
 
-def _varying_text(law: LawSummary) -> Markup:
-    """Where the unchecked ledger cells whose delays vary are read instead, in one line."""
-    cells, they, their = (("cell", "it is", "its") if law.varying == 1
-                          else ("cells", "they are", "their"))
-    return Markup("The law's fixed G + B does not describe the {:,} ledger {} whose delays "
-                  'vary: {} read at {} lowest, mean and worst delays under <a href="#delays">'
-                  "Delays that vary</a>.").format(law.varying, cells, they, their)
-
-
 def glance(law: LawSummary) -> Markup:
     """The law's verdict in one sentence (and, where delays vary, where those cells are read)."""
-    link = Markup('<a href="#law">Overshoot law</a>')
-    if law.varying:
-        return _glance(law, link) + Markup(" ") + _varying_text(law)
-    return _glance(law, link)
-
-
-def _glance(law: LawSummary, link: Markup) -> Markup:
-    """The law's verdict on the cells it checks, in one sentence."""
-    if law.cells == 0:
-        return link + ": not checked (no ledger cells it applies to)."
-    if law.mismatches == 0:
-        return link + f": holds on all {law.cells:,} ledger cells it applies to."
-    c = law.causes
-    return Markup(
-        "{link}: <strong>fails on {m:,} of {n:,} ledger cells ({share})</strong>: {zero:,} with "
-        "a zero listing delay (G + B = 0, or G = 0 where observe = created), {early:,} with "
-        "U &lt; B, {other:,} elsewhere (U ≥ B, positive delay).").format(
-            link=link, m=law.mismatches, n=law.cells,
-            share=share(law.mismatches, law.cells), zero=c.zero_delay.cells,
-            early=c.U_below_B.cells, other=c.elsewhere.cells)
+    return Markup(macro("law.html", "glance")(law))
 
 
 SECTION = Section("law", summarize, render, charts, glance, title="The overshoot law",
