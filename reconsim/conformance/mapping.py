@@ -6,14 +6,12 @@ from typing import Final
 
 from reconsim.conformance.load import Scenario
 from reconsim.model.controllers import registry
+from reconsim.model.controllers.expectations import EXPECTATIONS_TIMEOUT
+from reconsim.model.deployment import BURST_REPLICAS
 from reconsim.model.params import Cell, applies, make_cell
 
 #: The controllers the mapping prefers, best first: the first one known is the default.
 PREFERRED: Final = ("replicaset", "expectations")
-#: The real controller's burst cap (``burstReplicas``): what one sync may create or delete.
-BURST_REPLICAS: Final = 500
-#: The expectations' timeout, seconds.
-EXPECTATIONS_TTL: Final = 300
 
 
 def default_controller() -> str:
@@ -53,7 +51,8 @@ def cell_of(scenario: Scenario, controller: str | None = None) -> Cell:
     ranks = {"log_scale_down": scenario.logarithmic_scale_down} if applies(
         "log_scale_down", registry.resolve(name).name) else {}
     return make_cell(
-        controller=name, **ranks, ttl=EXPECTATIONS_TTL, observe="created", delete_order="newest",
+        controller=name, **ranks, ttl=EXPECTATIONS_TIMEOUT, observe="created",
+        delete_order="newest",
         max_per_round=BURST_REPLICAS, slow_start=True, trigger="watch",
         U=scenario.duration + 1, ledger_base=0, deaths=scenario.deaths,
         create_faults=scenario.create_faults, G=scenario.G, B=scenario.B,

@@ -114,6 +114,7 @@ from typing import Any, Final, NamedTuple
 
 from reconsim.errors import ReconsimError
 from reconsim.model import deployment_rules
+from reconsim.model.controllers import expectations
 from reconsim.model.gosort import go_sort
 from reconsim.model.workqueue import SECOND, WorkQueue
 
@@ -121,7 +122,9 @@ from reconsim.model.workqueue import SECOND, WorkQueue
 PROGRESS_DEADLINE: Final = 600
 REVISION_HISTORY_LIMIT: Final = 10
 BURST_REPLICAS: Final = 500
-EXPECTATIONS_TIMEOUT: Final = 300 * SECOND
+#: client-go's ExpectationsTimeout, ns
+#: (:data:`reconsim.model.controllers.expectations.EXPECTATIONS_TIMEOUT` seconds).
+EXPECTATIONS_TIMEOUT: Final = expectations.EXPECTATIONS_TIMEOUT * SECOND
 MAX_RETRIES: Final = 15
 #: The settled pre-history's start, seconds.
 PRE_HISTORY: Final = -1000

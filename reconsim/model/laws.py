@@ -43,7 +43,9 @@ from typing import Final
 
 import polars as pl
 
+from reconsim.model.controllers.expectations import EXPECTATIONS_TIMEOUT
 from reconsim.model.delays import PPM
+from reconsim.model.deployment import PROGRESS_DEADLINE
 from reconsim.model.params import DEFAULTS
 
 #: The overshoot law as text, for each value of ``observe``: what every page and table shows.
@@ -557,9 +559,6 @@ ROLLOUT_EXCLUSIONS: Final = {
 ROLLOUT_PREFIX: Final = "__rollout_"
 #: How a stored ``initial`` holds "desired" (a settled start; :data:`reconsim.model.kinds.NAMED`).
 NAMED_INITIAL: Final = -1
-#: The expectations' timeout and the progress deadline of the Deployment world, seconds.
-_EXPECTATIONS_TIMEOUT: Final = 300
-_PROGRESS_DEADLINE: Final = 600
 
 
 def resolved_budget(value: pl.Expr, desired: pl.Expr, *, round_up: bool) -> pl.Expr:
@@ -693,8 +692,8 @@ def rollout_columns(columns: Collection[str] | None = None) -> list[pl.Expr]:
         .when(scaled).then(pl.lit("scaled"))
         .when(died).then(pl.lit("death"))
         .when(merged & (m < 2 * g)).then(pl.lit("staggered"))
-        .when(g >= _EXPECTATIONS_TIMEOUT).then(pl.lit("slow_cache"))
-        .when(wave > _PROGRESS_DEADLINE).then(pl.lit("long_wave"))
+        .when(g >= EXPECTATIONS_TIMEOUT).then(pl.lit("slow_cache"))
+        .when(wave > PROGRESS_DEADLINE).then(pl.lit("long_wave"))
         .otherwise(pl.lit(None, dtype=pl.String)))
     done = _int("rollout_done_at")
     holds = pl.when(end <= duration).then(done.eq_missing(end)).otherwise(done.is_null())

@@ -135,11 +135,15 @@ def declare(kind: Kind, help: str, **declared: Any) -> dict[str, Parameter]:
     return {"param": Parameter(kind, help, **declared)}
 
 
-def controller_param(controller: Controller, name: str) -> dict[str, Parameter]:
-    """The metadata of a :class:`Cell` field for parameter ``name`` of ``controller``, as it
-    declares it: a variant parameter applying to that controller only."""
-    param = controller.params[name]
-    return declare(param.kind, param.help, applies=(controller.name,), variant=True)
+def built_in_param(name: str) -> dict[str, Parameter]:
+    """The metadata of a :class:`Cell` field for the built-ins' parameter ``name``, as they
+    declare it (one declaration, which several may share: ``ttl``): a variant parameter
+    applying to the built-ins that declare it."""
+    owners = [c for c in BUILT_IN.values() if name in c.params]
+    param = owners[0].params[name]
+    assert all(c.params[name] is param for c in owners), f"{name} is declared twice"
+    return declare(param.kind, param.help, applies=tuple(c.name for c in owners),
+                   variant=True)
 
 
 #: The controllers whose cells roll a Deployment out (those of the Deployment world).
@@ -147,9 +151,7 @@ _ROLLING: Final = tuple(c.name for c in BUILT_IN.values() if c.world == "deploym
 #: The largest ``max_surge`` percentage (Kubernetes sets none; a budget of ten times desired
 #: is past any use).
 MAX_PERCENT: Final = 1000
-_EXPECTATIONS: Final = BUILT_IN["expectations"]
-_TTL: Final = _EXPECTATIONS.params["ttl"]
-_REPLICASET: Final = BUILT_IN["replicaset"]
+_TTL: Final = BUILT_IN["expectations"].params["ttl"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -199,8 +201,7 @@ class Cell:
     gain: float = field(default=1.0, metadata=declare(
         Thousandths(open_below=True), "damping: a round corrects ceil(gain x |diff|); gain in "
         "(0, 1], a multiple of 0.001", variant=True))
-    ttl: int = field(default=_TTL.default, metadata=declare(
-        _TTL.kind, _TTL.help, applies=("expectations", "replicaset"), variant=True))
+    ttl: int = field(default=_TTL.default, metadata=built_in_param("ttl"))
     restart_at: tuple[int, ...] = field(default=(), metadata=declare(
         Times(), "seconds at which the controller restarts and forgets its memory",
         applies=REMEMBERING, variant=True))
@@ -249,8 +250,7 @@ class Cell:
         Flag(), "creates go in batches 1, 2, 4, ...; none after a batch with a failure",
         variant=True, world=True))
     # --- the parameters of controllers that came after the richer world
-    log_scale_down: bool = field(default=False, metadata=controller_param(
-        _REPLICASET, "log_scale_down"))
+    log_scale_down: bool = field(default=False, metadata=built_in_param("log_scale_down"))
     # --- a running service: copies that run before the run starts
     initial: int | str = field(default=0, metadata=declare(
         IntOrParam(0, MAX_COPIES, param="desired"), "copies already running, ready and "

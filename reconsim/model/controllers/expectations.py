@@ -4,10 +4,17 @@ listed, its deletions gone from the ledger), or until ``ttl`` seconds have passe
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from reconsim.model.controllers.definition import Controller, Param
 from reconsim.model.kinds import MAX_SECONDS, Int
+
+#: client-go's ``ExpectationsTimeout``, seconds: how long unobserved expectations hold.
+EXPECTATIONS_TIMEOUT: Final = 300
+#: ``ttl``, the expectations' lifetime: a parameter of every controller that keeps them
+#: (this one and ``replicaset``), declared here once.
+TTL: Final = Param(Int(0, MAX_SECONDS), EXPECTATIONS_TIMEOUT,
+                   "expectations: seconds before unobserved expectations expire")
 
 
 def decide(v: Any, p: Any, m: Any) -> int:
@@ -21,6 +28,5 @@ EXPECTATIONS = Controller(
     "expectations", decide,
     "Kubernetes' ReplicaSet gate: no corrections while its last ones are unobserved and "
     "younger than ttl",
-    params={"ttl": Param(Int(0, MAX_SECONDS), 300,
-                         "expectations: seconds before unobserved expectations expire")},
+    params={"ttl": TTL},
     sees=("unobserved", "last_act"), steady=True)

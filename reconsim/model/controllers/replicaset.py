@@ -22,7 +22,8 @@ import math
 from typing import Any, Final
 
 from reconsim.model.controllers.definition import ADDED, DELETED, Controller, Param
-from reconsim.model.kinds import MAX_SECONDS, Flag, Int
+from reconsim.model.controllers.expectations import TTL
+from reconsim.model.kinds import Flag
 
 #: Its memory slots: whether a record is set, its add and delete counters, the instant
 #: (ms) it was set, and the failures since the last sync without error.
@@ -102,8 +103,7 @@ REPLICASET = Controller(
     "replicaset", decide,
     "Kubernetes' ReplicaSet controller, sync by sync: queued by its pod events, its status "
     "writes and its retries; expectations, slow start, burst cap, deletion ranks",
-    params={"ttl": Param(Int(0, MAX_SECONDS), 300,
-                         "expectations: seconds before unobserved expectations expire"),
+    params={"ttl": TTL,
             "log_scale_down": Param(Flag(), False,
                                     "replicaset: rank pods for deletion by the logarithm of "
                                     "their age (LogarithmicScaleDown)")},
