@@ -912,8 +912,9 @@ _BYTES_PER_SECOND: Final = 8 * _N_SECOND_ROWS + 1
 def _refuse_copies(a: Mapping[str, NDArray[Any]]) -> None:
     """Raise :class:`~reconsim.errors.KernelRefusalError` for a cell whose copies might not fit
     its scratch: this kernel holds a record per copy, and a cell creates at most
-    ``desired`` copies a round, one round a second at most with jitter or watch triggers
-    (the capacity doubles as it grows, so twice that)."""
+    ``desired`` copies a round (``a["desired"]``: the largest the cell will have), one
+    round a second at most with jitter or watch triggers (the capacity doubles as it grows,
+    so twice that)."""
     every_second = a["trigger"].astype(bool) | (a["U_jitter"].astype(np.int64) > 0)
     U = np.where(every_second, 1, np.maximum(a["U"], 1)).astype(np.float64)
     duration = a["duration"].astype(np.float64)
@@ -924,7 +925,7 @@ def _refuse_copies(a: Mapping[str, NDArray[Any]]) -> None:
         return
     i = int(np.argmax(scratch >= MAX_SCRATCH_BYTES))
     raise KernelRefusalError(
-        i, f"(desired {a['desired'][i]}, U {a['U'][i]}, duration "
+        i, f"(desired {a['desired'][i]} at most, U {a['U'][i]}, duration "
         f"{a['duration'][i]}) may create {copies[i]:.3g} copies, {scratch[i] / 2**30:.3g} GiB "
         f"of the world kernel's scratch, above the {MAX_SCRATCH_BYTES / 2**30:g} GiB a cell "
         "may take")
