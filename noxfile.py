@@ -1,5 +1,6 @@
 """Entry points for people and CI: ``nox -s tests``, ``sweep``, ``bench``, ``lint``, ``docs``
-and ``dist``."""
+and ``dist``; ``checks`` runs what CI runs after the tests (lint, docs, quick benchmarks) in
+one environment."""
 
 from __future__ import annotations
 
@@ -57,11 +58,17 @@ def bench(session: nox.Session) -> None:
     ``-- --benchmark-compare`` compares with the last saved run (quality figures must match),
     ``-- --quality-save`` rewrites bench/quality-baseline.json after an intended change."""
     session.install("-e", ".[test]")
+    run_bench(session, session.posargs)
+
+
+def run_bench(session: nox.Session, args: list[str]) -> None:
+    """The benchmarks in ``session``'s environment (``bench`` and ``checks``), ``args`` to
+    pytest."""
     # Files or nodes under bench/ among the arguments run alone; otherwise all of bench/.
-    chosen = any(a.split("::")[0].startswith("bench/") for a in session.posargs)
+    chosen = any(a.split("::")[0].startswith("bench/") for a in args)
     session.run("pytest", *([] if chosen else ["bench"]), "-p", "no:cacheprovider",
                 "--benchmark-storage=results/bench", "--benchmark-autosave",
-                "--benchmark-columns=min,median,max,rounds", *session.posargs)
+                "--benchmark-columns=min,median,max,rounds", *args)
 
 
 @nox.session(python=PYTHON)
@@ -82,6 +89,11 @@ def lint(session: nox.Session) -> None:
     tools/: the workflows (check-jsonschema, zizmor, pinned actions, nox sessions), no
     f-string writing HTML in the page code, the templates shipped as package data."""
     session.install("-e", ".[test,lint]")
+    run_lint(session)
+
+
+def run_lint(session: nox.Session) -> None:
+    """The lints in ``session``'s environment (``lint`` and ``checks``)."""
     session.run("ruff", "check", ".")
     session.run("mypy")
     session.run("lint-imports")
@@ -97,8 +109,31 @@ def docs(session: nox.Session) -> None:
     docstrings, which already use Sphinx roles (:func:, :mod:). Warnings are errors (-W),
     all of them reported in one build (--keep-going)."""
     session.install("-e", ".[docs]")
-    out = session.posargs[0] if session.posargs else "docs/_build/html"
+    run_docs(session, session.posargs[0] if session.posargs else "docs/_build/html")
+
+
+def run_docs(session: nox.Session, out: str) -> None:
+    """The documentation site into ``out``, in ``session``'s environment (``docs`` and
+    ``checks``)."""
     session.run("sphinx-build", "-W", "--keep-going", "-b", "html", "docs", out)
+
+
+@nox.session(python=PYTHON)
+def checks(session: nox.Session) -> None:
+    """What CI runs after ``nox -s tests`` (``.ci/run``), in one environment instead of
+    three: the lints, the documentation site, then the benchmarks in quick mode
+    (``RECONSIM_BENCH_QUICK=1``: smaller batches, every change still compared against the
+    quality baseline), each step its session's; the first that fails stops the rest. The
+    benchmarks load the kernels the tests compiled into numba's cache (beside the
+    sources)."""
+    if session.posargs:
+        session.error("nox -s checks takes no arguments: give them to its sessions "
+                      "(nox -s bench -- ARGS, nox -s docs -- OUT)")
+    session.install("-e", ".[test,lint,docs]")
+    run_lint(session)
+    run_docs(session, "docs/_build/html")
+    session.env["RECONSIM_BENCH_QUICK"] = "1"
+    run_bench(session, [])
 
 
 @nox.session(python=PYTHON)

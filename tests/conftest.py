@@ -1,6 +1,7 @@
 """Every test's reconsim cache (the page's script bundle) lives in one folder of the test
 run, shared by its pytest-xdist workers, not in the user's ~/.cache; numba's cache of the
-kernels is filled before the workers start; the ``browser`` marker's rule."""
+kernels is filled before the workers start (:mod:`tests.helpers.kernels`); the ``browser``
+marker's rule."""
 
 from __future__ import annotations
 

@@ -9,9 +9,11 @@ run :func:`start` first, one process per kernel side by side; the workers then l
 
 numba compiles a kernel anew for each pattern of read-only and writable input arrays it
 meets; the kernels hand every input over read-only (``reconsim.model.kernels.arrays.frozen``),
-so each variant of a kernel compiles once per controller. Kernels of other controllers (the
-test controllers', the event-driven ones) the workers compile as they meet them, and share
-through the same cache.
+so each variant of a kernel compiles once per controller. Beside the built-ins', the event
+kernel (the built-ins that sync on events) and the one-thread count and world kernels of the
+examples' controllers that tests of several modules run (:data:`EXAMPLE_CONTROLLERS`) are
+compiled here too (:func:`compile_more_kernels`); kernels of other controllers (the test
+controllers') the workers compile as they meet them, and share through the same cache.
 """
 
 from __future__ import annotations
@@ -22,6 +24,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 KERNELS = ("count", "world")
+#: The examples' controllers that tests in several modules run, by import path, and the
+#: folder each imports from: the user repository's (its own tests, its benchmark, its
+#: sweep, in this tree and from the wheel, whose kernels start from this tree's cache) and
+#: examples/controllers/. Each test module that meets one first would compile its kernels
+#: (10-30 s each); two workers meeting it at once would both compile them.
+EXAMPLE_CONTROLLERS = {
+    "acme_controllers:PATIENT": ROOT / "examples" / "user-repo" / "src",
+    "deadband:DEADBAND": ROOT / "examples" / "controllers",
+    "holdoff:HOLDOFF": ROOT / "examples" / "controllers",
+}
 
 
 def compile_kernel(kernel: str) -> None:
@@ -48,11 +60,46 @@ def compile_kernel(kernel: str) -> None:
                 simulate_world_arrays(**arrays, parallel=parallel)  # type: ignore[arg-type]
 
 
+def compile_more_kernels(kernel: str) -> None:
+    """What the workers would otherwise compile as they meet it, the first one or two at
+    once: for ``count`` or ``world``, that kernel's one-thread variant on one cell of each
+    of :data:`EXAMPLE_CONTROLLERS` (the variant their tests run: their batches stay below
+    the threaded variant's thousands of cells); for ``events``, the event kernel on one cell
+    of each built-in that syncs on events, as :func:`~reconsim.simulate` and the checker
+    run it (without and with the responses' buffer)."""
+    from reconsim.model.controllers import registry
+    from reconsim.model.differential import compare_cell
+    from reconsim.model.kernels.count import simulate_arrays
+    from reconsim.model.kernels.world import simulate_world_arrays
+    from reconsim.model.params import make_cell
+    from reconsim.model.simulate import cell_arrays, cells_frame, simulate
+
+    if kernel == "events":
+        for name, controller in registry.BUILT_IN.items():
+            if controller.compiled and controller.syncs_on_events:
+                cell = make_cell(controller=name, G=60)
+                simulate(cells_frame([cell]))
+                compare_cell(cell)
+        return
+    sys.path[:0] = sorted({str(folder) for folder in EXAMPLE_CONTROLLERS.values()})
+    run = simulate_arrays if kernel == "count" else simulate_world_arrays
+    for ref in EXAMPLE_CONTROLLERS:
+        world = {} if kernel == "count" else {"U_jitter": 2, "seed": 3}
+        arrays = cell_arrays(make_cell(controller=ref, G=60, **world), count=kernel == "count")
+        run(controllers=registry.known(), parallel=False, **arrays)
+
+
 def start() -> list[subprocess.Popen[bytes]]:
-    """One process per kernel, compiling it into the cache (or loading it, when there)."""
-    return [subprocess.Popen([sys.executable, "-c", "import sys; from tests.helpers.kernels "
-                              "import compile_kernel; compile_kernel(sys.argv[1])", kernel],
-                             cwd=ROOT) for kernel in KERNELS]
+    """One process per kernel, compiling it into the cache (or loading it, when there):
+    the built-ins' (:func:`compile_kernel`), then the event kernel and the examples'
+    (:func:`compile_more_kernels`)."""
+    def process(function: str, kernel: str) -> subprocess.Popen[bytes]:
+        return subprocess.Popen([sys.executable, "-c", "import sys; from tests.helpers.kernels "
+                                 f"import {function}; {function}(sys.argv[1])", kernel],
+                                cwd=ROOT)
+
+    return [*(process("compile_kernel", k) for k in KERNELS),
+            *(process("compile_more_kernels", k) for k in (*KERNELS, "events"))]
 
 
 def wait(procs: list[subprocess.Popen[bytes]]) -> None:
