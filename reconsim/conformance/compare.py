@@ -13,8 +13,9 @@ from typing import Any, Final
 import polars as pl
 
 from reconsim.conformance.load import DEPLOYMENT, REPLICASET, Dataset, Kind, Scenario
-from reconsim.conformance.mapping import BURST_REPLICAS, cell_of
+from reconsim.conformance.mapping import cell_of
 from reconsim.model import deployment
+from reconsim.model.deployment import BURST_REPLICAS
 from reconsim.model.params import Cell
 from reconsim.model.simulate import cells_frame, simulate
 from reconsim.model.trace import trace_cell
