@@ -221,9 +221,9 @@ def test_summary_json_has_every_sections_keys_and_the_page_the_same_numbers(
     assert {"flat", "inflation", "per_second", "by_GB"} <= set(saved["read_cost"])
     assert {"variants", "by_G", "facts"} <= set(saved["controllers"])
     page = report.html.read_text(encoding="utf-8")
-    assert "The law fails on 3 of 7 ledger cells (42.9%)" in page
-    assert "it holds on the other 4" in page
-    assert "measured minus law ranges from -3 to 6" in page
+    assert ("The overshoot law: fails</strong> on 3 of the 7 ledger cells it applies to "
+            "(42.9%), measured minus law from -3 to 6; they lie at ") in page
+    assert "It holds on the other 4." in page
     assert ("The law where the listing delay is zero: fails</strong> on every one of the 1 "
             "ledger cells with no delay at all.") in page
     assert ("The law where U &lt; B: fails</strong> on every one of the 1 ledger cells with "
@@ -243,8 +243,9 @@ def test_summary_json_has_every_sections_keys_and_the_page_the_same_numbers(
             "U &lt; G + B and desired &gt; 0 (33.3%)") in page
     assert ("1 more cell below it, with desired = 0, does not overshoot: there is nothing to "
             "overshoot. In all, 2 of the 4 ledger cells with U &lt; G + B overshoot.") in page
-    # Every counterexample is listed, each under its claim.
-    assert page.count("<p>Every counterexample:</p>") == 3
+    # Every counterexample is listed, each under its claim: the law's, the law's elsewhere
+    # and the boundary's both ways.
+    assert page.count("<p>Every counterexample:</p>") == 4
     assert "(a user&#39;s controller; the sweep recorded no description)" in page  # oracle
 
 
@@ -253,7 +254,8 @@ def test_page_says_plainly_when_the_law_holds_everywhere(tmp_path: Path) -> None
     report = build_report(write_table(tmp_path / "ok", hand_table(rows)))
     assert (report.data["law"]["cells"], report.data["law"]["mismatches"]) == (4, 0)
     page = report.html.read_text(encoding="utf-8")
-    assert "The law holds on all 4 ledger cells it applies to" in page
+    assert ("The overshoot law: holds</strong> on all 4 ledger cells it applies to. On every "
+            "one, the measured overshoot equals the law's.") in page
     assert ("U &lt; G + B implies overshoot: holds</strong> on all 2 ledger cells with "
             "U &lt; G + B and desired &gt; 0") in page
     assert "1 more cell below it, with desired = 0, does not overshoot" in page
@@ -455,7 +457,8 @@ def test_sweep_without_ledger_cells_says_the_law_is_unchecked(tmp_path: Path) ->
     # One U (15 s): no chart against U, the read cost's nor the answers'.
     assert list(report.data["figures"]) == ["controllers", "tradeoff"]
     page = report.html.read_text(encoding="utf-8")
-    assert "so the law is not checked" in page
+    assert ("The overshoot law</strong>: not tested, for this sweep has no ledger cells it "
+            "applies to.") in page
     assert "so the boundary is not checked" in page
 
 

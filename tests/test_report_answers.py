@@ -13,6 +13,7 @@ import pytest
 
 from reconsim import load_spec, run_sweep
 from reconsim.report import build_report
+from reconsim.report.blocks import macro
 from reconsim.report.load import load_sweep
 from reconsim.report.sections import answers
 from tests.helpers.tables import SCHEDULES, hand_table, model_frame, write_table
@@ -191,7 +192,8 @@ def test_the_sentence_names_the_one_best_choice(tmp_path: Path) -> None:
     assert s.sentence.startswith("Best choice: intent at U = 15 s")
     assert "oracle never reaches zero overshoot in every cell" in s.sentence
     assert [(o.axis, o.values) for o in s.over] == [("seed", 2)]
-    assert answers.provision_text(s) == (
+    # Whether each variant over-provisions, in the answer's words.
+    assert macro("answers.html", "provision")(s) == (
         "ledger overshoots in 4 of 6 cells (up to 7 copies, at U from 5 "
         "to 15 s); intent overshoots in 1 of 6 cells (up to 1 copy, at U = 5 s); oracle "
         "overshoots in 6 of 6 cells (up to 1 copy, at U from 5 to 30 s).")

@@ -5,18 +5,29 @@ reason, and no section for a table without rollouts."""
 
 from __future__ import annotations
 
+import html
+import re
 from collections import defaultdict
+from dataclasses import replace
 from typing import Any
 
 import polars as pl
 import pytest
+from markupsafe import Markup
 
 from reconsim.model.metrics import percentile
+from reconsim.report.claims import Claim
 from reconsim.report.page import SECTIONS
 from reconsim.report.sections import rollout
 from reconsim.report.sections.rollout import RolloutSummary, rollout_verdict
 from reconsim.sweep.table import flat
 from tests.test_rollout_law import frame, grid
+
+
+def text(fragment: str) -> str:
+    """An HTML fragment as its reader sees it: tags as spaces, entities read, spaces one."""
+    words = html.unescape(re.sub(r"</?(?:strong|code|a)\b[^>]*>", "", fragment))
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", words)).strip()
 
 
 @pytest.fixture(scope="module")
@@ -76,9 +87,15 @@ def test_the_figures_are_a_recount(cells: pl.DataFrame) -> None:
 
 def test_the_law_is_checked_and_the_rest_counted_by_reason(cells: pl.DataFrame) -> None:
     s = rollout_verdict(cells)
-    assert (s.failed, s.failures) == (0, ())
+    assert (s.law.counterexamples, s.law.examples, s.law.verdict) == (0, (), "holds")
     assert s.unchecked == {"unsettled": 4, "staggered": s.unchecked["staggered"]}
-    assert s.checked == s.held == s.rollouts - sum(s.unchecked.values()) > 20
+    assert s.law.cells == s.law.holds == s.rollouts - sum(s.unchecked.values()) > 20
+    page = text(rollout.render(s, None, {}))  # type: ignore[arg-type]
+    assert (f"The law of a rollout's duration: holds on all {s.law.cells} rollouts it covers. "
+            "On every one, rollout_done_at is r + the law's duration (or, past the end, null)."
+            f" {s.rollouts - s.law.cells} further rollouts are not checked, for the law says "
+            "nothing of them: 4 with a start that is not settled") in page
+    assert "Every failure" not in page
 
 
 def test_every_failure_is_listed(cells: pl.DataFrame) -> None:
@@ -91,16 +108,26 @@ def test_every_failure_is_listed(cells: pl.DataFrame) -> None:
         rollout_done_at=pl.when(pl.col("__cell").is_in(ids))
         .then(pl.col("rollout_done_at").fill_null(0) + 1).otherwise(pl.col("rollout_done_at")))
     s = rollout_verdict(planted)
-    assert (s.checked, s.failed, s.held) == (s0.checked, 2, s0.checked - 2)
-    assert [f.cell for f in s.failures] == sorted(ids)
-    f = s.failures[0]
-    law = checked.filter(pl.col("__cell") == f.cell).row(0, named=True)
-    assert (f.law, f.at, f.waves) == (law["__rollout_law"], law["__rollout_at"],
-                                     law["__rollout_waves"])
-    assert f.measured == law["__rollout_measured"] + 1 or law["__rollout_measured"] is None
-    html = rollout.render(s, None, {})  # type: ignore[arg-type]
-    assert "Every failure" in html
-    assert "fails on 2 of" in html
+    c = s.law
+    assert (c.cells, c.counterexamples, c.holds) == (s0.law.cells, 2, s0.law.cells - 2)
+    assert [f["cell"] for f in c.examples] == sorted(ids)
+    f = c.examples[0]
+    law = checked.filter(pl.col("__cell") == f["cell"]).row(0, named=True)
+    assert (f["law"], f["at"], f["waves"]) == (law["__rollout_law"], law["__rollout_at"],
+                                              law["__rollout_waves"])
+    assert f["measured"] == law["__rollout_measured"] + 1 or law["__rollout_measured"] is None
+    page = text(rollout.render(replace(s, folder="/tmp/my sweep"), None, {}))  # type: ignore[arg-type]
+    assert (f"The law of a rollout's duration: fails on 2 of the {c.cells} rollouts it covers "
+            f"({c.counterexamples / c.cells:.1%}). It holds on the other {c.holds}.") in page
+    assert ("Every failure Each cell where the law fails, by its id; it runs again with "
+            "reconsim run --from '/tmp/my sweep' --cell ID.") in page
+    # each failure a row: its id, its parameters, the law's figures and the measured one
+    row = " ".join(str(f[k]) for k in ("cell", "desired", "max_surge", "max_unavailable",
+                                        "min_ready", "G", "B", "grace", "at"))
+    assert row in page
+    assert rollout.glance(s) == Markup(
+        "<a href=\"#rollout\">The rolling update</a>: <strong>the law of a rollout's duration"
+        f" fails on 2 of {c.cells} ({c.counterexamples / c.cells:.1%})</strong>.")
 
 
 def test_a_loaded_table_reads_the_flattened_rollout(cells: pl.DataFrame) -> None:
@@ -122,7 +149,7 @@ def test_shown_only_with_rollouts(cells: pl.DataFrame) -> None:
     # a table of the copies' world: no column of the Deployment world
     copies = pl.DataFrame({"controller": ["ledger"], "G": [0], "U": [5], "B": [5]})
     none = rollout_verdict(copies)
-    assert none == RolloutSummary(0, 0, (), 0, 0, 0, {}, ())
+    assert none == RolloutSummary(0, 0, (), Claim.of(*rollout.CLAIM, 0, 0), {})
     assert not rollout.shown(none)
     assert rollout.SECTION.entries(none) == {}
     # the columns present, but no row of the Deployment world

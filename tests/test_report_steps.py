@@ -17,6 +17,7 @@ from reconsim.report import build_report
 from reconsim.report.load import load_sweep
 from reconsim.report.sections import steps
 from reconsim.report.sections.steps import NO_VALUE, STEP_FIGURES, UNCHECKED
+from reconsim.web.html import share
 from tests.helpers.sweeps import edited, run_spec
 from tests.helpers.tables import HAND_ROWS, hand_table, model_frame, write_table
 
@@ -94,13 +95,13 @@ def test_the_counts_are_a_recount_of_the_law_per_step(swept: Path) -> None:
         assert g.unchecked == dict(w["unchecked"])
         assert g.steps == g.checked + sum(g.unchecked.values())
     assert s.steps == int(frame[step("at")].is_not_null().sum()) == frame.height
-    assert s.checked == int(frame[step("holds")].is_not_null().sum())
-    assert s.failed == int((frame[step("holds")] == False).sum())  # noqa: E712
-    assert s.held + s.failed == s.checked
+    assert s.law.cells == int(frame[step("holds")].is_not_null().sum())
+    assert s.law.counterexamples == int((frame[step("holds")] == False).sum())  # noqa: E712
+    assert s.law.holds + s.law.counterexamples == s.law.cells
     # Every reason this sweep holds is counted, and the steps checked are many.
     assert {"capped", "unsettled", "after_death", "cut_short", "slow_start"} <= set(s.unchecked)
     assert set(s.unchecked) <= set(UNCHECKED)
-    assert s.checked > 100
+    assert s.law.cells > 100
     # Up first, then down; controllers in reconsim's order.
     assert [(g.direction, g.controller) for g in s.groups] == [
         (d, c) for d in ("up", "down") for c in ("ledger", "intent", "expectations")]
@@ -117,12 +118,12 @@ def test_the_page_states_the_law_counts_and_reasons(swept: Path) -> None:
     assert "φ = (&minus;a) mod U" in page
     assert "with a death event at or before the step" in page
     assert "with a cap on corrections per round (max_per_round)" in page
-    assert f"{data['checked']:,} steps it checks" in page
+    assert f"{data['law']['cells']:,} steps it covers" in page
     assert "(e) the law per step" in page
     assert data["steps"] == sum(g["steps"] for g in data["groups"])
-    if data["failed"] == 0:
-        assert "The law per step holds on all" in page
-        assert data["failures"] == []
+    if data["law"]["counterexamples"] == 0:
+        assert "The law per step: holds</strong> on all" in page
+        assert data["law"]["examples"] == []
 
 
 def plant(frame: pl.DataFrame) -> tuple[list[int], list[int]]:
@@ -148,34 +149,42 @@ def test_every_failure_is_listed_where_a_wrong_response_is_planted(
                      .otherwise(pl.col("responses")))
     before = steps.summarize(load_sweep(swept))
     s = steps.summarize(load_sweep(planted))
-    assert s.failed == before.failed + 3
-    assert s.checked == before.checked
+    assert s.law.counterexamples == before.law.counterexamples + 3
+    assert s.law.cells == before.law.cells
     assert s.steps == before.steps
     assert s.unchecked == before.unchecked
     again = raw(planted)
     failing = again.filter(pl.col(step("holds")) == False)  # noqa: E712
-    assert {f.cell for f in s.failures} == set(failing["row"].to_list()) >= {*up, *down}
-    assert len(s.failures) == s.failed
-    by_cell = {f.cell: f for f in s.failures}
+    failures = s.law.examples
+    assert {f["cell"] for f in failures} == set(failing["row"].to_list()) >= {*up, *down}
+    assert len(failures) == s.law.counterexamples
+    by_cell = {f["cell"]: f for f in failures}
     for r in failing.iter_rows(named=True):
         f = by_cell[r["row"]]
-        assert (f.controller, f.G, f.U, f.B) == (r["controller"], r["G"], r["U"], r["B"])
-        assert {n: getattr(f, n) for n in STEP_FIGURES} == {n: r[step(n)] for n in STEP_FIGURES}
-        assert f.direction == ("up" if r[step("delta")] > 0 else "down")
+        assert tuple(f[k] for k in ("controller", "G", "U", "B")) == (
+            r["controller"], r["G"], r["U"], r["B"])
+        assert {n: f[n] for n in STEP_FIGURES} == {n: r[step(n)] for n in STEP_FIGURES}
+        assert f["direction"] == ("up" if r[step("delta")] > 0 else "down")
     # The failures come by cell id; each one's other axes that vary are named.
-    cells = [f.cell for f in s.failures if f.cell is not None]
+    cells = [f["cell"] for f in failures if f["cell"] is not None]
     assert cells == sorted(cells)
-    assert len(cells) == len(s.failures)
-    assert {"initial", "max_per_round", "schedule", "scale"} <= set(s.failures[0].axes)
+    assert len(cells) == len(failures)
+    assert {"initial", "max_per_round", "schedule", "scale"} <= set(failures[0])
     report = build_report(planted)
     page = report.html.read_text(encoding="utf-8")
-    assert f"The law per step fails on {s.failed:,} of {s.checked:,} steps it checks" in page
+    c = s.law
+    assert (f"The law per step: fails</strong> on {c.counterexamples:,} of the {c.cells:,} "
+            f"steps it covers ({share(c.counterexamples, c.cells)}). It holds on the other "
+            f"{c.holds:,}.") in page
     assert "<h3>Every failure</h3>" in page
     assert "--cell ID" in page
+    assert page.count("<h4>On a step up (Δ &gt; 0)</h4>") == 1
+    assert page.count("<h4>On a step down (Δ &lt; 0)</h4>") == 1
     for cell in (*up, *down):
         assert f'<td class="num">{cell:,}</td>' in page
-    assert report.data["steps"]["failed"] == s.failed
-    assert [f["cell"] for f in report.data["steps"]["failures"]] == [f.cell for f in s.failures]
+    saved = report.data["steps"]["law"]
+    assert saved["counterexamples"] == c.counterexamples
+    assert [f["cell"] for f in saved["examples"]] == [f["cell"] for f in failures]
 
 
 @pytest.mark.parametrize("kind", ["no responses", "no scale"])

@@ -113,7 +113,7 @@ def _templates() -> jinja2.Environment:
     env.globals = {**env.globals, "where_table": where_table, "where_sentence": where_sentence,
                    "examples_table": examples_table, "figure_html": figure_html,
                    "folded": folded, "share": share, "TableCell": TableCell, "plural": plural,
-                   "cells_text": cells_text, "key_text": key_text}
+                   "cells_text": cells_text, "key_text": key_text, "fixed_text": fixed_text}
     return env
 
 

@@ -53,6 +53,7 @@ from reconsim.model.metrics import (
     ties_text,
 )
 from reconsim.model.params import BY_NAME, NAME_COLUMNS, VARIANT_PARAMS, name_column
+from reconsim.report.blocks import macro
 from reconsim.report.charts import WIDTH, Figure, finish, inline, names_expr
 from reconsim.report.load import Sweep
 from reconsim.report.query import (
@@ -66,7 +67,7 @@ from reconsim.report.query import (
 )
 from reconsim.report.section import NOT_IN_JSON, UNLESS_DEFAULT, Context, Section
 from reconsim.sweep.table import flat
-from reconsim.web.html import figure_html, folded, num, table, verdict
+from reconsim.web.html import num
 
 #: The figures whose spread over the other axes each row shows: column -> its name.
 SPREAD: Final = {"overshoot": "overshoot (copies)", "unneeded": "unneeded copies"}
@@ -533,25 +534,6 @@ def _largest(values: Iterable[float | None]) -> float | None:
     return max(known) if known else None
 
 
-def provision_text(s: AnswersSummary) -> str:
-    """Whether each variant over-provisions, in one sentence: its cells overshooting, the
-    largest overshoot, and the swept U where it does."""
-    parts = []
-    for a in s.variants:
-        if a.overshooting == 0:
-            parts.append(f"{a.variant} never overshoots")
-            continue
-        us = [r.U for r in s.rows if r.variant == a.variant and r.overshooting]
-        between = [u for u in s.U_values if us[0] <= u <= us[-1]]
-        where = (f"U = {num(us[0])} s" if len(us) == 1
-                 else f"U from {num(us[0])} to {num(us[-1])} s" if len(us) == len(between)
-                 else f"{len(us)} of the swept U from {num(us[0])} to {num(us[-1])} s")
-        parts.append(f"{a.variant} overshoots in {a.overshooting:,} of {a.cells:,} cells (up "
-                     f"to {num(a.overshoot_max)} {'copy' if a.overshoot_max == 1 else 'copies'}, "
-                     f"at {where})")
-    return "; ".join(parts) + "."
-
-
 def _basis(answers: Sequence[VariantAnswer]) -> tuple[str, dict[str, int]]:
     """Which periods the variants are compared at: each one's smallest U with zero overshoot
     in every cell, where any has one; else at the 99th percentile; else none."""
@@ -687,169 +669,10 @@ def _scope(s: AnswersSummary) -> str:
 
 
 def render(s: AnswersSummary, context: Context, figures: Mapping[str, Figure]) -> Markup:
-    """The answer in a box, the chart against U, each variant's periods and every row."""
-    parts = [Markup(
-        "<p>Does the loop over-provision, and which period U and which controller should "
-        "run it? For each controller{} at each swept U: the overshoot (the most copies ever "
-        "running beyond the desired count) and the unneeded copies (created beyond the "
-        "desired count and the deaths), {}, as median, p95 and max (p95 and p99 by nearest "
-        "rank: the value at rank ⌈p·n⌉ of the n cells sorted); then each one's smallest U "
-        "with zero overshoot in every cell, and in 99 % of them, with what that period costs."
-        "</p>").format(
-            f" and variant ({', '.join(s.varying)} vary)" if s.varying else "", _scope(s))]
-    box = []
-    if s.baseline is not None:
-        box.append(Markup("<strong>{}</strong>").format(s.baseline.text))
-    if not s.swept:
-        box.append(Markup("<strong>U takes one value in this sweep ({} s)</strong>: this "
-                          "section says whether each controller overshoots at that period, "
-                          "not which period to choose.").format(num(s.U_values[0])))
-    box += [Markup("<strong>Over-provisioning</strong>: {}").format(provision_text(s)),
-            Markup("<strong>{}</strong>").format(s.sentence)]
-    if s.after:
-        box.append(Markup("<strong>After the disturbance</strong>: {}").format(after_text(s)))
-    parts.append(verdict("none", box))
-    if s.baseline is not None:
-        parts.append(baseline_html(s.baseline))
-    if "answers" in figures:
-        parts.append(figure_html(figures["answers"]))
-    parts.append(answers_table(s))
-    if s.candidates:
-        parts.append(candidates_table(s))
-    if s.after:
-        parts.append(Markup(
-            "<h3>After the disturbance</h3><p>The sweep starts from running copies "
-            "(<code>initial</code>): each controller's response at each U from the first "
-            "death event on, over the cells that have one — the overshoot, the missing "
-            "copy-seconds and the seconds until live equals the desired count for good "
-            "(over the cells that settle; the others are counted), as median, p95 (nearest "
-            "rank) and max. These span every event from the first death on: with several "
-            "deaths, the seconds to settle run to the last one's recovery; each event's own "
-            "response is in <a href=\"#responses\">each event's response</a>.</p>"))
-        if "answers_after" in figures:
-            parts.append(figure_html(figures["answers_after"]))
-        parts.append(folded(after_table(s), len(s.after),
-                            "rows: every controller at every U, after the disturbance"))
-    parts.append(Markup("<h3>At each U</h3>"))
-    parts.append(folded(rows_table(s), len(s.rows), "rows: every controller at every U"))
-    return Markup("").join(parts)
-
-
-def baseline_html(b: Baseline) -> Markup:
-    """The setting's figures and every other variant and U against them: those at the
-    setting's U first, then (folded) all."""
-    kept = (f", over the cells with its {', '.join(b.kept)}" if b.kept else "")
-    parts = [Markup("<h3>Against your setting</h3><p>Your setting ({}, from the spec's "
-                    "<code>baseline</code>): its {} cells' figures, then each other "
-                    "controller at each U{}: the change of its median, p95 (nearest rank) "
-                    "and max against yours (\u2212 is fewer).</p>").format(
-                        setting_text(b.setting), num(b.cells), kept),
-             table(["figure", "median", "p95", "max"],
-                   [[w, *_stats(getattr(b, m))] for m, w in BASELINE.items()])]
-    head = ["controller / variant", "U", "cells",
-            *(f"{w} {q}" for w in BASELINE.values() for q in ("median", "p95", "max"))]
-
-    def rows(changes: Iterable[Change]) -> list[list[Any]]:
-        return [[c.variant, c.U, c.cells,
-                 *(_signed(x) for m in BASELINE for x in _stats(getattr(c, m)))]
-                for c in changes]
-
-    own = {u for u in (b.setting.get("U"),) if u is not None}
-    near = [c for c in b.changes if c.U in own]
-    if near:
-        parts.append(table(head, rows(near)))
-    if len(near) < len(b.changes):
-        parts.append(folded(table(head, rows(b.changes)), len(b.changes),
-                            "rows: every other controller at every U against your setting"))
-    return Markup("").join(parts)
-
-
-def _stats(s: Spread) -> tuple[float | None, float | None, float | None]:
-    """A spread's median, p95 and max."""
-    return s.median, s.p95, s.max
-
-
-def after_text(s: AnswersSummary) -> str:
-    """Each variant's response to the disturbance over all its cells, in one sentence."""
-    parts = []
-    for a in s.variants:
-        mine = [r for r in s.after if r.variant == a.variant]
-        disturbed = sum(r.disturbed for r in mine)
-        if not disturbed:
-            parts.append(f"{a.variant} has no cell with a death event")
-            continue
-        over = sum(r.overshooting for r in mine)
-        most = _largest(r.overshoot_after.max for r in mine)
-        text = (f"{a.variant} never overshoots" if not over else
-                f"{a.variant} overshoots in {over:,} of {disturbed:,} cells (up to "
-                f"{num(most)} {'copy' if most == 1 else 'copies'})")
-        unsettled = sum(r.unsettled for r in mine)
-        if unsettled:
-            text += (f", and {unsettled:,} of its cells never "
-                     f"{'settles' if unsettled == 1 else 'settle'} before the run ends")
-        parts.append(text)
-    return "from the first death event on, " + "; ".join(parts) + "."
-
-
-def after_table(s: AnswersSummary) -> Markup:
-    """Every (variant, U) row of the response to the disturbance."""
-    rows = [[r.variant, r.U, r.disturbed, r.overshooting,
-             *(x for m in AFTER for x in (getattr(r, m).median, getattr(r, m).p95,
-                                          getattr(r, m).max)), r.unsettled]
-            for r in s.after]
-    return table(["controller / variant", "U", "cells with a death event",
-                  "overshooting after it", "overshoot median", "overshoot p95",
-                  "overshoot max", "missing copy-s median", "missing copy-s p95",
-                  "missing copy-s max", "seconds to settle median", "seconds to settle p95",
-                  "seconds to settle max", "never settle"], rows)
-
-
-def answers_table(s: AnswersSummary) -> Markup:
-    """Each variant's smallest zero-overshoot periods and their cost."""
-    rows = []
-    for a in s.variants:
-        z, p = a.zero, a.p99
-        never = "never in the swept U"
-        zero_u: Any = never if z is None else (
-            z.U if a.zero_stays else f"{num(z.U)} (a larger U overshoots again)")
-        rows.append([a.variant, a.cells, zero_u,
-                     None if z is None else z.missing_copy_seconds_median,
-                     None if z is None else z.reads_per_round_median,
-                     never if p is None else p.U,
-                     None if p is None else p.missing_copy_seconds_median,
-                     None if p is None else p.reads_per_round_median])
-    return table(["controller / variant", "cells", "smallest U: zero overshoot in every cell",
-                  "missing copy-s there (median)", "reads per round there (median)",
-                  "smallest U: zero overshoot at p99", "missing copy-s there (median)",
-                  "reads per round there (median)"], rows, missing="\u2014")
-
-
-def candidates_table(s: AnswersSummary) -> Markup:
-    """The variants compared, at their periods, by the trade-off rule."""
-    at = ("each one's smallest U with zero overshoot in every cell" if s.basis == "zero"
-          else "each one's smallest U with zero overshoot at the 99th percentile")
-    head = Markup("<p>Compared at {}: the trade-off figures (means per cell at that U; lower "
-                  "is better), as the controllers section compares them over all cells; {}."
-                  "</p>").format(at, ties_text())
-    rows = [[c.variant, c.U, c.excess_copy_seconds, c.wasted_delete_commands,
-             c.missing_copy_seconds, c.reads,
-             "yes" if c.on_frontier else "no: beaten by " + ", ".join(c.beaten_by)]
-            for c in s.candidates]
-    return head + table(["controller / variant", "U", "excess copy-s (mean)",
-                         "wasted delete commands (mean)", "missing copy-s (mean)",
-                         "reads (mean)", "on the frontier"], rows)
-
-
-def rows_table(s: AnswersSummary) -> Markup:
-    """Every (variant, U) row."""
-    rows = [[r.variant, r.U, r.cells, r.overshooting, r.overshoot.median, r.overshoot.p95,
-             r.overshoot_p99, r.overshoot.max, r.unneeded.median, r.unneeded.p95,
-             r.unneeded.max, r.missing_copy_seconds_median, r.reads_per_round_median]
-            for r in s.rows]
-    return table(["controller / variant", "U", "cells", "cells overshooting",
-                  "overshoot median", "overshoot p95", "overshoot p99", "overshoot max",
-                  "unneeded median", "unneeded p95", "unneeded max",
-                  "missing copy-s (median)", "reads per round (median)"], rows)
+    """The answer in a box, the chart against U, each variant's periods and every row
+    (``templates/answers.html``)."""
+    return Markup(macro("answers.html", "body")(s, _scope(s), BASELINE, _signed, ties_text(),
+                                                figures))
 
 
 def charts(s: AnswersSummary, context: Context) -> list[Figure]:
@@ -900,12 +723,9 @@ def _against_u(data: pl.DataFrame, names: Mapping[str, str], order: Sequence[str
                           header=alt.Header(labelExpr=names_expr(names), labelFontSize=12)))
 
 
-def glance(s: AnswersSummary) -> Markup | None:
+def glance(s: AnswersSummary) -> Markup:
     """The answer, in one sentence (and the response to the disturbance, in another)."""
-    after = f" After the disturbance: {after_text(s)}" if s.after else ""
-    mine = "" if s.baseline is None else f"{s.baseline.text} "
-    return Markup('<a href="#answers">Answers</a>: {}{} {}{}').format(
-        mine, provision_text(s), s.sentence, after)
+    return Markup(macro("answers.html", "glance")(s))
 
 
 SECTION = Section("answers", summarize, render, charts, glance, title="Answers")

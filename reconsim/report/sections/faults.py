@@ -25,13 +25,13 @@ from markupsafe import Markup
 from reconsim.model.kinds import Records
 from reconsim.model.metrics import derived, percentile_expr
 from reconsim.model.params import BY_NAME, DEFAULTS, applies
-from reconsim.report.blocks import examples_table
+from reconsim.report.blocks import macro
 from reconsim.report.charts import Figure, finish, inline
 from reconsim.report.load import Sweep
 from reconsim.report.query import collect, first_rows, flat_value, in_order, lazy
 from reconsim.report.section import Context, Section
 from reconsim.sweep.table import unflat
-from reconsim.web.html import TableCell, figure_html, folded, num, plain, share, table, verdict
+from reconsim.web.html import plain
 
 #: The fault families and semantic switches, each with what it models.
 SWITCHES: Final[Mapping[str, str]] = {
@@ -335,183 +335,21 @@ def summarize(sweep: Sweep) -> Faults:
 # ---------------------------------------------------------------- words
 
 
-def _signed(x: Any) -> str:
-    if x is None:
-        return "—"
-    return ("+" if x > 0 else "") + num(x)
-
-
-def _change(c: ControllerChange, figure: str) -> Change:
-    """A controller's change of one figure over its twins."""
-    return next(x for x in c.changes if x.figure == figure)
-
-
-def value_sentence(v: SwitchValue) -> Markup:
-    """One switch value in words: each controller's overshoot and unneeded copies against
-    its twins, and the cells without a twin."""
-    head = Markup("<strong>{} = {}</strong> ({:,} cells): ").format(v.switch, v.value, v.cells)
-    if v.twinned == 0:
-        return head + Markup("no cell has a twin with {} = {} in this sweep, so none is "
-                             "compared.").format(v.switch, plain(default_value(v.switch)))
-    parts = []
-    for c in v.controllers:
-        if not c.twinned:
-            parts.append(Markup("{}: no twin").format(c.controller))
-            continue
-        o, u = _change(c, "overshoot"), _change(c, "unneeded")
-        m = _change(c, "missing_copy_seconds")
-        parts.append(Markup(
-            "{} overshoots more than its twin in {:,} of {:,} cells, less in {:,} (mean "
-            "{} → {}), unneeded copies {} on average, missing copy-seconds {}").format(
-            c.controller, o.worse, c.twinned, o.better, num(o.twin_mean),
-            num(o.mean), _signed(u.change_mean), _signed(m.change_mean)))
-    text = head + Markup("; ").join(parts) + "."
-    if v.untwinned:
-        text += Markup(" {:,} cells have no twin and are not compared.").format(v.untwinned)
-    if v.matched_twice:
-        text += Markup(" {:,} twin matches are repeated (the sweep holds a cell more than "
-                       "once).").format(v.matched_twice)
-    return text
-
-
-def gate_sentence(g: Gate) -> Markup:
-    """What the real controller's immediate retry and write-off of lost replies cost and
-    save against the idealised gate, in words."""
-    head = Markup("<strong>The real ReplicaSet controller against the idealised gate"
-                  "</strong> ({} against {}, on the {:,} cells with create faults that both "
-                  "ran alike): ").format(REAL, GATE, g.pairs)
-    if not g.pairs:
-        return head + Markup("the sweep holds no such pair ({:,} {} cells with create faults "
-                             "have no {} twin), so none is compared.").format(
-            g.faulty, REAL, GATE)
-    saved = -g.missing_copy_seconds
-    text = head + Markup(
-        "the real controller made {} unneeded copies (duplicates; more than the gate in "
-        "{:,} of the {:,} pairs) and {} wasted delete commands, and {} {:,} missing "
-        "copy-seconds (fewer than the gate in {:,} pairs).").format(
-        _signed(g.duplicates), g.more_duplicates, g.pairs, _signed(g.wasted_deletes),
-        "saved" if saved >= 0 else "added", abs(saved), g.less_missing)
-    if g.twinned:
-        fault_saved = -g.fault_missing_copy_seconds
-        text += Markup(
-            " The faults' own share — each pair's change less that of its fault-free twins "
-            "(the same cells without create faults, where the two differ by the rest of "
-            "their rules: a stale read, say), on the {:,} pairs that have them: retrying a "
-            "failed create at once and writing off a lost reply cost {} duplicates and {} "
-            "wasted delete commands, and {} {:,} missing copy-seconds.").format(
-            g.twinned, _signed(g.fault_duplicates), _signed(g.fault_wasted_deletes),
-            "saved" if fault_saved >= 0 else "added", abs(fault_saved))
-    else:
-        text += Markup(" No pair has fault-free twins in this sweep, so the faults' own "
-                       "share cannot be told from the rest of the two controllers' "
-                       "differences.")
-    if g.faulty > g.pairs:
-        text += Markup(" {:,} {} cells with create faults have no {} twin and are not "
-                       "compared.").format(g.faulty - g.pairs, REAL, GATE)
-    return text
-
-
-def resync_sentences(f: Faults) -> list[Markup]:
-    """Per controller, how overshoot moves with the resync period under the watch trigger."""
-    out = []
+def resync_by_controller(f: Faults) -> dict[str, list[ResyncRow]]:
+    """The resync rows per controller, each in the order of U."""
     by: dict[str, list[ResyncRow]] = {}
     for r in f.resync:
         by.setdefault(r.controller, []).append(r)
-    for c, rows in by.items():
-        first, last = rows[0], rows[-1]
-        peak = max(rows, key=lambda r: (r.max, -r.U))
-        if len(rows) == 1:
-            out.append(Markup("{}: one resync period (U = {}), mean overshoot {}, largest {}."
-                              ).format(c, first.U, num(first.mean), num(first.max)))
-            continue
-        trend = ("rises" if last.mean > first.mean else
-                 "falls" if last.mean < first.mean else "stays")
-        out.append(Markup(
-            "<strong>{}</strong>: mean overshoot {} from {} at U = {} to {} at U = {}; "
-            "cells overshooting {:,} of {:,} at U = {} and {:,} of {:,} at U = {}; the "
-            "largest, {}, at U = {}.").format(
-            c, trend, num(first.mean), first.U, num(last.mean), last.U,
-            first.overshooting, first.cells, first.U, last.overshooting,
-            last.cells, last.U, num(peak.max), peak.U))
-    return out
+    return by
 
 
 def render(f: Faults, context: Context, figures: Mapping[str, Figure]) -> Markup:
-    """Each switch value against its twins, the chart, and the resync table."""
-    hide = context.constant
-    head = Markup(
-        "<p>The richer world adds what real control planes do: create commands that fail or "
-        "lose their reply, stale reads, newest-first deletes, a grace period, watch-triggered "
-        "rounds and slow-start batches. Each is compared with its <em>twin</em>: the same "
-        "cell, seed included, with that one switch at its default (create_faults none, "
-        "fail_rate 0, lost_rate 0, lag none, delete_order oldest, grace 0, trigger periodic, "
-        "slow_start false), on overshoot, unneeded copies, wasted delete commands and missing "
-        "copy-seconds.</p>")
-    if not f.switches_present:
-        return head + Markup("<p>This sweep has no fault or semantic switch off its default, "
-                             "so this section has nothing to compare.</p>")
-    twinned = [v for v in f.values if v.twinned]
-    alone = [v for v in f.values if not v.twinned]
-    parts = [head, Markup("<p>{:,} of the sweep's {:,} cells have at least one switch off its "
-                          "default: {}.</p>").format(f.cells, f.of,
-                                                   ", ".join(f.switches_present))]
-    if twinned:
-        parts.append(verdict("none", [value_sentence(v) for v in twinned]))
-    if alone:
-        parts.append(verdict("none", [Markup(
-            "<strong>Not compared</strong>: {} — the sweep holds no twin with the switch at "
-            "its default, so their effect cannot be separated from the rest of the world "
-            "here.").format(Markup("; ").join(
-                Markup("{} = {} ({:,} cells)").format(v.switch, v.value, v.cells)
-                for v in alone))]))
-    if f.gate is not None:
-        parts.append(verdict("none", [gate_sentence(f.gate)]))
-    if f.values_not_compared:
-        parts.append(Markup("<p>{:,} further switch values (past {} per switch) are not "
-                            "compared.</p>").format(f.values_not_compared, MAX_VALUES))
-    if "faults" in figures:
-        parts.append(figure_html(figures["faults"]))
-    if twinned:
-        rows: list[list[Any]] = []
-        for v in twinned:
-            for c in v.controllers:
-                for x in c.changes:
-                    rows.append([f"{v.switch} = {v.value}", c.controller, c.twinned,
-                                 c.untwinned, x.figure, x.twin_mean, x.mean,
-                                 TableCell(x.change_mean, "bad" if (x.change_mean or 0) > 0
-                                           else "", _signed(x.change_mean)),
-                                 x.worse, x.better, x.same,
-                                 f"{_signed(x.change_min)} … {_signed(x.change_max)}"])
-        parts += [Markup("<h3>Every controller against its twins</h3>"),
-                  folded(table(["switch", "controller", "twinned cells", "no twin", "figure",
-                                "twin mean", "mean", "change (mean)", "worse", "better", "same",
-                                "change range"], rows), len(rows), "rows")]
-        for v in twinned:
-            if v.worst:
-                parts += [Markup("<h3>{} = {}: the largest rises of overshoot over the twin"
-                                 "</h3>").format(v.switch, v.value),
-                          examples_table(v.worst, hide)]
-    parts += _resync_part(f)
-    return Markup("").join(parts)
-
-
-def _resync_part(f: Faults) -> list[Markup]:
-    """The watch cells' overshoot against the resync period (nothing without watch cells)."""
-    parts: list[Markup] = []
-    if f.watch_cells:
-        parts += [Markup("<h3>Watch trigger: overshoot against the resync period</h3>"
-                         "<p>With trigger = watch a round also runs whenever the ledger it "
-                         "reads changes; U is then the periodic resync. Over all {:,} watch "
-                         "cells, whatever their other parameters (p95 by nearest rank):</p>"
-                         ).format(f.watch_cells),
-                  verdict("none", resync_sentences(f)),
-                  table(["controller", "U (resync)", "cells", "overshooting", "mean", "median",
-                         "p95", "largest", "rounds (median)"],
-                        [[r.controller, r.U, r.cells,
-                          f"{r.overshooting:,} ({share(r.overshooting, r.cells)})",
-                          r.mean, r.median, r.p95, r.max, r.rounds_median]
-                         for r in f.resync])]
-    return parts
+    """Each switch value against its twins, the chart, and the resync table
+    (``templates/faults.html``)."""
+    defaults = {v.switch: default_value(v.switch) for v in f.values}
+    return Markup(macro("faults.html", "body")(
+        f, resync_by_controller(f), defaults, REAL, GATE, MAX_VALUES, figures.get("faults"),
+        context.constant))
 
 
 # ---------------------------------------------------------------- chart
@@ -550,25 +388,31 @@ def charts(f: Faults, context: Context) -> list[Figure]:
     return [fig] if fig is not None else []
 
 
+@dataclass(frozen=True, slots=True)
+class Rise:
+    """The largest mean rise of overshoot over the twins: by how much, where."""
+
+    change_mean: float
+    switch: str
+    value: str
+    controller: str
+
+
+def largest_rise(f: Faults) -> Rise | None:
+    """The controller and switch value whose overshoot rose most over the twins, on average
+    (None where no value is compared)."""
+    rises = [Rise(x.change_mean, v.switch, v.value, c.controller)
+             for v in f.values if v.twinned for c in v.controllers
+             for x in c.changes if x.figure == "overshoot" and x.change_mean is not None]
+    return max(rises, key=lambda r: (r.change_mean, r.switch, r.value, r.controller),
+               default=None)
+
+
 def glance(f: Faults) -> Markup | None:
     """The section's one sentence (None when no switch is off its default)."""
     if not f.switches_present:
         return None
-    link = Markup('<a href="#faults">Faults and real control planes</a>')
-    compared = [v for v in f.values if v.twinned]
-    worst = []
-    for v in compared:
-        for c in v.controllers:
-            o = _change(c, "overshoot")
-            if o.change_mean is not None:
-                worst.append((o.change_mean, v.switch, v.value, c.controller))
-    text = Markup("{}: {:,} switch values compared with their twins, {:,} without twins"
-                  ).format(link, len(compared), len(f.values) - len(compared))
-    if worst:
-        top = max(worst)
-        text += Markup("; the largest mean rise of overshoot is {} ({} under {} = {})").format(
-            _signed(top[0]), top[3], top[1], top[2])
-    return text + "."
+    return Markup(macro("faults.html", "glance")(f, largest_rise(f)))
 
 
 SECTION = Section("faults", summarize, render, charts, glance,

@@ -150,6 +150,16 @@ class LawSummary:
     #: Of them, the rows left unchecked for their delays vary (the scopes count them too).
     varying: int = field(default=0, metadata=NOT_IN_JSON)
 
+    @property
+    def claim(self) -> Claim:
+        """The law over every ledger cell it applies to, as one claim (its figures are the
+        summary's own: ``cells``, ``mismatches``, ``where`` and ``examples``)."""
+        return Claim.of("The overshoot law", "ledger cells it applies to", self.cells,
+                        self.mismatches,
+                        by=Spread("measured minus law", self.difference_min,
+                                  self.difference_max),
+                        where=self.where, examples=self.examples)
+
 
 def law_scopes(counts: Mapping[str, Mapping[str, Any]]) -> tuple[LawScope, ...]:
     """Which law applies to which rows, with how many rows and (where checked) mismatches,

@@ -28,7 +28,7 @@ from markupsafe import Markup
 
 from reconsim.model.laws import BOUNDARY, BOUNDARY_WORST, above_its_boundary, delays_vary
 from reconsim.model.metrics import BY_NAME, DERIVED, derived, percentile_expr
-from reconsim.report.blocks import cells_text, fixed_text, key_text, where_table
+from reconsim.report.blocks import fixed_text, macro
 from reconsim.report.charts import WIDTH, Figure, finish, inline
 from reconsim.report.load import AxisFacts, Sweep
 from reconsim.report.query import (
@@ -48,7 +48,7 @@ from reconsim.report.query import (
     where,
 )
 from reconsim.report.section import NOT_IN_JSON, UNLESS_DEFAULT, Context, Section
-from reconsim.web.html import TableCell, figure_html, num, pct, plain, table, verdict
+from reconsim.web.html import TableCell, plain, table
 
 
 @dataclass(frozen=True, slots=True)
@@ -581,178 +581,67 @@ def chart_slice(t: pl.LazyFrame, axes: Sequence[str], schedules: Mapping[str, De
                       over, vary, None if worst_u is None else int(worst_u))  # type: ignore[arg-type]
 
 
+#: The widest flat series' figures (its key is the rest).
 FLAT_FIGURES: Final = ("U_lowest", "lowest", "U_highest", "highest", "spread", "relative", "cells")
 
 
-def flat_paragraph(flat: Flat, hide: Iterable[str] = ()) -> str | Markup:
-    """Is reads per round independent of U where nothing oscillates?"""
-    if flat.series == 0 or flat.widest is None:
-        return ("No two cells with overshoot 0 differ only in U, so whether reads per round "
-                "depend on U without oscillation is not tested.")
-    spread, rel = flat.spread, flat.relative
-    w = flat.widest
-    answer = ("Yes, exactly" if spread.max == 0 else
-              f"To within {pct(rel.max)}" if rel.max is not None else "Not measurable")
-    return Markup(
-        "<strong>Is reads per round independent of U where nothing oscillates? {answer}."
-        "</strong> Among the {cells:,} cells with overshoot 0, in {series:,} series of cells "
-        "that differ only in U, reads per round move with U by at most {max} entries "
-        "({rel_max} of the series' lowest), typically {median} ({rel_median}, the median; 90th "
-        "percentile {p90}, nearest rank); {within:,} series stay within one entry. A settled "
-        "loop reads ledger_base + desired entries per round; what moves is the share of rounds "
-        "that fall while copies are starting or being replaced. The widest series: {key}, from "
-        "{lowest} at U = {U_lowest} to {highest} at U = {U_highest}.").format(
-            answer=answer, cells=flat.cells, series=flat.series, max=num(spread.max),
-            rel_max=pct(rel.max), median=num(spread.median),
-            rel_median=pct(rel.median), p90=num(spread.p90),
-            within=flat.series_within_one_entry, key=key_text(w, FLAT_FIGURES, hide),
-            lowest=num(w["lowest"]), U_lowest=w["U_lowest"], highest=num(w["highest"]),
-            U_highest=w["U_highest"])
+@dataclass(frozen=True, slots=True)
+class GBFacts:
+    """What the words say of the (G, B) rows (:class:`ByGB`), counted from them: the pairs,
+    those whose fastest loop without overshoot is the first U on the boundary
+    (``at_boundary``; ``below_boundary``: those with it below the worst-case boundary's
+    first U, or with no such U), the others (``off``), those that overshoot at every U
+    (``never``), whether it is the same U for every series (``same``, where some pair has
+    several: ``several``), the cells with overshoot 0 below it (``below``), the cheapest
+    U and the largest, the rows with figures at both ends (``both``) and among them those
+    where the fastest reads more per second (``dearer``) and misses more or fewer
+    copy-seconds than the slowest (``more``, ``fewer``), the row the price is told at
+    (``example``), and the series shown, in words."""
+
+    pairs: int
+    worst: bool
+    at_boundary: int
+    below_boundary: int
+    off: tuple[GBRow, ...]
+    never: tuple[GBRow, ...]
+    same: bool
+    several: bool
+    below: int
+    cheapest: tuple[int, ...]
+    U_max: tuple[int, ...]
+    both: int
+    dearer: int
+    more: int
+    fewer: int
+    example: GBRow | None
+    shown: str
 
 
-def inflation_paragraph(inf: Inflation, hide: Iterable[str] = ()) -> str | Markup:
-    """By how much does oscillation inflate reads per round?"""
-    if inf.cells == 0:
-        return "No cell overshoots, so no oscillation inflates reads per round here."
-    r = inf.ratio
-    grows = r.max is not None and r.max > 1
-    text = Markup("<strong>Oscillation {}</strong>: on the {:,} cells with overshoot &gt; 0, "
-                  "reads per round are ").format(
-                      "inflates it" if grows else "does not inflate it", inf.cells)
-    top = inf.largest
-    if inf.with_level == 0 or top is None:
-        return text + ("never comparable: no cell of their series has overshoot 0, so there is "
-                       "no no-oscillation level to compare with.")
-    text += Markup(
-        "up to {max} times their series' no-oscillation level (the median over the cells of "
-        "the same series with overshoot 0), typically {median} times (median; 90th percentile "
-        "{p90}, nearest rank). The largest: {key}, U = {U}, overshoot {overshoot}: {reads} "
-        "entries per round against {level}.").format(
-            max=num(r.max, 2), median=num(r.median), p90=num(r.p90),
-            key=key_text(top, ("U", "overshoot", "reads_per_round", "level", "ratio"), hide),
-            U=top["U"], overshoot=num(top["overshoot"]), reads=num(top["reads_per_round"], 1),
-            level=num(top["level"], 2))
-    if inf.below_level:
-        text += (f" {inf.below_level:,} oscillating cells read slightly fewer entries per "
-                 f"round than the level (down to {num(r.min)} times).")
-    if inf.without_level:
-        text += (f" {inf.without_level:,} oscillating cells have no such level (their "
-                 "whole series overshoots) and are not in these figures.")
-    return text
-
-
-def per_second_paragraph(ps: PerSecond) -> str | Markup:
-    """Do reads per second fall as U grows?"""
-    if ps.series == 0:
-        return "No two cells differ only in U, so no trend in U is measured."
-    lf = ps.last_over_first
-    falls = lf.max is not None and lf.max < 1
-    text = (Markup("<strong>Reads per second fall as the loop slows</strong> (fewer rounds)")
-            if falls else
-            Markup("<strong>Reads per second do not always fall as the loop slows</strong>"))
-    text += (": from the smallest to the largest U of a series they end at "
-             f"{num(lf.median, 4)} times their first value (median over {ps.series:,} "
-             f"series; from {num(lf.min, 4)} to {num(lf.max, 4)}).")
-    if ps.rising == 0:
-        return text + " They never rise from one U to the next larger one."
-    rise = ps.rise
-    return text + Markup(" Not strictly: in {:,} of the {:,} series they rise somewhere from "
-                         "one U to the next, by at most {} (median {}), where the slower "
-                         "loop's rounds fall at seconds when the ledger holds more entries."
-                         ).format(ps.rising, ps.series, pct(rise.max), pct(rise.median))
-
-
-def by_gb_paragraphs(by: ByGB, fixed: Mapping[str, Any]) -> list[str | Markup]:
-    """For each (G, B): the fastest loop without overshoot, the cheapest one, and the price."""
+def gb_facts(by: ByGB, fixed: Mapping[str, Any]) -> GBFacts:
+    """The counts the words of the (G, B) rows give; the price is told at the chart's
+    slice where its (G, B) is a row, else at the middle row."""
     rows = by.rows
-    if not rows:
-        return ["The sweep has no ledger cells, so no (G, B) is answered."]
-    n = len(rows)
-    shown = ", ".join(f"{k} = {plain(v)}" for k, v in by.shown.items())
-    at_boundary = [r for r in rows if r.at_boundary]
-    never = [r for r in rows if r.zero_from is None]
-    same = all(r.same_for_all for r in rows if r.zero_from is not None)
-    out: list[str | Markup] = []
-    off = [r for r in rows if not r.at_boundary and r.zero_from is not None]
-    worst = by.boundary != BOUNDARY
-    at, which = (("the first U on the worst-case boundary",
-                  f"the smallest U with {by.boundary} the sweep ran: the delays vary here")
-                 if worst else ("U = G + B", "the smallest U ≥ G + B the sweep ran"))
-    if len(at_boundary) == n:
-        text = Markup("<strong>Which U gives zero overshoot?</strong> For every one of the {} "
-                      "(G, B) pairs, the fastest loop whose overshoot is 0 under {} is "
-                      "<strong>{}</strong> ({}), and every slower loop has overshoot 0 too"
-                      ).format(n, by.every, at, which)
-    else:
-        text = Markup("<strong>Which U gives zero overshoot?</strong> For {} of the {} (G, B) "
-                      "pairs, the fastest loop whose overshoot is 0 under {}, and at every "
-                      "larger U, is {} ({})").format(len(at_boundary), n, by.every, at, which)
-        if off:
-            text += "; it is " + ", ".join(
-                f"U = {r.zero_from} at G = {r.G}, B = {r.B}" + (_worst_text(r) if worst else "")
-                for r in off)
-    if never:
-        some = "desired count, schedule or seed" if by.over else "desired count or schedule"
-        text += (f"; {len(never)} pair(s) overshoot for some {some} even at "
-                 "the largest U: " + ", ".join(f"G = {r.G}, B = {r.B}" for r in never))
-    if any(r.series > 1 for r in rows):
-        text += (f". The same U for {by.every}." if same
-                 else f". Per series ({', '.join(['desired', 'schedule', *by.over])}) it can "
-                 "be smaller; the table gives the "
-                 "range.")
-    else:
-        text += "."
-    below = sum(r.zero_below for r in rows)
-    if below:
-        text += (f" Below it, {cells_text(below)} {'has' if below == 1 else 'have'} overshoot 0 "
-                 "all the same, under some desired counts and schedules only: nothing to rely "
-                 "on.")
-    out.append(text)
-    cheapest = sorted({r.cheapest_U for r in rows if r.cheapest_U is not None})
-    u_max = sorted({r.U_max for r in rows})
     both = [(r.at_zero_from, r.at_U_max) for r in rows if r.at_zero_from and r.at_U_max]
-    dearer = sum(fast.reads_per_second > slow.reads_per_second for fast, slow in both)
-    if cheapest:
-        where = (f"U = {cheapest[0]}" if len(cheapest) == 1
-                 else f"U from {cheapest[0]} to {cheapest[-1]}, depending on (G, B)")
-        out.append(Markup(
-            "<strong>At the least read cost?</strong> The U with overshoot 0 and the fewest "
-            "reads per second is {} for the series shown ({}; the sweep's largest U is {}). In "
-            "{} of the {} rows the fastest loop without overshoot reads more per second than "
-            "the slowest loop: that is the trade-off, reacting soonest without oscillating "
-            "against reading least.").format(where, shown, ", ".join(map(str, u_max)), dearer,
-                                             len(both)))
-    example = next((r for r in rows if fixed.get("G") == r.G and fixed.get("B") == r.B),
-                   rows[len(rows) // 2])
-    fast, slow = example.at_zero_from, example.at_U_max
-    if fast and slow:
-        out.append(Markup(
-            "<strong>The price</strong>, at G = {G} s, B = {B} s ({shown}): the fastest loop "
-            "without overshoot, U = {fast_U}, reads {fast_rps} entries per second and leaves "
-            "{fast_missing} copy-seconds missing; the slowest, U = {slow_U}, reads {slow_rps} "
-            "per second and leaves {slow_missing} copy-seconds missing.").format(
-                G=example.G, B=example.B, shown=shown, fast_U=example.zero_from,
-                fast_rps=num(fast.reads_per_second),
-                fast_missing=num(fast.missing_copy_seconds), slow_U=example.U_max,
-                slow_rps=num(slow.reads_per_second),
-                slow_missing=num(slow.missing_copy_seconds)))
-    more = sum(slow.missing_copy_seconds > fast.missing_copy_seconds for fast, slow in both)
-    fewer = sum(slow.missing_copy_seconds < fast.missing_copy_seconds for fast, slow in both)
-    if both:
-        out.append(f"Waiting longer costs missing copy-seconds in {more} of the {len(both)} "
-                   f"rows; in {fewer} the slowest loop misses fewer (which second a round "
-                   "falls on after a death decides as much as U), in "
-                   f"{len(both) - more - fewer} the same.")
-    return out
-
-
-def _worst_text(r: GBRow) -> str:
-    """Where a (G, B)'s worst-case boundary lies against its fastest loop without
-    overshoot, in words."""
-    if r.boundary_U is None:
-        return " (no swept U reaches the worst-case boundary)"
-    side = "below" if r.zero_from is not None and r.zero_from < r.boundary_U else "above"
-    return f", {side} the worst-case boundary's first U, {r.boundary_U}"
+    return GBFacts(
+        pairs=len(rows), worst=by.boundary != BOUNDARY,
+        at_boundary=sum(r.at_boundary for r in rows),
+        below_boundary=sum(r.zero_from is not None and (r.boundary_U is None
+                                                        or r.zero_from < r.boundary_U)
+                           for r in rows),
+        off=tuple(r for r in rows if not r.at_boundary and r.zero_from is not None),
+        never=tuple(r for r in rows if r.zero_from is None),
+        same=all(r.same_for_all for r in rows if r.zero_from is not None),
+        several=any(r.series > 1 for r in rows),
+        below=sum(r.zero_below for r in rows),
+        cheapest=tuple(sorted({r.cheapest_U for r in rows if r.cheapest_U is not None})),
+        U_max=tuple(sorted({r.U_max for r in rows})),
+        both=len(both),
+        dearer=sum(fast.reads_per_second > slow.reads_per_second for fast, slow in both),
+        more=sum(slow.missing_copy_seconds > fast.missing_copy_seconds for fast, slow in both),
+        fewer=sum(slow.missing_copy_seconds < fast.missing_copy_seconds for fast, slow in both),
+        example=next((r for r in rows if fixed.get("G") == r.G and fixed.get("B") == r.B),
+                     rows[len(rows) // 2]) if rows else None,
+        shown=", ".join(f"{k} = {plain(v)}" for k, v in by.shown.items()))
 
 
 def _slice(fixed: Mapping[str, Any], hide: Iterable[str]) -> str:
@@ -785,62 +674,12 @@ def by_gb_table(by: ByGB) -> Markup:
 
 def render(rc: ReadCostSummary, context: Context, figures: Mapping[str, Figure]) -> Markup:
     """Reads per round and per second against U, oscillation's toll, and the
-    fastest loop without overshoot for each (G, B)."""
-    by = rc.by_GB
+    fastest loop without overshoot for each (G, B) (``templates/read_cost.html``)."""
     hide = context.constant
-    paragraphs = [flat_paragraph(rc.flat, hide), inflation_paragraph(rc.inflation, hide),
-                  per_second_paragraph(rc.per_second),
-                  *by_gb_paragraphs(by, rc.chart.fixed)]
-    parts = [
-        Markup("<p>Every round, the loop reads the whole ledger: the service's own entries plus "
-               "<code>ledger_base</code> entries of other services. <code>reads</code> sums them "
-               "over the run; <code>reads_per_round</code> = {}; "
-               "<strong><code>reads_per_second</code> = {}</strong>, a run "
-               "covering the seconds 0 … duration. Seed 001's trade-off: a faster loop reads "
-               "more often, and under delay it oscillates, which puts more entries on the "
-               "ledger. A <em>series</em> is a set of cells that differ only in U.</p>").format(
-                   BY_NAME["reads_per_round"].help, PER_SECOND),
-    ]
-    if "read_cost" in figures:
-        parts.append(Markup("<p>The chart shows one slice of the sweep: {} (seed 001's values "
-                            "where the sweep has them, else each parameter's most common "
-                            "value){}.</p>").format(
-            fixed_text(rc.chart.fixed, hide),
-            Markup(", each point the median over its {}, the band reaching the p95 (nearest "
-                   "rank)").format(
-                " and ".join(f"{a}s" for a in rc.chart.over)) if rc.chart.over else ""))
-    if "read_cost" in figures:
-        parts.append(figure_html(figures["read_cost"]))
-    elif (u := _one_u(context)) is not None:
-        parts.append(Markup("<p>U takes one value in this sweep ({} s), so there is no chart "
-                            "against U.</p>").format(num(u)))
-    parts.append(verdict("none", paragraphs))
-    if by.rows:
-        shown = ", ".join(f"{k} = {plain(v)}" for k, v in by.shown.items())
-        parts += [
-            Markup("<h3>For each (G, B): the fastest loop without overshoot, and the slowest</h3>"
-                   "<p>Ledger controller{}. <em>Fastest U with overshoot 0</em>: the smallest U "
-                   "from which overshoot is 0 at every larger U, for {}. The figures beside it "
-                   "are those of one series, {}: reads per "
-                   "round and per second, missing copy-seconds (what waiting costs) and, at the "
-                   "fastest, unneeded copies (zero overshoot does not mean no duplicates), at "
-                   "that U and at the slowest loop the sweep ran. <em>Cheapest U</em>: the U "
-                   "with the fewest reads per second among that series' cells with overshoot "
-                   "0.</p>").format(_slice(by.fixed, hide), by.every, shown),
-            Markup('<div class="scroll">{}</div>').format(by_gb_table(by)),
-        ]
-    ps = rc.per_second
-    if ps.where_rising:
-        parts += [Markup("<details><summary>Where reads per second rise somewhere with U"
-                         "</summary>"),
-                  where_table(ps.where_rising, "series with a rise", among="series"),
-                  Markup("</details>")]
-    points = rc.chart.points
-    if points:
-        head = list(points[0])
-        parts += [Markup("<details><summary>The chart's cells</summary>"),
-                  table(head, ([p[h] for h in head] for p in points)), Markup("</details>")]
-    return Markup("").join(parts)
+    return Markup(macro("read_cost.html", "body")(
+        rc, gb_facts(rc.by_GB, rc.chart.fixed), hide, figures.get("read_cost"),
+        _one_u(context), _slice(rc.by_GB.fixed, hide), by_gb_table(rc.by_GB), FLAT_FIGURES,
+        BY_NAME["reads_per_round"].help, PER_SECOND))
 
 
 #: The read-cost chart's panels: column -> heading.
@@ -936,32 +775,7 @@ def charts(rc: ReadCostSummary, context: Context) -> list[Figure]:
 
 def glance(rc: ReadCostSummary) -> Markup:
     """What a faster loop costs in reads, in one sentence."""
-    flat, inf = rc.flat, rc.inflation
-    parts = []
-    if flat.series:
-        parts.append(f"without oscillation, reads per round move with U by at most "
-                     f"{pct(flat.relative.max)}")
-    if inf.with_level:
-        parts.append(Markup("oscillation inflates them up to {}&times; (median {}&times;)")
-                     .format(num(inf.ratio.max, 2), num(inf.ratio.median)))
-    rows, by = rc.by_GB.rows, rc.by_GB
-    if rows:
-        at = sum(r.at_boundary for r in rows)
-        if by.boundary == BOUNDARY:
-            parts.append(f"the fastest loop without overshoot is U = G + B for {at} of "
-                         f"{len(rows)} (G, B) pairs")
-        else:
-            below = sum(r.zero_from is not None and (r.boundary_U is None
-                                                     or r.zero_from < r.boundary_U)
-                        for r in rows)
-            parts.append(f"the fastest loop without overshoot is the first U on the worst-case "
-                         f"boundary {by.boundary} for {at} of {len(rows)} (G, B) pairs, below "
-                         f"it for {below}")
-    link = Markup('<a href="#reads">Read cost</a>:')
-    if not parts:
-        return link + (" not measured: no cells that differ only in U without oscillating, "
-                       "and no ledger cells.")
-    return link + Markup(" {}.").format(Markup("; ").join(parts))
+    return Markup(macro("read_cost.html", "glance")(rc, gb_facts(rc.by_GB, rc.chart.fixed)))
 
 
 SECTION = Section("read_cost", summarize, render, charts, glance, anchor="reads",

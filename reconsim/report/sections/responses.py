@@ -35,6 +35,7 @@ import polars as pl
 from markupsafe import Markup
 
 from reconsim.model.metrics import RESPONSES, nearest_rank
+from reconsim.report.blocks import macro
 from reconsim.report.charts import WIDTH, Figure, finish, inline, names_expr
 from reconsim.report.load import ROW_DEATHS, ROW_SCALE, Sweep
 from reconsim.report.query import (
@@ -46,7 +47,7 @@ from reconsim.report.query import (
     variant_params,
 )
 from reconsim.report.section import NOT_IN_JSON, Context, Section
-from reconsim.web.html import figure_html, folded, num, table, verdict
+from reconsim.web.html import num
 from reconsim.words import plural
 
 #: The kinds of event, in the page's order, each with what it is.
@@ -353,52 +354,11 @@ def shown(s: ResponsesSummary) -> bool:
     return s.events > 0
 
 
-def _cell(s: Spread) -> str:
-    """A spread in a table's cell: ``median / p95 / max`` (an em dash where none)."""
-    if s.max is None:
-        return "\u2014"
-    return f"{num(s.median)} / {num(s.p95)} / {num(s.max)}"
-
-
-def responses_table(rows: Sequence[Response], by_u: bool) -> Markup:
-    """Rows of responses: each figure as ``median / p95 / max``."""
-    head = ["controller / variant", *(["U"] if by_u else []), "event", "events",
-            *(f"{w}: median / p95 / max" for w in FIGURES.values()), "not settled"]
-    return table(head, ([r.variant, *([r.U] if by_u else []), r.kind, r.events,
-                         *(_cell(getattr(r, f)) for f in FIGURES), r.unsettled]
-                        for r in rows))
-
-
 def render(s: ResponsesSummary, context: Context, figures: Mapping[str, Figure]) -> Markup:
     """The question, a sentence per variant, the table over every U, the chart and every
-    (variant, U, kind)."""
-    kinds = ", ".join(f"{n:,} {plural(n, k, KIND_PLURALS[k])}" for k, n in s.by_kind.items())
-    parts = [
-        Markup("<p>How does each controller respond to each death and each change of desired? "
-               "An <em>event</em> is a second of the run that holds a death event, a change "
-               "of desired, or both; its <em>window</em> runs to the second before the next "
-               "event, or to the end. Over each window a cell's <code>responses</code> record "
-               "the overshoot (the most copies above desired), the undershoot (the most "
-               "below), the missing copy-seconds and the seconds to settle (until live "
-               "equals desired for the rest of the window; not settled if it never does "
-               "before the next event or the end). Here: {events:,} events in {cells:,} of "
-               "the sweep's {of:,} cells, every one counted: {kinds}. Each event's kind comes "
-               "from the cell's own death events and changes of desired at that second. For "
-               "each controller{varying}, each kind and each swept U: median, p95 and max "
-               "(nearest rank: the value at rank ⌈p·n⌉ of the n events sorted, the median "
-               "the lower middle one), seconds to settle over the settled events.</p>").format(
-                   events=s.events, cells=s.cells, of=s.of, kinds=kinds,
-                   varying=f" and variant ({', '.join(s.varying)} vary)" if s.varying else ""),
-        verdict("none", list(s.sentences)),
-        Markup("<h3>Over every U</h3>"),
-        responses_table(s.overall, by_u=False),
-    ]
-    if "responses" in figures:
-        parts.append(figure_html(figures["responses"]))
-    parts += [Markup("<h3>At each U</h3>"),
-              folded(responses_table(s.rows, by_u=True), len(s.rows),
-                     "rows: every controller at every U, per kind of event")]
-    return Markup("").join(parts)
+    (variant, U, kind) (``templates/responses.html``)."""
+    return Markup(macro("responses.html", "body")(s, FIGURES, KIND_PLURALS,
+                                                  figures.get("responses")))
 
 
 def charts(s: ResponsesSummary, context: Context) -> list[Figure]:

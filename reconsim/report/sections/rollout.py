@@ -24,10 +24,10 @@ text where it was flattened.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Final
+from typing import Any, Final
 
 import altair as alt
 import polars as pl
@@ -41,12 +41,12 @@ from reconsim.model.laws import (
     rollout_columns,
 )
 from reconsim.model.metrics import nearest_rank
+from reconsim.report.blocks import macro
 from reconsim.report.charts import WIDTH, Figure, finish, inline
+from reconsim.report.claims import Claim
 from reconsim.report.load import CELL_ID, ROW_DEATHS, ROW_SCALE, Sweep
 from reconsim.report.query import Table, collect, lazy
 from reconsim.report.section import NOT_IN_JSON, Context, Section
-from reconsim.web.html import figure_html, folded, num, share, table, verdict
-from reconsim.words import plural
 
 #: The columns a table needs for this section: the Deployment world's parameters and
 #: metrics.
@@ -106,48 +106,30 @@ class BudgetGroup:
 
 
 @dataclass(frozen=True, slots=True)
-class LawFailure:
-    """A cell where the law of a rollout's duration fails: its id (null where the report
-    cannot say), parameters and the law's figures against the measured duration."""
-
-    cell: int | None
-    desired: int
-    max_surge: str
-    max_unavailable: str
-    min_ready: int
-    G: int
-    B: int
-    grace: int
-    at: int
-    surge: int
-    unavailable: int
-    waves: int
-    wave: int
-    law: int
-    measured: int | None
-
-
-@dataclass(frozen=True, slots=True)
 class RolloutSummary:
     """``summary.json``'s ``rollout``: the cells with a rollout, those done by the end, the
-    groups, and the law's verdict: checked, held, failed, unchecked by reason, every
-    failure (the first :data:`MAX_LISTED` by cell id). Left out where no cell rolls out."""
+    groups, the law of a rollout's duration as a :class:`~.claims.Claim` (the rollouts it
+    covers, those it holds on, and as its examples every failure, the first
+    :data:`MAX_LISTED` by cell id: the cell's id, its parameters and
+    :data:`FAILURE_FIGURES`) and the rollouts it leaves unchecked, by reason. Left out
+    where no cell rolls out."""
 
     rollouts: int
     done: int
     groups: tuple[BudgetGroup, ...]
-    checked: int
-    held: int
-    failed: int
+    law: Claim
     unchecked: dict[str, int]
-    failures: tuple[LawFailure, ...]
     #: The sweep's folder as a command names it, for the command that runs a cell again.
     folder: str | None = field(default=None, metadata=NOT_IN_JSON)
 
 
+#: The law of a rollout's duration as a claim, and the rollouts it speaks of.
+CLAIM: Final = ("The law of a rollout's duration", "rollouts it covers")
+
+
 def _none() -> RolloutSummary:
-    return RolloutSummary(rollouts=0, done=0, groups=(), checked=0, held=0, failed=0,
-                          unchecked={}, failures=())
+    return RolloutSummary(rollouts=0, done=0, groups=(), law=Claim.of(*CLAIM, 0, 0),
+                          unchecked={})
 
 
 def as_stored(t: pl.LazyFrame) -> pl.LazyFrame:
@@ -235,19 +217,18 @@ def _budget_order(name: str) -> pl.Expr:
             + text.str.strip_suffix("%").cast(pl.Int64)).alias(f"__{name}")
 
 
-def _verdict(rows: pl.LazyFrame) -> tuple[int, int, int, dict[str, int], bool]:
-    """The law's counts: checked, held, failed, unchecked by reason, whether any failed."""
+def _verdict(rows: pl.LazyFrame) -> tuple[int, int, dict[str, int]]:
+    """The law's counts: checked, failed, unchecked by reason."""
     holds, excluded = _r("holds"), _r("excluded")
     c = collect(rows.select(
         holds.is_not_null().sum().alias("checked"),
-        holds.fill_null(value=False).sum().alias("held"),
         (~holds).fill_null(value=False).sum().alias("failed"),
         *((excluded == k).sum().alias(k) for k in ROLLOUT_EXCLUSIONS))).row(0, named=True)
     unchecked = {k: int(c[k]) for k in ROLLOUT_EXCLUSIONS if c[k]}
-    return int(c["checked"]), int(c["held"]), int(c["failed"]), unchecked, bool(c["failed"])
+    return int(c["checked"]), int(c["failed"]), unchecked
 
 
-def _failures(rows: pl.LazyFrame) -> tuple[LawFailure, ...]:
+def _failures(rows: pl.LazyFrame) -> tuple[dict[str, Any], ...]:
     """Every cell where the law fails (the first :data:`MAX_LISTED` by cell id)."""
     names = rows.collect_schema().names()
     cell = pl.col(CELL_ID) if CELL_ID in names else pl.lit(None, dtype=pl.Int64)
@@ -255,7 +236,7 @@ def _failures(rows: pl.LazyFrame) -> tuple[LawFailure, ...]:
     f = collect(rows.filter(~_r("holds").fill_null(value=True)).select(
         cell.alias("cell"), *params, *(_r(x).alias(x) for x in FAILURE_FIGURES)).sort(
         "cell", *params, nulls_last=True).head(MAX_LISTED))
-    return tuple(LawFailure(**r) for r in f.iter_rows(named=True))
+    return tuple(f.iter_rows(named=True))
 
 
 def rollout_verdict(table: Table, folder: str | None = None) -> RolloutSummary:
@@ -268,10 +249,10 @@ def rollout_verdict(table: Table, folder: str | None = None) -> RolloutSummary:
     n = int(head["n"].item())
     if n == 0:
         return _none()
-    checked, held, failed, unchecked, any_failed = _verdict(rows)
+    checked, failed, unchecked = _verdict(rows)
+    law = Claim.of(*CLAIM, checked, failed, examples=_failures(rows) if failed else ())
     return RolloutSummary(rollouts=n, done=int(head["done"].item()), groups=_groups(rows),
-                          checked=checked, held=held, failed=failed, unchecked=unchecked,
-                          failures=_failures(rows) if any_failed else (), folder=folder)
+                          law=law, unchecked=unchecked, folder=folder)
 
 
 def summarize(sweep: Sweep) -> RolloutSummary:
@@ -287,142 +268,58 @@ def shown(s: RolloutSummary) -> bool:
 # --- Words ---------------------------------------------------------------------------
 
 
-def _spread_text(s: Spread) -> str:
-    return f"{num(s.median)} s (p95 {num(s.p95)} s, max {num(s.max)} s)"
-
-
 def budget_label(g: BudgetGroup) -> str:
     """``maxSurge 25% / maxUnavailable 0``."""
     return f"maxSurge {g.max_surge} / maxUnavailable {g.max_unavailable}"
 
 
-def sentences(s: RolloutSummary) -> list[str]:
-    """The answer in words: per budget pair (over every min_ready, G and B), the fastest
-    and slowest median duration, and how many rollouts leave each budget."""
+@dataclass(frozen=True, slots=True)
+class BudgetPair:
+    """One maxSurge / maxUnavailable over every min_ready, G and B: its rollouts, those not
+    done, the groups with the fastest and slowest median duration (None where none is
+    done), and how many rollouts leave each budget and by how much at most."""
+
+    max_surge: str
+    max_unavailable: str
+    rollouts: int
+    not_done: int
+    fastest: BudgetGroup | None
+    slowest: BudgetGroup | None
+    surge_api_cells: int
+    surge_api_over: int
+    surge_cells: int
+    surge_over: int
+    unavailable_cells: int
+    unavailable_over: int
+
+
+def budget_pairs(s: RolloutSummary) -> list[BudgetPair]:
+    """The groups folded per budget pair, in the groups' order (the answer's sentences)."""
     out = []
-    pairs = dict.fromkeys((g.max_surge, g.max_unavailable) for g in s.groups)
-    for pair in pairs:
+    for pair in dict.fromkeys((g.max_surge, g.max_unavailable) for g in s.groups):
         mine = [g for g in s.groups if (g.max_surge, g.max_unavailable) == pair]
-        n = sum(g.rollouts for g in mine)
-        late = sum(g.not_done for g in mine)
-        medians = [(g.duration.median, g) for g in mine if g.duration.median is not None]
-        text = f"{budget_label(mine[0])}: {n:,} {plural(n, 'rollout')}"
-        if medians:
-            fast, slow = min(medians, key=lambda x: x[0]), max(medians, key=lambda x: x[0])
-            text += (f", a median {num(fast[0])} s at min_ready {fast[1].min_ready}, G "
-                     f"{fast[1].G}, B {fast[1].B} to {num(slow[0])} s at min_ready "
-                     f"{slow[1].min_ready}, G {slow[1].G}, B {slow[1].B}")
-        if late:
-            text += f"; {late:,} not done by the end of the run"
-        api = sum(g.surge_api_cells for g in mine)
-        over = sum(g.surge_cells for g in mine)
-        down = sum(g.unavailable_cells for g in mine)
-        text += (f"; above the surge budget counting terminating pods in {api:,} "
-                 f"(by up to {max(g.surge_api_over for g in mine)}), not counting them in "
-                 f"{over:,} (by up to {max(g.surge_over for g in mine)}); below the "
-                 f"availability budget after the rollout starts in {down:,} (by up to "
-                 f"{max(g.unavailable_over for g in mine)})")
-        out.append(text + ".")
+        done = [g for g in mine if g.duration.median is not None]
+        out.append(BudgetPair(
+            *pair, rollouts=sum(g.rollouts for g in mine),
+            not_done=sum(g.not_done for g in mine),
+            fastest=min(done, key=lambda g: g.duration.median or 0, default=None),
+            slowest=max(done, key=lambda g: g.duration.median or 0, default=None),
+            surge_api_cells=sum(g.surge_api_cells for g in mine),
+            surge_api_over=max(g.surge_api_over for g in mine),
+            surge_cells=sum(g.surge_cells for g in mine),
+            surge_over=max(g.surge_over for g in mine),
+            unavailable_cells=sum(g.unavailable_cells for g in mine),
+            unavailable_over=max(g.unavailable_over for g in mine)))
     return out
-
-
-def unchecked_text(unchecked: Mapping[str, int]) -> str:
-    """The unchecked rollouts by reason, in words."""
-    return ", ".join(f"{n:,} with {ROLLOUT_EXCLUSIONS[k]}" for k, n in unchecked.items())
-
-
-def law_paragraphs(s: RolloutSummary) -> tuple[str, list[Markup]]:
-    """The law's verdict in words: its kind and its paragraphs."""
-    rest = s.rollouts - s.checked
-    skipped = (f" {rest:,} further {plural(rest, 'rollout')} {'is' if rest == 1 else 'are'} "
-               f"not checked, for the law says nothing of them: "
-               f"{unchecked_text(s.unchecked)}." if rest else "")
-    if s.checked == 0:
-        return "none", [Markup("None of the {:,} rollouts is one the law covers, so it is "
-                               "not checked.{}").format(s.rollouts, skipped)]
-    if s.failed == 0:
-        return "holds", [Markup("<strong>The law of a rollout's duration holds on all {:,} "
-                                "rollouts it checks</strong>: on every one, rollout_done_at "
-                                "is r + the law's duration (or, past the end, null).{}")
-                         .format(s.checked, skipped)]
-    return "fails", [Markup("<strong>The law of a rollout's duration fails on {:,} of {:,} "
-                            "rollouts it checks ({})</strong>; it holds on the other {:,}.{}")
-                     .format(s.failed, s.checked, share(s.failed, s.checked), s.held, skipped)]
-
-
-def groups_table(groups: Sequence[BudgetGroup]) -> Markup:
-    """Per budget pair, min_ready, G and B: the rollouts, their duration, and the budgets
-    left."""
-    def dur(d: Spread) -> str:
-        return "\u2014" if d.max is None else f"{num(d.median)} / {num(d.p95)} / {num(d.max)}"
-
-    return table(["maxSurge", "maxUnavailable", "min_ready", "G", "B", "rollouts",
-                  "not done", "duration (s): median / p95 / max",
-                  "over surge, terminating counted: cells (max)",
-                  "over surge, not counted: cells (max)",
-                  "below availability: cells (max)"],
-                 ([g.max_surge, g.max_unavailable, g.min_ready, g.G, g.B, g.rollouts,
-                   g.not_done, dur(g.duration), f"{g.surge_api_cells:,} ({g.surge_api_over})",
-                   f"{g.surge_cells:,} ({g.surge_over})",
-                   f"{g.unavailable_cells:,} ({g.unavailable_over})"] for g in groups))
-
-
-def failures_table(failures: Sequence[LawFailure]) -> Markup:
-    """The law's failures, cell by cell."""
-    return table(["cell", "desired", "maxSurge", "maxUnavailable", "min_ready", "G", "B",
-                  "grace", "r", "S", "U", "waves", "wave time", "law (s)", "measured (s)"],
-                 ([f.cell, f.desired, f.max_surge, f.max_unavailable, f.min_ready, f.G, f.B,
-                   f.grace, f.at, f.surge, f.unavailable, f.waves, f.wave, f.law,
-                   f.measured] for f in failures), missing="\u2014")
 
 
 def render(s: RolloutSummary, context: Context, figures: Mapping[str, Figure]) -> Markup:
     """The question, the answer per budget pair, the table and chart, the law's verdict and
-    every failure."""
-    kind, paragraphs = law_paragraphs(s)
-    parts = [
-        Markup("<p>With our informer lag G, readiness B and minReadySeconds (min_ready), "
-               "which maxSurge / maxUnavailable keeps a rolling update inside its budgets "
-               "and finishes in time? For each of the {n:,} cells of the Deployment world "
-               "that change the template within the run ({done:,} done by the end): how long "
-               "the rollout takes (rollout_done_at &minus; the last template change: median, "
-               "p95 and max by nearest rank, over those done), how many leave the surge budget "
-               "(desired + maxSurge) counting terminating pods (api_surge_violation_seconds "
-               "&gt; 0, by max_api_pods &minus; desired &minus; surge_budget) and not counting "
-               "them, as the controller does (surge_violation_seconds &gt; 0, by peak_surge "
-               "&minus; surge_budget), and how many fall below the availability budget "
-               "(desired &minus; maxUnavailable) after the rollout starts "
-               "(unavailable_seconds_after_rollout &gt; 0, by desired &minus; "
-               "unavailable_budget &minus; min_available_after_rollout).</p>").format(
-                   n=s.rollouts, done=s.done),
-        verdict("none", sentences(s)),
-    ]
-    if "rollout" in figures:
-        parts.append(figure_html(figures["rollout"]))
-    parts += [folded(groups_table(s.groups), len(s.groups),
-                     "rows: every maxSurge, maxUnavailable, min_ready, G and B"),
-              Markup("<h3>A rollout's duration in closed form</h3><p>From a settled start, one "
-                     "template change at second r, no death and no change of desired, the "
-                     "rollout runs in waves of S + U pods (the budgets as the controller "
-                     "resolves them), each created when the one before is seen available, a "
-                     "wave time A apart: A = {wave}. The law: rollout_done_at &minus; r = "
-                     "<code>{law}</code> (docs: the Deployment world's rules, last section). "
-                     "It is checked on every cell it applies to; a cell it says nothing of is "
-                     "counted by reason, never left out silently.</p>").format(
-                         wave=WAVE_TIME, law=ROLLOUT_LAW),
-              verdict(kind, paragraphs)]
-    if s.unchecked:
-        parts.append(table(["not checked: why", "cells"],
-                           ([SHORT.get(k, k), n] for k, n in s.unchecked.items())))
-    if s.failures:
-        listed = len(s.failures)
-        parts += [Markup("<h4>Every failure</h4><p>Each cell where the law fails, by its id{}{}."
-                         "</p>").format(
-            Markup("; it runs again with <code>reconsim run --from {} --cell ID</code>")
-            .format(shlex.quote(s.folder)) if s.folder is not None else "",
-            f"; the first {listed:,} of {s.failed:,} by id" if listed < s.failed else ""),
-            folded(failures_table(s.failures), listed, "failures of the law", limit=40)]
-    return Markup("").join(parts)
+    every failure (``templates/rollout.html``)."""
+    folder = shlex.quote(s.folder) if s.folder is not None else None
+    return Markup(macro("rollout.html", "body")(
+        s, budget_pairs(s), figures.get("rollout"), WAVE_TIME, ROLLOUT_LAW, ROLLOUT_EXCLUSIONS,
+        SHORT, folder))
 
 
 def chart_rows(s: RolloutSummary) -> pl.DataFrame:
@@ -471,18 +368,9 @@ def charts(s: RolloutSummary, context: Context) -> list[Figure]:
                    {"marks": data.height, "panels": len(panels)})]
 
 
-def glance(s: RolloutSummary) -> Markup | None:
+def glance(s: RolloutSummary) -> Markup:
     """The law's verdict in one sentence."""
-    link = Markup('<a href="#rollout">The rolling update</a>')
-    if s.checked == 0:
-        return link + Markup(": {:,} rollouts, none the law of their duration covers.").format(
-            s.rollouts)
-    if s.failed == 0:
-        return link + Markup(": the law of a rollout's duration holds on all {:,} it checks "
-                             "({:,} not checked).").format(s.checked, s.rollouts - s.checked)
-    return link + Markup(": <strong>the law of a rollout's duration fails on {:,} of {:,} "
-                         "({})</strong>.").format(s.failed, s.checked,
-                                                  share(s.failed, s.checked))
+    return Markup(macro("rollout.html", "glance")(s))
 
 
 SECTION = Section("rollout", summarize, render, charts, glance, title="The rolling update",

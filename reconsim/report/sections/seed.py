@@ -21,11 +21,12 @@ from reconsim.model.studies.seed001 import (
     U_SCAN_G,
     U_SCAN_PUBLISHED,
 )
+from reconsim.report.blocks import macro
 from reconsim.report.charts import Figure
 from reconsim.report.load import SEED_DEATHS, Sweep
 from reconsim.report.query import EXAMPLES, Table, collect_all, flat_value, lazy
 from reconsim.report.section import Context, Section
-from reconsim.web.html import TableCell, plain, table, verdict
+from reconsim.web.html import TableCell, plain
 
 #: The figures each experiment publishes, in the seed's column order.
 G_SCAN_FIGURES: Final = ("work_per_round", "created", "unneeded", "delete_commands", "deleted",
@@ -242,79 +243,9 @@ def _model_cell(row: SeedRow, figure: str) -> TableCell:
                      plain(value) if isinstance(value, str) or value is None else None)
 
 
-def _pair(left: Markup, right: Markup) -> Markup:
-    """A published table and the model's, side by side."""
-    return Markup('<div class="pair"><div><h4>published</h4>{}</div>'
-                  "<div><h4>model (this sweep)</h4>{}</div></div>").format(left, right)
-
-
-def seed_tables(seed: SeedSummary) -> list[Markup]:
-    """Seed 001's tables that the sweep has cells of, published beside the model's figures."""
-    out = []
-    for t in seed.tables:
-        if t.found == 0:
-            continue
-        rows = t.rows
-        out.append(Markup("<h3>{} ({}): {} of {} published rows in the sweep</h3>").format(
-            t.experiment, t.setting, t.found, len(rows)))
-        if isinstance(t, GridTable):
-            cell = {(r.G, r.U): r for r in rows}
-            head = ["G \\ U", *map(str, t.U)]
-            pub = [[G, *(cell[(G, U)].published["overshoot"] for U in t.U)] for G in t.G]
-            mod = [[G, *(_model_cell(cell[(G, U)], "overshoot") for U in t.U)] for G in t.G]
-            out.append(_pair(table(head, pub), table(head, mod)))
-            continue
-        figures = t.figures
-        by_g = t.experiment == "G scan"
-        head = ["G" if by_g else "U", *(FIGURE_HEADS.get(f, f) for f in figures)]
-        names = list(dict.fromkeys(r.controller for r in rows))
-        for controller in names:
-            mine = [r for r in rows if r.controller == controller]
-            pub = [[r.G if by_g else r.U, *(r.published[f] for f in figures)] for r in mine]
-            mod = [[r.G if by_g else r.U, *(_model_cell(r, f) for f in figures)] for r in mine]
-            heading = (Markup("<h4>controller: {}</h4>").format(controller) if len(names) > 1
-                       else Markup(""))
-            out.append(heading + _pair(table(head, pub), table(head, mod)))
-    return out
-
-
-def seed_paragraphs(seed: SeedSummary) -> tuple[str, list[Markup]]:
-    """The sweep's seed 001 cells against the published figures, in words."""
-    if seed.found == 0:
-        return "none", [Markup(
-            "The sweep has no cell in seed 001's setting for any of the {} published rows "
-            "(B = 5, desired = 6, duration 900, two copies dying at second 300, the model's "
-            "defaults otherwise), so none is compared.").format(seed.published)]
-    text = Markup("The sweep has cells for {} of the {} rows seed 001 publishes (schedule {}); "
-                  "{:,} sweep cells are compared with them, figure by figure. ").format(
-                      seed.found, seed.published, ", ".join(seed.schedules),
-                      seed.compared)
-    if seed.disagree == 0:
-        return "holds", [text + Markup("<strong>Every one agrees with every figure published "
-                                       "for it.</strong>")]
-    return "fails", [text + Markup("<strong>{:,} disagree</strong> with a published figure "
-                                   "(highlighted in the tables, listed below).").format(
-                                       seed.disagree)]
-
-
 def render(seed: SeedSummary, context: Context, figures: Mapping[str, Figure]) -> Markup:
-    """Seed 001's published tables beside the model's figures."""
-    kind, paragraphs = seed_paragraphs(seed)
-    parts = [Markup("<p>Seed 001 published three tables: a scan of G (U = 15 s, both "
-                    "controllers), a scan of U (G = 30 s, ledger) and a 7 &times; 8 overshoot "
-                    "table, all with B = 5 s, six copies and two deaths at second 300. Where the "
-                    "sweep ran the same cells, the model's figures are set beside the published "
-                    "ones; a highlighted cell differs. Where several sweep cells match one row "
-                    "(two schedules with the same deaths, several ledger_base values) every "
-                    "distinct value is shown.</p>"),
-             verdict(kind, paragraphs), *seed_tables(seed)]
-    rows = [[d.experiment, d.controller, d.G, d.U, d.schedule, figure, v.published, v.measured]
-            for d in seed.disagreements for figure, v in d.figures.items()]
-    if rows:
-        parts += [Markup("<h3>Disagreements</h3>"),
-                  table(["experiment", "controller", "G", "U", "schedule", "figure",
-                         "published", "model"], rows)]
-    return Markup("").join(parts)
+    """Seed 001's published tables beside the model's figures (``templates/seed.html``)."""
+    return Markup(macro("seed.html", "body")(seed, FIGURE_HEADS, _model_cell))
 
 
 def summarize(sweep: Sweep) -> SeedSummary:
@@ -324,11 +255,7 @@ def summarize(sweep: Sweep) -> SeedSummary:
 
 def glance(seed: SeedSummary) -> Markup:
     """How many of seed 001's cells agree, in one sentence."""
-    if not seed.compared:
-        return Markup('<a href="#seed">Seed 001</a>: the sweep holds none of its published '
-                      "cells.")
-    return Markup('<a href="#seed">Seed 001</a>: {:,} of {:,} matching cells agree with every '
-                  "published figure.").format(seed.agree, seed.compared)
+    return Markup(macro("seed.html", "glance")(seed))
 
 
 SECTION = Section("seed001", summarize, render, glance=glance, anchor="seed",

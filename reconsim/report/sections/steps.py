@@ -24,12 +24,13 @@ from markupsafe import Markup
 
 from reconsim.model.laws import STEP_CONTROLLERS, STEP_EXCLUSIONS, STEP_LAWS, STEP_PREFIX
 from reconsim.model.params import UNLIMITED
+from reconsim.report.blocks import macro
 from reconsim.report.charts import Figure
+from reconsim.report.claims import Claim
 from reconsim.report.load import CELL_ID, Sweep
 from reconsim.report.query import Table, collect, in_order, lazy
 from reconsim.report.section import NOT_IN_JSON, Context, Section
-from reconsim.web.html import folded, plain, share, table, verdict
-from reconsim.words import plural
+from reconsim.web.html import plain, table
 
 #: The directions of a step, as the page names them.
 DIRECTIONS: Final = {"up": "step up (Δ > 0)", "down": "step down (Δ < 0)"}
@@ -71,48 +72,29 @@ class StepGroup:
 
 
 @dataclass(frozen=True, slots=True)
-class StepFailure:
-    """A cell where the law per step fails: its id (null where the report cannot say), its
-    step and the law's figures against the measured ones; ``axes``, its other axes that
-    take several values in the sweep."""
-
-    cell: int | None
-    direction: str
-    controller: str
-    G: int
-    U: int
-    B: int
-    delta: int
-    phase: int
-    law: int
-    measured: int | None
-    missing_law: int | None
-    missing: int | None
-    undershoot: int | None
-    axes: dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
 class StepsSummary:
-    """``summary.json``'s ``steps``: the cells with a step (``steps``), those the law
-    checks, holds on and fails on, the unchecked ones by reason, the same per direction
-    and controller (``groups``) and the failures, cell by cell (the first
-    :data:`MAX_LISTED` by cell id). Left out of the page where no cell has a step."""
+    """``summary.json``'s ``steps``: the cells with a step (``steps``), the law per step
+    as a :class:`~.claims.Claim` (the steps it covers, those it holds on, and as its
+    examples every failure, the first :data:`MAX_LISTED` by cell id: the cell's id, its
+    step's direction, controller, G, U and B, :data:`STEP_FIGURES`, and its other axes
+    that take several values in the sweep), the unchecked steps by reason, and the same
+    per direction and controller (``groups``). Left out of the page where no cell has a
+    step."""
 
     steps: int
-    checked: int
-    held: int
-    failed: int
+    law: Claim
     unchecked: dict[str, int]
     groups: tuple[StepGroup, ...]
-    failures: tuple[StepFailure, ...]
     #: The sweep's folder as a command names it, for the command that runs a cell again.
     folder: str | None = field(default=None, metadata=NOT_IN_JSON)
 
 
+#: The law per step as a claim, and the steps it speaks of.
+CLAIM: Final = ("The law per step", "steps it covers")
+
+
 def _none() -> StepsSummary:
-    return StepsSummary(steps=0, checked=0, held=0, failed=0, unchecked={}, groups=(),
-                        failures=())
+    return StepsSummary(steps=0, law=Claim.of(*CLAIM, 0, 0), unchecked={}, groups=())
 
 
 def _reason() -> pl.Expr:
@@ -152,17 +134,17 @@ def steps_verdict(table: Table, axes: Sequence[str], sizes: Mapping[str, int] | 
         unchecked={k: r[f"unchecked_{k}"] for k in UNCHECKED if r[f"unchecked_{k}"]})
         for r in counts.iter_rows(named=True))
     failed = sum(g.failed for g in groups)
+    law = Claim.of(*CLAIM, sum(g.checked for g in groups), failed,
+                   examples=_failures(stepped, axes, sizes) if failed else ())
     return StepsSummary(
-        steps=sum(g.steps for g in groups), checked=sum(g.checked for g in groups),
-        held=sum(g.held for g in groups), failed=failed,
+        steps=sum(g.steps for g in groups), law=law,
         unchecked={k: n for k in UNCHECKED
                    if (n := sum(g.unchecked.get(k, 0) for g in groups))},
-        groups=groups, failures=_failures(stepped, axes, sizes) if failed else (),
-        folder=folder)
+        groups=groups, folder=folder)
 
 
 def _failures(stepped: pl.LazyFrame, axes: Sequence[str],
-              sizes: Mapping[str, int] | None) -> tuple[StepFailure, ...]:
+              sizes: Mapping[str, int] | None) -> tuple[dict[str, Any], ...]:
     """Every cell where the law per step fails (the first :data:`MAX_LISTED` by cell id,
     then by its axes), with the axes that take several values in the sweep."""
     shown = ("controller", "G", "U", "B")
@@ -173,9 +155,7 @@ def _failures(stepped: pl.LazyFrame, axes: Sequence[str],
         cell.alias("cell"), _direction().alias("direction"), *shown, *others,
         *(_step(f).alias(f) for f in STEP_FIGURES)).sort(
         "cell", *shown, *others, nulls_last=True).head(MAX_LISTED))
-    return tuple(StepFailure(**{k: r[k] for k in ("cell", "direction", *shown, *STEP_FIGURES)},
-                             axes={a: r[a] for a in others})
-                 for r in rows.iter_rows(named=True))
+    return tuple(rows.iter_rows(named=True))
 
 
 def summarize(sweep: Sweep) -> StepsSummary:
@@ -188,56 +168,6 @@ def shown(s: StepsSummary) -> bool:
     return s.steps > 0
 
 
-def unchecked_text(unchecked: Mapping[str, int]) -> str:
-    """The unchecked steps by reason, in words: "12 with a cap on corrections per round
-    (max_per_round), 40 with a death event at or before the step"."""
-    return ", ".join(f"{n:,} with {UNCHECKED[k]}" for k, n in unchecked.items())
-
-
-def _direction_text(s: StepsSummary, direction: str) -> str | None:
-    """One direction's figures in one sentence (None without such steps)."""
-    mine = [g for g in s.groups if g.direction == direction]
-    steps = sum(g.steps for g in mine)
-    if not steps:
-        return None
-    checked = sum(g.checked for g in mine)
-    failed = sum(g.failed for g in mine)
-    name = "steps up" if direction == "up" else "steps down"
-    text = f"{steps:,} {name}: {checked:,} checked"
-    if checked:
-        text += (f", the law holds on all {checked:,}" if not failed else
-                 f", the law fails on {failed:,} ({share(failed, checked)}) and holds on "
-                 f"{checked - failed:,}")
-    per = [f"{g.controller} {g.failed:,} of {g.checked:,}" for g in mine if g.failed]
-    if per:
-        text += f" (failures by controller: {', '.join(per)})"
-    return text + "."
-
-
-def steps_paragraphs(s: StepsSummary) -> tuple[str, list[Markup]]:
-    """The verdict in words: its kind and its paragraphs."""
-    n, m = s.checked, s.failed
-    rest = s.steps - n
-    skipped = (f" {rest:,} further {plural(rest, 'step')} {'is' if rest == 1 else 'are'} not "
-               f"checked, for the law says nothing of them: {unchecked_text(s.unchecked)}."
-               if rest else "")
-    if n == 0:
-        out = [Markup("This sweep has {:,} {}, none of which the law covers, so it is not "
-                      "checked.{}").format(s.steps, plural(s.steps, "step"), skipped)]
-        kind = "none"
-    elif m == 0:
-        out = [Markup("<strong>The law per step holds on all {:,} steps it checks</strong>: on "
-                      "every one, the measured figures equal the law's.{}").format(n, skipped)]
-        kind = "holds"
-    else:
-        out = [Markup("<strong>The law per step fails on {:,} of {:,} steps it checks ({})"
-                      "</strong>; it holds on the other {:,}.{}").format(
-                          m, n, share(m, n), n - m, skipped)]
-        kind = "fails"
-    out += [Markup(t) for d in DIRECTIONS if (t := _direction_text(s, d)) is not None]
-    return kind, out
-
-
 def _law_of(direction: str, controller: str) -> str:
     """The law a controller's step of one direction is held to, as text."""
     if direction == "up":
@@ -247,23 +177,21 @@ def _law_of(direction: str, controller: str) -> str:
     return f"wasted deletes {wasted}; undershoot 0"
 
 
-def groups_table(s: StepsSummary) -> Markup:
-    """Per direction and controller: the law, the steps, checked, held, failed, unchecked."""
-    def reasons(g: StepGroup) -> str:
-        return ", ".join(f"{n:,} {SHORT.get(k, k)}" for k, n in g.unchecked.items()) or "\u2014"
-
-    return table(["step", "controller", "the law", "steps", "checked", "holds", "fails",
-                  "not checked"],
-                 ([DIRECTIONS[g.direction], g.controller, _law_of(g.direction, g.controller),
-                   g.steps, g.checked, g.held, g.failed, reasons(g)] for g in s.groups))
+def _value(axis: str, value: Any) -> str:
+    """An axis's value in a failure's row (``max_per_round`` null: no cap)."""
+    return UNLIMITED if axis == "max_per_round" and value is None else plain(value)
 
 
-def failures_table(failures: Sequence[StepFailure], direction: str,
-                   hide: frozenset[str]) -> Markup:
-    """One direction's failures, cell by cell."""
-    mine = [f for f in failures if f.direction == direction]
-    others = [a for a in (mine[0].axes if mine else {})
-              if a not in hide and any(f.axes[a] is not None for f in mine)]
+def failures_table(failures: Sequence[dict[str, Any]], direction: str,
+                   hide: frozenset[str]) -> Markup | None:
+    """One direction's failures, cell by cell (None without any): the cell, its step, the
+    law's figures against the measured ones and its other axes that vary among them."""
+    mine = [f for f in failures if f["direction"] == direction]
+    if not mine:
+        return None
+    fixed = ("cell", "direction", "controller", "G", "U", "B", *STEP_FIGURES)
+    others = [a for a in mine[0] if a not in fixed and a not in hide
+              and any(f[a] is not None for f in mine)]
     if direction == "up":
         head = ["overshoot: law", "overshoot: measured", "missing copy-s: law",
                 "missing copy-s: measured"]
@@ -271,83 +199,25 @@ def failures_table(failures: Sequence[StepFailure], direction: str,
     else:
         head = ["wasted deletes: law", "wasted deletes: measured", "undershoot (law: 0)"]
         figures = ("law", "measured", "undershoot")
-    rows = ([f.cell, f.controller, f.G, f.U, f.B, f.delta, f.phase,
-             *(getattr(f, c) for c in figures), *(_value(a, f.axes[a]) for a in others)]
-            for f in mine)
+    rows = ([f["cell"], f["controller"], f["G"], f["U"], f["B"], f["delta"], f["phase"],
+             *(f[c] for c in figures), *(_value(a, f[a]) for a in others)] for f in mine)
     return table(["cell", "controller", "G", "U", "B", "Δ", "φ", *head, *others], rows,
                  missing="\u2014")
 
 
-def _value(axis: str, value: Any) -> str:
-    """An axis's value in a failure's row (``max_per_round`` null: no cap)."""
-    return UNLIMITED if axis == "max_per_round" and value is None else plain(value)
-
-
 def render(s: StepsSummary, context: Context, figures: Mapping[str, Figure]) -> Markup:
-    """The claim, its verdict, the counts per direction and controller, every failure."""
-    kind, paragraphs = steps_paragraphs(s)
-    controllers = ", ".join(STEP_CONTROLLERS)
-    parts = [
-        Markup("<p>A change of desired by Δ copies at second a (a <em>step</em>) from a settled "
-               "start (every copy listed, nothing pending) is seed 001's experiment again, with "
-               "Δ in place of desired. The first round at or after a comes φ = (&minus;a) mod U "
-               "seconds later (the step's <em>phase</em>), sees the settled count and corrects "
-               "by Δ; a new copy is listed L = G + B seconds after its creation (G where "
-               "observe = created). The law, derived for the controllers that decide in rounds "
-               "({controllers}), on each cell's first change of desired:</p><ul>"
-               "<li><strong>a step up</strong> (Δ &gt; 0): ledger keeps seeing the old count "
-               "until the new copies are listed and creates Δ again at each of the next "
-               "⌈L / U⌉ &minus; 1 rounds: it overshoots by <code>{over}</code>; intent and "
-               "expectations, which remember what they asked for, by 0. All three miss "
-               "<code>{missing}</code> copy-seconds: the new copies are missing from a until "
-               "they are ready, B seconds after the first round;</li>"
-               "<li><strong>a step down</strong> (Δ &lt; 0): the first round deletes |Δ| "
-               "copies, whose entries stay on the ledger G more seconds; ledger and intent "
-               "delete |Δ| again at each of the next ⌈G / U⌉ &minus; 1 rounds, to the same removed "
-               "copies: <code>{wasted}</code> wasted delete commands (delete_commands &minus; "
-               "deleted); expectations waits until its deletions are observed: none. No "
-               "controller undershoots.</li></ul>"
-               "<p>The measured figures are the cell's own: the overshoot, undershoot and "
-               "missing copy-seconds of the step's record in <code>responses</code> (over its "
-               "window, to the next event or the end) and the run's wasted delete commands. "
-               "The law is checked on every cell with a step where it applies; a cell it "
-               "says nothing of is counted by reason below, never left out silently. "
-               "{steps:,} cells have a step.</p>").format(
-                   controllers=controllers, over=STEP_LAWS["overshoot"],
-                   missing=STEP_LAWS["missing"], wasted=STEP_LAWS["wasted"], steps=s.steps),
-        verdict(kind, paragraphs),
-        groups_table(s),
-    ]
-    if s.failures:
-        hide = context.constant
-        listed = len(s.failures)
-        parts.append(Markup("<h3>Every failure</h3><p>Each cell where the law fails, by its "
-                            "id (its number in the sweep's grid){}{}.</p>").format(
-            Markup("; it runs again with <code>reconsim run --from {} --cell ID</code>")
-            .format(shlex.quote(s.folder)) if s.folder is not None else "",
-            f"; the first {listed:,} of {s.failed:,} by id" if listed < s.failed else ""))
-        for direction in DIRECTIONS:
-            n = sum(1 for f in s.failures if f.direction == direction)
-            if n:
-                parts += [Markup("<h4>On a {}</h4>").format(DIRECTIONS[direction]),
-                          folded(failures_table(s.failures, direction, hide), n,
-                                 f"failures on a {DIRECTIONS[direction]}", limit=40)]
-    return Markup("").join(parts)
+    """The claim, its verdict, the counts per direction and controller, every failure
+    (``templates/steps.html``)."""
+    hide = context.constant
+    failures = {d: failures_table(s.law.examples, d, hide) for d in DIRECTIONS}
+    return Markup(macro("steps.html", "body")(
+        s, STEP_LAWS, STEP_CONTROLLERS, DIRECTIONS, UNCHECKED, SHORT, _law_of, failures,
+        shlex.quote(s.folder) if s.folder is not None else None))
 
 
-def glance(s: StepsSummary) -> Markup | None:
+def glance(s: StepsSummary) -> Markup:
     """The verdict in one sentence."""
-    link = Markup('<a href="#steps">The law per step</a>')
-    if s.checked == 0:
-        return link + Markup(": not checked ({:,} {}, none it covers).").format(
-            s.steps, plural(s.steps, "step"))
-    if s.failed == 0:
-        return link + Markup(": holds on all {:,} steps it checks ({:,} not checked).").format(
-            s.checked, s.steps - s.checked)
-    return link + Markup(": <strong>fails on {:,} of {:,} steps it checks ({})</strong> "
-                         "({:,} not checked).").format(s.failed, s.checked,
-                                                      share(s.failed, s.checked),
-                                                      s.steps - s.checked)
+    return Markup(macro("steps.html", "glance")(s))
 
 
 SECTION = Section("steps", summarize, render, glance=glance, title="The law per step",

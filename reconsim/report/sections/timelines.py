@@ -46,6 +46,7 @@ from reconsim.model.params import (
     Cell,
 )
 from reconsim.model.trace import metrics_of, trace_cell
+from reconsim.report.blocks import macro
 from reconsim.report.charts import ALARM, WIDTH, Figure, finish, inline
 from reconsim.report.load import CELL_ID, ROW_DEATHS, Sweep
 from reconsim.report.query import (
@@ -58,7 +59,6 @@ from reconsim.report.query import (
 )
 from reconsim.report.section import NOT_IN_JSON, Context, Section
 from reconsim.sweep.table import unflat
-from reconsim.web.html import figure_html, num, verdict
 
 #: The reference model's work to trace one cell is about (seconds) x (copies created): a
 #: cell beyond this many copy-seconds is named, not traced (about 10 s of Python).
@@ -546,36 +546,8 @@ def charts(t: Timelines, context: Context) -> list[Figure]:
 
 def render(t: Timelines, context: Context, figures: Mapping[str, Figure]) -> Markup:
     """Each telling cell: why it was chosen, its timeline, and whether it gives the table's
-    figures."""
-    parts = [Markup("<p>A few cells second by second, traced by the reference model: the "
-                    "copies live, on the ledger as it stands, pending (created, not yet "
-                    "listed) and terminating, each round's commands and the scripted deaths. "
-                    "Each timeline's sums and extremes are checked against the table's "
-                    "metrics for the cell.</p>")]
-    for entry in t.cells:
-        parts.append(Markup("<h3>{}</h3>").format(entry.title))
-        if not entry.found:
-            parts.append(verdict("none", [entry.why]))
-            continue
-        checked = ("" if not entry.traced else
-                   " Its timeline gives the table's figures." if entry.agrees else
-                   f" Its timeline does not give the table's figures for "
-                   f"{', '.join(entry.differing)}.")
-        m = entry.metrics
-        assert m is not None  # a found cell has its row's metrics
-        facts = (f"overshoot {num(m['overshoot'])}, created {num(m['created'])}, "
-                 f"delete commands {num(m['delete_commands'])} "
-                 f"({num(m['delete_commands'] - m['deleted'])} wasted), stable_at "
-                 f"{num(m['stable_at'])}.")
-        kind = {True: "holds", False: "fails", None: "none"}[entry.agrees]
-        parts.append(verdict(kind, [entry.why + checked, facts]))
-        if entry.cell is not None and t.folder is not None:
-            parts.append(Markup("<p>Cell {} runs again with:</p><pre><code>{}</code></pre>")
-                         .format(f"{entry.cell:,}", run_command(t.folder, entry.cell)))
-        name = f"timeline_{entry.kind}"
-        if name in figures:
-            parts.append(figure_html(figures[name]))
-    return Markup("").join(parts)
+    figures (``templates/timelines.html``)."""
+    return Markup(macro("timelines.html", "body")(t, figures, run_command))
 
 
 SECTION = Section("timelines", summarize, render, charts,
