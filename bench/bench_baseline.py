@@ -33,6 +33,7 @@ import polars as pl
 import pytest
 
 from bench.conftest import QUICK, RATES, world_batch
+from reconsim.process import ALLOCATOR_VARIABLE, JEMALLOC_CONF
 from reconsim.sweep.grid import expand
 from reconsim.sweep.spec import load_spec
 
@@ -70,10 +71,18 @@ DRIVER = textwrap.dedent("""
 
 
 class Tree:
-    """One checkout's interpreter, driven over its stdin and stdout."""
+    """One checkout's interpreter, driven over its stdin and stdout, its polars allocator
+    set as a reconsim process sets it (:data:`reconsim.process.JEMALLOC_CONF`)."""
 
     def __init__(self, root: Path) -> None:
-        env = {**os.environ, "PYTHONPATH": str(root)}
+        # Not as this process's environment has it: polars, imported here, put its own
+        # setting there (freed pages returned after 0.5 s), which both trees would inherit
+        # and no reconsim process runs with. Under it each round, which follows the other
+        # tree's, takes its memory afresh from the system: on the default sweep's cells
+        # both trees took about twice as long (0.79 and 0.57 s, one run of 8 rounds), and
+        # this tree, which holds the events' responses, ran at 0.72 of the baseline's
+        # speed, against 0.88 under jemalloc's own default.
+        env = {**os.environ, "PYTHONPATH": str(root), ALLOCATOR_VARIABLE: JEMALLOC_CONF}
         self.proc = subprocess.Popen([sys.executable, "-c", DRIVER], cwd=root, env=env,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self.file = self._answer()["tree"]

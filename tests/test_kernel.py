@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numba
 import numpy as np
 import polars as pl
 import pytest
@@ -13,7 +14,7 @@ from polars.testing import assert_frame_equal
 
 from reconsim import CONTROLLERS, Cell, run_reference
 from reconsim.model.controllers import BUILT_IN
-from reconsim.model.kernels.count import _BLOCK, PARALLEL_MIN_CELLS, simulate_arrays
+from reconsim.model.kernels.count import _BLOCK, PARALLEL_MIN_CELLS, borrowed, simulate_arrays
 from reconsim.model.params import MAX_SECONDS, OBSERVE
 from reconsim.model.simulate import cells_frame, kernel_inputs, simulate
 from tests.strategies import cells
@@ -135,3 +136,19 @@ def test_a_settled_run_s_tail_adds_one_idle_round_after_another(controller: str)
     same = ("created", "delete_commands", "deleted", "overshoot", "stable_at",
             "excess_copy_seconds", "missing_copy_seconds")
     assert {k: got[k] for k in same} == {k: want[k] for k in same}
+
+
+@numba.njit(cache=False)
+def _write_through_borrowed_views(owner: np.ndarray) -> tuple[int, int, int]:
+    view = borrowed(owner)
+    view[1, 2] = 7  # writes land in the owner
+    row = view[1]  # and a slice of a borrowed view reads it, at its place
+    return view.shape[0], view.shape[1], row[2] + borrowed(owner[0])[3]
+
+
+def test_a_borrowed_view_is_its_owner_s_data_in_place() -> None:
+    owner = np.zeros((3, 5), np.int64)
+    owner[0, 3] = 4
+    assert _write_through_borrowed_views(owner) == (3, 5, 11)
+    assert owner[1, 2] == 7
+    assert owner.sum() == 11  # nothing else written
