@@ -31,6 +31,7 @@ from reconsim.model.kernels.deployment import (
     DEPLOYMENT_INPUTS,
     DEPLOYMENT_OUT_COLUMNS,
     MAX_REPLICASETS,
+    SHARED_OUT_COLUMNS,
     scenario_arrays,
     simulate_deployment_arrays,
     trace_buffer,
@@ -173,6 +174,35 @@ def test_a_cell_needing_more_room_runs_again_the_same() -> None:
     _check([s])
 
 
+def test_a_first_rollout_after_the_end_runs_its_figures_null() -> None:
+    s = Scenario(id="late", desired=3, rollout_at=700, duration=600)
+    _check([s])
+    out = simulate_deployment_arrays(**scenario_arrays([s]))
+    assert [int(out[DEPLOYMENT_OUT_COLUMNS.index(c), 0]) for c in (
+        "min_available_after_rollout", "rollout_done_at", "status_complete_at",
+        "complete_at_end")] == [-1, -1, -1, 1]
+
+
+def test_the_shared_figures_go_where_asked() -> None:
+    """The figures every world has, into the matrix given (the world kernel's rows), and
+    the responses from each cell's column; refused when the shapes do not fit."""
+    batch = [Scenario(desired=4, deaths=((30, 1),), scale=((50, 6),), duration=100),
+             Scenario(desired=2, duration=60)]
+    arrays = scenario_arrays(batch)
+    shared = np.full((len(SHARED_OUT_COLUMNS), 2), 99, np.int64)
+    responses = np.full((5, 4), 99, np.int64)
+    simulate_deployment_arrays(**arrays, shared=shared, responses=responses,
+                               response_base=np.array([0, 2]))
+    count = SHARED_OUT_COLUMNS.index("responses")
+    assert shared[count].tolist() == [2, 0]
+    assert responses[0, :3].tolist() == [30, 50, 99]
+    assert shared[SHARED_OUT_COLUMNS.index("reads")].tolist() == [0, 0]
+    with pytest.raises(ValueError, match="shared must be"):
+        simulate_deployment_arrays(**arrays, shared=np.zeros((3, 2), np.int64))
+    with pytest.raises(TypeError, match="give both or neither"):
+        simulate_deployment_arrays(**arrays, responses=responses)
+
+
 # --- the shared rules ---------------------------------------------------------------------
 
 
@@ -239,7 +269,6 @@ def _one(**changes: Any) -> dict[str, np.ndarray]:
       "rollouts_offsets": [0, MAX_REPLICASETS]}, r"\(11 rollouts\) needs 1 … 10"),
     ({"rollouts_at": [], "rollouts_offsets": [0, 0]}, r"\(0 rollouts\) needs 1"),
     ({"rollouts_at": [20, 10], "rollouts_offsets": [0, 2]}, r"rollouts at \[20, 10\]"),
-    ({"rollouts_at": [700]}, r"first rollout at 700\) is after the run's end"),
     ({"scale_at": [20, 10], "scale_desired": [1, 2], "scale_offsets": [0, 2]},
      r"scale at \[20, 10\]"),
 ])

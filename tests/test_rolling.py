@@ -10,13 +10,16 @@ from typing import Any
 
 import polars as pl
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from reconsim.cli import main
 from reconsim.conformance.load import DEPLOYMENT, load
+from reconsim.errors import KernelRefusalError
 from reconsim.model import deployment, rolling
-from reconsim.model.metrics import WORLD_METRICS
+from reconsim.model.metrics import OUTPUT_NAMES, WORLD_METRICS
 from reconsim.model.params import Cell
-from reconsim.model.simulate import cells_frame, run_cell, simulate
+from reconsim.model.simulate import _with_metrics, cells_frame, run_cell, simulate
 from reconsim.model.trace import trace_cell
 
 ROLLING = WORLD_METRICS["deployment"]
@@ -167,3 +170,117 @@ def test_a_spec_with_a_cell_too_large_is_refused_before_anything_is_written(
     assert main(["sweep", str(spec), "--out", str(tmp_path / "out")]) == 2
     assert "grid: desired 1,000,000 over 901 s" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+# --- the kernel's path: cells -> the table, equal to the reference path --------------------
+
+
+def kernel_table(cells: pl.DataFrame) -> pl.DataFrame:
+    """``cells`` with their metrics from the Deployment kernel (:func:`rolling.kernel_counts`),
+    turned into the table as ``simulate`` turns every kernel's counts."""
+    return _with_metrics(cells, *rolling.kernel_counts(cells))
+
+
+def assert_as_reference(cells: list[Cell]) -> None:
+    """Every metric and the responses of each of ``cells`` on the kernel's path equal the
+    reference path's (:func:`rolling.run`, which :func:`rolling.metrics_of` counts); a cell
+    the reference model cannot run (it divides by a max-replicas annotation of 0) the
+    kernel refuses, naming its row."""
+    expected: list[dict[str, Any] | None] = []
+    for cell in cells:
+        try:
+            expected.append(rolling.run(cell)[1])
+        except ZeroDivisionError:
+            expected.append(None)
+    ok = [i for i, e in enumerate(expected) if e is not None]
+    for i in (i for i, e in enumerate(expected) if e is None):
+        with pytest.raises(KernelRefusalError, match=r"^kernel: cell 0 .*annotation of 0"):
+            rolling.kernel_counts(cells_frame([cells[i]]))
+    if not ok:
+        return
+    table = kernel_table(cells_frame([cells[i] for i in ok]))
+    assert table.columns[-len(OUTPUT_NAMES):] == list(OUTPUT_NAMES)
+    for j, i in enumerate(ok):
+        got = table.select(OUTPUT_NAMES).row(j, named=True)
+        want = expected[i]
+        assert want is not None
+        differ = {n: (got[n], want[n]) for n in OUTPUT_NAMES if got[n] != want[n]}
+        assert differ == {}, cells[i]
+
+
+@pytest.mark.parametrize("half", range(2))
+def test_the_kernel_path_is_the_reference_path_on_the_data_set(dataset: Any,
+                                                                half: int) -> None:
+    """Every data set scenario as a cell: every metric column and the responses, from the
+    kernel, equal the reference path's."""
+    assert_as_reference([cell_of(s) for s in list(dataset.scenarios)[200 * half:
+                                                                     200 * (half + 1)]])
+
+
+def _budget() -> st.SearchStrategy[int | str]:
+    return st.one_of(st.integers(0, 6), st.integers(0, 100).map(lambda p: f"{p}%"))
+
+
+@st.composite
+def rolling_cells(draw: st.DrawFn) -> Cell:
+    """A cell of the Deployment world: any counts and budgets (counts and percentages), a
+    settled or a cold start, up to four rollouts (one may fall after the end), up to three
+    changes of desired and up to three death events (in any order, some after the end)."""
+    duration = draw(st.integers(20, 300))
+    counts = st.one_of(st.integers(0, 8), st.integers(0, 40))
+    rollout = tuple(sorted(draw(st.sets(st.integers(0, duration + 20), min_size=1,
+                                        max_size=4))))
+    scale = tuple((at, draw(counts)) for at in sorted(draw(st.sets(
+        st.integers(1, duration + 10), max_size=3))))
+    deaths = tuple(draw(st.lists(st.tuples(st.integers(0, duration + 10),
+                                           st.integers(0, 6)), max_size=3)))
+    try:
+        return Cell(controller="deployment", desired=draw(counts), G=draw(st.integers(0, 20)),
+                    B=draw(st.integers(0, 20)), min_ready=draw(st.sampled_from([0, 0, 1, 5, 20])),
+                    grace=draw(st.sampled_from([0, 0, 1, 5, 30])), max_surge=draw(_budget()),
+                    max_unavailable=draw(_budget()),
+                    initial=draw(st.sampled_from(["desired", 0])), rollout=rollout,
+                    scale=scale, deaths=deaths, duration=duration)
+    except ValueError:  # both budgets 0: the world refuses it
+        assume(False)
+        raise
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(rolling_cells(), min_size=1, max_size=5))
+def test_the_kernel_path_is_the_reference_path_on_random_cells(cells: list[Cell]) -> None:
+    assert_as_reference(cells)
+
+
+def test_the_kernel_path_counts_events_and_a_late_rollout_as_the_reference() -> None:
+    """A death event and a change of desired in one second, another event, a first rollout
+    after the end (its figures null), a cold start and an increase of desired."""
+    cells = [Cell(controller="deployment", desired=5, initial="desired", G=5, B=10, grace=5,
+                  deaths=((60, 2), (120, 1)), scale=((60, 8), (90, 3)), rollout=(10, 40),
+                  duration=200),
+             Cell(controller="deployment", desired=3, initial="desired", deaths=(),
+                  rollout=(700,), duration=600),
+             Cell(controller="deployment", desired=4, initial=0, max_surge="50%",
+                  max_unavailable=0, deaths=((30, 9),), scale=((100, 6),), rollout=(5,),
+                  duration=150)]
+    assert_as_reference(cells)
+    table = kernel_table(cells_frame(cells))
+    assert [len(r) for r in table["responses"].to_list()] == [3, 0, 2]
+    assert table["rollout_done_at"][1] is None
+    assert table["min_available_after_rollout"][1] is None
+
+
+def test_a_frame_without_the_worlds_optional_columns_takes_their_defaults() -> None:
+    cell = Cell(controller="deployment", desired=4, duration=120)
+    frame = pl.DataFrame({"controller": ["deployment"], "desired": [4], "U": [5], "G": [0],
+                          "B": [5], "duration": [120], "deaths": cells_frame([cell])["deaths"]})
+    assert kernel_table(frame).select(OUTPUT_NAMES).row(0, named=True) == \
+        rolling.run(cell)[1]
+
+
+def test_the_kernel_refuses_a_row_in_one_line_naming_field_and_value() -> None:
+    frame = cells_frame([Cell(controller="deployment", desired=3, duration=60)] * 2)
+    bad = frame.with_columns(pl.Series("G", [0, 10**7]))
+    with pytest.raises(KernelRefusalError) as refused:
+        rolling.kernel_counts(bad)
+    assert str(refused.value) == "kernel: cell 1 (G 10000000) is outside 0 … 1,000,000"

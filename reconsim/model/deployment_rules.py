@@ -250,7 +250,10 @@ def add_seconds(m: Any, r: Any, n: int, after: int, last_change: int) -> None:
 
 def end_metrics(m: Any, last: Any, max_surge_r: int, max_unavailable_r: int) -> None:
     """Close the metrics ``m`` with the trace's last row and the cell's fenceposts at its
-    first desired count (unavailable at most desired)."""
+    first desired count (unavailable at most desired); the fewest available from the first
+    rollout on is null where that rollout falls after the run's end (no such second)."""
+    if m[M_MIN_AVAILABLE_AFTER] == _BIG:
+        m[M_MIN_AVAILABLE_AFTER] = NULL
     m[M_COMPLETE_AT_END] = 1 if rollout_done(last) else 0
     m[M_FINAL_RS_COUNT] = last[RS_COUNT]
     m[M_MAX_SURGE_R] = max_surge_r

@@ -24,22 +24,30 @@ the API, live, terminating, truly available — a pod turning Ready waits in a q
 its ready second + minReadySeconds), and folded into the metrics as it goes
 (:func:`reconsim.model.deployment_rules.add_seconds`): the seconds up to the next one with
 something due repeat a row, folded at once. A ReplicaSet's cached pods are a list in uid
-order (its pods reach the cache in the order they were created), which its syncs walk.
+order (its pods reach the cache in the order they were created), which a sync walks only
+to choose the pods it deletes: the counts it reads (the pods listed, the ready ones, the
+available ones) are kept as the cache changes, the pods turned ready in the cache waiting
+in a queue, in the order they turned ready, until minReadySeconds have passed at a sync.
+
+As it goes it also counts the figures every world has (overshoot, copy-seconds,
+``stable_at``, rounds, the disturbance's and each event's response) with the rules every
+simulator shares (:mod:`reconsim.model.kernels.rules`), fed as
+:func:`reconsim.model.rolling.metrics_of` feeds them from the trace.
 
 A block of cells shares its scratch arrays, passed to a cell's loop as views that own
-nothing (see :func:`_unowned`); a cell that needs more room (pods, lanes) returns for
-larger arrays and runs again from its start, the same run. Refusals
-(:class:`~reconsim.errors.KernelRefusalError`): more than 10 rollouts (the revision
-history's cleanup, which the model leaves out), none, out of order, counts or seconds out
-of range, and a proportional scale over a max-replicas annotation of 0 (where the
-reference model divides by zero).
+nothing (see :func:`_unowned`); the threads take the blocks one at a time. A cell that
+needs more room (pods, lanes) returns for larger arrays and runs again from its start, the
+same run. Refusals (:class:`~reconsim.errors.KernelRefusalError`): more than 10 rollouts
+(the revision history's cleanup, which the model leaves out), none, out of order, counts
+or seconds out of a cell's range, and a proportional scale over a max-replicas annotation
+of 0 (where the reference model divides by zero).
 """
 
 from __future__ import annotations
 
 import hashlib
 import inspect
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -64,13 +72,30 @@ from reconsim.model.deployment import (
     Scenario,
 )
 from reconsim.model.deployment import METRIC_COLUMNS as _METRIC_COLUMNS
-from reconsim.model.kernels.rules import rebound
+from reconsim.model.kernels import rules as shared_rules
+from reconsim.model.kernels.arrays import response_outputs
+from reconsim.model.kernels.rules import (
+    account,
+    begin_event,
+    change_desired,
+    end_events,
+    rebound,
+    start_account,
+    write_metrics,
+)
+from reconsim.model.kernels.world import WORLD_OUT_COLUMNS
+from reconsim.model.kinds import MAX_COPIES
+from reconsim.model.kinds import MAX_SECONDS as KIND_MAX_SECONDS
 
 Int64Array = NDArray[np.int64]
 
 #: The metric rows :func:`simulate_deployment_arrays` writes, in ``metrics.csv``'s order
 #: (``id`` left out; -1 for a null).
 DEPLOYMENT_OUT_COLUMNS: Final = _METRIC_COLUMNS[1:]
+#: The rows of the figures every world has (``shared``), as the world kernel writes them
+#: (:func:`reconsim.model.rules.write_metrics`; -1 for a null): counted as
+#: :func:`reconsim.model.rolling.metrics_of` counts them from the trace.
+SHARED_OUT_COLUMNS: Final = WORLD_OUT_COLUMNS
 #: The trace columns a trace buffer holds, in the data set's order (``t`` first).
 DEPLOYMENT_TRACE_COLUMNS: Final = TRACE_COLUMNS
 #: The arrays :func:`simulate_deployment_arrays` reads: one value per cell, except the
@@ -91,9 +116,12 @@ STARTS: Final = ("settled", "cold")
 #: The most ReplicaSets a cell may have (a first template and its rollouts): beyond the
 #: revision history's limit the controller would clean up, which the model does not do.
 MAX_REPLICASETS: Final = REVISION_HISTORY_LIMIT + 1
-#: The largest desired count, duration, G, B, grace and minReadySeconds a cell may have.
-MAX_COUNT: Final = 100_000
-MAX_SECONDS: Final = 1_000_000
+#: The largest count (desired, a scale's, a death event's, a budget) and the largest
+#: duration, G, B, grace and minReadySeconds a cell may have: a cell's own bounds
+#: (:mod:`reconsim.model.kinds`), far from where a time in nanoseconds or a count of events
+#: would pass int64.
+MAX_COUNT: Final = MAX_COPIES
+MAX_SECONDS: Final = KIND_MAX_SECONDS
 
 _S: Final = workqueue.SECOND
 _NOT: Final = deployment_rules.NOT_READY
@@ -108,14 +136,24 @@ _NEVER: Final = 1 << 62
 #: edit here would otherwise load a function compiled with the old helpers bound).
 _DIGEST: Final = hashlib.sha256("".join(
     inspect.getsource(m) for m in (deployment_rules, gosort, workqueue)).encode()
-    + Path(__file__).read_bytes()).hexdigest()[:8]
+    + Path(__file__).read_bytes() + shared_rules.SOURCE_DIGEST.encode()).hexdigest()[:8]
 
 
 def _jit(function: Any, inline: Literal["never", "always"] = "never", **bound: Any) -> Any:
     """``function`` compiled with the names ``bound`` rebound in its globals; inlined at
-    numba's level where asked (only functions of numbers: see the heap's note)."""
+    numba's level where asked (see the note on the events due)."""
     copy = rebound(function, {**function.__globals__, **bound}, f"deployment_{_DIGEST}")
     return numba.njit(cache=True, nogil=True, inline=inline)(copy)
+
+
+def _kernel(**options: Any) -> Callable[[Callable[..., Any]], Any]:
+    """Compile a function of this module that calls the rules of other modules (inlined,
+    or linked into its machine code) under a name holding :data:`_DIGEST`: numba's disk
+    cache of it is keyed by this file alone, and so would keep the code of old rules."""
+    def compiled(function: Any) -> Any:
+        copy = rebound(function, globals(), f"deployment_{_DIGEST}")
+        return numba.njit(cache=True, nogil=True, **options)(copy)
+    return compiled
 
 
 _A: Final[Literal["always"]] = "always"
@@ -131,9 +169,11 @@ _ranked_less = _jit(deployment_rules.ranked_less, _A)
 _exponential_delay = _jit(workqueue.exponential_delay, _A)
 _duration_from_tokens = _jit(workqueue.duration_from_tokens, _A)
 _tokens_from_duration = _jit(workqueue.tokens_from_duration, _A)
+_reserve = _jit(workqueue.reserve, _A, duration_from_tokens=_duration_from_tokens,
+                tokens_from_duration=_tokens_from_duration)
 _start_metrics = _jit(deployment_rules.start_metrics)
 _rollout_done = _jit(deployment_rules.rollout_done, _A)
-_add_seconds = _jit(deployment_rules.add_seconds, rollout_done=_rollout_done)
+_add_seconds = _jit(deployment_rules.add_seconds, _A, rollout_done=_rollout_done)
 _end_metrics = _jit(deployment_rules.end_metrics, rollout_done=_rollout_done)
 
 
@@ -162,19 +202,23 @@ _sort_pods = _sort_scope["sort_range"]
 # ready second (_NOT), deletion flag, gone flag; the cache's view: held, ready, deleting;
 # the expectations mark (the epoch of the record naming it); truly available (0 waiting
 # or never, 1 counted, 2 never again); the next and previous pod of its ReplicaSet in
-# the cache (uid order: its pods reach the cache in the order they were created; 0 none).
+# the cache (uid order: its pods reach the cache in the order they were created; 0 none);
+# counted available in the cache (ready minReadySeconds before the instant of a sync).
 (_OWNER, _BORN, _READY, _DELETING, _GONE, _C_IN, _C_READY, _C_DEL, _MARK,
- _COUNTED, _C_NEXT, _C_PREV) = range(12)
-_P_COLS: Final = 12
+ _COUNTED, _C_NEXT, _C_PREV, _C_AV) = range(13)
+_P_COLS: Final = 13
 # The ReplicaSets' columns (template k + 1 in column k): in the API; creation second;
 # generation, spec.replicas, revision, desired and max annotations; status replicas,
 # ready, available, observedGeneration; expectations (set, add, del, at, epoch); pods in
 # the API, live, terminating, truly available; the sync's view of it (replicas,
-# annotations, revision, status); its name's rank; its first and last pod in the cache.
+# annotations, revision, status); its name's rank; its first and last pod in the cache;
+# its pods the cache lists (not deleting), of them the ready ones and those counted
+# available (what a sync of it counts, kept as the cache changes).
 (_EXISTS, _CREATED, _GEN, _REPL, _REV, _DANN, _MANN, _SREPL, _SREADY, _SAVAIL, _SOG,
  _EXP, _EADD, _EDEL, _EAT, _EEPOCH, _NAPI, _NLIVE, _NTERM, _NTAV, _VREPL, _VDANN, _VMANN,
- _VREV, _VSREPL, _VSREADY, _VSAVAIL, _NAME, _CHEAD, _CTAIL) = range(30)
-_R_COLS: Final = 30
+ _VREV, _VSREPL, _VSREADY, _VSAVAIL, _NAME, _CHEAD, _CTAIL, _CLIST, _CREADY,
+ _CAVAIL) = range(33)
+_R_COLS: Final = 33
 # A Deployment (rows of one array: 0 the API's, 1 the sync's copy, 2 and 3 statuses being
 # computed): resourceVersion, generation, spec.replicas, template, revision; status:
 # observedGeneration, replicas, updated, ready, available, unavailable, the number of
@@ -231,10 +275,15 @@ _NAME_RANKS: Final = _name_ranks()
 
 
 # --- the events due ----------------------------------------------------------------------
-# The helpers that take arrays are leaves (no call passing an array inside) compiled
-# apart, not inlined at numba's level: numba's inlining aliases each array argument, and
-# in a function as large as a cell's loop the reference counts of those aliases (atomic
-# operations) are not pruned, which cost more than the kernel's own work (measured).
+# The helpers that take arrays are leaves (no call passing an array inside). Numba's
+# inlining aliases each array argument, and in a function as large as a cell's loop the
+# reference counts of those aliases are not pruned: atomic operations on an owned array,
+# which cost more than the kernel's own work (measured). On the loop's views that own
+# nothing they cost a test, less than a call that passes the arrays: the small helpers
+# called most often are inlined (adding an entry due, the queues' Add, AddAfter, Get,
+# Done and release, a second's row and its fold, the status helpers, a pod's leaving),
+# the lanes' first entries read in the loop itself (together a third more cells per CPU-second,
+# measured), the others compiled apart.
 #
 # The events due are not one heap but five lanes, each already in the order the reference
 # model's heap pops them (instant, kind, order): the script (the user's writes and the
@@ -242,10 +291,12 @@ _NAME_RANKS: Final = _name_ranks()
 # event), the pod events (all delivered G s later), the pods turning Ready (B s after
 # their creation) and the pods leaving (grace s after their deletion). Each lane's entries
 # are added in the order of their keys, so the earliest of the five lanes' first entries
-# is the heap's first. A lane is a ring of ``cap`` entries (a power of two).
+# is the heap's first. A lane is a ring of ``cap`` entries (a power of two); ``lanes``
+# holds each lane's first and next positions (rows 0, 1), the room flag (row 2) and its
+# first entry's instant and kind-and-order (rows 3, 4; _NEVER for an empty lane).
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline=_A)
 def _push(heap: Int64Array, lanes: Int64Array, lane: int, instant: int, kind: int,  # noqa: PLR0913, PLR0917
           order: int, a: int, b: int, c: int, d: int) -> None:
     """Add an entry to ``lane`` (its first and next positions ``lanes[0, lane]``,
@@ -258,6 +309,8 @@ def _push(heap: Int64Array, lanes: Int64Array, lane: int, instant: int, kind: in
         return
     k2 = (kind << _ORDER_BITS) | order
     i = tail
+    if i == head:
+        lanes[3, lane], lanes[4, lane] = instant, k2
     if lane == _SCRIPT:  # the script's entries come in any order: sorted insertion
         while i > head:
             prev = lane * cap + ((i - 1) & (cap - 1))
@@ -268,31 +321,18 @@ def _push(heap: Int64Array, lanes: Int64Array, lane: int, instant: int, kind: in
             for r in range(_H_ROWS):
                 heap[at, r] = heap[prev, r]
             i -= 1
+        if i == head:  # the new first
+            lanes[3, lane], lanes[4, lane] = instant, k2
     at = lane * cap + (i & (cap - 1))
     heap[at, _K1], heap[at, _K2] = instant, k2
     heap[at, _PA], heap[at, _PB], heap[at, _PC], heap[at, _PD] = a, b, c, d
     lanes[1, lane] = tail + 1
 
 
-@numba.njit(cache=True, nogil=True)
-def _first(heap: Int64Array, lanes: Int64Array) -> int:
-    """The position of the earliest entry due, or -1 for none."""
-    cap = heap.shape[0] // _N_LANES
-    best = -1
-    k1 = k2 = 0
-    for lane in range(_N_LANES):
-        if lanes[0, lane] < lanes[1, lane]:
-            at = lane * cap + (lanes[0, lane] & (cap - 1))
-            if best < 0 or heap[at, _K1] < k1 or (heap[at, _K1] == k1
-                                                  and heap[at, _K2] < k2):
-                best, k1, k2 = at, heap[at, _K1], heap[at, _K2]
-    return best
-
-
 # --- the queues (Q1-Q5) ----------------------------------------------------------------
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline=_A)
 def _q_add(qs: Int64Array, fifo: Int64Array, qv: Int64Array, q: int, key: int) -> None:
     """Q1: ``Add`` (``qv[q]`` the queue's length)."""
     if qs[q, _DIRTY, key]:
@@ -303,7 +343,7 @@ def _q_add(qs: Int64Array, fifo: Int64Array, qv: Int64Array, q: int, key: int) -
         qv[q] += 1
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline=_A)
 def _q_get(qs: Int64Array, fifo: Int64Array, qv: Int64Array, q: int) -> int:
     """Q1: ``Get``."""
     key = fifo[q, 0]
@@ -315,7 +355,7 @@ def _q_get(qs: Int64Array, fifo: Int64Array, qv: Int64Array, q: int) -> int:
     return int(key)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline=_A)
 def _q_done(qs: Int64Array, fifo: Int64Array, qv: Int64Array, q: int, key: int) -> None:
     """Q1: ``Done``."""
     qs[q, _PROC, key] = 0
@@ -324,10 +364,11 @@ def _q_done(qs: Int64Array, fifo: Int64Array, qv: Int64Array, q: int, key: int) 
         qv[q] += 1
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline=_A)
 def _q_add_after(qs: Int64Array, fifo: Int64Array, qv: Int64Array,  # noqa: PLR0913, PLR0917
                  q: int, key: int, delay: int, now: int) -> None:
-    """Q2: ``AddAfter`` (``qv[2 + q]`` the queue's count of calls)."""
+    """Q2: ``AddAfter`` (``qv[2 + q]`` the queue's count of calls, ``qv[4 + q]`` the
+    earliest time a key waits for, _NEVER for none)."""
     if delay <= 0:  # Add
         if qs[q, _DIRTY, key]:
             return
@@ -341,6 +382,7 @@ def _q_add_after(qs: Int64Array, fifo: Int64Array, qv: Int64Array,  # noqa: PLR0
     if qs[q, _WDUE, key] < 0 or due < qs[q, _WDUE, key]:
         qs[q, _WDUE, key] = due
         qs[q, _WORD, key] = qv[2 + q]
+        qv[4 + q] = min(qv[4 + q], due)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -348,29 +390,32 @@ def _q_rate_limited_delay(qs: Int64Array, bucket: Any, q: int, key: int, now: in
     """Q5: ``When``: both limiters count the call; the longer wait."""
     n = qs[q, _FAIL, key]
     qs[q, _FAIL, key] = n + 1
-    tokens = bucket[0, q]  # Q4: the bucket (row 0 tokens, row 1 its last instant)
-    last = min(int(bucket[1, q]), now)
-    max_elapsed = _duration_from_tokens(100.0 - tokens)
-    elapsed = min(now - last, max_elapsed)
-    tokens = min(tokens + _tokens_from_duration(elapsed), 100.0) - 1.0
-    wait = _duration_from_tokens(-tokens) if tokens < 0 else 0
+    # Q4: the bucket (row 0 its tokens, row 1 its last instant)
+    wait, tokens = _reserve(bucket[0, q], int(bucket[1, q]), now)
     bucket[1, q] = float(now)
     bucket[0, q] = tokens
     return int(max(_exponential_delay(n), wait))
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline=_A)
 def _q_release(qs: Int64Array, fifo: Int64Array, qv: Int64Array, q: int,  # noqa: PLR0913, PLR0917
                nkeys: int,
                now: int) -> None:
     """Q2: add the keys due by ``now``, in the order their times were set."""
+    if qv[4 + q] > now:
+        return
     while True:
         best = -1
+        later = _NEVER
         for key in range(nkeys):
-            if 0 <= qs[q, _WDUE, key] <= now and (
-                    best < 0 or qs[q, _WORD, key] < qs[q, _WORD, best]):
-                best = key
+            due = qs[q, _WDUE, key]
+            if 0 <= due <= now:
+                if best < 0 or qs[q, _WORD, key] < qs[q, _WORD, best]:
+                    best = key
+            elif due > now:
+                later = min(later, due)
         if best < 0:
+            qv[4 + q] = later
             return
         qs[q, _WDUE, best] = -1
         if not qs[q, _DIRTY, best]:  # Add
@@ -383,7 +428,7 @@ def _q_release(qs: Int64Array, fifo: Int64Array, qv: Int64Array, q: int,  # noqa
 # --- the Deployment's status and conditions (C6) ------------------------------------------
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline=_A)
 def _find_cond(dm: Int64Array, row: int, ctype: int) -> int:
     for i in range(dm[row, _NCOND]):
         if dm[row, _C0 + 5 * i + _CT] == ctype:
@@ -431,7 +476,7 @@ def _set_condition(dm: Int64Array, row: int, ctype: int, status: int, reason: in
     dm[row, _NCOND] = n + 1
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline=_A)
 def _same_status(dm: Int64Array, a: int, b: int) -> bool:
     if dm[a, _NCOND] != dm[b, _NCOND]:
         return False
@@ -441,7 +486,7 @@ def _same_status(dm: Int64Array, a: int, b: int) -> bool:
     return True
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline=_A)
 def _copy_status(dm: Int64Array, src: int, dst: int) -> None:
     for k in range(_OG, _D_COLS):
         dm[dst, k] = dm[src, k]
@@ -450,16 +495,17 @@ def _copy_status(dm: Int64Array, src: int, dst: int) -> None:
 # --- one cell --------------------------------------------------------------------------
 
 
-@numba.njit(cache=True, nogil=True)
-def _resolve(cfg: Int64Array, desired: int) -> tuple[int, int]:
-    """(maxSurge, ``MaxUnavailable``) against ``desired``."""
-    surge = _surge(cfg[0], cfg[1], cfg[2], cfg[3], desired)
+@numba.njit(cache=True, nogil=True, inline=_A)
+def _resolve(sv: int, sp: int, uv: int, up: int, desired: int) -> tuple[int, int]:
+    """(maxSurge, ``MaxUnavailable``) against ``desired``, of the budgets ``sv`` (a
+    percentage where ``sp``) and ``uv`` (``up``)."""
+    surge = _surge(sv, sp, uv, up, desired)
     if desired == 0:
         return surge, 0
-    return surge, min(_unavailable(cfg[0], cfg[1], cfg[2], cfg[3], desired), desired)
+    return surge, min(_unavailable(sv, sp, uv, up, desired), desired)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline=_A)
 def _update_status(dm: Int64Array, rv: int) -> bool:
     """``UpdateStatus`` of the sync's copy (its resourceVersion checked by the caller): the
     status, times stored as whole seconds, and the revision, if they changed (the new
@@ -508,7 +554,7 @@ def _scale_rs(rs: Int64Array, dm: Int64Array, row: Int64Array, k: int,  # noqa: 
     return True
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline=_A)
 def _complete(dm: Int64Array, st: int) -> bool:
     """``DeploymentComplete`` of status row ``st`` for the sync's Deployment."""
     r = dm[_SYNC, _DREPL]
@@ -516,7 +562,7 @@ def _complete(dm: Int64Array, st: int) -> bool:
                 and dm[st, _OG] >= dm[_SYNC, _DGEN])
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline=_A)
 def _calculate_status(dm: Int64Array, rs: Int64Array, listed: int, new: int,  # noqa: PLR0913, PLR0917
                       max_unavailable: int, now: int) -> None:
     """``calculateStatus`` (C6) into row ``_ST``, from the sync's view of the ReplicaSets
@@ -553,7 +599,7 @@ def _by_size(rs: Int64Array, a: int, b: int, newer: bool) -> bool:
     return bool(rs[_VREPL, a] > rs[_VREPL, b])
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline=_A)
 def _gone(pods: Int64Array, rs: Int64Array, uid: int) -> None:
     """Pod ``uid`` leaves the API: the counts of its ReplicaSet."""
     owner = pods[uid, _OWNER]
@@ -568,8 +614,9 @@ def _gone(pods: Int64Array, rs: Int64Array, uid: int) -> None:
     pods[uid, _COUNTED] = 2
 
 
-@numba.njit(cache=True, nogil=True)
-def _sample(rs: Int64Array, dm: Int64Array, cfg: Int64Array, row: Int64Array,  # noqa: PLR0913, PLR0917
+@numba.njit(cache=True, nogil=True, inline=_A)
+def _sample(rs: Int64Array, dm: Int64Array, sv: int, sp: int, uv: int, up: int,  # noqa: PLR0913, PLR0917
+            row: Int64Array,
             t: int, n_rs: int) -> None:
     """The state columns of second ``t``'s trace row (the counts are kept in it), the
     ReplicaSets ``0 … n_rs - 1``."""
@@ -615,7 +662,7 @@ def _sample(rs: Int64Array, dm: Int64Array, cfg: Int64Array, row: Int64Array,  #
     row[r.STATUS_COMPLETE] = 1 if (c >= 0 and dm[_API, _C0 + 5 * c + _CS] == 1
                                    and dm[_API, _C0 + 5 * c + _CR] == _NEW_RS_AVAILABLE
                                    and dm[_API, _OG] >= dm[_API, _DGEN]) else 0
-    surge, unavailable = _resolve(cfg, desired)
+    surge, unavailable = _resolve(sv, sp, uv, up, desired)
     row[r.MAX_SURGE_R] = surge
     row[r.MAX_UNAVAILABLE_R] = unavailable
 
@@ -767,8 +814,25 @@ def _reconcile_old(rs: Int64Array, dm: Int64Array, row: Int64Array,  # noqa: PLR
 
 
 @numba.njit(cache=True, nogil=True)
+def _next_event(t: int, duration: int, deaths_at: Int64Array, d_lo: int, d_hi: int,  # noqa: PLR0913, PLR0917
+                scale_at: Int64Array, s_lo: int, s_hi: int) -> int:
+    """The first second after ``t`` that opens an event's window (a death event or a
+    change of desired, :meth:`reconsim.model.params.Cell.event_seconds`), or
+    ``duration + 1``."""
+    nxt = duration + 1
+    for i in range(d_lo, d_hi):
+        if t < deaths_at[i] < nxt:
+            nxt = deaths_at[i]
+    for i in range(s_lo, s_hi):
+        if t < scale_at[i] < nxt:
+            nxt = scale_at[i]
+    return nxt
+
+
+@_kernel()
 def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop
-        cfg: Int64Array, desired0: int, G: int, B: int, mrs: int, grace: int, cold: bool,
+        sv: int, sp: int, uv: int, up: int, desired0: int, G: int, B: int, mrs: int,
+        grace: int, cold: bool,
         duration: int, rollouts: Int64Array, r_lo: int, r_hi: int, scale_at: Int64Array,
         scale_desired: Int64Array, s_lo: int, s_hi: int, deaths_at: Int64Array,
         deaths_count: Int64Array, d_lo: int, d_hi: int, pods: Int64Array, rs: Int64Array,
@@ -776,8 +840,11 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
         fifo: Int64Array,
         bucket: Any, qv: Int64Array, avq: Int64Array, items: Int64Array, row: Int64Array,
         m: Int64Array,
-        trace: Int64Array, t_base: int, traced: bool, need: Int64Array) -> int:
-    """Play one cell; its metrics in ``m``; its trace rows from ``t_base`` if ``traced``."""
+        trace: Int64Array, t_base: int, traced: bool, need: Int64Array,
+        shared: Int64Array, col: int, responses: Int64Array, r_base: int) -> int:
+    """Play one cell; its metrics in ``m``, the figures every world has in column ``col``
+    of ``shared`` and its responses from column ``r_base`` of ``responses``; its trace
+    rows from ``t_base`` if ``traced``."""
     gdelay, bdelay, gracedelay = G * _S, B * _S, grace * _S
     pod_cap, lane_cap = pods.shape[0] - 1, heap.shape[0] // _N_LANES
     n_rs_max = r_hi - r_lo + 1
@@ -801,9 +868,12 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
         bucket[1, q] = 0.0
     for k in range(4):
         qv[k] = 0
+    qv[4] = qv[5] = _NEVER
     for k in range(_N_LANES):
-        lanes[0, k] = lanes[1, k] = 0
+        lanes[0, k] = lanes[1, k] = lanes[4, k] = 0
+        lanes[3, k] = _NEVER
     lanes[2, 0] = 0
+    cq_head = cq_tail = 0  # the pods turned ready in the cache, in order (avq's column 1)
     order = 0
     epoch = 0
     rv = 0
@@ -812,9 +882,22 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
         row[k] = 0
     _start_metrics(m)
     now = 0
+    # The figures every world has, fed as rolling.metrics_of feeds copies.Account from the
+    # trace: each second's live count (ready pods in the API, terminating ones included)
+    # against the desired of the cell's scale schedule, an event's window opened at its
+    # second (its change of desired first).
+    first_death = duration + 1
+    deaths_total = 0
+    for i in range(d_lo, d_hi):
+        deaths_total += deaths_count[i]
+        first_death = min(first_death, deaths_at[i])
+    acc = start_account(first_death)
+    acc_desired = desired0
+    next_event = _next_event(-1, duration, deaths_at, d_lo, d_hi, scale_at, s_lo, s_hi)
+    rounds = 0
 
     if not cold:  # D6: the settled objects, listed by the fresh caches at t = 0
-        surge0 = _resolve(cfg, desired0)[0]
+        surge0 = _resolve(sv, sp, uv, up, desired0)[0]
         if desired0 > pod_cap:
             need[0] = desired0 + 1
             return _ROOM
@@ -846,15 +929,17 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
             pods[k, _DELETING] = pods[k, _GONE] = pods[k, _MARK] = pods[k, _COUNTED] = 0
             pods[k, _C_IN] = 1
             pods[k, _C_READY] = PRE_HISTORY
-            pods[k, _C_DEL] = 0
+            pods[k, _C_DEL] = pods[k, _C_AV] = 0
             pods[k, _C_PREV] = k - 1
             pods[k, _C_NEXT] = k + 1 if k < desired0 else 0
-            avq[av_tail] = k
+            avq[av_tail, 0] = k
             av_tail += 1
+            avq[cq_tail, 1] = k
+            cq_tail += 1
         n_pods = desired0
         if desired0 > 0:
             rs[_CHEAD, 0], rs[_CTAIL, 0] = 1, desired0
-        rs[_NAPI, 0] = rs[_NLIVE, 0] = desired0
+        rs[_NAPI, 0] = rs[_NLIVE, 0] = rs[_CLIST, 0] = rs[_CREADY, 0] = desired0
         _q_add(qs, fifo, qv, _DEP_Q, 0)  # the Deployment, the ReplicaSet, its pods
         _q_add(qs, fifo, qv, _DEP_Q, 0)
         _q_add(qs, fifo, qv, _RS_Q, 0)
@@ -885,12 +970,9 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
         while True:
             # the next instant: now, while a queue holds a key
             if qv[0] == 0 and qv[1] == 0:
-                first = _first(heap, lanes)
-                nxt = heap[first, _K1] if first >= 0 else _NEVER
-                for q in range(2):
-                    for k in range(n_rs_max if q == _RS_Q else 1):
-                        if qs[q, _WDUE, k] >= 0 and qs[q, _WDUE, k] < nxt:
-                            nxt = qs[q, _WDUE, k]
+                nxt = min(qv[4], qv[5])  # the earliest entry due, or a delayed add
+                for lane in range(_N_LANES):
+                    nxt = min(nxt, lanes[3, lane])
                 if nxt >= end:
                     break
                 now = nxt
@@ -925,7 +1007,7 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                                 rs[_VSAVAIL, k] = rs[_SAVAIL, k]
                         listed = n_rs  # the ReplicaSets the sync listed (0 … listed - 1)
                         d_repl = dm[_SYNC, _DREPL]
-                        surge, max_unav = _resolve(cfg, d_repl)
+                        surge, max_unav = _resolve(sv, sp, uv, up, d_repl)
                         most = d_repl + surge
                         new = dm[_SYNC, _TMPL] - 1  # its ReplicaSet, if listed
                         # the old ones in creation order (creation second, then name)
@@ -1012,7 +1094,7 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                                 current = 0
                                 for j in range(n_old):
                                     current += rs[_VREPL, items[j, 2]]
-                                surge_up = _scaled(cfg[0], cfg[1], d_repl, True)
+                                surge_up = _scaled(sv, sp, d_repl, True)
                                 size = _new_rs_new_replicas(d_repl, surge_up, current, 0)
                                 k = new
                                 rs[_EXISTS, k] = 1
@@ -1060,7 +1142,7 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                                     for j in range(n_old):
                                         total += rs[_VREPL, items[j, 2]]
                                     target = _new_rs_new_replicas(
-                                        d_repl, _scaled(cfg[0], cfg[1], d_repl, True), total,
+                                        d_repl, _scaled(sv, sp, d_repl, True), total,
                                         rs[_VREPL, new])
                                 if rs[_VREPL, new] != target:
                                     rev = new_rev
@@ -1155,22 +1237,20 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                         satisfied = rs[_EXP, key] == 0 or (
                             rs[_EADD, key] <= 0 and rs[_EDEL, key] <= 0) or (
                             now - rs[_EAT, key] > EXPECTATIONS_TIMEOUT)
-                        n_list = 0
-                        n_ready = 0
-                        n_avail = 0
-                        uid = rs[_CHEAD, key]
-                        while uid != 0:
-                            if not pods[uid, _C_DEL]:
-                                items[n_list, 0] = uid
-                                items[n_list, 1] = pods[uid, _BORN] // _S
-                                items[n_list, 2] = pods[uid, _C_READY]
-                                n_list += 1
-                                cr = pods[uid, _C_READY]
-                                if cr != _NOT:
-                                    n_ready += 1
-                                    if mrs == 0 or (cr + mrs) * _S < now:
-                                        n_avail += 1
-                            uid = pods[uid, _C_NEXT]
+                        # the pods ready in the cache since minReadySeconds before now
+                        # are counted available (they turned ready in this order)
+                        while cq_head < cq_tail:
+                            uid = avq[cq_head, 1]
+                            if mrs > 0 and (pods[uid, _C_READY] + mrs) * _S >= now:
+                                break
+                            cq_head += 1
+                            if pods[uid, _C_IN] == 1 and pods[uid, _C_DEL] == 0 and \
+                                    pods[uid, _C_READY] != _NOT:
+                                pods[uid, _C_AV] = 1
+                                rs[_CAVAIL, pods[uid, _OWNER]] += 1
+                        n_list = rs[_CLIST, key]
+                        n_ready = rs[_CREADY, key]
+                        n_avail = rs[_CAVAIL, key]
                         if satisfied:
                             diff = n_list - rs[_REPL, key]
                             if diff < 0:
@@ -1192,6 +1272,7 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                                     pods[uid, _C_IN] = pods[uid, _C_DEL] = 0
                                     pods[uid, _C_READY] = _NOT
                                     pods[uid, _MARK] = pods[uid, _COUNTED] = 0
+                                    pods[uid, _C_AV] = 0
                                     rs[_NAPI, key] += 1
                                     row[_R.CREATE_COMMANDS] += 1
                                     row[_R.CREATED] += 1
@@ -1204,6 +1285,16 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                                                         order, uid, _TO_READY, 0, 0)
                             elif diff > 0:
                                 k_del = min(diff, BURST_REPLICAS)
+                                # the pods listed (the cache's, not deleting), in its order
+                                n = 0
+                                uid = rs[_CHEAD, key]
+                                while uid != 0:
+                                    if not pods[uid, _C_DEL]:
+                                        items[n, 0] = uid
+                                        items[n, 1] = pods[uid, _BORN] // _S
+                                        items[n, 2] = pods[uid, _C_READY]
+                                        n += 1
+                                    uid = pods[uid, _C_NEXT]
                                 if k_del < n_list:
                                     for i in range(n_list):
                                         items[i, 3] = _age_rank(items[i, 1], now)
@@ -1272,10 +1363,21 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                     if lanes[2, 0]:  # a lane had no room: more, and the cell again
                         need[1] = 2 * lane_cap
                         return _ROOM
-                    first = _first(heap, lanes)
-                    if first < 0 or heap[first, _K1] != now:
+                    # the earliest entry (nothing is due before now): taken off its lane
+                    best, k2 = -1, 0
+                    for lane in range(_N_LANES):
+                        if lanes[3, lane] == now and (best < 0 or lanes[4, lane] < k2):
+                            best, k2 = lane, lanes[4, lane]
+                    if best < 0:
                         break
-                    lanes[0, first // lane_cap] += 1
+                    first = best * lane_cap + (lanes[0, best] & (lane_cap - 1))
+                    head = lanes[0, best] + 1
+                    lanes[0, best] = head
+                    if head < lanes[1, best]:  # its lane's next entry is the lane's first
+                        at = best * lane_cap + (head & (lane_cap - 1))
+                        lanes[3, best], lanes[4, best] = heap[at, _K1], heap[at, _K2]
+                    else:
+                        lanes[3, best] = _NEVER
                     kind = heap[first, _K2] >> _ORDER_BITS
                     pa, pb, pc = heap[first, _PA], heap[first, _PB], heap[first, _PC]
                     snap_ready = heap[first, _PD]
@@ -1289,7 +1391,7 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                             owner = pods[uid, _OWNER]
                             rs[_NLIVE, owner] += 1
                             if not pods[uid, _DELETING]:
-                                avq[av_tail] = uid
+                                avq[av_tail, 0] = uid
                                 av_tail += 1
                             order += 1
                             _push(heap, lanes, _POD_LANE, now + gdelay, _DELIVER, order,
@@ -1335,6 +1437,8 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                     else:  # a pod's
                         uid, ev = pb, pc
                         was_ready = pods[uid, _C_IN] == 1 and pods[uid, _C_READY] != _NOT
+                        was_listed = pods[uid, _C_IN] == 1 and pods[uid, _C_DEL] == 0
+                        was_counted = was_listed and pods[uid, _C_READY] != _NOT
                         deleting = snap_ready & 1
                         ready_s = _NOT if ev == _ADDED else snap_ready >> 1
                         owner = pods[uid, _OWNER]
@@ -1363,6 +1467,16 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                             pods[uid, _C_IN] = 1
                             pods[uid, _C_READY] = ready_s
                             pods[uid, _C_DEL] = deleting
+                        listed = pods[uid, _C_IN] == 1 and pods[uid, _C_DEL] == 0
+                        counted = listed and pods[uid, _C_READY] != _NOT
+                        rs[_CLIST, owner] += int(listed) - int(was_listed)
+                        rs[_CREADY, owner] += int(counted) - int(was_counted)
+                        if counted and not was_counted:
+                            avq[cq_tail, 1] = uid
+                            cq_tail += 1
+                        elif was_counted and not counted and pods[uid, _C_AV]:
+                            pods[uid, _C_AV] = 0
+                            rs[_CAVAIL, owner] -= 1
                         if ev == _DELETED or deleting:
                             if rs[_EXP, owner] and pods[uid, _MARK] != 0 and \
                                     pods[uid, _MARK] == rs[_EEPOCH, owner]:
@@ -1379,10 +1493,11 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                                 _q_add_after(qs, fifo, qv, _RS_Q, owner,
                                              (mrs + 1) * _S, now)
                 for q in range(2):
-                    _q_release(qs, fifo, qv, q, n_rs_max if q == _RS_Q else 1, now)
+                    if qv[4 + q] <= now:
+                        _q_release(qs, fifo, qv, q, n_rs_max if q == _RS_Q else 1, now)
         # ---- the second's row (sampled after its last instant) ----
         while av_head < av_tail:
-            uid = avq[av_head]
+            uid = avq[av_head, 0]
             if pods[uid, _READY] + mrs > t:
                 break
             av_head += 1
@@ -1390,8 +1505,22 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                     not pods[uid, _DELETING]:
                 pods[uid, _COUNTED] = 1
                 rs[_NTAV, pods[uid, _OWNER]] += 1
-        _sample(rs, dm, cfg, row, t, n_rs_max)
+        _sample(rs, dm, sv, sp, uv, up, row, t, n_rs_max)
         _add_seconds(m, row, 1, after, last_change)
+        if t == next_event:
+            last = -1
+            for i in range(s_lo, s_hi):
+                if scale_at[i] == t:
+                    last = i
+            if last >= 0:  # (the schedule's last change of the second, as a dict keeps it)
+                acc = change_desired(acc, acc_desired, scale_desired[last])
+                acc_desired = scale_desired[last]
+            acc = begin_event(acc, t, responses, r_base)
+            next_event = _next_event(t, duration, deaths_at, d_lo, d_hi, scale_at, s_lo,
+                                     s_hi)
+        acc = account(acc, t, t + 1, row[_R.LIVE], acc_desired)
+        if row[_R.RS_SYNCS] > 0 or row[_R.DEPLOY_SYNCS] > 0:
+            rounds += 1
         if traced:
             for c in range(_R.N_TRACE):
                 trace[t_base + t, c] = row[c]
@@ -1402,18 +1531,17 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
         # The seconds up to the next with something due (an instant, or a pod becoming
         # truly available) repeat this row, with no counts: folded at once.
         upto = duration + 1
-        first = _first(heap, lanes)
-        if first >= 0:
-            upto = min(upto, heap[first, _K1] // _S)
-        for q in range(2):
-            for k in range(n_rs_max if q == _RS_Q else 1):
-                if qs[q, _WDUE, k] >= 0:
-                    upto = min(upto, qs[q, _WDUE, k] // _S)
+        soonest = min(qv[4], qv[5])
+        for lane in range(_N_LANES):
+            soonest = min(soonest, lanes[3, lane])
+        upto = min(upto, soonest // _S)
         if av_head < av_tail:
-            upto = min(upto, pods[avq[av_head], _READY] + mrs)
+            upto = min(upto, pods[avq[av_head, 0], _READY] + mrs)
         if upto > t + 1:
             row[_R.T] = t + 1
             _add_seconds(m, row, upto - t - 1, after, last_change)
+            # (no event's second among them: each is an entry of the script, due)
+            acc = account(acc, t + 1, upto, row[_R.LIVE], acc_desired)
             if traced:
                 for tt in range(t + 1, upto):
                     row[_R.T] = tt
@@ -1422,8 +1550,12 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
             row[_R.T] = upto - 1
             t = upto - 1
         t += 1
-    surge0, unavailable0 = _resolve(cfg, desired0)
+    surge0, unavailable0 = _resolve(sv, sp, uv, up, desired0)
     _end_metrics(m, row, surge0, unavailable0)
+    end_events(acc, duration, responses, r_base)
+    write_metrics(shared, col, (rounds, m[_R.M_CREATED], m[_R.M_DELETE_COMMANDS],
+                                m[_R.M_DELETED], 0, deaths_total, m[_R.M_CREATE_COMMANDS], 0),
+                  acc, duration)
     return _DONE
 
 
@@ -1454,19 +1586,20 @@ def _unowned_float(a: Any) -> Any:
 
 
 
-@numba.njit(cache=True, nogil=True)
+@_kernel()
 def _run_block(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
         lo: int, hi: int, cfgs: Int64Array, cells: Int64Array,
         rollouts_offsets: Int64Array, rollouts_at: Int64Array, scale_offsets: Int64Array,
         scale_at: Int64Array, scale_desired: Int64Array, deaths_offsets: Int64Array,
         deaths_at: Int64Array, deaths_count: Int64Array, out: Int64Array,
-        trace: Int64Array, trace_base: Int64Array, traced: bool) -> None:
+        trace: Int64Array, trace_base: Int64Array, traced: bool, shared: Int64Array,
+        responses: Int64Array, response_base: Int64Array) -> None:
     # Scratch arrays for the block's cells, never rebound inside a cell's run.
     pods = np.empty((_POD_ROOM + 1, _P_COLS), np.int64)
     items = np.empty((_POD_ROOM + 1, 5), np.int64)
-    avq = np.empty(_POD_ROOM + 1, np.int64)
+    avq = np.empty((_POD_ROOM + 1, 2), np.int64)
     heap = np.empty((_N_LANES * _LANE_ROOM, _H_ROWS), np.int64)
-    lanes = np.empty((3, _N_LANES), np.int64)
+    lanes = np.empty((5, _N_LANES), np.int64)
     rs = np.empty((_R_COLS, MAX_REPLICASETS), np.int64)
     dm = np.empty((4, _D_COLS), np.int64)
     qs = np.empty((2, _Q_ROWS, MAX_REPLICASETS), np.int64)
@@ -1475,12 +1608,13 @@ def _run_block(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
     row = np.empty(deployment_rules.N_TRACE, np.int64)
     m = np.empty(deployment_rules.N_METRICS, np.int64)
     need = np.zeros(2, np.int64)
-    qv = np.zeros(4, np.int64)  # the queues' lengths and AddAfter call counts
+    qv = np.zeros(6, np.int64)  # the queues' lengths, AddAfter call counts, earliest waits
     # their views that own nothing, as the cells' loop takes them
     v_pods, v_items, v_avq, v_heap = _unowned(pods), _unowned(items), _unowned(avq), \
         _unowned(heap)
     v_rs, v_dm, v_qs, v_fifo = _unowned(rs), _unowned(dm), _unowned(qs), _unowned(fifo)
     v_lanes = _unowned(lanes)
+    v_shared, v_responses = _unowned(shared), _unowned(responses)
     v_bucket, v_row, v_m, v_need, v_qv = _unowned_float(bucket), _unowned(row), \
         _unowned(m), _unowned(need), _unowned(qv)
     for i in range(lo, hi):
@@ -1488,13 +1622,14 @@ def _run_block(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
         while True:
             need[0] = need[1] = 0
             ended = _run_cell(
-                cfgs[:, i], c[0], c[1], c[2], c[3], c[4], c[5] == 1, c[6],
+                cfgs[0, i], cfgs[1, i], cfgs[2, i], cfgs[3, i], c[0], c[1], c[2], c[3], c[4],
+                c[5] == 1, c[6],
                 rollouts_at, rollouts_offsets[i], rollouts_offsets[i + 1], scale_at,
                 scale_desired, scale_offsets[i], scale_offsets[i + 1], deaths_at,
                 deaths_count, deaths_offsets[i], deaths_offsets[i + 1], v_pods, v_rs, v_dm,
                 v_heap, v_lanes, v_qs, v_fifo, v_bucket, v_qv, v_avq, v_items, v_row, v_m,
                 trace,
-                trace_base[i], traced, v_need)
+                trace_base[i], traced, v_need, v_shared, i, v_responses, response_base[i])
             if ended != _ROOM:
                 break
             # more room, and the cell again from its start (the same run)
@@ -1502,7 +1637,7 @@ def _run_block(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
                 size = max(need[0], 2 * pods.shape[0])
                 pods = np.empty((size, _P_COLS), np.int64)
                 items = np.empty((size, 5), np.int64)
-                avq = np.empty(size, np.int64)
+                avq = np.empty((size, 2), np.int64)
                 v_pods, v_items, v_avq = _unowned(pods), _unowned(items), _unowned(avq)
             if need[1] > heap.shape[0] // _N_LANES:
                 cap = heap.shape[0] // _N_LANES
@@ -1516,7 +1651,7 @@ def _run_block(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
         else:
             out[0, i] = -_BIG - ended
     # the scratch arrays live until here, beyond their views' last use
-    pods[0, 0] = items[0, 0] = avq[0] = heap[0, 0] = rs[0, 0] = dm[0, 0] = qs[0, 0, 0] = 0
+    pods[0, 0] = items[0, 0] = avq[0, 0] = heap[0, 0] = rs[0, 0] = dm[0, 0] = qs[0, 0, 0] = 0
     fifo[0, 0] = row[0] = m[0] = qv[0] = lanes[0, 0] = 0
     bucket[0, 0] = 0.0
 
@@ -1527,18 +1662,20 @@ _BIG: Final = 1 << 40
 _BLOCK: Final = 64
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@_kernel(parallel=True)
 def _simulate(cfgs: Int64Array, cells: Int64Array, rollouts_offsets: Int64Array,  # noqa: PLR0913, PLR0917
               rollouts_at: Int64Array, scale_offsets: Int64Array, scale_at: Int64Array,
               scale_desired: Int64Array, deaths_offsets: Int64Array, deaths_at: Int64Array,
               deaths_count: Int64Array, out: Int64Array, trace: Int64Array,
-              trace_base: Int64Array, traced: bool) -> None:
+              trace_base: Int64Array, traced: bool, shared: Int64Array,
+              responses: Int64Array, response_base: Int64Array) -> None:
     n = cells.shape[1]
     for b in numba.prange((n + _BLOCK - 1) // _BLOCK):
         lo = b * _BLOCK
         _run_block(lo, min(n, lo + _BLOCK), cfgs, cells, rollouts_offsets, rollouts_at,
                    scale_offsets, scale_at, scale_desired, deaths_offsets, deaths_at,
-                   deaths_count, out, trace, trace_base, traced)
+                   deaths_count, out, trace, trace_base, traced, shared, responses,
+                   response_base)
 
 
 def trace_rows(arrays: Mapping[str, NDArray[Any]]) -> Int64Array:
@@ -1586,12 +1723,6 @@ def _refuse(a: Mapping[str, Int64Array], n: int) -> None:
         if early.size:
             raise KernelRefusalError(int(cell[early[0]]), f"({name} at {int(at[early[0]])}) "
                                                           "must be a second >= 0")
-    late = np.flatnonzero(a["rollouts_at"][a["rollouts_offsets"][:-1]] > a["duration"])
-    if late.size:
-        i = int(late[0])
-        first = int(a["rollouts_at"][a["rollouts_offsets"][i]])
-        raise KernelRefusalError(i, f"(first rollout at {first}) is after the run's end "
-                                    f"({int(a['duration'][i])})")
     for name in ("scale_desired", "deaths_count"):
         bad = np.flatnonzero((a[name] < 0) | (a[name] > MAX_COUNT))
         if bad.size:
@@ -1603,15 +1734,22 @@ def _refuse(a: Mapping[str, Int64Array], n: int) -> None:
                                     "second >= 0")
 
 
-def simulate_deployment_arrays(*, out: Int64Array | None = None,
-                               traces: Int64Array | None = None,
-                               **arrays: NDArray[Any]) -> Int64Array:
+def simulate_deployment_arrays(
+        *, out: Int64Array | None = None, traces: Int64Array | None = None,
+        shared: Int64Array | None = None, responses: Int64Array | None = None,
+        response_base: Int64Array | None = None, **arrays: NDArray[Any]) -> Int64Array:
     """Run a batch of Deployment cells (the arrays :data:`DEPLOYMENT_INPUTS`, one entry per
     cell or, for a list, its offsets and values) on the kernel; return the
     ``(len(DEPLOYMENT_OUT_COLUMNS), n)`` int64 matrix of their metrics (a metric a row, -1
     for a null), written into ``out`` when given. With ``traces`` (a C-contiguous int64
     matrix of :func:`trace_buffer`'s shape) each cell's per-second trace is written there
     too, cell i's rows from :func:`trace_rows`' entry i.
+
+    With ``shared`` (a C-contiguous int64 matrix of ``(len(SHARED_OUT_COLUMNS), n)``), the
+    figures every world has are written there, a row each (:data:`SHARED_OUT_COLUMNS`), and
+    cell i's responses to its events go to the columns of ``responses`` from
+    ``response_base[i]`` on (:func:`reconsim.model.kernels.arrays.response_buffers`; both
+    or neither, else a throwaway pair).
 
     Raises :class:`~reconsim.errors.KernelRefusalError` for a cell it cannot run exactly."""
     missing = [name for name in DEPLOYMENT_INPUTS if name not in arrays]
@@ -1648,9 +1786,25 @@ def simulate_deployment_arrays(*, out: Int64Array | None = None,
             raise ValueError("traces must be a C-contiguous int64 matrix of "
                              f"({int(base[-1])}, {len(TRACE_COLUMNS)}): trace_buffer()")
         trace, traced = traces, True
-    _simulate(cfgs, cells, a["rollouts_offsets"], a["rollouts_at"], a["scale_offsets"],
-              a["scale_at"], a["scale_desired"], a["deaths_offsets"], a["deaths_at"],
-              a["deaths_count"], out, trace, base, traced)
+    n_shared = len(SHARED_OUT_COLUMNS)
+    if shared is None:
+        shared = np.zeros((n_shared, n), np.int64)
+    elif shared.shape != (n_shared, n) or shared.dtype != np.int64 or \
+            not shared.flags.c_contiguous:
+        raise ValueError(f"shared must be a C-contiguous int64 matrix of shape ({n_shared}, "
+                         f"{n})")
+    responses, response_base = response_outputs({"controller": a["desired"], **a},
+                                                responses, response_base)
+    # The blocks handed to the threads one at a time, as each is free (a thread slowed by
+    # other work on the machine takes fewer), not split in equal halves beforehand.
+    chunks = numba.set_parallel_chunksize(1)
+    try:
+        _simulate(cfgs, cells, a["rollouts_offsets"], a["rollouts_at"], a["scale_offsets"],
+                  a["scale_at"], a["scale_desired"], a["deaths_offsets"], a["deaths_at"],
+                  a["deaths_count"], out, trace, base, traced, shared, responses,
+                  np.ascontiguousarray(response_base))
+    finally:
+        numba.set_parallel_chunksize(chunks)
     failed = np.flatnonzero(out[0] < -(_BIG // 2))
     if failed.size:
         i = int(failed[0])
