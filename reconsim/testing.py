@@ -28,6 +28,8 @@ from reconsim.model.params import (
     OBSERVE,
     TRIGGERS,
     Cell,
+    applies,
+    parameter,
 )
 
 __all__ = ["ControllerMismatchError", "cells", "check_controller", "compare_cell", "event_cells",
@@ -80,7 +82,9 @@ def cells(draw: st.DrawFn, max_duration: int = 240, controllers: tuple[str, ...]
         observe=draw(st.sampled_from(OBSERVE)),
         max_per_round=draw(st.none() | st.integers(1, 8)),
         gain=draw(st.sampled_from((1.0, 1.0, 0.999, 0.75, 0.5, 0.333, 0.1, 0.001))),
-        ttl=draw(st.integers(0, 120)),
+        # drawn only for the controllers it applies to: another's is refused
+        ttl=draw(st.integers(0, 120)) if applies("ttl", controller.name)
+        else parameter("ttl").default,
         restart_at=tuple(draw(st.lists(st.integers(0, duration + 10), max_size=3))),
         options=options,
         # drawn only for the controller that has it: the others' cells stay as they were

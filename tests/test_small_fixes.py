@@ -11,13 +11,15 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from reconsim import run_cell
 from reconsim.cli import main
 from reconsim.model import delays
 from reconsim.model.controllers import registry
-from reconsim.model.params import MAX_EVENTS, cell_text, make_cell
+from reconsim.model.params import MAX_EVENTS, Cell, cell_text, make_cell
+from reconsim.model.simulate import cells_frame, simulate
 from reconsim.sweep.spec import SpecError, parse_spec
 from tests.helpers.sweeps import compare_sweep
 
@@ -173,6 +175,27 @@ def test_reconsim_run_refuses_it_in_one_line(capsys: pytest.CaptureFixture[str])
     cell = dataclasses.replace(make_cell(controller="deadband:DEADBAND", band=3), ttl=57)
     assert "--ttl" not in cell_text(cell)
     assert main(["run", *cell_text(cell).split(), "--json"]) == 0
+
+
+def test_a_built_in_is_refused_another_built_ins_parameter_as_a_users_is(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # ledger keeps no expectations; only the Deployment world has a surge budget
+    with pytest.raises(ValueError, match=re.escape(
+            "ttl: 5 does not apply to controller 'ledger' (ttl is a parameter of "
+            "expectations and replicaset only)")):
+        run_cell(controller="ledger", ttl=5)
+    assert refused(["run", "--controller", "expectations", "--max_surge", "3"], capsys) == (
+        "error: reconsim run: max_surge: 3 does not apply to controller 'expectations' "
+        "(max_surge is a parameter of deployment only)")
+    # at its default it changes nothing; where it applies it is taken
+    assert run_cell(controller="ledger", ttl=300) == run_cell(controller="ledger")
+    assert run_cell(controller="expectations", G=20, ttl=5) != run_cell(
+        controller="expectations", G=20)
+    # a frame is a table: a row's column for another controller is not its parameter
+    rows = [Cell(controller="ledger", G=20), Cell(controller="replicaset", G=20, ttl=5),
+            Cell(controller="deployment", desired=3, G=5, B=5, duration=60)]
+    ran = simulate(cells_frame(rows).with_columns(ttl=pl.Series([5, 5, 5])))
+    assert ran.drop("ttl").rows() == simulate(cells_frame(rows)).drop("ttl").rows()
 
 
 @pytest.mark.usefixtures("examples")

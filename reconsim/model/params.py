@@ -391,8 +391,8 @@ def make_cell(**params: Any) -> Cell:
     """A :class:`Cell` from keywords: its fields, and the parameters of its controller (a
     user's controller's go to :attr:`Cell.options`). An unknown keyword is an
     :class:`UnknownParameterError` naming the nearest known one; a bad value a ``ValueError``
-    naming it, as is another controller's own parameter (``ttl``) given to a user's
-    controller (:func:`refuse_inapplicable`)."""
+    naming it, as is another controller's own parameter given off its default (``ttl`` to
+    ``ledger``, ``max_surge`` to anything but ``deployment``: :func:`refuse_inapplicable`)."""
     try:
         controller = registry.resolve(params.get("controller", "ledger"))
     except ReconsimError as exc:
@@ -407,21 +407,20 @@ def make_cell(**params: Any) -> Cell:
             raise UnknownParameterError(f"{name}: not a parameter of a cell or of controller "
                                    f"{controller.name!r}{hint}")
     fields["controller"] = controller.name
-    if controller.name not in BUILT_IN:
-        for name, value in fields.items():
-            refuse_inapplicable(name, value, controller.name)
+    for name, value in fields.items():
+        refuse_inapplicable(name, value, controller.name)
     return Cell(**fields, options=tuple(options.items()))
 
 
 def refuse_inapplicable(name: str, value: Any, controller: str, where: str = "") -> None:
-    """Refuse parameter ``name`` given ``value`` (checked here first) for a user's
-    ``controller`` when it is other controllers' own (``ttl``, ``log_scale_down``: the
-    built-ins' that declare them) and the value is not its default: a ``ValueError`` naming
-    the parameter (after ``where``, a spec's ``grid.``), the value and the controller, where
-    ignoring it would run another cell than the one asked for. A parameter that applies by
-    what a controller does is not refused: ``restart_at`` restarts one that remembers
-    nothing, losing nothing; ``observe`` leaves one that syncs on events listing copies
-    from their creation."""
+    """Refuse parameter ``name`` given ``value`` (checked here first) for ``controller``
+    when it is other controllers' own (``ttl``, ``log_scale_down``, the Deployment world's
+    ``max_surge``: the controllers that declare them) and the value is not its default: a
+    ``ValueError`` naming the parameter (after ``where``, a spec's ``grid.``), the value
+    and the controller, where ignoring it would run another cell than the one asked for. A
+    parameter that applies by what a controller does is not refused: ``restart_at``
+    restarts one that remembers nothing, losing nothing; ``observe`` leaves one that syncs
+    on events listing copies from their creation."""
     p = parameter(name)
     if not isinstance(p.applies, tuple) or p.applies_to(controller):
         return

@@ -111,7 +111,7 @@ def simulate_cell(cell: Cell) -> dict[str, Any]:
     (Python numbers, None for a null), from the kernel that :func:`simulate` would pick,
     called with the cell's arrays (:func:`cell_arrays`) instead of a frame's."""
     controller = registry.get(cell.controller)
-    if not controller.compiled:
+    if not controller.compiled or controller.world is not None:  # one cell: its model
         from reconsim.model.reference import run_reference
 
         return run_reference(cell)
@@ -244,8 +244,11 @@ def simulate(cells: pl.DataFrame, *, checked: bool = False) -> pl.DataFrame:
     struct{value, weight}, each empty or in place of its spread) are optional and take
     their defaults when absent. Rows in seed 001's world run on the count kernel, the
     others (and those of a controller with a ``rank``) on the world kernel, those of a
-    controller declared ``compiled=False`` on the reference model. ``ttl`` may be null
-    where the controller is not ``expectations``, ``restart_at`` where it is ``ledger``.
+    controller that syncs on events on the event kernel, the Deployment world's on its own
+    kernel, those of a controller declared ``compiled=False`` on the reference model. A
+    column of parameters that apply to other controllers than a row's is not read for that
+    row; ``ttl`` may be null where the controller is not ``expectations`` or
+    ``replicaset``, ``restart_at`` where it is ``ledger``.
     Other columns pass through untouched; rows keep their order. Raises ``ValueError``
     naming the column and the offending value if a parameter is bad.
     ``checked=True`` skips those checks, for frames built from checked values (a grid
@@ -312,6 +315,11 @@ def _simulate(cells: pl.DataFrame, *, checked: bool) -> pl.DataFrame:
     from reconsim.model.kernels.count import OUT_COLUMNS, simulate_arrays
 
     cells, params, controllers = _frame_params(cells)
+    rolling_rows = _rows_of(cells, [c.name for c in controllers if c.world == "deployment"])
+    if rolling_rows is not None:
+        if not checked:
+            _check_frame(cells, params)
+        return _simulate_rolling(cells, rolling_rows, params, checked=checked)
     slow = _rows_of(cells, [c.name for c in controllers if not c.compiled])
     events = _rows_of(cells, [c.name for c in controllers if c.syncs_on_events and c.compiled])
     if slow is not None or events is not None:
@@ -470,11 +478,14 @@ def frame_cells(cells: pl.DataFrame) -> list[Cell]:
 
 
 def _cell_of(cells: pl.DataFrame, i: int, params: tuple[Parameter, ...]) -> Cell:
-    """Row ``i`` of a checked frame as a :class:`Cell`."""
+    """Row ``i`` of a checked frame as a :class:`Cell`: its values of the parameters that
+    apply to its controller (a frame's column for other controllers is not its parameter)."""
     names = {p.name: p for p in params}
-    return make_cell(**{k: names[k].kind.from_column(v)
-                        for k, v in cells.row(i, named=True).items()
-                        if k in names and (v is not None or names[k].kind.null_is_value)})
+    row = cells.row(i, named=True)
+    controller = row["controller"]
+    return make_cell(**{k: names[k].kind.from_column(v) for k, v in row.items()
+                        if k in names and (v is not None or names[k].kind.null_is_value)
+                        and names[k].applies_to(controller)})
 
 
 def world_rows(cells: pl.DataFrame, off: list[str] | None = None) -> np.ndarray | None:
@@ -516,6 +527,27 @@ def _simulate_split(cells: pl.DataFrame, slow: np.ndarray,
             raise exc.at(int(i)) from None
         for name, column in values.items():
             column[i] = got[name]
+    return _with_values(cells, values)
+
+
+def _simulate_rolling(cells: pl.DataFrame, rows: np.ndarray, params: tuple[Parameter, ...],
+                      *, checked: bool) -> pl.DataFrame:
+    """``cells`` with their metrics: the rows ``rows`` marks (the Deployment world's) on its
+    kernel (:func:`reconsim.model.rolling.kernel_counts`), the others on theirs. Unless the
+    frame is ``checked``, each of those rows is made a cell first: the world's own refusals
+    (a parameter of another world off its default, ``initial``, both budgets 0, the size)
+    are its cells'."""
+    from reconsim.model import rolling
+
+    if not checked:
+        for i in np.flatnonzero(rows):
+            _cell_of(cells, int(i), params)
+    if rows.all():
+        return _with_metrics(cells, *rolling.kernel_counts(cells))
+    values = _empty_values(cells.height)
+    for part in (np.flatnonzero(rows), np.flatnonzero(~rows)):
+        with numbered(part):
+            _scatter(values, part, _simulate(cells[part], checked=True))
     return _with_values(cells, values)
 
 

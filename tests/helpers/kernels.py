@@ -66,7 +66,8 @@ def compile_more_kernels(kernel: str) -> None:
     of :data:`EXAMPLE_CONTROLLERS` (the variant their tests run: their batches stay below
     the threaded variant's thousands of cells); for ``events``, the event kernel on one cell
     of each built-in that syncs on events, as :func:`~reconsim.simulate` and the checker
-    run it (without and with the responses' buffer)."""
+    run it (without and with the responses' buffer); for ``deployment``, the Deployment
+    world's kernel as :func:`~reconsim.simulate` runs it."""
     from reconsim.model.controllers import registry
     from reconsim.model.differential import compare_cell
     from reconsim.model.kernels.count import simulate_arrays
@@ -80,6 +81,10 @@ def compile_more_kernels(kernel: str) -> None:
                 cell = make_cell(controller=name, G=60)
                 simulate(cells_frame([cell]))
                 compare_cell(cell)
+        return
+    if kernel == "deployment":  # the Deployment world's kernel, as simulate runs it
+        simulate(cells_frame([make_cell(controller="deployment", desired=3, G=5, B=5,
+                                        duration=60)]))
         return
     sys.path[:0] = sorted({str(folder) for folder in EXAMPLE_CONTROLLERS.values()})
     run = simulate_arrays if kernel == "count" else simulate_world_arrays
@@ -99,7 +104,7 @@ def start() -> list[subprocess.Popen[bytes]]:
                                 cwd=ROOT)
 
     return [*(process("compile_kernel", k) for k in KERNELS),
-            *(process("compile_more_kernels", k) for k in (*KERNELS, "events"))]
+            *(process("compile_more_kernels", k) for k in (*KERNELS, "events", "deployment"))]
 
 
 def wait(procs: list[subprocess.Popen[bytes]]) -> None:

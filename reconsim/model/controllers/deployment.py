@@ -5,7 +5,11 @@ world of their own (:mod:`reconsim.model.deployment`, the rules on docs/deployme
 Its cells read the rolling update's parameters (``max_surge``, ``max_unavailable``,
 ``min_ready``, ``rollout``) beside the world's ``desired``, ``G`` (the delay of every pod
 event to the controllers' cache), ``B``, ``grace``, ``deaths``, ``scale``, ``initial``
-and ``duration``, and give the rolling update's figures as metrics.
+and ``duration``, and give the rolling update's figures as metrics. It declares
+``compiled=False`` because its ``decide`` never runs in the round kernels: ``simulate``
+runs a frame's Deployment cells on the world's own kernel
+(:mod:`reconsim.model.kernels.deployment`, through :func:`reconsim.model.rolling.kernel_counts`),
+one cell (``run_cell``, ``reconsim run``, a trace) on its reference model.
 """
 
 from __future__ import annotations
