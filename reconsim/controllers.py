@@ -8,8 +8,8 @@
 ...                       params={"band": Param(Int(0, 1000), 1, "the gap it leaves alone")},
 ...                       steady=True)
 
-The decision's arguments and result, ``rank``, ``sees``, ``memory`` and ``steady`` are
-described in
+The decision's arguments and result, ``rank``, ``sees``, ``memory`` (by name with
+:func:`slots`) and ``steady`` are described in
 :mod:`reconsim.model.controllers.definition`; check a definition with
 :func:`reconsim.testing.check_controller` (``reconsim check-controller``).
 """
@@ -22,10 +22,11 @@ from reconsim.model.controllers.definition import (
     Param,
     Round,
     RunawayError,
+    slots,
 )
 from reconsim.model.controllers.registry import BUILT_IN, known, register, resolve
 from reconsim.model.kinds import Choice, Flag, Int, Thousandths
 
 __all__ = ["BUILT_IN", "Choice", "Controller", "ControllerError", "DecisionError", "Entry", "Flag",
            "Int", "Param", "Round", "RunawayError", "Thousandths", "known", "register",
-           "resolve"]
+           "resolve", "slots"]

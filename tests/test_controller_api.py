@@ -86,6 +86,32 @@ def test_every_example_passes_the_checker(path: Path) -> None:
     assert check_controller(f"{path.stem}:{name}", examples=25) == 25
 
 
+def test_memory_slots_by_name_are_the_positional_ones(module: Path) -> None:
+    """The hold-off example reads its memory by name (``slots``); the same controller
+    reading positions runs the same, and the declaration is the same dictionary."""
+    holdoff = registry.resolve("holdoff:HOLDOFF")
+    assert holdoff.memory == {"acted_at": -1, "target": 0}
+    name = write_module(module, "userctl_positional", """
+        from reconsim.controllers import Controller, Int, Param
+        def decide(v, p, m):
+            if m[0] >= 0 and v.t - m[0] < p.hold and v.seen != m[1]:
+                return 0
+            gap = v.desired - v.seen
+            if gap != 0:
+                m[0] = v.t
+                m[1] = v.desired
+            return gap
+        POSITIONAL = Controller("positional", decide, "the hold-off, by position",
+                                params={"hold": Param(Int(0, 100_000), 60, "hold")},
+                                memory={"acted_at": -1, "target": 0})
+    """)
+    for world in ({"G": 20, "hold": 30}, {"G": 45, "hold": 500, "restart_at": (100,),
+                                          "deaths": ((200, 3),), "B_spread": 4}):
+        by_name = run_cell(controller="holdoff:HOLDOFF", **world)
+        assert by_name == run_cell(controller=f"{name}:POSITIONAL", **world)
+        assert by_name == run_reference(make_cell(controller="holdoff:HOLDOFF", **world))
+
+
 def test_a_controller_that_depends_on_t_is_run_every_round(module: Path) -> None:
     """Not declared steady: the kernels skip no idle round, and agree with the reference."""
     name = write_module(module, "userctl_clock", """

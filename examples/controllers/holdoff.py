@@ -2,27 +2,28 @@
 for, or until ``hold`` seconds have passed.
 
 It keeps its own memory (when it acted, and the read size it then expected) instead of
-asking the loop whether its commands were observed: two memory slots, wiped by a restart.
+asking the loop whether its commands were observed: two memory slots, wiped by a restart,
+declared once with their initial values and read by name.
 """
 
-from reconsim.controllers import Controller, Int, Param
+from reconsim.controllers import Controller, Int, Param, slots
 
-ACTED_AT, TARGET = 0, 1  # its memory slots, in declared order
+M = slots(acted_at=-1, target=0)  # its memory: when it acted, the read it then expected
 
 
 def decide(v, p, m):
     """The gap, unless it acted less than ``hold`` seconds ago and the read has not yet
     reached the size it expected then."""
-    if m[ACTED_AT] >= 0 and v.t - m[ACTED_AT] < p.hold and v.seen != m[TARGET]:
+    if m[M.acted_at] >= 0 and v.t - m[M.acted_at] < p.hold and v.seen != m[M.target]:
         return 0
     gap = v.desired - v.seen
     if gap != 0:
-        m[ACTED_AT] = v.t
-        m[TARGET] = v.desired
+        m[M.acted_at] = v.t
+        m[M.target] = v.desired
     return gap
 
 
 HOLDOFF = Controller(
     "holdoff", decide, "after acting, waits until the read shows desired or hold s passed",
     params={"hold": Param(Int(0, 100_000), 60, "holdoff: seconds it waits at most")},
-    memory={"acted_at": -1, "target": 0})
+    memory=M)

@@ -26,7 +26,8 @@ The decision is ``decide(v, p, m) -> int``:
     choice its index, a number of thousandths its count of thousandths).
 ``m``, its memory
     An int64 array of its declared memory slots, in declared order, set to their initial
-    values at t = 0 and by every restart. ``decide`` may change it.
+    values at t = 0 and by every restart. ``decide`` may change it. Declared with
+    :func:`slots`, a slot is read and written by its name (``m[M.target]``).
 
 It returns the correction: ``n > 0`` creates ``n`` copies, ``n < 0`` deletes ``-n`` of
 the read's entries, 0 does nothing; an integer with ``|n| <= MAX_COPIES``.
@@ -89,6 +90,7 @@ kernels compile ``decide``; cells with ``lag`` windows, and a controller declare
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import inspect
 import keyword
@@ -231,6 +233,28 @@ class Param:
     help: str
 
 
+class Slots(enum.IntEnum):
+    """Memory slots by name (:func:`slots`): each member is its slot's index in ``m``;
+    :attr:`initial` holds the initial values by name."""
+
+    initial: Mapping[str, int]
+
+
+def slots(**initial: int) -> type[Slots]:
+    """A controller's memory, declared once: its slots by name with their initial values,
+    in order. Pass it as ``memory=``; a hook reads and writes a slot by its name, ``m[M.name]``
+    (a compile-time constant in the kernels, an ``int`` in the reference model).
+
+    >>> M = slots(acted_at=-1, target=0)
+    >>> M.target, int(M.target), dict(M.initial)
+    (<M.target: 1>, 1, {'acted_at': -1, 'target': 0})
+    """
+    functional: Any = Slots  # the functional API: a subclass with these members
+    kinds: type[Slots] = functional("M", [(name, i) for i, name in enumerate(initial)])
+    type.__setattr__(kinds, "initial", dict(initial))
+    return kinds
+
+
 @dataclass(frozen=True, eq=False)
 class Controller:
     """A controller definition (see the module's docstring).
@@ -244,6 +268,7 @@ class Controller:
     decide: Callable[..., int]
     help: str
     params: Mapping[str, Param] = field(default_factory=dict)
+    #: Slot name -> initial value, or :func:`slots` (then a dictionary like this one).
     memory: Mapping[str, int] = field(default_factory=dict)
     sees: tuple[str, ...] = ()
     steady: bool = False
@@ -286,6 +311,8 @@ class Controller:
         if self.settle is not None and (self.rank is not None or self.sees or self.steady):
             raise ControllerError(f"{where}: a controller that syncs on events takes no "
                                       "rank, sees or steady (it has less, observe and settle)")
+        if isinstance(self.memory, type) and issubclass(self.memory, Slots):
+            object.__setattr__(self, "memory", dict(self.memory.initial))
         for name, initial in self.memory.items():
             if not name.isidentifier() or not isinstance(initial, int) \
                     or isinstance(initial, bool) or abs(initial) >= 2**62:

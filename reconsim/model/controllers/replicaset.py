@@ -21,17 +21,13 @@ from __future__ import annotations
 import math
 from typing import Any, Final
 
-from reconsim.model.controllers.definition import ADDED, DELETED, Controller, Param
+from reconsim.model.controllers.definition import ADDED, DELETED, Controller, Param, slots
 from reconsim.model.controllers.expectations import TTL
 from reconsim.model.kinds import Flag
 
-#: Its memory slots: whether a record is set, its add and delete counters, the instant
-#: (ms) it was set, and the failures since the last sync without error.
-RECORDED: Final = 0
-ADD: Final = 1
-DEL: Final = 2
-AT: Final = 3
-FAILURES: Final = 4
+#: Its memory: whether a record is set, its add and delete counters, the instant (ms) it
+#: was set, and the failures since the last sync without error.
+M: Final = slots(recorded=0, add=0, dele=0, at=0, failures=0)
 #: The per-item rate limiter's base and largest delay, ms (client-go's defaults).
 RETRY_BASE_MS: Final = 5
 RETRY_MAX_MS: Final = 1_000_000
@@ -39,7 +35,7 @@ RETRY_MAX_MS: Final = 1_000_000
 
 def decide(v: Any, p: Any, m: Any) -> int:
     """The gap between ``desired`` and the active pods, once the expectations are met."""
-    if m[RECORDED] == 1 and (m[ADD] > 0 or m[DEL] > 0) and v.now - m[AT] <= p.ttl * 1000:
+    if m[M.recorded] == 1 and (m[M.add] > 0 or m[M.dele] > 0) and v.now - m[M.at] <= p.ttl * 1000:
         return 0
     return v.desired - v.seen  # type: ignore[no-any-return]
 
@@ -48,27 +44,27 @@ def settle(o: Any, p: Any, m: Any) -> int:
     """Set the record for the commands carried out, lowered by those that will never be
     observed; 0, or the retry's delay when a create failed or lost its reply."""
     if o.asked != 0:
-        m[RECORDED] = 1
-        m[AT] = o.now
-        m[ADD] = o.ok if o.asked > 0 else 0  # the creates skipped, failed or lost are written off
-        m[DEL] = -o.asked - o.not_found if o.asked < 0 else 0
+        m[M.recorded] = 1
+        m[M.at] = o.now
+        m[M.add] = o.ok if o.asked > 0 else 0  # the creates skipped, failed or lost are written off
+        m[M.dele] = -o.asked - o.not_found if o.asked < 0 else 0
     if o.failed + o.lost > 0:
-        n = m[FAILURES]
-        m[FAILURES] = n + 1
+        n = m[M.failures]
+        m[M.failures] = n + 1
         if n >= 40:
             return RETRY_MAX_MS
         return min(RETRY_BASE_MS * (1 << n), RETRY_MAX_MS)  # type: ignore[no-any-return]
-    m[FAILURES] = 0
+    m[M.failures] = 0
     return 0
 
 
 def observe(e: Any, p: Any, m: Any) -> None:
     """A creation lowers the add counter (below 0 too), a named pod's deletion the other."""
-    if m[RECORDED] == 1:
+    if m[M.recorded] == 1:
         if e.kind == ADDED:
-            m[ADD] -= 1
+            m[M.add] -= 1
         elif e.kind == DELETED and e.marked == 1:
-            m[DEL] -= 1
+            m[M.dele] -= 1
 
 
 def less(a: Any, b: Any, p: Any) -> bool:
@@ -107,5 +103,5 @@ REPLICASET = Controller(
             "log_scale_down": Param(Flag(), False,
                                     "replicaset: rank pods for deletion by the logarithm of "
                                     "their age (LogarithmicScaleDown)")},
-    memory={"recorded": 0, "add": 0, "del": 0, "at": 0, "failures": 0},
+    memory=M,
     settle=settle, observe=observe, less=less)
