@@ -240,10 +240,11 @@ class Slots(enum.IntEnum):
     initial: Mapping[str, int]
 
 
-def slots(**initial: int) -> type[Slots]:
+def slots(**initial: int) -> Any:
     """A controller's memory, declared once: its slots by name with their initial values,
     in order. Pass it as ``memory=``; a hook reads and writes a slot by its name, ``m[M.name]``
-    (a compile-time constant in the kernels, an ``int`` in the reference model).
+    (a compile-time constant in the kernels, an ``int`` in the reference model). Its
+    members are made at run time: to a type checker it is ``Any``.
 
     >>> M = slots(acted_at=-1, target=0)
     >>> M.target, int(M.target), dict(M.initial)
