@@ -113,6 +113,14 @@ def test_a_cell_it_cannot_run_is_refused_in_one_line(change: dict[str, Any],
     assert "\n" not in str(refused.value)
 
 
+def test_a_frame_names_the_row_its_world_refuses() -> None:
+    frame = cells_frame([Cell(controller="ledger", G=20),
+                         Cell(controller="deployment", desired=3, G=5, B=5, duration=60)])
+    with pytest.raises(ValueError, match=re.escape(
+            "row 1: initial must be 'desired' (a settled Deployment) or 0")):
+        simulate(frame.with_columns(initial=pl.Series([0, 2])))
+
+
 def test_a_rollout_after_the_end_leaves_the_rollouts_figures_null() -> None:
     got = run_cell(controller="deployment", desired=3, initial="desired", deaths=(),
                    rollout=(700,), duration=600)

@@ -541,7 +541,10 @@ def _simulate_rolling(cells: pl.DataFrame, rows: np.ndarray, params: tuple[Param
 
     if not checked:
         for i in np.flatnonzero(rows):
-            _cell_of(cells, int(i), params)
+            try:
+                _cell_of(cells, int(i), params)
+            except ValueError as exc:  # the cell's own refusal, and where it is
+                raise ValueError(f"row {i}: {exc}") from None
     if rows.all():
         return _with_metrics(cells, *rolling.kernel_counts(cells))
     values = _empty_values(cells.height)
