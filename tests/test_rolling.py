@@ -25,15 +25,6 @@ from reconsim.model.trace import trace_cell
 ROLLING = WORLD_METRICS["deployment"]
 
 
-def cell_of(s: deployment.Scenario) -> Cell:
-    """A data set scenario as a cell of the ``deployment`` controller."""
-    return Cell(controller="deployment", desired=s.desired, G=s.G, B=s.B,
-                min_ready=s.min_ready_seconds, grace=s.grace, max_surge=s.max_surge,
-                max_unavailable=s.max_unavailable,
-                initial="desired" if s.start == "settled" else 0, rollout=s.rollouts,
-                scale=s.scale, deaths=s.deaths, duration=s.duration)
-
-
 @pytest.fixture(scope="module")
 def dataset() -> Any:
     return load(DEPLOYMENT.data_dir)
@@ -45,7 +36,7 @@ def test_cells_reproduce_the_real_controllers(dataset: Any, half: int) -> None:
     update's metrics equal the real controllers' metrics.csv row (renamed), and the
     figures both count (creates, deletes, copy-seconds) too."""
     scenarios = list(dataset.scenarios)[200 * half:200 * (half + 1)]
-    out = simulate(cells_frame([cell_of(s) for s in scenarios]))
+    out = simulate(cells_frame([rolling.cell_of(s) for s in scenarios]))
     real = dataset.metrics.filter(pl.col("id").is_in([s.id for s in scenarios]))
     assert out.height == real.height == 200
     expected = real.select(
@@ -221,7 +212,7 @@ def test_the_kernel_path_is_the_reference_path_on_the_data_set(dataset: Any,
                                                                 half: int) -> None:
     """Every data set scenario as a cell: every metric column and the responses, from the
     kernel, equal the reference path's."""
-    assert_as_reference([cell_of(s) for s in list(dataset.scenarios)[200 * half:
+    assert_as_reference([rolling.cell_of(s) for s in list(dataset.scenarios)[200 * half:
                                                                      200 * (half + 1)]])
 
 

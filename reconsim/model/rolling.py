@@ -40,6 +40,17 @@ ROLLING_METRICS: Final[Mapping[str, str]] = {
     for name in WORLD_METRICS["deployment"]}
 
 
+def cell_of(scenario: deployment.Scenario) -> Cell:
+    """A scenario (of the Deployment data set, say) as a cell of the ``deployment``
+    controller: :func:`reconsim.model.deployment.scenario_of` the other way."""
+    s = scenario
+    return Cell(controller="deployment", desired=s.desired, G=s.G, B=s.B,
+                min_ready=s.min_ready_seconds, grace=s.grace, max_surge=s.max_surge,
+                max_unavailable=s.max_unavailable,
+                initial="desired" if s.start == "settled" else 0, rollout=s.rollouts,
+                scale=s.scale, deaths=s.deaths, duration=s.duration)
+
+
 def run(cell: Cell) -> tuple[list[dict[str, int]], dict[str, Any]]:
     """The cell's per-second trace (:data:`reconsim.model.deployment.TRACE_COLUMNS`) and
     its metrics (:data:`reconsim.model.metrics.METRICS` and the responses)."""
