@@ -246,6 +246,33 @@ def test_pod_less_is_the_replicaset_controllers(  # noqa: PLR0917
                                      now) == expected
 
 
+def _go_age_rank(second: int, now: int) -> int:
+    """Go's way: ``floor(log2(float64(age)))``."""
+    age = now - second * SECOND
+    return int(math.log2(float(age))) if age > 0 else -1
+
+
+@given(st.integers(0, 10**6), st.integers(0, 62), st.integers(-(1 << 12), 1 << 12),
+       st.integers(0, (1 << 62) - 1))
+def test_age_rank_is_gos_float_log2(second: int, power: int, near: int, far: int) -> None:
+    """The ages near a power of two (where float64 rounds), and anywhere."""
+    for age in ((1 << power) + near, (1 << power) + (near << max(0, power - 24)),
+                far >> (62 - power), 0, -near):
+        now = second * SECOND + min(age, 1 << 62)
+        assert deployment_rules.age_rank(second, now) == _go_age_rank(second, now)
+    assert deployment_rules.age_rank(deployment_rules.NOT_READY, 5) == -1
+
+
+def test_age_rank_at_every_power_of_two() -> None:
+    for power in range(63):
+        for near in range(-3, 4):
+            age = (1 << power) + near
+            if 0 < age <= 1 << 62:
+                assert deployment_rules.age_rank(0, age) == _go_age_rank(0, age), age
+    # float64 rounds 2**53 - 1 ns up to 2**53: Go's rank is 53, the exact age's 52
+    assert deployment_rules.age_rank(0, (1 << 53) - 1) == 53
+
+
 def test_the_bucket_and_backoff_are_workqueues() -> None:
     assert [workqueue.exponential_delay(n) for n in (0, 3)] == [5 * workqueue.MS,
                                                                 40 * workqueue.MS]

@@ -121,7 +121,20 @@ def age_rank(second: int, now: int) -> int:
     if second == NOT_READY:
         return -1
     age = now - second * SECOND
-    return int(math.log2(float(age))) if age > 0 else -1
+    if age <= 0:
+        return -1
+    # The exponent of age's highest bit, in six halvings: floor(log2) of the exact age.
+    rank, high = 0, age
+    for bits in (32, 16, 8, 4, 2, 1):
+        if high >> bits:
+            high >>= bits
+            rank += bits
+    # Go's float64 log2 gives the same integer part except, perhaps, within a hair of a
+    # power of two (the age rounded to 53 bits, the logarithm rounded): there, Go's way.
+    margin = (1 << rank) >> 20
+    if age - (1 << rank) <= margin or (2 << rank) - age <= margin:
+        return int(math.log2(float(age)))
+    return rank
 
 
 def ranked_less(a_uid: int, a_created: int, a_ready: int, a_created_rank: int,  # noqa: PLR0913, PLR0917

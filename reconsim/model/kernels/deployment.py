@@ -189,7 +189,9 @@ def _swap_at(items: Int64Array, i: int, j: int) -> None:
         items[i, r], items[j, r] = items[j, r], items[i, r]
 
 
-_sort_scope: dict[str, Any] = {"less_at": _jit(_less_at), "swap_at": _jit(_swap_at)}
+# (inlined in the sort's functions: a comparison is a few loads, less than a call that
+# passes the array)
+_sort_scope: dict[str, Any] = {"less_at": _jit(_less_at, _A), "swap_at": _jit(_swap_at, _A)}
 for _name in ("insertion_sort", "sift_down", "median", "partial_insertion_sort",
               "sort_range"):
     _sort_scope[_name] = _jit(getattr(gosort, _name), **_sort_scope)
@@ -615,11 +617,11 @@ def _gone(pods: Int64Array, rs: Int64Array, uid: int) -> None:
 
 
 @numba.njit(cache=True, nogil=True, inline=_A)
-def _sample(rs: Int64Array, dm: Int64Array, sv: int, sp: int, uv: int, up: int,  # noqa: PLR0913, PLR0917
-            row: Int64Array,
-            t: int, n_rs: int) -> None:
+def _sample(rs: Int64Array, dm: Int64Array, surge: int, unavailable: int,  # noqa: PLR0913, PLR0917
+            row: Int64Array, t: int, n_rs: int) -> None:
     """The state columns of second ``t``'s trace row (the counts are kept in it), the
-    ReplicaSets ``0 … n_rs - 1``."""
+    ReplicaSets ``0 … n_rs - 1``; ``surge`` and ``unavailable`` resolved against the
+    Deployment's spec.replicas."""
     new = dm[_API, _TMPL] - 1
     if new >= n_rs or not rs[_EXISTS, new]:
         new = -1
@@ -662,7 +664,6 @@ def _sample(rs: Int64Array, dm: Int64Array, sv: int, sp: int, uv: int, up: int, 
     row[r.STATUS_COMPLETE] = 1 if (c >= 0 and dm[_API, _C0 + 5 * c + _CS] == 1
                                    and dm[_API, _C0 + 5 * c + _CR] == _NEW_RS_AVAILABLE
                                    and dm[_API, _OG] >= dm[_API, _DGEN]) else 0
-    surge, unavailable = _resolve(sv, sp, uv, up, desired)
     row[r.MAX_SURGE_R] = surge
     row[r.MAX_UNAVAILABLE_R] = unavailable
 
@@ -895,6 +896,9 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
     acc_desired = desired0
     next_event = _next_event(-1, duration, deaths_at, d_lo, d_hi, scale_at, s_lo, s_hi)
     rounds = 0
+    # the fenceposts (maxSurge, MaxUnavailable) of the last spec.replicas resolved
+    fp_desired = desired0
+    fp_surge, fp_unav = _resolve(sv, sp, uv, up, desired0)
 
     if not cold:  # D6: the settled objects, listed by the fresh caches at t = 0
         surge0 = _resolve(sv, sp, uv, up, desired0)[0]
@@ -1007,7 +1011,10 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                                 rs[_VSAVAIL, k] = rs[_SAVAIL, k]
                         listed = n_rs  # the ReplicaSets the sync listed (0 … listed - 1)
                         d_repl = dm[_SYNC, _DREPL]
-                        surge, max_unav = _resolve(sv, sp, uv, up, d_repl)
+                        if d_repl != fp_desired:  # the fenceposts of a new count
+                            fp_desired = d_repl
+                            fp_surge, fp_unav = _resolve(sv, sp, uv, up, d_repl)
+                        surge, max_unav = fp_surge, fp_unav
                         most = d_repl + surge
                         new = dm[_SYNC, _TMPL] - 1  # its ReplicaSet, if listed
                         # the old ones in creation order (creation second, then name)
@@ -1094,7 +1101,7 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                                 current = 0
                                 for j in range(n_old):
                                     current += rs[_VREPL, items[j, 2]]
-                                surge_up = _scaled(sv, sp, d_repl, True)
+                                surge_up = surge  # (maxSurge: the fencepost's surge)
                                 size = _new_rs_new_replicas(d_repl, surge_up, current, 0)
                                 k = new
                                 rs[_EXISTS, k] = 1
@@ -1142,7 +1149,7 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                                     for j in range(n_old):
                                         total += rs[_VREPL, items[j, 2]]
                                     target = _new_rs_new_replicas(
-                                        d_repl, _scaled(sv, sp, d_repl, True), total,
+                                        d_repl, surge, total,
                                         rs[_VREPL, new])
                                 if rs[_VREPL, new] != target:
                                     rev = new_rev
@@ -1505,7 +1512,10 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                     not pods[uid, _DELETING]:
                 pods[uid, _COUNTED] = 1
                 rs[_NTAV, pods[uid, _OWNER]] += 1
-        _sample(rs, dm, sv, sp, uv, up, row, t, n_rs_max)
+        if dm[_API, _DREPL] != fp_desired:
+            fp_desired = dm[_API, _DREPL]
+            fp_surge, fp_unav = _resolve(sv, sp, uv, up, fp_desired)
+        _sample(rs, dm, fp_surge, fp_unav, row, t, n_rs_max)
         _add_seconds(m, row, 1, after, last_change)
         if t == next_event:
             last = -1
