@@ -23,7 +23,6 @@ from reconsim.model.kernels.deployment import (
     scenario_arrays,
     simulate_deployment_arrays,
 )
-from reconsim.model.params import Cell
 from reconsim.model.simulate import _with_metrics, cells_frame
 
 #: The data set repeated this many times: the kernel's batch.
@@ -35,14 +34,6 @@ SAMPLE_EVERY = 20 if QUICK else 5
 @pytest.fixture(scope="module")
 def scenarios() -> list[deployment.Scenario]:
     return list(load(DEPLOYMENT.data_dir).scenarios)
-
-
-def _cell(s: deployment.Scenario) -> Cell:
-    return Cell(controller="deployment", desired=s.desired, G=s.G, B=s.B,
-                min_ready=s.min_ready_seconds, grace=s.grace, max_surge=s.max_surge,
-                max_unavailable=s.max_unavailable,
-                initial="desired" if s.start == "settled" else 0, rollout=s.rollouts,
-                scale=s.scale, deaths=s.deaths, duration=s.duration)
 
 
 def _record(benchmark, name: str, n: int, cpu: list[float]) -> float:  # type: ignore[no-untyped-def]
@@ -83,7 +74,7 @@ def test_deployment_kernel(benchmark, scenarios) -> None:  # type: ignore[no-unt
 def test_deployment_frame_to_table(benchmark, scenarios) -> None:  # type: ignore[no-untyped-def]
     """A frame of the world's cells to its table: the kernel's arrays encoded from the
     frame, the kernel, the metrics' columns and the responses."""
-    frame = pl.concat([cells_frame([_cell(s) for s in scenarios])] * REPEATS)
+    frame = pl.concat([cells_frame([rolling.cell_of(s) for s in scenarios])] * REPEATS)
     _with_metrics(frame[:8], *rolling.kernel_counts(frame[:8]))  # compile or load
     cpu: list[float] = []
 
