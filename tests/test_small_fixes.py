@@ -215,6 +215,12 @@ def test_a_grid_refuses_an_axis_that_would_reach_a_users_controller_only(
     assert parsed('["holdoff:HOLDOFF"]', "restart_at = [[], [10]]") == 2
     assert parsed('["deadband:DEADBAND"]', "restart_at = [[], [10]]") == 1  # loses nothing
     assert parsed('["deadband:DEADBAND"]', "ttl = 300") == 1  # the default: nothing given
+    # so are the built-ins: no cell of ledger's would take a ttl
+    with pytest.raises(SpecError, match=re.escape(
+            "grid.ttl: 5 does not apply to controller 'ledger' (ttl is a parameter of "
+            "expectations and replicaset only)")):
+        parsed('["ledger"]', "ttl = 5")
+    assert parsed('["ledger", "replicaset"]', "ttl = [5, 10]") == 3
     path = tmp_path / "spec.toml"
     path.write_text(spec.format(folder=EXAMPLES, controllers='["deadband:DEADBAND"]',
                                 axis="ttl = 30"), encoding="utf-8")

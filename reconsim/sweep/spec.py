@@ -567,20 +567,19 @@ def _delay_tables(raw: Any, base: Path) -> dict[str, tuple[Any, ...]]:
 
 def _refuse_inapplicable(grid: Mapping[str, Any], axes: Mapping[str, tuple[Any, ...]],
                          controllers: tuple[tuple[str, str], ...]) -> None:
-    """Refuse an axis the grid names that applies to none of its controllers, one of them a
-    user's (``ttl`` beside ``ledger`` and ``deadband``): it would be given to the user's
-    controller, as :func:`~reconsim.model.params.refuse_inapplicable` refuses. An axis that
-    applies to some of them multiplies those only."""
-    if not controllers:
-        return
-    user = controllers[0][0]
+    """Refuse an axis the grid names, off its default, that applies to none of its
+    controllers (``ttl`` beside ``ledger`` alone, or beside ``ledger`` and ``deadband``):
+    no cell would take it, as :func:`~reconsim.model.params.refuse_inapplicable` refuses
+    it for one cell (the line names a user's controller if the grid has one). An axis
+    that applies to some of them multiplies those only."""
+    first = controllers[0][0] if controllers else axes["controller"][0]
     for axis in grid:
         name = "deaths" if axis == "schedule" else axis
         if axis == "controller" or any(applies(name, c) for c in axes["controller"]):
             continue
         for value in axes[axis]:
             try:
-                refuse_inapplicable(name, value, user, "grid.")
+                refuse_inapplicable(name, value, first, "grid.")
             except ValueError as exc:
                 raise SpecError(str(exc)) from None
 
