@@ -395,20 +395,20 @@ def _one_world(axes: Mapping[str, Sequence[Any]]) -> None:
     an axis of a parameter the world does not read, off its default, or a combination of
     its own parameters it refuses (both budgets 0, rollouts out of order ...)."""
     controllers = axes["controller"]
-    worlds = [c for c in controllers if c in registry.BUILT_IN
-              and registry.BUILT_IN[c].world is not None]
+    worlds = [c for c in controllers if registry.get(c).world is not None]
     if not worlds:
         return
+    world = registry.get(worlds[0]).world
     if len(set(controllers)) > 1:
         raise SpecError(f"grid.controller: {worlds[0]!r} runs in a world of its own (the "
-                        f"{registry.BUILT_IN[worlds[0]].world} world): give it a spec of its "
+                        f"{world} world): give it a spec of its "
                         f"own (got {', '.join(map(str, controllers))})")
     for axis, values in axes.items():
         if axis in DEFAULTS and axis not in CELL_PARAMS:
             for v in values:
                 if v != DEFAULTS[axis]:
                     raise SpecError(f"grid.{axis}: {shown(v)} is not a rule of the "
-                                    f"{registry.BUILT_IN[worlds[0]].world} world; leave it at "
+                                    f"{world} world; leave it at "
                                     f"its default ({shown(DEFAULTS[axis])})")
     first = {a: v[0] for a, v in axes.items() if a in DEFAULTS and v}
     # (the axes the world's refusals read together; the largest desired and duration alone
