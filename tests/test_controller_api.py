@@ -19,7 +19,14 @@ import pytest
 
 from reconsim import run_cell, run_reference, trace
 from reconsim.cli import main
-from reconsim.controllers import Controller, ControllerError, Int, Param, RunawayError
+from reconsim.controllers import (
+    Controller,
+    ControllerError,
+    Int,
+    Param,
+    RunawayError,
+    slots,
+)
 from reconsim.errors import ReconsimError
 from reconsim.model import differential
 from reconsim.model.controllers import registry
@@ -91,6 +98,9 @@ def test_memory_slots_by_name_are_the_positional_ones(module: Path) -> None:
     reading positions runs the same, and the declaration is the same dictionary."""
     holdoff = registry.resolve("holdoff:HOLDOFF")
     assert holdoff.memory == {"acted_at": -1, "target": 0}
+    for bad in ("initial", "_hidden", "del", "mro"):  # not a name a hook could read it by
+        with pytest.raises(ControllerError, match=re.escape(f"memory slot {bad!r}: a slot's")):
+            slots(**{bad: 0})
     name = write_module(module, "userctl_positional", """
         from reconsim.controllers import Controller, Int, Param
         def decide(v, p, m):

@@ -250,6 +250,11 @@ def slots(**initial: int) -> Any:
     >>> M.target, int(M.target), dict(M.initial)
     (<M.target: 1>, 1, {'acted_at': -1, 'target': 0})
     """
+    for name in initial:
+        if name == "initial" or not name.isidentifier() or keyword.iskeyword(name) \
+                or name.startswith("_") or name == "mro":
+            raise ControllerError(f"memory slot {name!r}: a slot's name is an identifier, not "
+                                  "a keyword, 'initial' or 'mro', and does not start with _")
     functional: Any = Slots  # the functional API: a subclass with these members
     kinds: type[Slots] = functional("M", [(name, i) for i, name in enumerate(initial)])
     type.__setattr__(kinds, "initial", dict(initial))
