@@ -154,6 +154,9 @@ def test_a_sweep_of_the_deployment_world_reports_what_applies(tmp_path: Path) ->
     assert [t.split(". ", 1)[-1] for t in titles if ". " in t] == [
         "The rolling update", "Controllers compared"]
     assert "no loop period and no ledger" in page
+    # its introduction is the rolling update's, not the ledger loop's
+    assert "A <strong>rolling update</strong> replaces a Deployment's pods" in page
+    assert "<strong>reconciliation loop</strong> keeps a service" not in page
     mixed = tmp_path / "mixed.toml"
     both = grid.replace('"deployment"', '["ledger", "deployment"]')
     mixed.write_text(f'name = "mixed"\n[grid]\n{both}[schedule.none]\nevents = []\n')
