@@ -46,6 +46,7 @@ import polars as pl
 from reconsim.model.controllers.expectations import EXPECTATIONS_TIMEOUT
 from reconsim.model.delays import PPM
 from reconsim.model.deployment import PROGRESS_DEADLINE
+from reconsim.model.kinds import NAMED
 from reconsim.model.params import DEFAULTS
 
 #: The overshoot law as text, for each value of ``observe``: what every page and table shows.
@@ -487,7 +488,7 @@ def step_columns(columns: Collection[str] | None = None) -> list[pl.Expr]:
     ledger, intent = pl.col("controller") == "ledger", pl.col("controller") == "intent"
     up = delta > 0
     initial = _param("initial", columns).cast(pl.Int64)
-    settled = (initial == -1) | (initial == _int("desired"))
+    settled = (initial == NAMED) | (initial == _int("desired"))
     first_death = pl.col("deaths").list.eval(pl.element().struct.field("at")).list.min()
     reach = pl.when(up & ledger).then(first_round + blind * u + b).when(up).then(
         first_round + b).otherwise(first_round + stale * u)
@@ -557,8 +558,6 @@ ROLLOUT_EXCLUSIONS: Final = {
 }
 #: The hidden columns of :func:`rollout_columns`.
 ROLLOUT_PREFIX: Final = "__rollout_"
-#: How a stored ``initial`` holds "desired" (a settled start; :data:`reconsim.model.kinds.NAMED`).
-NAMED_INITIAL: Final = -1
 
 
 def resolved_budget(value: pl.Expr, desired: pl.Expr, *, round_up: bool) -> pl.Expr:
@@ -678,8 +677,8 @@ def rollout_columns(columns: Collection[str] | None = None) -> list[pl.Expr]:
     end = at + law
     duration = _int("duration")
     initial = (_int("initial") if columns is None or "initial" in columns
-               else pl.lit(NAMED_INITIAL, dtype=pl.Int64))
-    settled = (initial == NAMED_INITIAL) | (initial == n)
+               else pl.lit(NAMED, dtype=pl.Int64))
+    settled = (initial == NAMED) | (initial == n)
     second = pl.col("rollout").list.get(1, null_on_oob=True).cast(pl.Int64)
     scale_at = pl.col("scale").list.eval(pl.element().struct.field("at")).list.min()
     death_at = pl.col("deaths").list.eval(pl.element().filter(

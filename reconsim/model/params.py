@@ -25,6 +25,7 @@ import polars as pl
 from reconsim.errors import ReconsimError
 from reconsim.model import delays, deployment, rng
 from reconsim.model.controllers import BUILT_IN, Controller, registry
+from reconsim.model.controllers.expectations import TTL
 from reconsim.model.controllers.registry import ControllerKind
 from reconsim.model.deployment import MAX_ROLLOUTS
 from reconsim.model.kinds import (
@@ -151,7 +152,6 @@ _ROLLING: Final = tuple(c.name for c in BUILT_IN.values() if c.world == "deploym
 #: The largest ``max_surge`` percentage (Kubernetes sets none; a budget of ten times desired
 #: is past any use).
 MAX_PERCENT: Final = 1000
-_TTL: Final = BUILT_IN["expectations"].params["ttl"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -201,7 +201,7 @@ class Cell:
     gain: float = field(default=1.0, metadata=declare(
         Thousandths(open_below=True), "damping: a round corrects ceil(gain x |diff|); gain in "
         "(0, 1], a multiple of 0.001", variant=True))
-    ttl: int = field(default=_TTL.default, metadata=built_in_param("ttl"))
+    ttl: int = field(default=TTL.default, metadata=built_in_param("ttl"))
     restart_at: tuple[int, ...] = field(default=(), metadata=declare(
         Times(), "seconds at which the controller restarts and forgets its memory",
         applies=REMEMBERING, variant=True))

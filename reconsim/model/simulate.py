@@ -111,7 +111,7 @@ def simulate_cell(cell: Cell) -> dict[str, Any]:
     (Python numbers, None for a null), from the kernel that :func:`simulate` would pick,
     called with the cell's arrays (:func:`cell_arrays`) instead of a frame's."""
     controller = registry.get(cell.controller)
-    if not controller.compiled or controller.world is not None:  # one cell: its model
+    if not controller.compiled:
         from reconsim.model.reference import run_reference
 
         return run_reference(cell)

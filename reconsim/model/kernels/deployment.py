@@ -70,6 +70,7 @@ from reconsim.model.deployment import (
     REVISION_HISTORY_LIMIT,
     TRACE_COLUMNS,
     Scenario,
+    int_or_percent,
 )
 from reconsim.model.deployment import METRIC_COLUMNS as _METRIC_COLUMNS
 from reconsim.model.kernels import rules as shared_rules
@@ -1826,12 +1827,6 @@ def simulate_deployment_arrays(
     return out
 
 
-def _percent(value: int | str) -> tuple[int, int]:
-    if isinstance(value, str):
-        return int(value.removesuffix("%")), 1
-    return int(value), 0
-
-
 def scenario_arrays(scenarios: Sequence[Scenario]) -> dict[str, Int64Array]:
     """The kernel's arrays (:data:`DEPLOYMENT_INPUTS`) of the reference model's scenarios,
     in order."""
@@ -1842,7 +1837,7 @@ def scenario_arrays(scenarios: Sequence[Scenario]) -> dict[str, Int64Array]:
         for name in ("desired", "G", "B", "min_ready_seconds", "grace", "duration"):
             cols[name].append(getattr(s, name))
         for name in ("max_surge", "max_unavailable"):
-            value, percent = _percent(getattr(s, name))
+            value, percent = int_or_percent(getattr(s, name), name)
             cols[name].append(value)
             cols[f"{name}_percent"].append(percent)
         cols["start"].append(STARTS.index(s.start))

@@ -15,8 +15,8 @@ leave the availability budget after the rollout starts
 listed, the unchecked cells counted by reason. A table without such cells (every sweep of
 the copies' world) leaves the section out.
 
-Two streaming queries: the groups, one ``group_by``; the law's counts and its failures,
-one ``group_by`` and one filter. The table's list parameters are read as stored where the
+Streaming queries: the head counts, the law's verdict, the groups (one ``group_by``) and
+the law's failures (one filter). The table's list parameters are read as stored where the
 loader kept them (``scale`` and ``deaths``) and ``rollout`` is read back from its flat
 text where it was flattened.
 """
@@ -40,7 +40,7 @@ from reconsim.model.laws import (
     WAVE_TIME,
     rollout_columns,
 )
-from reconsim.model.metrics import nearest_rank
+from reconsim.model.metrics import percentile_expr
 from reconsim.report.blocks import macro
 from reconsim.report.charts import WIDTH, Figure, finish, inline
 from reconsim.report.claims import Claim
@@ -163,11 +163,8 @@ def rollouts(table: Table) -> pl.LazyFrame | None:
 
 def _spread(values: pl.Expr) -> list[pl.Expr]:
     """A group's median, p95 (nearest rank) and max of ``values`` (nulls left out)."""
-    v = values.drop_nulls().sort()
-    n = v.len()
-    return [*(v.get(pl.max_horizontal(nearest_rank(p, n) - 1, 0), null_on_oob=True)
-              .alias(f"duration_{name}") for name, p in LEVELS.items()),
-            v.max().alias("duration_max")]
+    return [*(percentile_expr(values, p).alias(f"duration_{name}")
+              for name, p in LEVELS.items()), values.max().alias("duration_max")]
 
 
 def _groups(rows: pl.LazyFrame) -> tuple[BudgetGroup, ...]:
