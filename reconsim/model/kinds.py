@@ -335,8 +335,9 @@ class IntOrPercent(Kind):
             raise ValueError(f"{name}: column must be strings ('3', '25%'), got dtype {dtype}")
 
     @staticmethod
-    def _parts(col: pl.Expr) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
-        """Whether each value has the form, its number, whether it is a percentage."""
+    def parts(col: pl.Expr) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
+        """Whether each value of a column of this kind has the form, its number (null where
+        it has not), whether it is a percentage."""
         text = col.cast(pl.String)
         return (text.str.contains(r"^[0-9]{1,12}%?$"),
                 text.str.strip_chars_end("%").cast(pl.Int64, strict=False),
@@ -344,7 +345,7 @@ class IntOrPercent(Kind):
 
     def stats(self, name: str) -> list[pl.Expr]:
         col = pl.col(name)
-        well_formed, number, percent = self._parts(col)
+        well_formed, number, percent = self.parts(col)
         bad = ~well_formed | (percent & (number > self.max_percent)) | (
             ~percent & (number > self.maximum))
         return [col.filter(bad.fill_null(False)).first().alias(f"{name}:bad")]
@@ -354,11 +355,9 @@ class IntOrPercent(Kind):
             self._fail(name, row[f"{name}:bad"])
 
     def arrays(self, name: str, column: pl.Series) -> dict[str, NDArray[Any]]:
-        frame = column.to_frame("v").select(
-            pl.col("v").cast(pl.String).str.strip_chars_end("%").cast(pl.Int64)
-            .fill_null(0).alias("n"),
-            pl.col("v").cast(pl.String).str.ends_with("%").fill_null(False)
-            .cast(pl.Int64).alias("p"))
+        _, number, percent = self.parts(pl.col("v"))
+        frame = column.to_frame("v").select(number.fill_null(0).alias("n"),
+                                            percent.fill_null(False).cast(pl.Int64).alias("p"))
         return {name: frame["n"].to_numpy(), f"{name}_percent": frame["p"].to_numpy()}
 
     def argument(self, help: str, default: Any) -> dict[str, Any]:

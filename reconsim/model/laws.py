@@ -46,7 +46,7 @@ import polars as pl
 from reconsim.model.controllers.expectations import EXPECTATIONS_TIMEOUT
 from reconsim.model.delays import PPM
 from reconsim.model.deployment import PROGRESS_DEADLINE
-from reconsim.model.kinds import NAMED
+from reconsim.model.kinds import NAMED, IntOrPercent
 from reconsim.model.params import DEFAULTS
 
 #: The overshoot law as text, for each value of ``observe``: what every page and table shows.
@@ -569,9 +569,7 @@ def resolved_budget(value: pl.Expr, desired: pl.Expr, *, round_up: bool) -> pl.E
     >>> f.select(resolved_budget(pl.col("v"), pl.col("n"), round_up=True))["v"].to_list()
     [1, 1, 3]
     """
-    text = value.cast(pl.String)
-    percent = text.str.ends_with("%")
-    number = text.str.strip_suffix("%").cast(pl.Int64)
+    _, number, percent = IntOrPercent.parts(value)
     scaled = number * desired
     share = _ceil_div(scaled, pl.lit(100)) if round_up else scaled // 100
     return pl.when(percent).then(share).otherwise(number)
