@@ -28,7 +28,8 @@ def tests(session: nox.Session) -> None:
     xdist = ["-n", "auto", "--dist", "worksteal"]
     if any(a.replace(" ", "") in ("no:xdist", "-pno:xdist") for a in session.posargs):
         xdist = []  # -p no:xdist knows no -n
-    session.run("pytest", *xdist, *session.posargs)
+    # the slowest tests named at the end, so that one creeping past its budget shows
+    session.run("pytest", *xdist, "--durations=15", *session.posargs)
 
 
 @nox.session(python=PYTHON)
