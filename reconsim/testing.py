@@ -29,6 +29,7 @@ from reconsim.model.params import (
     TRIGGERS,
     Cell,
     applies,
+    options_of,
     parameter,
 )
 
@@ -40,7 +41,7 @@ T = TypeVar("T")
 
 #: reconsim's controllers that decide in rounds: :func:`cells` draws them when it is not
 #: told which (:func:`event_cells` draws those that sync on events).
-IN_ROUNDS: Final = tuple(name for name, c in registry.BUILT_IN.items()
+IN_ROUNDS: Final = tuple(c.name for c in registry.built_in()
                          if not c.syncs_on_events and c.world is None)
 
 
@@ -51,8 +52,8 @@ def cells(draw: st.DrawFn, max_duration: int = 240, controllers: tuple[str, ...]
     several deaths in one second, deaths larger than the live count, deaths after the end,
     changes of desired (up, down, to the same count, at a death's second, after the end);
     every controller that decides in rounds (or those named) and variant: observe,
-    max_per_round, gain, ttl (0 too), restarts, and a user's controller's own
-    parameters."""
+    max_per_round, gain, restarts, and the controller's own parameters, fields (ttl, 0
+    too) and options alike, each drawn for a controller that declares it."""
     duration = draw(st.integers(0, max_duration))
     at = st.integers(0, duration + 30)  # some events fall after the end of the run
     events: list[tuple[int, int]] = draw(st.lists(st.tuples(at, st.integers(0, 20)),
@@ -67,8 +68,8 @@ def cells(draw: st.DrawFn, max_duration: int = 240, controllers: tuple[str, ...]
                   st.integers(0, 14)), max_size=3))
     scale = tuple(sorted(dict(c for c in changes if c[0] >= 1).items()))
     controller = registry.get(draw(st.sampled_from(controllers or IN_ROUNDS)))
-    options = () if controller.name in registry.BUILT_IN else tuple(
-        (name, draw(_values(param.kind))) for name, param in controller.params.items())
+    options = tuple((name, draw(_values(param.kind)))
+                    for name, param in options_of(controller).items())
     return Cell(
         controller=controller.name,
         desired=draw(st.integers(0, 10)),
@@ -82,14 +83,14 @@ def cells(draw: st.DrawFn, max_duration: int = 240, controllers: tuple[str, ...]
         observe=draw(st.sampled_from(OBSERVE)),
         max_per_round=draw(st.none() | st.integers(1, 8)),
         gain=draw(st.sampled_from((1.0, 1.0, 0.999, 0.75, 0.5, 0.333, 0.1, 0.001))),
-        # drawn only for the controllers it applies to: another's is refused
+        # drawn only for the controllers that declare it: another's is refused
         ttl=draw(st.integers(0, 120)) if applies("ttl", controller.name)
         else parameter("ttl").default,
         restart_at=tuple(draw(st.lists(st.integers(0, duration + 10), max_size=3))),
         options=options,
-        # drawn only for the controller that has it: the others' cells stay as they were
-        log_scale_down=draw(st.booleans()) if controller.name in registry.BUILT_IN
-        and "log_scale_down" in controller.params else False,
+        # drawn only for the controllers that declare it: the others' cells stay as they were
+        log_scale_down=draw(st.booleans()) if applies("log_scale_down", controller.name)
+        else False,
         # a running service: often none, often settled, sometimes more or fewer than desired
         initial=draw(st.one_of(st.just(0), st.just("desired"), st.integers(0, 14))),
     )
@@ -161,7 +162,7 @@ def event_cells(max_duration: int = 200, controllers: tuple[str, ...] = ()
                 ) -> st.SearchStrategy[Cell]:
     """:func:`world_cells` of the controllers that sync on events (default: reconsim's own,
     ``replicaset``)."""
-    names = controllers or tuple(name for name, c in registry.BUILT_IN.items()
+    names = controllers or tuple(c.name for c in registry.built_in()
                                  if c.syncs_on_events and c.world is None)
     return world_cells(max_duration=max_duration, controllers=names)
 

@@ -101,13 +101,13 @@ def test_every_declared_parameter_reaches_the_table() -> None:
 
 
 def test_every_parameter_reaches_the_kernel_and_the_command_line() -> None:
-    from reconsim.model.controllers import BUILT_IN
+    from reconsim.model.controllers import registry
     from reconsim.model.kernels.arrays import controller_params
     from reconsim.model.kernels.count import COUNT_INPUTS
     from reconsim.model.kernels.world import WORLD_INPUTS
 
     arrays = kernel_inputs(cells_frame([Cell()]))
-    assert controller_params(BUILT_IN.values()) == ("ttl", "log_scale_down")
+    assert controller_params(registry.built_in()) == ("ttl", "log_scale_down")
     assert set(arrays) == {*WORLD_INPUTS, "ttl", "log_scale_down"}
     # (every parameter but a world of its own's, which that world reads itself)
     assert {k.split("_offsets")[0] for k in arrays} >= set(PARAM_NAMES) - set(WORLD_OWN)

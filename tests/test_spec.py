@@ -13,15 +13,15 @@ import pytest
 
 from reconsim import CONTROLLERS
 from reconsim.model import delays
-from reconsim.model.controllers import BUILT_IN
+from reconsim.model.controllers import registry
 from reconsim.sweep.grid import expand
 from reconsim.sweep.spec import AXES, DEFAULT_SCHEDULE, SpecError, load_spec, parse_spec
 
 SPECS = Path(__file__).resolve().parent.parent / "sweeps"
 #: The built-in controllers that decide once a round: seed 001's sweeps take them all (the
 #: one that syncs on events, replicaset, is swept in the Kubernetes world).
-IN_ROUNDS = {name for name in CONTROLLERS
-             if not BUILT_IN[name].syncs_on_events and BUILT_IN[name].world is None}
+IN_ROUNDS = {name for name in CONTROLLERS if not registry.get(name).syncs_on_events
+             and registry.get(name).world is None}
 
 
 def test_axes_are_the_model_parameters_with_schedule_for_deaths() -> None:

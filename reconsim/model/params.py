@@ -24,7 +24,7 @@ import polars as pl
 
 from reconsim.errors import ReconsimError
 from reconsim.model import delays, deployment, rng
-from reconsim.model.controllers import BUILT_IN, Controller, registry
+from reconsim.model.controllers import Controller, Param, registry
 from reconsim.model.controllers.expectations import TTL
 from reconsim.model.controllers.registry import ControllerKind
 from reconsim.model.deployment import MAX_ROLLOUTS
@@ -61,9 +61,10 @@ __all__ = ["DEATHS_DTYPE", "FAULT_KINDS", "MAX_COPIES", "MAX_EVENTS", "MAX_SECON
            "METRICS", "METRIC_NAMES", "UNLIMITED", "Deaths", "IntOrParam", "Kind", "Metric",
            "permille", "shown"]
 
-#: Controller name -> one-line description, from their definitions
-#: (:mod:`reconsim.model.controllers`). The order fixes their codes in the kernels' inputs.
-CONTROLLERS: Final[Mapping[str, str]] = {c.name: c.help for c in BUILT_IN.values()}
+#: reconsim's own controllers: name -> one-line description, from their definitions
+#: (:func:`reconsim.model.controllers.registry.built_in`). The order fixes their codes in
+#: the kernels' inputs.
+CONTROLLERS: Final[Mapping[str, str]] = {c.name: c.help for c in registry.built_in()}
 
 #: When a copy reaches the ledger: G seconds after it is ready (the seed's), or after it
 #: is created (the way Kubernetes counts Pending pods as replicas).
@@ -76,6 +77,15 @@ REMEMBERING: Final = "remembering"
 #: events (:mod:`reconsim.model.events`) lists a copy from its creation, as an informer's
 #: cache does.
 IN_ROUNDS: Final = "in rounds"
+#: What a controller's own parameter applies to (``ttl``, ``log_scale_down``, a user's
+#: controller's options): every controller that declares it.
+DECLARING: Final = "declaring"
+#: What a rolling update's parameters apply to: every controller of the Deployment world.
+ROLLING: Final = "rolling"
+#: The rules by which a parameter is some controllers' own: given off its default to
+#: another, it is refused (:func:`refuse_inapplicable`). The others apply by what a
+#: controller does, and to the rest they change nothing.
+OWN: Final = (DECLARING, ROLLING)
 
 # --- the richer world: its names and record shapes ---
 #: Which ledger entries delete commands go to, by creation order.
@@ -98,19 +108,24 @@ class Parameter:
     """One parameter of a cell: its kind and what it means, as declared on :class:`Cell`.
 
     ``required``: a frame given to ``simulate`` must carry the column (else it takes the
-    default). ``applies``: the controllers it means something to (None: all),
-    :data:`REMEMBERING` for every controller that keeps a memory a restart wipes, or
-    :data:`IN_ROUNDS` for every controller that decides in rounds; elsewhere its column is
+    default). ``applies``: the controllers it means something to, by a rule on what each
+    known controller is: None, all; :data:`REMEMBERING`, every controller that keeps a
+    memory a restart wipes; :data:`IN_ROUNDS`, every controller that decides in rounds;
+    :data:`DECLARING`, every controller that declares it (its own parameter);
+    :data:`ROLLING`, every controller of the Deployment world. Elsewhere its column is
     null. ``variant``: it describes a controller variant, not the world.
     ``world``: one of the richer world's parameters, whose defaults are seed 001's world.
+    ``declared``: the controllers' declaration of a field they declare (``ttl``): a
+    controller that declares it so takes the field.
     """
 
     kind: Kind
     help: str
     required: bool = False
-    applies: tuple[str, ...] | str | None = None
+    applies: str | None = None
     variant: bool = False
     world: bool = False
+    declared: Param | None = None
     name: str = ""  # filled in from the field
     default: Any = None  # filled in from the field
 
@@ -118,12 +133,23 @@ class Parameter:
         """Whether the parameter means anything for ``controller`` (a known one's name)."""
         if self.applies is None:
             return True
+        if controller not in registry.names():
+            return False
+        known = registry.get(controller)
         if self.applies == REMEMBERING:
-            return controller in registry.names() and registry.get(controller).remembers
+            return known.remembers
         if self.applies == IN_ROUNDS:
-            return controller in registry.names() and not registry.get(
-                controller).syncs_on_events and registry.get(controller).world is None
-        return controller in self.applies
+            return not known.syncs_on_events and known.world is None
+        if self.applies == ROLLING:
+            return known.world == "deployment"
+        return self.name in known.params
+
+    def owners(self) -> tuple[str, ...]:
+        """The known controllers whose own parameter it is (:data:`OWN`), in the order of
+        their codes; none for one that applies by what a controller does."""
+        if self.applies not in OWN:
+            return ()
+        return tuple(c.name for c in registry.known() if self.applies_to(c.name))
 
     def off_default(self) -> pl.Expr:
         """Which rows of a frame hold another value than the default (a null counts)."""
@@ -136,19 +162,16 @@ def declare(kind: Kind, help: str, **declared: Any) -> dict[str, Parameter]:
     return {"param": Parameter(kind, help, **declared)}
 
 
-def built_in_param(name: str) -> dict[str, Parameter]:
-    """The metadata of a :class:`Cell` field for the built-ins' parameter ``name``, as they
-    declare it (one declaration, which several may share: ``ttl``): a variant parameter
-    applying to the built-ins that declare it."""
-    owners = [c for c in BUILT_IN.values() if name in c.params]
-    param = owners[0].params[name]
-    assert all(c.params[name] is param for c in owners), f"{name} is declared twice"
-    return declare(param.kind, param.help, applies=tuple(c.name for c in owners),
-                   variant=True)
+def declared_by_controllers(name: str) -> dict[str, Parameter]:
+    """The metadata of a :class:`Cell` field for the controllers' parameter ``name``, as the
+    first known controller that declares it declares it (one declaration, which several
+    take: ``ttl``): a variant parameter applying to every controller that declares it
+    (:data:`DECLARING`). A controller that declares it otherwise is refused
+    (:func:`reconsim.model.controllers.registry.reserve`)."""
+    param = next(c.params[name] for c in registry.known() if name in c.params)
+    return declare(param.kind, param.help, applies=DECLARING, variant=True, declared=param)
 
 
-#: The controllers whose cells roll a Deployment out (those of the Deployment world).
-_ROLLING: Final = tuple(c.name for c in BUILT_IN.values() if c.world == "deployment")
 #: The largest ``max_surge`` percentage (Kubernetes sets none; a budget of ten times desired
 #: is past any use).
 MAX_PERCENT: Final = 1000
@@ -201,7 +224,7 @@ class Cell:
     gain: float = field(default=1.0, metadata=declare(
         Thousandths(open_below=True), "damping: a round corrects ceil(gain x |diff|); gain in "
         "(0, 1], a multiple of 0.001", variant=True))
-    ttl: int = field(default=TTL.default, metadata=built_in_param("ttl"))
+    ttl: int = field(default=TTL.default, metadata=declared_by_controllers("ttl"))
     restart_at: tuple[int, ...] = field(default=(), metadata=declare(
         Times(), "seconds at which the controller restarts and forgets its memory",
         applies=REMEMBERING, variant=True))
@@ -250,7 +273,8 @@ class Cell:
         Flag(), "creates go in batches 1, 2, 4, ...; none after a batch with a failure",
         variant=True, world=True))
     # --- the parameters of controllers that came after the richer world
-    log_scale_down: bool = field(default=False, metadata=built_in_param("log_scale_down"))
+    log_scale_down: bool = field(default=False,
+                                 metadata=declared_by_controllers("log_scale_down"))
     # --- a running service: copies that run before the run starts
     initial: int | str = field(default=0, metadata=declare(
         IntOrParam(0, MAX_COPIES, param="desired"), "copies already running, ready and "
@@ -264,19 +288,20 @@ class Cell:
     max_surge: int | str = field(default="25%", metadata=declare(
         IntOrPercent(max_percent=MAX_PERCENT), "a rolling update's surge budget: pods "
         "above desired, a count or a percentage of desired (rounded up)",
-        applies=_ROLLING, variant=True))
+        applies=ROLLING, variant=True))
     max_unavailable: int | str = field(default="25%", metadata=declare(
         IntOrPercent(), "a rolling update's availability budget: pods below desired, a "
-        "count or a percentage of desired (rounded down)", applies=_ROLLING, variant=True))
+        "count or a percentage of desired (rounded down)", applies=ROLLING, variant=True))
     min_ready: int = field(default=0, metadata=declare(
         Int(0, MAX_SECONDS), "minReadySeconds: seconds a pod must be ready to count as "
-        "available", applies=_ROLLING))
+        "available", applies=ROLLING))
     rollout: tuple[int, ...] = field(default=(10,), metadata=declare(
         Times(max_len=MAX_ROLLOUTS), "seconds at which the Deployment's template changes "
-        "(a rollout; one during a rollout is a rollover), increasing", applies=_ROLLING))
+        "(a rollout; one during a rollout is a rollover), increasing", applies=ROLLING))
 
-    #: The values of a user's controller's parameters, (name, value) pairs in its declared
-    #: order (:func:`make_cell` fills them in from keywords; built-ins have none).
+    #: The values of its controller's options — its parameters that are no field of a
+    #: cell — (name, value) pairs in their declared order (:func:`make_cell` fills them in
+    #: from keywords). reconsim's own controllers have none: theirs are fields.
     options: tuple[tuple[str, Any], ...] = ()
 
     def __post_init__(self) -> None:
@@ -297,18 +322,19 @@ class Cell:
         given = dict(self.options)
         if len(given) != len(self.options):
             raise ValueError("options: a parameter is given twice")
-        if controller.name in BUILT_IN:  # its parameters are fields
-            if given:
-                raise ValueError(f"options: controller {controller.name!r} takes no options "
-                                 f"(got {', '.join(given)})")
-            return
-        unknown = [n for n in given if n not in controller.params]
+        fields = [n for n in given if n in _FIELDS]
+        if fields:
+            raise ValueError(f"options: {fields[0]} is a field of a Cell, not an option")
+        own = options_of(controller)
+        if given and not own:
+            raise ValueError(f"options: controller {controller.name!r} takes no options "
+                             f"(got {', '.join(given)})")
+        unknown = [n for n in given if n not in own]
         if unknown:
             raise ValueError(f"{unknown[0]}: not a parameter of controller "
                              f"{controller.name!r}{_its_params(controller)}")
         object.__setattr__(self, "options", tuple(
-            (n, param.kind.check(n, given.get(n, param.default)))
-            for n, param in controller.params.items()))
+            (n, param.kind.check(n, given.get(n, param.default))) for n, param in own.items()))
 
     def initial_copies(self) -> int:
         """How many copies run at t = 0: ``initial``, or ``desired`` for ``"desired"``."""
@@ -333,6 +359,12 @@ class Cell:
         """The value of parameter ``name``: a field, or an option of its controller."""
         options = dict(self.options)
         return options[name] if name in options else getattr(self, name)
+
+
+def options_of(controller: Controller) -> dict[str, Param]:
+    """``controller``'s options: its parameters that are no field of a cell, in declared
+    order (a parameter a cell declares as a field, ``ttl``, is that field)."""
+    return {n: p for n, p in controller.params.items() if n not in _FIELDS}
 
 
 def _its_params(controller: Controller) -> str:
@@ -388,8 +420,8 @@ def takes_cell_keywords(func: _F) -> _F:
 
 
 def make_cell(**params: Any) -> Cell:
-    """A :class:`Cell` from keywords: its fields, and the parameters of its controller (a
-    user's controller's go to :attr:`Cell.options`). An unknown keyword is an
+    """A :class:`Cell` from keywords: its fields, and the parameters of its controller (its
+    options go to :attr:`Cell.options`). An unknown keyword is an
     :class:`UnknownParameterError` naming the nearest known one; a bad value a ``ValueError``
     naming it, as is another controller's own parameter given off its default (``ttl`` to
     ``ledger``, ``max_surge`` to anything but ``deployment``: :func:`refuse_inapplicable`)."""
@@ -422,12 +454,12 @@ def refuse_inapplicable(name: str, value: Any, controller: str, where: str = "")
     restarts one that remembers nothing, losing nothing; ``observe`` leaves one that syncs
     on events listing copies from their creation."""
     p = parameter(name)
-    if not isinstance(p.applies, tuple) or p.applies_to(controller):
+    if p.applies not in OWN or p.applies_to(controller):
         return
     checked = p.kind.check(name, value)
     if checked == p.default:
         return
-    owners = " and ".join(p.applies)
+    owners = " and ".join(p.owners())
     raise ValueError(f"{where}{name}: {shown(checked)} does not apply to controller "
                      f"{controller!r} ({name} is a parameter of {owners} only)")
 
@@ -441,21 +473,16 @@ DELAY_PARAMS: Final[tuple[Parameter, ...]] = tuple(
     p for p in PARAMS if isinstance(p.kind, Delays))
 #: The keywords of a cell that are its fields (its parameters, and ``options``).
 _FIELDS: Final = frozenset(f.name for f in dataclasses.fields(Cell)) - {"options"}
-registry.reserve(p.name for p in PARAMS)
+registry.reserve({p.name: p.declared for p in PARAMS})
 
 
 def all_params() -> tuple[Parameter, ...]:
-    """:data:`PARAMS`, then the parameters of every user's controller known now (each
-    applying to the controllers that declare it), in the order they became known."""
+    """:data:`PARAMS`, then the options of every controller known now (:func:`options_of`;
+    each applying to the controllers that declare it), in the order they became known."""
     extra: dict[str, Parameter] = {}
     for controller in registry.known():
-        if controller.name in BUILT_IN:
-            continue
-        for name, param in controller.params.items():
-            held = extra.get(name)
-            applies_to = (*held.applies, controller.name) if held and isinstance(
-                held.applies, tuple) else (controller.name,)
-            extra[name] = Parameter(param.kind, param.help, applies=applies_to, variant=True,
+        for name, param in options_of(controller).items():
+            extra[name] = Parameter(param.kind, param.help, applies=DECLARING, variant=True,
                                     name=name, default=param.default)
     return (*PARAMS, *extra.values())
 
@@ -472,7 +499,7 @@ def parameter(name: str) -> Parameter:
 PARAM_NAMES: Final[tuple[str, ...]] = tuple(p.name for p in PARAMS)
 #: The parameters of a world of its own, by name: they apply to its controllers alone (a
 #: rolling update's, to ``deployment``).
-WORLD_OWN: Final[Mapping[str, Parameter]] = {p.name: p for p in PARAMS if p.applies == _ROLLING}
+WORLD_OWN: Final[Mapping[str, Parameter]] = {p.name: p for p in PARAMS if p.applies == ROLLING}
 #: The parameters that make a controller variant (observe, max_per_round, gain, ...).
 VARIANT_PARAMS: Final[tuple[str, ...]] = tuple(p.name for p in PARAMS if p.variant)
 DEFAULTS: Final[Mapping[str, Any]] = {p.name: p.default for p in PARAMS}

@@ -50,6 +50,7 @@ from reconsim.model.params import (
     check_deaths,
     check_value,
     make_cell,
+    options_of,
     parameter,
     refuse_inapplicable,
     shown,
@@ -340,7 +341,7 @@ def parse_spec(text: str, base: str | Path = ".") -> Spec:
     import_path = _import_path(doc.get("import_path", []), Path(base))
     controllers = _users_controllers(grid, import_path)
     extra = tuple(dict.fromkeys(n for _, ref in controllers
-                                for n in registry.resolve(ref).params))
+                                for n in options_of(registry.resolve(ref))))
     _no_unknown_keys(grid, {*AXES, *extra}, "grid.")
     schedules = _schedules(doc.get("schedule", {}))
     tables = _delay_tables(doc.get("delays", {}), Path(base))
@@ -425,15 +426,17 @@ def _one_world(axes: Mapping[str, Sequence[Any]]) -> None:
 
 def _users_controllers(grid: Mapping[str, Any], import_path: tuple[str, ...],
                        ) -> tuple[tuple[str, str], ...]:
-    """The users' controllers the ``controller`` axis names: (name, how it names it),
-    resolved with ``import_path`` on ``sys.path``."""
+    """The controllers the ``controller`` axis names that a process knows only once it
+    imports them (all but :func:`~reconsim.model.controllers.registry.built_in`): (name,
+    how it names it), resolved with ``import_path`` on ``sys.path``."""
     raw = grid.get("controller", [])
     if not isinstance(raw, list):
         return ()  # the axis's own check says what is wrong
     on_path(import_path)
     out: dict[str, str] = {}
+    built_in = {c.name for c in registry.built_in()}
     for ref in raw:
-        if isinstance(ref, str) and ref not in registry.BUILT_IN:
+        if isinstance(ref, str) and ref not in built_in:
             try:
                 out[registry.resolve(ref).name] = ref
             except ControllerError as exc:

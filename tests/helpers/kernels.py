@@ -39,15 +39,16 @@ EXAMPLE_CONTROLLERS = {
 def compile_kernel(kernel: str) -> None:
     """Run both variants of ``kernel`` (threaded and one-thread) once on one cell of each
     of reconsim's controllers (each has a kernel of its own)."""
-    from reconsim.model.controllers import BUILT_IN
+    from reconsim.model.controllers import registry
     from reconsim.model.kernels.count import simulate_arrays
     from reconsim.model.kernels.world import simulate_world_arrays
     from reconsim.model.params import Cell
     from reconsim.model.simulate import cells_frame, kernel_inputs
 
-    for controller in BUILT_IN:
-        if not BUILT_IN[controller].compiled or BUILT_IN[controller].syncs_on_events:
+    for built_in in registry.built_in():
+        if not built_in.compiled or built_in.syncs_on_events:
             continue  # the reference model runs it, or the event kernel
+        controller = built_in.name
         if kernel == "count":
             arrays = kernel_inputs(cells_frame([Cell(controller=controller, G=60)]),
                                    count=True)
@@ -76,9 +77,9 @@ def compile_more_kernels(kernel: str) -> None:
     from reconsim.model.simulate import cell_arrays, cells_frame, simulate
 
     if kernel == "events":
-        for name, controller in registry.BUILT_IN.items():
+        for controller in registry.built_in():
             if controller.compiled and controller.syncs_on_events:
-                cell = make_cell(controller=name, G=60)
+                cell = make_cell(controller=controller.name, G=60)
                 simulate(cells_frame([cell]))
                 compare_cell(cell)
         return

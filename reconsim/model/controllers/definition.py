@@ -226,7 +226,9 @@ PARAM_KINDS: Final = (Int, Choice, Flag, Thousandths)
 class Param:
     """A controller's parameter: its kind (bounds and all), default and meaning. It becomes
     a spec axis, a flag of ``reconsim run``, a column of the table (null for the other
-    controllers) and a field of ``p``, under its name."""
+    controllers) and a field of ``p``, under its name. One that a cell declares as a field
+    of its own (``ttl``, declared once as :data:`reconsim.controllers.TTL`) is that field
+    for every controller that declares it alike; any other is one of the cell's options."""
 
     kind: Kind
     default: Any
@@ -265,8 +267,8 @@ def slots(**initial: int) -> Any:
 class Controller:
     """A controller definition (see the module's docstring).
 
-    >>> from reconsim.model.controllers import BUILT_IN
-    >>> BUILT_IN["expectations"].sees
+    >>> from reconsim.model.controllers import registry
+    >>> registry.get("expectations").sees
     ('unobserved', 'last_act')
     """
 

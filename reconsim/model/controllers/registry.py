@@ -1,12 +1,21 @@
 """Which controllers this process knows: reconsim's own, and those a user named.
 
-A user's controller is named by its import path (``mypkg.controllers:Deadband``, the
-attribute a :class:`~.definition.Controller`), or by a short name its package registers
-under the entry-point group ``reconsim.controllers``. Naming one imports its module — as
-naming a noxfile runs it — so only a spec, a flag or a call that the user wrote does it;
-reading a sweep (its table, its manifest) never imports anything. Once resolved, the
-controller is known by its own name in this process: the table's ``controller`` column
-holds that name, and its parameters become parameters of a cell.
+Every controller becomes known through :func:`register`: reconsim's own are registered
+with it when this module is first imported, as a user's is when it is named (as
+Gymnasium registers its own environments with the same ``register``). A user's
+controller is named by its import path (``mypkg.controllers:Deadband``, the attribute a
+:class:`~.definition.Controller`), or by a short name its package registers under the
+entry-point group ``reconsim.controllers``. Naming one imports its module — as naming a
+noxfile runs it — so only a spec, a flag or a call that the user wrote does it; reading a
+sweep (its table, its manifest) never imports anything. Once resolved, the controller is
+known by its own name in this process: the table's ``controller`` column holds that
+name, and its parameters become parameters of a cell.
+
+A controller's parameter is a field of a cell or one of its options, by its declaration
+(:func:`reserve`): a parameter that a cell declares as a field of its own (``ttl``,
+``log_scale_down``) is taken by every controller that declares it as the cell does; one
+named like any other parameter of a cell is refused; the rest are options, which
+controllers declaring the same name must declare alike.
 """
 
 from __future__ import annotations
@@ -14,10 +23,11 @@ from __future__ import annotations
 import contextlib
 import importlib
 import importlib.metadata
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator, Mapping
+from types import MappingProxyType
 from typing import Any, Final
 
-from reconsim.model.controllers.definition import Controller, ControllerError
+from reconsim.model.controllers.definition import Controller, ControllerError, Param
 from reconsim.model.controllers.deployment import DEPLOYMENT
 from reconsim.model.controllers.expectations import EXPECTATIONS
 from reconsim.model.controllers.intent import INTENT
@@ -25,17 +35,18 @@ from reconsim.model.controllers.ledger import LEDGER
 from reconsim.model.controllers.replicaset import REPLICASET
 from reconsim.model.kinds import Choice
 
-#: reconsim's controllers by name, in the order of their codes.
-BUILT_IN: Final = {c.name: c for c in (LEDGER, INTENT, EXPECTATIONS, REPLICASET,
-                                         DEPLOYMENT)}
 #: The entry-point group under which a package registers its controllers by short name.
 ENTRY_POINTS: Final = "reconsim.controllers"
 
-_known: dict[str, Controller] = dict(BUILT_IN)
+#: reconsim's own controllers, in the order of their codes (registered below).
+_BUILT_IN: Final = (LEDGER, INTENT, EXPECTATIONS, REPLICASET, DEPLOYMENT)
+_BUILT_IN_NAMES: Final = frozenset(c.name for c in _BUILT_IN)
+_known: dict[str, Controller] = {}
 #: How each user controller was named (its import path or entry point), by its name.
 _named_by: dict[str, str] = {}
-#: The names a user's controller parameter may not take: the cell's own parameters.
-_reserved: set[str] = set()
+#: A cell's parameters, by name: the declaration a controller takes to share the field
+#: (``ttl``), or None for a name no controller may take (``G``).
+_fields: dict[str, Param | None] = {}
 
 
 @contextlib.contextmanager
@@ -53,21 +64,36 @@ def scope() -> Iterator[None]:
 
 
 def forget(name: str) -> None:
-    """Forget the user's controller called ``name`` (a built-in stays)."""
-    if name not in BUILT_IN:
+    """Forget the user's controller called ``name`` (one of :func:`built_in` stays)."""
+    if name not in _BUILT_IN_NAMES:
         _known.pop(name, None)
         _named_by.pop(name, None)
 
 
-def reserve(parameter_names: Iterable[str]) -> None:
-    """Keep ``parameter_names`` (a cell's parameters) from a user's controller parameters."""
-    _reserved.update(parameter_names)
+def reserve(fields: Mapping[str, Param | None]) -> None:
+    """Make ``fields`` a cell's parameters, by name: a controller's parameter of one of
+    these names is that field if it is declared as the field's declaration says (a
+    :class:`Param` equal to it), and is refused otherwise (and always, for a name whose
+    declaration is None). The controllers known already are held to it too."""
+    _fields.update(fields)
+    for controller in _known.values():
+        _check_params(controller, _where(controller, named_by(controller.name)))
 
 
 def known() -> tuple[Controller, ...]:
-    """Every controller known in this process: the built-ins, then the users' in the order
-    they were resolved. A controller's code in the kernels is its index here."""
+    """Every controller known in this process: :func:`built_in`'s, then the users' in the
+    order they were resolved. A controller's code in the kernels is its index here."""
     return tuple(_known.values())
+
+
+def built_in() -> tuple[Controller, ...]:
+    """reconsim's own controllers, in the order of their codes (the first of
+    :func:`known`): the ones every process knows without importing anything.
+
+    >>> [c.name for c in built_in()]
+    ['ledger', 'intent', 'expectations', 'replicaset', 'deployment']
+    """
+    return _BUILT_IN
 
 
 def names() -> tuple[str, ...]:
@@ -93,38 +119,64 @@ def get(name: str) -> Controller:
 
 def register(controller: Controller, source: str | None = None) -> Controller:
     """Make ``controller`` known by its name; the one already known under that name if it is
-    the same definition. Two different definitions may not share a name."""
+    the same definition. Two different definitions may not share a name. A parameter the
+    controller declares is a cell's field if a cell declares it so (:func:`reserve`), else
+    one of its options (one declared otherwise, or of a name a cell holds, is refused)."""
     if not isinstance(controller, Controller):
         raise ControllerError(f"controller {source or controller!r}: it is a "
                               f"{type(controller).__name__}, not a reconsim Controller "
                               "definition")
     held = _known.get(controller.name)
+    where = _where(controller, source)
     if held is not None and held is not controller:
-        if controller.name in BUILT_IN:
-            raise ControllerError(f"controller {controller.name!r}"
-                                  f"{f' ({source})' if source else ''}: the name is a "
-                                  "built-in controller's; choose another")
+        if controller.name in _BUILT_IN_NAMES:
+            raise ControllerError(f"{where}: the name is a built-in controller's; choose "
+                                  "another")
         if held.identity != controller.identity:
             raise ControllerError(
-                f"controller {controller.name!r}{f' ({source})' if source else ''}: another "
-                f"definition of that name is known ({named_by(controller.name) or 'registered'}"
-                f", {held.identity}); choose another name")
+                f"{where}: another definition of that name is known "
+                f"({named_by(controller.name) or 'registered'}, {held.identity}); choose "
+                "another name")
         return held
-    where = f"controller {controller.name!r}{f' ({source})' if source else ''}"
+    _check_params(controller, where)
+    _known[controller.name] = controller
+    if source is not None and controller.name not in _BUILT_IN_NAMES:
+        _named_by[controller.name] = source
+    return controller
+
+
+def _where(controller: Controller, source: str | None) -> str:
+    return f"controller {controller.name!r}{f' ({source})' if source else ''}"
+
+
+def _check_params(controller: Controller, where: str) -> None:
+    """Refuse a parameter of ``controller`` that would be a cell's field declared otherwise,
+    or an option that another known controller declares otherwise."""
     for name, param in controller.params.items():
-        if name in _reserved:
-            raise ControllerError(f"{where}: parameter {name!r} is a cell parameter's name; "
-                                  "choose another")
+        if name in _fields:
+            field = _fields[name]
+            if field is None:
+                raise ControllerError(f"{where}: parameter {name!r} is a cell parameter's "
+                                      "name; choose another")
+            if param != field:
+                raise ControllerError(
+                    f"{where}: parameter {name!r} is a cell parameter declared otherwise"
+                    f"{_declaring(name)}: declare it as they do to take it, or choose "
+                    "another name")
+            continue
         for other in _known.values():
             theirs = other.params.get(name)
-            if other.name not in BUILT_IN and theirs is not None and (
+            if other is not controller and theirs is not None and (
                     theirs.kind != param.kind or theirs.default != param.default):
                 raise ControllerError(f"{where}: parameter {name!r} is declared otherwise by "
                                       f"controller {other.name!r}; choose another name")
-    _known[controller.name] = controller
-    if source is not None and controller.name not in BUILT_IN:
-        _named_by[controller.name] = source
-    return controller
+
+
+def _declaring(name: str) -> str:
+    """`` (by expectations and replicaset)``: the known controllers that declare parameter
+    ``name``, or '' if none does."""
+    owners = [c.name for c in _known.values() if name in c.params]
+    return f" (by {' and '.join(owners)})" if owners else ""
 
 
 def resolve(ref: str | Controller) -> Controller:
@@ -142,8 +194,8 @@ def resolve(ref: str | Controller) -> Controller:
     point = _entry_point(ref)
     if point is None:
         raise ControllerError(
-            f"controller {ref!r}: not a built-in ({', '.join(BUILT_IN)}), not registered "
-            f"under the entry-point group {ENTRY_POINTS!r}, and not an import path "
+            f"controller {ref!r}: not a built-in ({', '.join(c.name for c in _BUILT_IN)}), "
+            f"not registered under the entry-point group {ENTRY_POINTS!r}, and not an import path "
             "(package.module:Name)")
     try:
         loaded = point.load()
@@ -156,6 +208,13 @@ def resolve(ref: str | Controller) -> Controller:
                               f"a controller named {controller.name!r}")
     return controller
 
+
+
+for _controller in _BUILT_IN:  # through the front door a user's controller takes
+    register(_controller)
+#: reconsim's controllers by name, for code written against this mapping; ask
+#: :func:`built_in` (or :func:`get`) instead.
+BUILT_IN: Final[Mapping[str, Controller]] = MappingProxyType({c.name: c for c in _BUILT_IN})
 
 
 def _import(path: str) -> Any:
