@@ -8,6 +8,7 @@ import re
 
 import polars as pl
 import pytest
+from markupsafe import Markup
 
 from reconsim.report.blocks import macro
 from reconsim.report.claims import Check, Claim, Spread, locate, sentence
@@ -101,3 +102,38 @@ def test_locate_finds_the_counterexamples_as_polars_counts_them() -> None:
     # Every counterexample, the farthest off first.
     assert [(e["G"], e["overshoot"]) for e in listed] == [(20, 9), (10, 3), (30, 1)]
     assert locate(frame.lazy(), {}, ["G"], ["overshoot"]) == {}
+
+
+@pytest.mark.parametrize(("claim", "kind", "words"), [
+    (Claim.of("The law", "cells", 4, 0), "holds",
+     "The law: holds on all 4 cells. On every one, it is exact. 2 more unchecked."),
+    (Claim.of("The law", "cells", 4, 1), "fails",
+     "The law: fails on 1 of the 4 cells (25.0%). It holds on the other 3. 2 more unchecked."),
+    (Claim.of("The law", "cells", 0, 0), "none",
+     "The law: not tested, for this sweep has no cells. 2 more unchecked."),
+])
+def test_one_verdict_box_for_every_claim(claim: Claim, kind: str, words: str) -> None:
+    box = macro("claims.html", "box")
+    plain = box(claim, "it is exact", " 2 more unchecked.")
+    assert plain.startswith(f'<div class="verdict {kind}"><p><strong>')
+    assert plain.endswith("</p></div>")
+    assert text(plain) == words
+    # what the box holds below the verdict, where a section gives some (`{% call %}`)
+    assert box(claim, "it is exact", caller=lambda: Markup("<p>more</p>")).endswith(
+        "</p>\n<p>more</p></div>")
+
+
+@pytest.mark.parametrize(("claim", "line"), [
+    (Claim.of("c", "cells", 0, 0), '<a href="#s">Title</a>: none to check.'),
+    (Claim.of("c", "cells", 4, 0),
+     '<a href="#s">Title</a>: the law holds on all 4 steps it checks (1 not checked).'),
+    (Claim.of("c", "cells", 4, 1), '<a href="#s">Title</a>: <strong>the law fails on 1 of 4 '
+     "steps (25.0%)</strong> (1 not checked)."),
+])
+def test_one_glance_line_for_every_claim(claim: Claim, line: str) -> None:
+    glance = macro("claims.html", "glance")
+    assert glance(claim, "s", "Title", "none to check", "steps it checks", "the law ",
+                  failing="steps", held=" (1 not checked)") == line
+    if claim.verdict == "fails":
+        assert glance(claim, "s", "Title", "", "steps", failed=": <b>").endswith(
+            "(25.0%)</strong>: &lt;b&gt;.")

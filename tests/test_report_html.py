@@ -19,7 +19,8 @@ from markupsafe import Markup
 from reconsim.report import build_report
 from reconsim.report.blocks import key_text
 from reconsim.site import publish
-from reconsim.web.html import TableCell, esc, folded, table, verdict
+from reconsim.web.charts import CANVAS_MARKS, Figure
+from reconsim.web.html import TableCell, environment, esc
 from tests.helpers.tables import HAND_ROWS, hand_table, write_table
 
 ROOT = Path(__file__).parents[1]
@@ -126,32 +127,53 @@ def test_summary_data_holds_no_markup(tmp_path: Path) -> None:
     assert all(type(s) is str for s in found)
 
 
+#: The page kit's blocks (``templates/kit.html``), as every page's templates have them.
+KIT = environment("reconsim.report").globals
+
+
 def test_table_escapes_every_cell_but_markup() -> None:
-    html = table(["a < b", "n"], [
+    html = KIT["table"](["a < b", "n"], [
         ["<x>", 1234],
         [Markup("<em>ours</em>"), 0.5],
         [TableCell(3, "bad"), TableCell(None, "absent", "<none>")],
         [TableCell(1, "", Markup("1 <sub>2</sub>")), None],
-    ])
+        [True, TableCell("—", "absent")],
+    ], missing="null")
     assert isinstance(html, Markup)
     assert html == ("<table><thead><tr><th>a &lt; b</th><th>n</th></tr></thead><tbody>"
                     '<tr><td>&lt;x&gt;</td><td class="num">1,234</td></tr>'
                     '<tr><td><em>ours</em></td><td class="num">0.5</td></tr>'
                     '<tr><td class="bad num">3</td><td class="absent">&lt;none&gt;</td></tr>'
                     '<tr><td class="num">1 <sub>2</sub></td><td>null</td></tr>'
+                    '<tr><td>True</td><td class="absent">—</td></tr>'
                     "</tbody></table>")
+    assert KIT["table"](["x"], [[None]], missing="—") == (
+        "<table><thead><tr><th>x</th></tr></thead><tbody><tr><td>—</td></tr></tbody></table>")
 
 
 def test_blocks_escape_text_and_keep_markup_once() -> None:
     assert esc(None) == "null"
     assert esc("<&>\"'") == "&lt;&amp;&gt;&#34;&#39;"
     assert esc(Markup("<b>")) == "<b>"
-    box = verdict("fails", ["a < b", Markup("<strong>c</strong> &amp; d")])
-    assert box == ('<div class="verdict fails"><p>a &lt; b</p>'
-                   "<p><strong>c</strong> &amp; d</p></div>")
-    inner = table(["x"], [["<y>"]])
-    assert folded(inner, 13, "<rows>") == (
+    inner = KIT["table"](["x"], [["<y>"]])
+    assert KIT["folded"](inner, 13, "<rows>") == (
         f"<details><summary>13 &lt;rows&gt;</summary>{inner}</details>")
-    assert folded(inner, 3, "rows") is inner
+    assert KIT["folded"](inner, 3, "rows") == inner
+    assert KIT["folded"](inner, 1_200, "rows", limit=2_000) == inner
+    assert KIT["folded"](inner, 1_200, "rows").startswith("<details><summary>1,200 rows<")
     # Text helpers give text; escaping is left to where it meets markup.
     assert key_text({"schedule": "<s>", "G": 1000, "U": None}, ()) == "schedule = <s>, G = 1,000"
+
+
+@pytest.mark.parametrize(("marks", "renderer"), [(CANVAS_MARKS, "svg"), (CANVAS_MARKS + 1,
+                                                                        "canvas")])
+def test_a_chart_is_its_spec_in_a_script_element(marks: int, renderer: str) -> None:
+    fig = Figure("law", "<Law> & co", {"title": "</script><b>"}, {"marks": marks})
+    html = KIT["figure_html"](fig)
+    assert html == (
+        f'<figure><div class="chart" id="chart-law" data-figure="law" data-renderer="{renderer}">'
+        '<noscript><img src="figures/law.svg" alt="&lt;Law&gt; &amp; co"></noscript></div>'
+        '<script type="application/json" id="spec-law">{"title":"\\u003c/script\\u003e'
+        '\\u003cb\\u003e"}</script><figcaption>&lt;Law&gt; &amp; co: '
+        '<a href="figures/law.svg">SVG</a>, <a href="figures/law.png">PNG</a>. Hover a mark '
+        "for its cells' figures.</figcaption></figure>")

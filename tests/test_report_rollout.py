@@ -9,18 +9,21 @@ import html
 import re
 from collections import defaultdict
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import polars as pl
 import pytest
 from markupsafe import Markup
 
-from reconsim.model.metrics import percentile
+from reconsim.model.metrics import METRIC_NAMES, percentile
 from reconsim.report.claims import Claim
+from reconsim.report.load import CORE_AXES, ROW_DEATHS, ROW_ROLLOUT, ROW_SCALE, load_sweep
 from reconsim.report.page import SECTIONS
 from reconsim.report.sections import rollout
 from reconsim.report.sections.rollout import RolloutSummary, rollout_verdict
 from reconsim.sweep.table import flat
+from tests.helpers.tables import write_table
 from tests.test_rollout_law import frame, grid
 
 
@@ -130,14 +133,32 @@ def test_every_failure_is_listed(cells: pl.DataFrame) -> None:
         f" fails on 2 of {c.cells} ({c.counterexamples / c.cells:.1%})</strong>.")
 
 
-def test_a_loaded_table_reads_the_flattened_rollout(cells: pl.DataFrame) -> None:
-    """The loader flattens ``rollout`` to text and keeps ``scale`` and ``deaths`` as stored
-    in its own columns: the same figures."""
-    loaded = cells.with_columns(flat("rollout", cells.schema["rollout"]),
-                                pl.col("scale").alias("__scale"),
-                                pl.col("deaths").alias("__deaths"),
+def test_a_loaded_table_reads_the_lists_as_stored(cells: pl.DataFrame) -> None:
+    """The loader flattens ``rollout``, ``scale`` and ``deaths`` to text and keeps them as
+    stored in its own columns: the same figures, read from those."""
+    loaded = cells.with_columns(pl.col("rollout").alias(ROW_ROLLOUT),
+                                pl.col("scale").alias(ROW_SCALE),
+                                pl.col("deaths").alias(ROW_DEATHS),
+                                flat("rollout", cells.schema["rollout"]),
                                 scale=pl.lit("none"), deaths=pl.lit("none"))
+    assert loaded.schema["rollout"] == pl.String
     assert rollout_verdict(loaded) == rollout_verdict(cells)
+
+
+def test_the_loader_keeps_the_template_changes_as_stored(tmp_path: Path,
+                                                         cells: pl.DataFrame) -> None:
+    """Loaded from its files, the table gives the same figures as the frame it was
+    written from, ``rollout`` read from the loader's copy as stored."""
+    # the copies' world's metrics, which the loader asks for, as zeros
+    frame = cells.drop("__cell").with_columns(
+        pl.lit(0).alias(c) for c in (*CORE_AXES, *METRIC_NAMES) if c not in cells.columns)
+    sweep = load_sweep(write_table(tmp_path / "rollout", frame))
+    schema = sweep.table.collect_schema()
+    assert (schema["rollout"], schema[ROW_ROLLOUT]) == (pl.String, cells.schema["rollout"])
+    loaded, direct = rollout_verdict(sweep.table), rollout_verdict(cells.drop("__cell"))
+    assert (loaded.rollouts, loaded.groups, loaded.unchecked) == (
+        direct.rollouts, direct.groups, direct.unchecked)
+    assert loaded.law.cells == direct.law.cells > 0
 
 
 def test_shown_only_with_rollouts(cells: pl.DataFrame) -> None:
@@ -155,3 +176,26 @@ def test_shown_only_with_rollouts(cells: pl.DataFrame) -> None:
     # the columns present, but no row of the Deployment world
     others = cells.with_columns(controller=pl.lit("ledger"))
     assert not rollout.shown(rollout_verdict(others))
+
+
+def test_the_table_is_read_once_and_once_more_for_failures(
+        cells: pl.DataFrame, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every figure comes from one read of the table; the failures, where there are any,
+    from one more."""
+    reads: list[object] = []
+
+    def counted(query: pl.LazyFrame | pl.DataFrame) -> pl.DataFrame:
+        reads.append(query)
+        return query.collect() if isinstance(query, pl.LazyFrame) else query
+
+    monkeypatch.setattr(rollout, "collect", counted)
+    holding = rollout_verdict(cells.lazy())
+    assert (holding.law.verdict, len(reads)) == ("holds", 1)
+    reads.clear()
+    checked = cells.with_columns(rollout.rollout_columns(cells.columns)).filter(
+        pl.col("__rollout_holds"))["__cell"].head(1)
+    planted = cells.with_columns(rollout_done_at=pl.when(pl.col("__cell").is_in(checked))
+                                 .then(pl.col("rollout_done_at").fill_null(0) + 1)
+                                 .otherwise(pl.col("rollout_done_at")))
+    failing = rollout_verdict(planted.lazy())
+    assert (failing.law.counterexamples, len(reads)) == (1, 2)

@@ -1,27 +1,19 @@
 """The report's text blocks: where cells lie, a slice's fixed values, example cells, in
-words and tables built from the page kit (:mod:`reconsim.web.html`); and the sections'
-templates (``templates/``), which have these blocks at hand (:func:`macro`)."""
+words and as the rows of tables; and the sections' templates (``templates/``), which have
+these blocks at hand, with the tables of ``templates/blocks.html`` and the page kit's
+(:mod:`reconsim.web.html`), and which a section calls through :func:`macro`."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cache
-from typing import Any
+from typing import Any, Final, cast
 
 import jinja2
 from markupsafe import Markup
 
 from reconsim.report.query import describe
-from reconsim.web.html import (
-    TableCell,
-    environment,
-    figure_html,
-    folded,
-    num,
-    plain,
-    share,
-    table,
-)
+from reconsim.web.html import TableCell, environment, num, plain, share
 from reconsim.words import plural
 
 
@@ -64,12 +56,6 @@ def where_rows(where: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
     return rows
 
 
-def where_table(where: Sequence[Mapping[str, Any]], what: str, among: str = "cells") -> Markup:
-    """The :func:`where_rows` as a table, headed by what is counted among what."""
-    return table(["parameter", f"value: {what} of all {among} with that value"],
-                 where_rows(where))
-
-
 def where_sentence(where: Sequence[Mapping[str, Any]], skip: Sequence[str] = ()) -> str:
     """Where cells lie, in words (text): the range among them of each axis that varies in
     the population, with ``every value`` where they take all of the population's."""
@@ -92,31 +78,40 @@ def where_sentence(where: Sequence[Mapping[str, Any]], skip: Sequence[str] = ())
     return "; ".join(parts)
 
 
-def examples_table(examples: Sequence[Mapping[str, Any]], hide: Iterable[str] = ()) -> Markup:
-    """Example cells in full, one row each; columns in ``hide``, and those null in every
-    row (parameters that do not apply), left out."""
+def example_rows(examples: Sequence[Mapping[str, Any]], hide: Iterable[str] = ()
+                 ) -> tuple[list[str], list[list[Any]]]:
+    """Example cells in full, one row each, and the columns' headings; columns in ``hide``,
+    and those null in every row (parameters that do not apply), left out."""
     if not examples:
-        return Markup("")
+        return [], []
     hidden = set(hide)
     head = [h for h in examples[0]
             if h not in hidden and any(e[h] is not None for e in examples)]
-    return table(head, ([e[h] for h in head] for e in examples))
+    return head, [[e[h] for h in head] for e in examples]
+
+
+#: The tables of ``templates/blocks.html``, globals of the sections' templates.
+TABLES: Final = ("where_table", "examples_table")
 
 
 @cache
 def _templates() -> jinja2.Environment:
     """The sections' templates: the page kit's environment (:func:`~reconsim.web.html.
-    environment`) with this module's blocks, the kit's chart, folding, table cells and
-    share, and :func:`~reconsim.words.plural` at hand: an overlay with globals of its own,
-    so that the kit's environment is left as it is."""
+    environment`: its table, folding and chart) with this module's blocks, the
+    :data:`TABLES`, table cells, share and :func:`~reconsim.words.plural` at hand: an
+    overlay with globals of its own, so that the kit's environment is left as it is."""
     env = environment("reconsim.report").overlay()
-    env.globals = {**env.globals, "where_table": where_table, "where_sentence": where_sentence,
-                   "examples_table": examples_table, "figure_html": figure_html,
-                   "folded": folded, "share": share, "TableCell": TableCell, "plural": plural,
-                   "cells_text": cells_text, "key_text": key_text, "fixed_text": fixed_text}
+    env.globals = {**env.globals, "where_rows": where_rows, "where_sentence": where_sentence,
+                   "example_rows": example_rows, "share": share, "TableCell": TableCell,
+                   "plural": plural, "cells_text": cells_text, "key_text": key_text,
+                   "fixed_text": fixed_text}
+    blocks = env.get_template("blocks.html").module
+    env.globals |= {name: getattr(blocks, name) for name in TABLES}
     return env
 
 
-def macro(template: str, name: str) -> Callable[..., Any]:
-    """Macro ``name`` of ``template``, to call from Python (it returns Markup)."""
-    return getattr(_templates().get_template(template).module, name)  # type: ignore[no-any-return]
+def macro(template: str, name: str) -> Callable[..., Markup]:
+    """Macro ``name`` of ``template``, to call from Python: it returns Markup (a macro of an
+    autoescaping environment does)."""
+    return cast("Callable[..., Markup]", getattr(_templates().get_template(template).module,
+                                                 name))

@@ -7,8 +7,8 @@ law's three readings and the worst-case boundary; each controller variant on eac
 the boundary. Each is a :class:`Claim`, computed from the table by queries (a section's own
 aggregate counts it; :func:`locate` finds where its counterexamples lie and lists the worst
 of them), and worded by one template, ``templates/claims.html``: its verdict in a sentence
-(:func:`sentence`; a verdict box takes its kind from :attr:`Claim.box`) and its
-counterexamples in tables.
+(:func:`sentence`), in a verdict box (``box``, its kind :attr:`Claim.box`) and on the
+page's glance line (``glance``), and its counterexamples in tables.
 """
 
 from __future__ import annotations
@@ -116,4 +116,4 @@ def locate(population: Table, checks: Mapping[str, Check], axes: Sequence[str],
 
 def sentence(claim: Claim) -> Markup:
     """The claim's verdict in one sentence (``templates/claims.html``)."""
-    return Markup(macro("claims.html", "sentence")(claim))
+    return macro("claims.html", "sentence")(claim)

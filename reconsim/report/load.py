@@ -79,6 +79,9 @@ ROW_DEATHS: Final = "__deaths"
 #: desired) records (the ``scale`` axis is flattened to text); read only by queries that
 #: select it.
 ROW_SCALE: Final = "__scale"
+#: Hidden column: a cell's template changes (``rollout``), as stored: a list of seconds (the
+#: ``rollout`` axis is flattened to text); read only by queries that select it.
+ROW_ROLLOUT: Final = "__rollout"
 #: The hidden columns of the law per step (:func:`reconsim.model.laws.step_columns`), where
 #: the table has ``scale`` and ``responses``.
 STEP_COLUMNS: Final = tuple(e.meta.output_name() for e in step_columns())
@@ -186,17 +189,18 @@ def load_sweep(sweep_dir: Any) -> Sweep:
         has_deaths(BASE.deaths).alias(SEED_DEATHS),
         pl.col("deaths").alias(ROW_DEATHS),
         pl.col("scale").alias(ROW_SCALE),
+        pl.col("rollout").alias(ROW_ROLLOUT),
     )
     if stale == 0 and len(stored) == len(LAW_COLUMNS):
         # Every row's stored law columns equal the law's (compared above, or computed by
         # today's laws, as the footers say): later queries read them instead of deriving
         # them again (that cost more than reading the row).
         base = scan.select(*axes, *METRIC_NAMES, *LAW_COLUMNS, *hidden, *reads, *kept,
-                           SEED_DEATHS, ROW_DEATHS, ROW_SCALE, LAW_EXCLUDED, CELL_ID)
+                           SEED_DEATHS, ROW_DEATHS, ROW_SCALE, ROW_ROLLOUT, LAW_EXCLUDED, CELL_ID)
         table = base
     else:
         base = scan.select(*axes, *METRIC_NAMES, *stored, *hidden, *reads, *kept,
-                           SEED_DEATHS, ROW_DEATHS, ROW_SCALE, LAW_EXCLUDED, CELL_ID,
+                           SEED_DEATHS, ROW_DEATHS, ROW_SCALE, ROW_ROLLOUT, LAW_EXCLUDED, CELL_ID,
                            *(_FRESH + c for c in LAW_COLUMNS))
         table = base.drop(*stored).rename({_FRESH + c: c for c in LAW_COLUMNS})
     known = {} if footer is None else {

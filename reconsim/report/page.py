@@ -17,7 +17,7 @@ from typing import Any, Final
 
 from markupsafe import Markup
 
-from reconsim.model.controllers import BUILT_IN
+from reconsim.model.controllers import registry
 from reconsim.model.laws import BOUNDARY, LAW_FORMULA, LAW_SCOPE
 from reconsim.model.metrics import DERIVED, METRICS
 from reconsim.model.params import CONTROLLERS
@@ -87,8 +87,8 @@ WORLD_SECTIONS: Final = frozenset({"rollout", "controllers", "timelines", "sweep
 def worlds_only(context: Context) -> bool:
     """Whether every controller of the sweep runs in a world of its own."""
     controllers = context.sweep.controllers
-    return bool(controllers) and all(c in BUILT_IN and BUILT_IN[c].world is not None
-                                     for c in controllers)
+    return bool(controllers) and all(c in registry.names() and registry.get(c).world
+                                     is not None for c in controllers)
 
 
 def on_page(section: Section[Any], summary: Any, context: Context) -> bool:
@@ -129,7 +129,8 @@ def render_page(summaries: Summaries, figures: Sequence[Figure], bundle: str) ->
         controllers=controller_rows(context), definitions=definition_rows(),
         checks=", ".join(f"({letters[s.name]}) {s.checks}" for s, _ in pairs if s.checks),
         glance=[line for s, x in pairs if (line := s.glance(x)) is not None],
-        sections=[s.html(x, context, by_name, letters.get(s.name)) for s, x in pairs])
+        sections=[(s.element, s.heading(letters.get(s.name)), s.render(x, context, by_name))
+                  for s, x in pairs])
 
 
 def section_letters(shown: Collection[str] | None = None) -> dict[str, str]:

@@ -29,10 +29,14 @@ A section's figures are one typed object, its *summary*:
 3. ``render(summary: Delays, context: Context, figures: Mapping[str, Figure]) -> Markup``
    writes its HTML; ``context`` (:class:`Context`) holds what was swept (the page's
    introduction and the sweep's own section show it), ``figures`` the charts by name.
-   Its words belong in its template, ``templates/delays.html``: a macro ``body`` that
-   ``render`` calls with the summary (:func:`~reconsim.report.blocks.macro`), and one for
-   the glance. A claim the section checks cell by cell is a
-   :class:`~reconsim.report.claims.Claim` in the summary, worded by ``claims.html``.
+   Its words and tags belong in its template, ``templates/delays.html``: a macro ``body``
+   that ``render`` calls with the summary (:func:`~reconsim.report.blocks.macro`), and one
+   for the glance; Python hands it data (a table's rows, a
+   :class:`~reconsim.web.html.TableCell` where a cell is marked) and the template writes
+   the HTML with the kit's blocks (``table``, ``folded``, ``figure_html``). A claim the
+   section checks cell by cell is a :class:`~reconsim.report.claims.Claim` in the
+   summary, worded, boxed and put at a glance by ``claims.html``. The page puts the
+   section in its element, under its :meth:`Section.heading`.
 4. ``charts(summary: Delays, context: Context) -> list[Figure]`` draws its charts from the
    summary alone: no query of the table (optional; default none).
 5. ``glance(summary: Delays) -> Markup | None``: its one-sentence verdict for the top of
@@ -213,13 +217,14 @@ class Section(Generic[S]):
     #: of the others' (default: always).
     shown: Callable[[S], bool] = _always
 
-    def html(self, summary: S, context: Context, figures: Mapping[str, Figure],
-             letter: str | None) -> Markup:
-        """The section on the page: its element, its heading (with ``letter``) and
-        :attr:`render`'s content."""
-        heading = f"{letter}. {self.title}" if letter else self.title
-        return Markup('<section id="{}"><h2>{}</h2>{}</section>').format(
-            self.anchor or self.name, heading, self.render(summary, context, figures))
+    @property
+    def element(self) -> str:
+        """Its element's id on the page: :attr:`anchor`, else :attr:`name`."""
+        return self.anchor or self.name
+
+    def heading(self, letter: str | None) -> str:
+        """Its heading on the page, after its ``letter`` where it takes one."""
+        return f"{letter}. {self.title}" if letter else self.title
 
     def entries(self, summary: S) -> dict[str, Any]:
         """The section's entries of ``summary.json``: its summary under its name (none where

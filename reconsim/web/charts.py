@@ -18,6 +18,8 @@ ALARM: Final = "#d4380d"
 #: Colour ramp of shares, from a share near 0 to a share of 1: even one cell in a
 #: thousand shows clearly against QUIET.
 SHARE: Final = ["#9ecae1", "#08306b"]
+#: Charts with more marks than this are drawn on a canvas rather than as SVG elements.
+CANVAS_MARKS: Final = 4000
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,11 @@ class Figure:
     title: str
     spec: dict[str, Any]
     meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def renderer(self) -> str:
+        """How the page draws it: ``canvas`` past :data:`CANVAS_MARKS` marks, else ``svg``."""
+        return "canvas" if self.meta.get("marks", 0) > CANVAS_MARKS else "svg"
 
 
 def inline(frame: pl.DataFrame) -> alt.Data:

@@ -1,22 +1,22 @@
-"""HTML building blocks of every page (the report, compare, the benchmark pages, the
-index): escaping, numbers, tables, verdict boxes, charts, and the Jinja2 templates.
+"""What every page (the report, compare, the benchmark pages, the index) writes with: the
+Jinja2 environment of its templates, the kit's blocks at hand in it, and the text helpers.
 
-Two types, two meanings: a ``str`` is text, a :class:`~markupsafe.Markup` is HTML. The
-blocks here return Markup built from literals we wrote, every value put into them escaped
-unless it is Markup already (``Markup("<p>{}</p>").format(value)``, ``Markup(sep).join``,
-``Markup + str``); the templates (``templates/``, rendered by :func:`render` with
-autoescaping on) treat their variables the same way. So a string from a spec or the data
-(the sweep's name, schedule names, parameter values) is escaped wherever it is shown,
-and nobody has to remember to. The text helpers (:func:`num`, :func:`pct`,
-:func:`where_sentence` ...) return plain text, escaped where it meets markup. The page is
-self-contained: a chart is its Vega-Lite spec in a JSON script element, drawn by the
-inlined vega-embed (``templates/embed.js``); nothing is fetched from the network.
+Two types, two meanings: a ``str`` is text, a :class:`~markupsafe.Markup` is HTML. HTML is
+written in templates (``templates/``, rendered by :func:`render` with autoescaping on),
+every variable escaped unless it is Markup already. So a string from a spec or the data
+(the sweep's name, schedule names, parameter values) is escaped wherever it is shown, and
+nobody has to remember to. The kit's blocks, ``templates/kit.html``, are globals of every
+environment: ``table`` (a :class:`TableCell` may carry a class), ``folded`` and
+``figure_html``. The text helpers (:func:`num`, :func:`pct`, :func:`share` ...) return
+plain text, escaped where it meets markup. The page is self-contained: a chart is its
+Vega-Lite spec in a JSON script element, drawn by the inlined vega-embed
+(``templates/embed.js``); nothing is fetched from the network.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, partial
 from typing import Any, Final
@@ -24,12 +24,10 @@ from typing import Any, Final
 import jinja2
 from markupsafe import Markup, escape
 
-from reconsim.web.charts import Figure
-
 #: The package whose ``templates/`` every page's templates build on.
 KIT: Final = "reconsim.web"
-#: Charts with more marks than this are drawn on a canvas rather than as SVG elements.
-CANVAS_MARKS: Final = 4000
+#: The kit's blocks (macros), globals of every page's templates.
+BLOCKS: Final = ("table", "folded", "figure_html")
 
 
 def esc(value: Any) -> Markup:
@@ -97,96 +95,42 @@ def script_json(data: Any) -> str:
 @dataclass(frozen=True)
 class TableCell:
     """A table cell with a CSS class (``bad``, ``absent``) beside its value, shown as
-    ``text`` if given (escaped unless it is Markup), else as :func:`num` shows the value."""
+    ``text`` if given (escaped unless it is Markup), else as the kit's ``table`` shows the
+    value (``templates/kit.html``)."""
 
     value: Any
     cls: str = ""
     text: str | None = None
 
 
-def table(head: Sequence[str], rows: Iterable[Sequence[Any]], missing: str = "null") -> Markup:
-    """An HTML table; numbers right-aligned, ``None`` shown as ``missing``, every heading
-    and cell escaped unless it is Markup (a :class:`TableCell` may carry a class)."""
-    out = [Markup("<table><thead><tr>"), *(Markup("<th>{}</th>").format(h) for h in head),
-           Markup("</tr></thead><tbody>")]
-    for row in rows:
-        out.append(Markup("<tr>"))
-        for item in row:
-            classes, text, value = [], None, item
-            if isinstance(item, TableCell):
-                if item.cls:
-                    classes.append(item.cls)
-                value, text = item.value, item.text
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                classes.append("num")
-            cls = Markup(' class="{}"').format(" ".join(classes)) if classes else ""
-            shown: Any = (text if text is not None else missing if value is None
-                          else value if isinstance(value, Markup) else num(value))
-            out.append(Markup("<td{}>{}</td>").format(cls, shown))
-        out.append(Markup("</tr>"))
-    out.append(Markup("</tbody></table>"))
-    return Markup("").join(out)
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-def folded(content: Markup, rows: int, what: str, limit: int = 12) -> Markup:
-    """``content`` as is, or folded under a summary line when it has more than ``limit`` rows."""
-    if rows <= limit:
-        return content
-    return Markup("<details><summary>{:,} {}</summary>{}</details>").format(rows, what, content)
-
-
-def verdict(kind: str, paragraphs: Iterable[str]) -> Markup:
-    """Paragraphs (escaped unless Markup) in a verdict box; ``kind`` is ``holds``, ``fails``
-    or ``none``."""
-    body = Markup("").join(Markup("<p>{}</p>").format(p) for p in paragraphs)
-    return Markup('<div class="verdict {}">{}</div>').format(kind, body)
-
-
-def figure_html(fig: Figure) -> Markup:
-    """A chart's container, its spec as JSON, a fallback image and links to its files."""
-    renderer = "canvas" if fig.meta.get("marks", 0) > CANVAS_MARKS else "svg"
-    return Markup(
-        '<figure><div class="chart" id="chart-{name}" data-figure="{name}" '
-        'data-renderer="{renderer}">'
-        '<noscript><img src="figures/{name}.svg" alt="{title}"></noscript>'
-        '</div><script type="application/json" id="spec-{name}">{spec}</script>'
-        '<figcaption>{title}: <a href="figures/{name}.svg">SVG</a>, '
-        '<a href="figures/{name}.png">PNG</a>. Hover a mark for its cells\' '
-        "figures.</figcaption></figure>"
-    ).format(name=fig.name, renderer=renderer, title=fig.title,
-             spec=Markup(script_json(fig.spec)))
+def script_markup(data: Any) -> Markup:
+    """``data`` as JSON to place, as it is, inside a ``<script>`` element
+    (:func:`script_json`): the templates' ``script_json`` filter."""
+    return Markup(script_json(data))
 
 
 @cache
 def environment(package: str, number: Callable[[Any], str] = num) -> jinja2.Environment:
     """The templates' environment of ``package`` (its ``templates/`` folder first, then the
-    kit's own: ``_base.html``, ``_charts.html``, the style and script): autoescaping on, an
-    undefined variable an error; the kit's :func:`table` and the text helpers at hand,
-    ``number`` as the ``num`` filter."""
+    kit's own: ``_base.html``, ``_charts.html``, ``kit.html``, the style and script):
+    autoescaping on, an undefined variable an error; the kit's :data:`BLOCKS` and the text
+    helpers at hand, ``number`` as the ``num`` filter, ``is cell`` testing for a
+    :class:`TableCell`."""
     loaders = [jinja2.PackageLoader(name, "templates") for name in dict.fromkeys((package, KIT))]
     env = jinja2.Environment(
         loader=jinja2.ChoiceLoader(loaders), autoescape=True,
         undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
         keep_trailing_newline=True)
-    env.globals["table"] = table
-    env.filters |= {"num": number, "pct": pct, "plain": plain}
+    env.filters |= {"num": number, "pct": pct, "plain": plain, "script_json": script_markup}
+    env.tests["cell"] = _is_cell
+    kit = env.get_template("kit.html").module
+    env.globals |= {name: getattr(kit, name) for name in BLOCKS}
     return env
+
+
+def _is_cell(value: Any) -> bool:
+    """Whether ``value`` is a :class:`TableCell` (the templates' ``is cell``)."""
+    return isinstance(value, TableCell)
 
 
 def render(package: str, template: str, /, **context: Any) -> str:

@@ -14,12 +14,13 @@ from typing import Any
 from markupsafe import Markup
 
 from reconsim.web.bundle import javascript_bundle
-from reconsim.web.html import environment, script_json, table_number
+from reconsim.web.html import environment, table_number
 
 
 def chart(name: str, title: str, spec: Mapping[str, Any]) -> dict[str, Any]:
-    """A chart for ``_charts.html``: its spec as JSON safe inside a script element."""
-    return {"name": name, "title": title, "json": Markup(script_json(spec))}
+    """A chart for ``_charts.html`` (which writes its spec as JSON safe inside a script
+    element)."""
+    return {"name": name, "title": title, "spec": spec}
 
 
 def render_page(package: str, template: str, /, **context: Any) -> str:

@@ -671,8 +671,8 @@ def _scope(s: AnswersSummary) -> str:
 def render(s: AnswersSummary, context: Context, figures: Mapping[str, Figure]) -> Markup:
     """The answer in a box, the chart against U, each variant's periods and every row
     (``templates/answers.html``)."""
-    return Markup(macro("answers.html", "body")(s, _scope(s), BASELINE, _signed, ties_text(),
-                                                figures))
+    return macro("answers.html", "body")(s, _scope(s), BASELINE, _signed, ties_text(),
+                                                figures)
 
 
 def charts(s: AnswersSummary, context: Context) -> list[Figure]:
@@ -725,7 +725,7 @@ def _against_u(data: pl.DataFrame, names: Mapping[str, str], order: Sequence[str
 
 def glance(s: AnswersSummary) -> Markup:
     """The answer, in one sentence (and the response to the disturbance, in another)."""
-    return Markup(macro("answers.html", "glance")(s))
+    return macro("answers.html", "glance")(s)
 
 
 SECTION = Section("answers", summarize, render, charts, glance, title="Answers")

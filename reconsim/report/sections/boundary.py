@@ -167,9 +167,9 @@ def asks_below(b: BoundarySummary) -> bool:
 def render(b: BoundarySummary, context: Context, figures: Mapping[str, Figure]) -> Markup:
     """The four counts, both claims, the chart with the line U = G + B, and where each
     claim fails (``templates/boundary.html``)."""
-    return Markup(macro("boundary.html", "body")(
+    return macro("boundary.html", "body")(
         b, words(b.cells, b.varying), verdict_kind(b), asks_below(b), figures.get("boundary"),
-        context.constant, BOUNDARY, BOUNDARY_WORST, EXTRA_WORDS))
+        context.constant, BOUNDARY, BOUNDARY_WORST, EXTRA_WORDS)
 
 
 #: The four boundary counts: above or below the boundary of each row's delays x overshoot
@@ -412,7 +412,7 @@ def glance(b: BoundarySummary) -> Markup | None:
     worst-case boundary's, and below it what is counted but not claimed)."""
     if not b.cells:
         return None
-    return Markup(macro("boundary.html", "glance")(b, words(b.cells, b.varying)))
+    return macro("boundary.html", "glance")(b, words(b.cells, b.varying))
 
 
 SECTION = Section("boundary", summarize, render, charts, glance,

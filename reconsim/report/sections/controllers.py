@@ -45,7 +45,6 @@ from reconsim.report.query import (
     variant_params,
 )
 from reconsim.report.section import Context, Section
-from reconsim.web.html import table
 from reconsim.web.tradeoff import tradeoff_chart
 
 
@@ -198,8 +197,9 @@ class ControllersSummary:
 CELL_FIGURES: Final = ("overshoot", "unneeded", "wasted_delete_commands", "stable_at")
 
 
-def controllers_table(c: ControllersSummary) -> Markup:
-    """Each variant's figures over all its cells."""
+def variant_rows(c: ControllersSummary) -> list[list[Any]]:
+    """Each variant's figures over all its cells, a row of the section's table (its
+    headings: ``controllers.html``)."""
     rows = []
     for v in c.variants:
         o, u, w = v.overshoot, v.unneeded, v.wasted_delete_commands
@@ -207,10 +207,7 @@ def controllers_table(c: ControllersSummary) -> Markup:
                      u.max, w.total, w.cells_positive,
                      v.excess_copy_seconds.mean, v.missing_copy_seconds.mean,
                      v.stable_at.mean, v.stable_at.max, v.stable_at.unsettled])
-    return table(["controller / variant", "cells", "cells overshooting", "largest overshoot",
-                  "cells with unneeded copies", "most unneeded", "wasted delete commands",
-                  "cells with wasted deletes", "excess copy-s (mean)", "missing copy-s (mean)",
-                  "stable_at (mean, settled)", "latest stable_at", "cells never settled"], rows)
+    return rows
 
 
 #: Past this many variants, a verdict names the extremes instead of every variant.
@@ -220,9 +217,9 @@ LISTED_VARIANTS: Final = 4
 def render(c: ControllersSummary, context: Context, figures: Mapping[str, Figure]) -> Markup:
     """Every controller and variant side by side, against G, and quality against cost
     (``templates/controllers.html``)."""
-    return Markup(macro("controllers.html", "body")(
-        c, controllers_table(c), figures, _one_g(context), context.constant, CELL_FIGURES,
-        LISTED_VARIANTS, ties_text()))
+    return macro("controllers.html", "body")(
+        c, variant_rows(c), figures, _one_g(context), context.constant, CELL_FIGURES,
+        LISTED_VARIANTS, ties_text())
 
 
 #: Most variants the controllers chart draws as lines; past that, a heatmap.
@@ -522,7 +519,7 @@ def charts(c: ControllersSummary, context: Context) -> list[Figure]:
 
 def glance(c: ControllersSummary) -> Markup | None:
     """Which variants avoid the damage, in one sentence."""
-    return Markup(macro("controllers.html", "glance")(c.facts)) if c.compared else None
+    return macro("controllers.html", "glance")(c.facts) if c.compared else None
 
 
 SECTION = Section("controllers", summarize, render, charts, glance,

@@ -63,7 +63,7 @@ from reconsim.report.query import (
     lazy,
 )
 from reconsim.report.section import NOT_IN_JSON, Context, Section
-from reconsim.web.html import TableCell, num, table
+from reconsim.web.html import TableCell, num
 
 #: The parameters of a row of the section's table: the delays, the period and the controller.
 KEY: Final = ("G", "G_spread", "G_delays_name", "B", "B_spread", "B_delays_name", "U",
@@ -493,26 +493,23 @@ def render(d: Delays, context: Context, figures: Mapping[str, Figure]) -> Markup
     """The readings of the law, the worst-case boundary, the seed's claim, the chart and
     the table per (G, G_spread, B, B_spread, U, U_jitter, controller)
     (``templates/delays.html``)."""
-    return Markup(macro("delays.html", "body")(
+    return macro("delays.html", "body")(
         d, READINGS, EXTRA_WORDS, MEASURED_CHAIN_WORST, _range, figures.get("delays"),
-        rows_table(d.rows), context.constant))
+        table_rows(d.rows), context.constant)
 
 
-def rows_table(rows: Sequence[DelayRow]) -> Markup:
-    """The rows of the section's table."""
-    return table(["G", "G_spread", "G_delays", "B", "B_spread", "B_delays", "U", "U_jitter",
-                  "controller", "cells", "groups", "median", "p95", "largest", "law lowest",
-                  "law mean", "law worst", "exceed lowest", "exceed mean", "exceed worst"],
-                 [[r.G, r.G_spread, r.G_delays_name or "none", r.B, r.B_spread,
-                   r.B_delays_name or "none", r.U, r.U_jitter,
-                   r.controller, r.cells, r.groups,
-                   _range(r.median_lo, r.median_hi), r.p95, r.max,
-                   _range(r.law_lowest_lo, r.law_lowest_hi),
-                   _range(r.law_mean_lo, r.law_mean_hi),
-                   _range(r.law_worst_lo, r.law_worst_hi),
-                   *(TableCell(above, "bad" if above else "") if r.law_cells else "—"
-                     for above in (r.above_lowest, r.above_mean, r.above_worst))]
-                  for r in rows])
+def table_rows(rows: Sequence[DelayRow]) -> list[list[Any]]:
+    """The cells of the section's table, row by row (its headings: ``delays.html``)."""
+    return [[r.G, r.G_spread, r.G_delays_name or "none", r.B, r.B_spread,
+             r.B_delays_name or "none", r.U, r.U_jitter,
+             r.controller, r.cells, r.groups,
+             _range(r.median_lo, r.median_hi), r.p95, r.max,
+             _range(r.law_lowest_lo, r.law_lowest_hi),
+             _range(r.law_mean_lo, r.law_mean_hi),
+             _range(r.law_worst_lo, r.law_worst_hi),
+             *(TableCell(above, "bad" if above else "") if r.law_cells else "—"
+               for above in (r.above_lowest, r.above_mean, r.above_worst))]
+            for r in rows]
 
 
 # ---------------------------------------------------------------- chart
@@ -581,7 +578,7 @@ def charts(d: Delays, context: Context) -> list[Figure]:
 
 def glance(d: Delays) -> Markup | None:
     """The section's verdicts in one sentence (None when no delay varies)."""
-    return Markup(macro("delays.html", "glance")(d)) if d.cells else None
+    return macro("delays.html", "glance")(d) if d.cells else None
 
 
 SECTION = Section("delays", summarize, render, charts, glance, title="Delays that vary")

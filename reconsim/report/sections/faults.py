@@ -347,9 +347,9 @@ def render(f: Faults, context: Context, figures: Mapping[str, Figure]) -> Markup
     """Each switch value against its twins, the chart, and the resync table
     (``templates/faults.html``)."""
     defaults = {v.switch: default_value(v.switch) for v in f.values}
-    return Markup(macro("faults.html", "body")(
+    return macro("faults.html", "body")(
         f, resync_by_controller(f), defaults, REAL, GATE, MAX_VALUES, figures.get("faults"),
-        context.constant))
+        context.constant)
 
 
 # ---------------------------------------------------------------- chart
@@ -412,7 +412,7 @@ def glance(f: Faults) -> Markup | None:
     """The section's one sentence (None when no switch is off its default)."""
     if not f.switches_present:
         return None
-    return Markup(macro("faults.html", "glance")(f, largest_rise(f)))
+    return macro("faults.html", "glance")(f, largest_rise(f))
 
 
 SECTION = Section("faults", summarize, render, charts, glance,

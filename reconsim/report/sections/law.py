@@ -49,7 +49,7 @@ from reconsim.report.query import (
     tally,
 )
 from reconsim.report.section import NOT_IN_JSON, Context, Section
-from reconsim.web.html import plain, table
+from reconsim.web.html import plain
 
 
 def _counts(table: Table) -> dict[str, dict[str, Any]]:
@@ -288,15 +288,16 @@ def _excluded(counts: Mapping[str, Any]) -> str:
 def render(law: LawSummary, context: Context, figures: Mapping[str, Figure]) -> Markup:
     """The law, where it applies, its verdict, its heatmaps and where it fails
     (``templates/law.html``)."""
-    return Markup(macro("law.html", "body")(
+    return macro("law.html", "body")(
         law, LAW_FORMULA, LAW_SCOPE, figures.get("law"), context.constant,
-        by_group_table(law.by_schedule)))
+        by_group_rows(law.by_schedule))
 
 
-def by_group_table(groups: Sequence[Mapping[str, Any]]) -> Markup:
-    """One row per group: its key, its counts and each parameter's range among its cells."""
+def by_group_rows(groups: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[list[Any]]]:
+    """The by-group table's headings, and one row per group: its key, its counts and each
+    parameter's range among its cells."""
     if not groups:
-        return Markup("")
+        return [], []
     keys = list(groups[0]["key"])
     axes = [a for a in groups[0]["ranges"]
             if any(g["ranges"][a]["distinct"] > 1 for g in groups)
@@ -310,7 +311,7 @@ def by_group_table(groups: Sequence[Mapping[str, Any]]) -> Markup:
             text = plain(lo) if lo == hi else f"{plain(lo)} \u2013 {plain(hi)}"
             ranges.append(f"{text} ({r['distinct']})" if r["distinct"] > 1 else text)
         rows.append([*(g["key"][k] for k in keys), f"{g['cells']:,} of {g['of']:,}", *ranges])
-    return table([*keys, "mismatched of all", *axes], rows)
+    return [*keys, "mismatched of all", *axes], rows
 
 
 #: Most marks the law's heatmap draws; past that, desired, schedule and other axes share
@@ -533,7 +534,7 @@ def charts(law: LawSummary, context: Context) -> list[Figure]:
 
 def glance(law: LawSummary) -> Markup:
     """The law's verdict in one sentence (and, where delays vary, where those cells are read)."""
-    return Markup(macro("law.html", "glance")(law))
+    return macro("law.html", "glance")(law)
 
 
 SECTION = Section("law", summarize, render, charts, glance, title="The overshoot law",

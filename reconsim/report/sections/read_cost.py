@@ -48,7 +48,7 @@ from reconsim.report.query import (
     where,
 )
 from reconsim.report.section import NOT_IN_JSON, UNLESS_DEFAULT, Context, Section
-from reconsim.web.html import TableCell, plain, table
+from reconsim.web.html import TableCell, plain
 
 
 @dataclass(frozen=True, slots=True)
@@ -650,8 +650,9 @@ def _slice(fixed: Mapping[str, Any], hide: Iterable[str]) -> str:
     return "" if text == "the whole sweep" else f", {text}"
 
 
-def by_gb_table(by: ByGB) -> Markup:
-    """One row per (G, B): the fastest and the slowest loop without overshoot, and their cost."""
+def by_gb_rows(by: ByGB) -> list[list[Any]]:
+    """One row per (G, B): the fastest and the slowest loop without overshoot, and their
+    cost (the table's headings: ``read_cost.html``)."""
     rows = []
     for r in by.rows:
         fast, slow = r.at_zero_from, r.at_U_max
@@ -665,21 +666,17 @@ def by_gb_table(by: ByGB) -> Markup:
                      fast and fast.missing_copy_seconds, fast and fast.unneeded,
                      r.U_max, slow and slow.reads_per_second, slow and slow.missing_copy_seconds,
                      r.cheapest_U, r.zero_below])
-    return table(["G", "B", "G + B", "fastest U with overshoot 0", "reads / round",
-                  "reads / s", "missing copy-s", "unneeded copies", "slowest U", "reads / s",
-                  "missing copy-s",
-                  "cheapest U with overshoot 0", "cells with overshoot 0 below the fastest"],
-                 rows, missing="—")
+    return rows
 
 
 def render(rc: ReadCostSummary, context: Context, figures: Mapping[str, Figure]) -> Markup:
     """Reads per round and per second against U, oscillation's toll, and the
     fastest loop without overshoot for each (G, B) (``templates/read_cost.html``)."""
     hide = context.constant
-    return Markup(macro("read_cost.html", "body")(
+    return macro("read_cost.html", "body")(
         rc, gb_facts(rc.by_GB, rc.chart.fixed), hide, figures.get("read_cost"),
-        _one_u(context), _slice(rc.by_GB.fixed, hide), by_gb_table(rc.by_GB), FLAT_FIGURES,
-        BY_NAME["reads_per_round"].help, PER_SECOND))
+        _one_u(context), _slice(rc.by_GB.fixed, hide), by_gb_rows(rc.by_GB), FLAT_FIGURES,
+        BY_NAME["reads_per_round"].help, PER_SECOND)
 
 
 #: The read-cost chart's panels: column -> heading.
@@ -775,7 +772,7 @@ def charts(rc: ReadCostSummary, context: Context) -> list[Figure]:
 
 def glance(rc: ReadCostSummary) -> Markup:
     """What a faster loop costs in reads, in one sentence."""
-    return Markup(macro("read_cost.html", "glance")(rc, gb_facts(rc.by_GB, rc.chart.fixed)))
+    return macro("read_cost.html", "glance")(rc, gb_facts(rc.by_GB, rc.chart.fixed))
 
 
 SECTION = Section("read_cost", summarize, render, charts, glance, anchor="reads",

@@ -15,10 +15,12 @@ leave the availability budget after the rollout starts
 listed, the unchecked cells counted by reason. A table without such cells (every sweep of
 the copies' world) leaves the section out.
 
-Streaming queries: the head counts, the law's verdict, the groups (one ``group_by``) and
-the law's failures (one filter). The table's list parameters are read as stored where the
-loader kept them (``scale`` and ``deaths``) and ``rollout`` is read back from its flat
-text where it was flattened.
+One read of the table for every figure: a streaming ``group_by`` gives each group's
+figures and the law's counts, and the totals are their sums; where the law fails, one more
+for its failures (a filter; gathering them in the same ``group_by`` took several times as
+long as both reads). The law reads the table's list parameters (``rollout``, ``scale`` and
+``deaths``) as stored, from the loader's copies of them where it kept them
+(:data:`~reconsim.report.load.ROW_ROLLOUT` ...).
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from reconsim.model.metrics import percentile_expr
 from reconsim.report.blocks import macro
 from reconsim.report.charts import WIDTH, Figure, finish, inline
 from reconsim.report.claims import Claim
-from reconsim.report.load import CELL_ID, ROW_DEATHS, ROW_SCALE, Sweep
+from reconsim.report.load import CELL_ID, ROW_DEATHS, ROW_ROLLOUT, ROW_SCALE, Sweep
 from reconsim.report.query import Table, collect, lazy
 from reconsim.report.section import NOT_IN_JSON, Context, Section
 
@@ -133,19 +135,14 @@ def _none() -> RolloutSummary:
 
 
 def as_stored(t: pl.LazyFrame) -> pl.LazyFrame:
-    """``t`` with the list parameters the law reads as lists: ``rollout`` read back from its
-    flat text (``10,45``; ``none``) where the loader flattened it, ``scale`` and ``deaths``
-    from the loader's copies as stored where it kept them."""
+    """``t`` with the list parameters the law reads (``rollout``, ``scale``, ``deaths``) as
+    stored: from the loader's copies of them (:data:`~reconsim.report.load.ROW_ROLLOUT`
+    ...) where it kept them beside the flattened ones it shows."""
     schema = t.collect_schema()
-    out = []
-    if schema["rollout"] == pl.String:
-        text = pl.col("rollout")
-        out.append(pl.when(text == "none").then(pl.lit([], dtype=pl.List(pl.Int64)))
-                   .otherwise(text.str.split(",").cast(pl.List(pl.Int64))).alias("rollout"))
-    for name, kept in (("scale", ROW_SCALE), ("deaths", ROW_DEATHS)):
-        if kept in schema:
-            out.append(pl.col(kept).alias(name))
-    return t.with_columns(out) if out else t
+    kept = [pl.col(copy).alias(name) for name, copy in
+            (("rollout", ROW_ROLLOUT), ("scale", ROW_SCALE), ("deaths", ROW_DEATHS))
+            if copy in schema]
+    return t.with_columns(kept) if kept else t
 
 
 def rollouts(table: Table) -> pl.LazyFrame | None:
@@ -167,17 +164,19 @@ def _spread(values: pl.Expr) -> list[pl.Expr]:
               for name, p in LEVELS.items()), values.max().alias("duration_max")]
 
 
-def _groups(rows: pl.LazyFrame) -> tuple[BudgetGroup, ...]:
-    """Per (max_surge, max_unavailable, min_ready, G, B): the rollouts' figures."""
+def _aggregate(rows: pl.LazyFrame) -> pl.DataFrame:
+    """Per (max_surge, max_unavailable, min_ready, G, B): the rollouts' figures and the
+    law's counts (checked, failed, unchecked by reason): the one read of the table."""
     desired = pl.col("desired").cast(pl.Int64)
     api_over = pl.col("max_api_pods") - desired - pl.col("surge_budget")
     over = pl.col("peak_surge") - pl.col("surge_budget")
     short = desired - pl.col("unavailable_budget") - pl.col("min_available_after_rollout")
+    holds, excluded = _r("holds"), _r("excluded")
 
     def most(e: pl.Expr) -> pl.Expr:
         return pl.max_horizontal(e.cast(pl.Int64).max(), pl.lit(0))
 
-    g = collect(rows.with_columns(
+    return collect(rows.with_columns(
         last_change=_int_list_last("rollout")).group_by(*KEYS).agg(
         pl.len().alias("rollouts"),
         pl.col("rollout_done_at").is_null().sum().alias("not_done"),
@@ -187,7 +186,14 @@ def _groups(rows: pl.LazyFrame) -> tuple[BudgetGroup, ...]:
         (pl.col("surge_violation_seconds") > 0).sum().alias("surge_cells"),
         most(over).alias("surge_over"),
         (pl.col("unavailable_seconds_after_rollout") > 0).sum().alias("unavailable_cells"),
-        most(short).alias("unavailable_over")))
+        most(short).alias("unavailable_over"),
+        holds.is_not_null().sum().alias("checked"),
+        (~holds).fill_null(value=False).sum().alias("failed"),
+        *((excluded == k).sum().alias(f"excluded_{k}") for k in ROLLOUT_EXCLUSIONS)))
+
+
+def _groups(g: pl.DataFrame) -> tuple[BudgetGroup, ...]:
+    """The groups of :func:`_aggregate`, counts before percentages."""
     g = g.with_columns(_budget_order("max_surge"), _budget_order("max_unavailable")).sort(
         "__max_surge", "max_surge", "__max_unavailable", "max_unavailable", "min_ready",
         "G", "B")
@@ -214,15 +220,11 @@ def _budget_order(name: str) -> pl.Expr:
             + text.str.strip_suffix("%").cast(pl.Int64)).alias(f"__{name}")
 
 
-def _verdict(rows: pl.LazyFrame) -> tuple[int, int, dict[str, int]]:
-    """The law's counts: checked, failed, unchecked by reason."""
-    holds, excluded = _r("holds"), _r("excluded")
-    c = collect(rows.select(
-        holds.is_not_null().sum().alias("checked"),
-        (~holds).fill_null(value=False).sum().alias("failed"),
-        *((excluded == k).sum().alias(k) for k in ROLLOUT_EXCLUSIONS))).row(0, named=True)
-    unchecked = {k: int(c[k]) for k in ROLLOUT_EXCLUSIONS if c[k]}
-    return int(c["checked"]), int(c["failed"]), unchecked
+def _verdict(g: pl.DataFrame) -> tuple[int, int, dict[str, int]]:
+    """The law's counts over the groups of :func:`_aggregate`: checked, failed, unchecked
+    by reason."""
+    unchecked = {k: n for k in ROLLOUT_EXCLUSIONS if (n := int(g[f"excluded_{k}"].sum()))}
+    return int(g["checked"].sum()), int(g["failed"].sum()), unchecked
 
 
 def _failures(rows: pl.LazyFrame) -> tuple[dict[str, Any], ...]:
@@ -241,15 +243,14 @@ def rollout_verdict(table: Table, folder: str | None = None) -> RolloutSummary:
     rows = rollouts(table)
     if rows is None:
         return _none()
-    head = collect(rows.select(pl.len().alias("n"),
-                               pl.col("rollout_done_at").is_not_null().sum().alias("done")))
-    n = int(head["n"].item())
-    if n == 0:
+    g = _aggregate(rows)
+    if g.height == 0:
         return _none()
-    checked, failed, unchecked = _verdict(rows)
+    n, not_done = int(g["rollouts"].sum()), int(g["not_done"].sum())
+    checked, failed, unchecked = _verdict(g)
     law = Claim.of(*CLAIM, checked, failed, examples=_failures(rows) if failed else ())
-    return RolloutSummary(rollouts=n, done=int(head["done"].item()), groups=_groups(rows),
-                          law=law, unchecked=unchecked, folder=folder)
+    return RolloutSummary(rollouts=n, done=n - not_done, groups=_groups(g), law=law,
+                          unchecked=unchecked, folder=folder)
 
 
 def summarize(sweep: Sweep) -> RolloutSummary:
@@ -314,9 +315,9 @@ def render(s: RolloutSummary, context: Context, figures: Mapping[str, Figure]) -
     """The question, the answer per budget pair, the table and chart, the law's verdict and
     every failure (``templates/rollout.html``)."""
     folder = shlex.quote(s.folder) if s.folder is not None else None
-    return Markup(macro("rollout.html", "body")(
+    return macro("rollout.html", "body")(
         s, budget_pairs(s), figures.get("rollout"), WAVE_TIME, ROLLOUT_LAW, ROLLOUT_EXCLUSIONS,
-        SHORT, folder))
+        SHORT, folder)
 
 
 def chart_rows(s: RolloutSummary) -> pl.DataFrame:
@@ -367,7 +368,7 @@ def charts(s: RolloutSummary, context: Context) -> list[Figure]:
 
 def glance(s: RolloutSummary) -> Markup:
     """The law's verdict in one sentence."""
-    return Markup(macro("rollout.html", "glance")(s))
+    return macro("rollout.html", "glance")(s)
 
 
 SECTION = Section("rollout", summarize, render, charts, glance, title="The rolling update",

@@ -245,7 +245,7 @@ def _model_cell(row: SeedRow, figure: str) -> TableCell:
 
 def render(seed: SeedSummary, context: Context, figures: Mapping[str, Figure]) -> Markup:
     """Seed 001's published tables beside the model's figures (``templates/seed.html``)."""
-    return Markup(macro("seed.html", "body")(seed, FIGURE_HEADS, _model_cell))
+    return macro("seed.html", "body")(seed, FIGURE_HEADS, _model_cell)
 
 
 def summarize(sweep: Sweep) -> SeedSummary:
@@ -255,7 +255,7 @@ def summarize(sweep: Sweep) -> SeedSummary:
 
 def glance(seed: SeedSummary) -> Markup:
     """How many of seed 001's cells agree, in one sentence."""
-    return Markup(macro("seed.html", "glance")(seed))
+    return macro("seed.html", "glance")(seed)
 
 
 SECTION = Section("seed001", summarize, render, glance=glance, anchor="seed",

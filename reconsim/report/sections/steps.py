@@ -30,7 +30,7 @@ from reconsim.report.claims import Claim
 from reconsim.report.load import CELL_ID, Sweep
 from reconsim.report.query import Table, collect, in_order, lazy
 from reconsim.report.section import NOT_IN_JSON, Context, Section
-from reconsim.web.html import plain, table
+from reconsim.web.html import plain
 
 #: The directions of a step, as the page names them.
 DIRECTIONS: Final = {"up": "step up (Δ > 0)", "down": "step down (Δ < 0)"}
@@ -182,10 +182,11 @@ def _value(axis: str, value: Any) -> str:
     return UNLIMITED if axis == "max_per_round" and value is None else plain(value)
 
 
-def failures_table(failures: Sequence[dict[str, Any]], direction: str,
-                   hide: frozenset[str]) -> Markup | None:
-    """One direction's failures, cell by cell (None without any): the cell, its step, the
-    law's figures against the measured ones and its other axes that vary among them."""
+def failure_rows(failures: Sequence[dict[str, Any]], direction: str, hide: frozenset[str]
+                 ) -> tuple[list[str], list[list[Any]]] | None:
+    """One direction's failures (None without any): the table's headings, and cell by cell
+    its step, the law's figures against the measured ones and its other axes that vary
+    among them."""
     mine = [f for f in failures if f["direction"] == direction]
     if not mine:
         return None
@@ -199,25 +200,24 @@ def failures_table(failures: Sequence[dict[str, Any]], direction: str,
     else:
         head = ["wasted deletes: law", "wasted deletes: measured", "undershoot (law: 0)"]
         figures = ("law", "measured", "undershoot")
-    rows = ([f["cell"], f["controller"], f["G"], f["U"], f["B"], f["delta"], f["phase"],
-             *(f[c] for c in figures), *(_value(a, f[a]) for a in others)] for f in mine)
-    return table(["cell", "controller", "G", "U", "B", "Δ", "φ", *head, *others], rows,
-                 missing="\u2014")
+    rows = [[f["cell"], f["controller"], f["G"], f["U"], f["B"], f["delta"], f["phase"],
+             *(f[c] for c in figures), *(_value(a, f[a]) for a in others)] for f in mine]
+    return ["cell", "controller", "G", "U", "B", "Δ", "φ", *head, *others], rows
 
 
 def render(s: StepsSummary, context: Context, figures: Mapping[str, Figure]) -> Markup:
     """The claim, its verdict, the counts per direction and controller, every failure
     (``templates/steps.html``)."""
     hide = context.constant
-    failures = {d: failures_table(s.law.examples, d, hide) for d in DIRECTIONS}
-    return Markup(macro("steps.html", "body")(
+    failures = {d: failure_rows(s.law.examples, d, hide) for d in DIRECTIONS}
+    return macro("steps.html", "body")(
         s, STEP_LAWS, STEP_CONTROLLERS, DIRECTIONS, UNCHECKED, SHORT, _law_of, failures,
-        shlex.quote(s.folder) if s.folder is not None else None))
+        shlex.quote(s.folder) if s.folder is not None else None)
 
 
 def glance(s: StepsSummary) -> Markup:
     """The verdict in one sentence."""
-    return Markup(macro("steps.html", "glance")(s))
+    return macro("steps.html", "glance")(s)
 
 
 SECTION = Section("steps", summarize, render, glance=glance, title="The law per step",

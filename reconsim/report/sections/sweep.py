@@ -16,7 +16,7 @@ from reconsim.report.section import Context, Section
 def render(summary: Context, context: Context, figures: Mapping[str, Figure]) -> Markup:
     """The sweep's identity, its axes, its schedules and its spec (``templates/sweep.html``)."""
     spec = json.dumps(summary.sweep.spec, indent=2, sort_keys=True, ensure_ascii=False)
-    return Markup(macro("sweep.html", "body")(summary, spec))
+    return macro("sweep.html", "body")(summary, spec)
 
 
 #: The sweep's facts and axes: summary.json's ``sweep`` and ``axes`` (the page's

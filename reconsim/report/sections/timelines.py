@@ -32,7 +32,7 @@ import altair as alt
 import polars as pl
 from markupsafe import Markup
 
-from reconsim.model.controllers import BUILT_IN
+from reconsim.model.controllers import registry
 from reconsim.model.kinds import Cap
 from reconsim.model.laws import delays_vary
 from reconsim.model.metrics import METRIC_NAMES, METRICS
@@ -346,7 +346,7 @@ def _timeline(sweep: Sweep, row: Mapping[str, Any], kind: str, title: str,
     """A chosen row, traced when it fits the budget and checked against its metrics. A
     user's controller's row is not traced: the report runs no code its table names (the
     module that defines the controller may not even be there)."""
-    world = BUILT_IN[row["controller"]].world if row["controller"] in CONTROLLERS else None
+    world = registry.get(row["controller"]).world if row["controller"] in CONTROLLERS else None
     metrics = {m.name: row[m.name] for m in METRICS if m.world is None or m.world == world}
     id = row.get(CELL_ID)
     if row["controller"] not in CONTROLLERS:
@@ -547,7 +547,7 @@ def charts(t: Timelines, context: Context) -> list[Figure]:
 def render(t: Timelines, context: Context, figures: Mapping[str, Figure]) -> Markup:
     """Each telling cell: why it was chosen, its timeline, and whether it gives the table's
     figures (``templates/timelines.html``)."""
-    return Markup(macro("timelines.html", "body")(t, figures, run_command))
+    return macro("timelines.html", "body")(t, figures, run_command)
 
 
 SECTION = Section("timelines", summarize, render, charts,
