@@ -93,9 +93,9 @@ def test_reference_model_alone(benchmark, ledger_mix: pl.DataFrame,  # type: ign
     """A controller declared ``compiled=False`` (code numba cannot compile) runs on the
     reference model alone: the ledger's own decision so declared, against the ledger on the
     kernels, on the same cells of the world mix."""
-    from reconsim.controllers import BUILT_IN, Controller
+    from reconsim.controllers import Controller
 
-    ledger = BUILT_IN["ledger"]
+    ledger = registry.get("ledger")
     registry.register(Controller("ledger_in_python", ledger.decide, ledger.help,
                                  compiled=False))
     cells = ledger_mix.head(40 if QUICK else 400)

@@ -10,7 +10,8 @@
 
 A parameter a cell holds as a field of its own is taken by declaring it as reconsim's
 controllers do: ``params={"ttl": TTL}`` makes the controller's ``p.ttl`` the cell's
-``ttl`` (the expectations' lifetime), as for ``expectations`` and ``replicaset``.
+``ttl`` (the expectations' lifetime), as for ``expectations`` and ``replicaset``
+(``LOG_SCALE_DOWN``, ``replicaset``'s ``log_scale_down``, likewise).
 
 The decision's arguments and result, ``rank``, ``sees``, ``memory`` (by name with
 :func:`slots`) and ``steady`` are described in
@@ -33,8 +34,9 @@ from reconsim.model.controllers.expectations import TTL
 # (a name kept for code written against it; ask built_in())
 from reconsim.model.controllers.registry import BUILT_IN as BUILT_IN  # noqa: PLC0414
 from reconsim.model.controllers.registry import built_in, known, register, resolve
+from reconsim.model.controllers.replicaset import LOG_SCALE_DOWN
 from reconsim.model.kinds import Choice, Flag, Int, Thousandths
 
-__all__ = ["TTL", "Choice", "Controller", "ControllerError", "DecisionError", "Entry", "Flag",
-           "Int", "Param", "Round", "RunawayError", "Thousandths", "built_in", "known",
-           "register", "resolve", "slots"]
+__all__ = ["LOG_SCALE_DOWN", "TTL", "Choice", "Controller", "ControllerError", "DecisionError",
+           "Entry", "Flag", "Int", "Param", "Round", "RunawayError", "Thousandths", "built_in",
+           "known", "register", "resolve", "slots"]

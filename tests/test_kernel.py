@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 from reconsim import CONTROLLERS, Cell, run_reference
-from reconsim.model.controllers import BUILT_IN
+from reconsim.model.controllers import registry
 from reconsim.model.kernels.count import _BLOCK, PARALLEL_MIN_CELLS, borrowed, simulate_arrays
 from reconsim.model.params import MAX_SECONDS, OBSERVE
 from reconsim.model.simulate import cells_frame, kernel_inputs, simulate
@@ -63,7 +63,7 @@ def large_batch() -> list[Cell]:
 
 #: The controllers the kernels run: those that decide in rounds (replicaset syncs on
 #: events, on the reference model: tests/test_events.py).
-CONTROLLER_NAMES = [name for name in CONTROLLERS if BUILT_IN[name].compiled]
+CONTROLLER_NAMES = [name for name in CONTROLLERS if registry.get(name).compiled]
 
 
 def test_large_batch_matches_reference_in_every_cell() -> None:

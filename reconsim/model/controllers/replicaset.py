@@ -95,13 +95,15 @@ def less(a: Any, b: Any, p: Any) -> bool:
     return rank_x < rank_y
 
 
+#: ``log_scale_down``: rank pods for deletion by the logarithm of their age, a cell field that
+#: a controller takes by declaring it so.
+LOG_SCALE_DOWN: Final = Param(Flag(), False, "replicaset: rank pods for deletion by the "
+                              "logarithm of their age (LogarithmicScaleDown)")
+
 REPLICASET = Controller(
     "replicaset", decide,
     "Kubernetes' ReplicaSet controller, sync by sync: queued by its pod events, its status "
     "writes and its retries; expectations, slow start, burst cap, deletion ranks",
-    params={"ttl": TTL,
-            "log_scale_down": Param(Flag(), False,
-                                    "replicaset: rank pods for deletion by the logarithm of "
-                                    "their age (LogarithmicScaleDown)")},
+    params={"ttl": TTL, "log_scale_down": LOG_SCALE_DOWN},
     memory=M,
     settle=settle, observe=observe, less=less)
