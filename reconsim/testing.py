@@ -90,7 +90,7 @@ def cells(draw: st.DrawFn, max_duration: int = 240, controllers: tuple[str, ...]
         options=options,
         # drawn only for the controllers that declare it: the others' cells stay as they were
         log_scale_down=draw(st.booleans()) if applies("log_scale_down", controller.name)
-        else False,
+        else parameter("log_scale_down").default,
         # a running service: often none, often settled, sometimes more or fewer than desired
         initial=draw(st.one_of(st.just(0), st.just("desired"), st.integers(0, 14))),
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 
 def plural(n: int, singular: str, many: str | None = None) -> str:
     """``singular`` when ``n`` is one, else ``many`` (``singular + "s"`` unless given).
@@ -19,3 +21,13 @@ def counted(n: int, singular: str, many: str | None = None) -> str:
     ('1 chunk', '1,200 cells')
     """
     return f"{n:,} {plural(n, singular, many)}"
+
+
+def listed(items: Sequence[str]) -> str:
+    """``items`` as a sentence lists them: ``a``, ``a and b``, ``a, b and c``.
+
+    >>> listed(["ledger"]), listed(["expectations", "replicaset", "mine"])
+    ('ledger', 'expectations, replicaset and mine')
+    """
+    *head, last = items
+    return f"{', '.join(head)} and {last}" if head else last

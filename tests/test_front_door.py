@@ -20,6 +20,7 @@ from reconsim.cli import main
 from reconsim.controllers import TTL, Controller, ControllerError, Int, Param
 from reconsim.model.controllers import registry
 from reconsim.model.params import (
+    MAX_SECONDS,
     PARAMS,
     Cell,
     all_params,
@@ -92,7 +93,7 @@ def test_a_built_ins_parameters_are_fields_and_it_has_no_options() -> None:
             "options: controller 'ledger' takes no options (got band)")):
         Cell(controller="ledger", options=(("band", 1),))
     with pytest.raises(ValueError, match=re.escape(
-            "options: ttl is a field of a Cell, not an option")):
+            "options: ttl = 5 is a field of a Cell, not an option: give it as ttl=")):
         Cell(controller="expectations", options=(("ttl", 5),))
 
 
@@ -107,12 +108,12 @@ def test_a_users_controller_that_declares_ttl_as_reconsim_does_takes_the_field(
     assert cell_text(cell).startswith(f"--controller {REF} ")
     assert "--ttl 30" in cell_text(cell)
     with pytest.raises(ValueError, match=re.escape(
-            "options: ttl is a field of a Cell, not an option")):
+            "options: ttl = 5 is a field of a Cell, not an option: give it as ttl=")):
         Cell(controller="mine", options=(("ttl", 5),))
     # the others' refusal names every controller that declares it
     with pytest.raises(ValueError, match=re.escape(
             "ttl: 30 does not apply to controller 'ledger' (ttl is a parameter of "
-            "expectations and replicaset and mine only)")):
+            "expectations, replicaset and mine only)")):
         make_cell(controller="ledger", ttl=30)
     # a frame's ttl column is its parameter; a table's ttl column holds it
     frame = cells_frame([cell, make_cell(controller="expectations", ttl=30, G=20),
@@ -168,34 +169,47 @@ def test_the_cli_and_a_spec_take_its_ttl(mine: Controller, tmp_path: Path,
     assert spec.n_cells == 2 + 2 * 2 + 1
 
 
+_OTHERWISE = ("parameter 'ttl' is a cell parameter declared otherwise (by expectations and "
+              "replicaset) (its kind, default and help must be theirs): declare it as they "
+              "do to take it, or choose another name")
+
+
 @pytest.mark.parametrize(("params", "message"), [
-    ({"ttl": Param(Int(0, 10), 5, "mine")},
-     "parameter 'ttl' is a cell parameter declared otherwise (by expectations and "
-     "replicaset): declare it as they do to take it, or choose another name"),
+    ({"ttl": Param(Int(0, 10), 5, "mine")}, _OTHERWISE),
+    # the same kind and default, another help: declared otherwise all the same
+    ({"ttl": Param(Int(0, MAX_SECONDS), TTL.default, "mine")}, _OTHERWISE),
     ({"G": Param(Int(0, 5), 1, "clash")}, "parameter 'G' is a cell parameter's name"),
+    ({"options": Param(Int(0, 5), 1, "clash")}, "parameter 'options' is a cell parameter's name"),
 ])
 def test_a_field_declared_otherwise_is_refused(params: dict[str, Param], message: str) -> None:
     with pytest.raises(ControllerError, match=re.escape(f"controller 'other': {message}")):
         registry.register(Controller("other", lambda v, p, m: 0, "x", params=params))
     assert "other" not in registry.names()
-    # an equal declaration is the same declaration
-    copy = Param(TTL.kind, TTL.default, TTL.help)
-    assert registry.register(Controller("copy", lambda v, p, m: 0, "x",
-                                        params={"ttl": copy})).params["ttl"] == TTL
+    # an equal declaration, written out again, is the same declaration: the field applies
+    copy = Param(Int(0, MAX_SECONDS), 300, TTL.help)
+    assert copy.kind is not TTL.kind
+    registry.register(Controller("copy", lambda v, p, m: 0, "x", params={"ttl": copy}))
+    assert applies("ttl", "copy")
+    assert options_of(registry.get("copy")) == {}
 
 
 def test_a_controller_known_before_the_cells_parameters_is_held_to_them() -> None:
-    """The cell declares its fields when it is first imported; a controller registered
-    before is checked then, as one registered after is at once."""
+    """A controller registered before the cell's parameters are declared (their module not
+    imported yet) is checked at once all the same, and refused there: nothing of it stays
+    to break later calls."""
     code = textwrap.dedent("""
-        from reconsim.controllers import Controller, Int, Param, register
-        register(Controller("early", lambda v, p, m: 0, "x",
-                            params={"G": Param(Int(0, 5), 1, "clash")}))
-        import reconsim.model.params
+        import sys
+        from reconsim.controllers import Controller, ControllerError, Int, Param, register
+        assert "reconsim.model.params" not in sys.modules
+        try:
+            register(Controller("early", lambda v, p, m: 0, "x",
+                                params={"G": Param(Int(0, 5), 1, "clash")}))
+        except ControllerError as exc:
+            print(exc)
+        import reconsim
+        print(reconsim.run_cell(controller="ledger", G=60)["overshoot"])
     """)
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=False)
-    assert run.returncode == 1
-    assert run.stderr.splitlines()[-1] == (
-        "reconsim.model.controllers.definition.ControllerError: controller 'early': "
-        "parameter 'G' is a cell parameter's name; choose another")
+                         check=True)
+    assert run.stdout.splitlines() == [
+        "controller 'early': parameter 'G' is a cell parameter's name; choose another", "24"]

@@ -27,6 +27,7 @@ from reconsim.model import delays, deployment, rng
 from reconsim.model.controllers import Controller, Param, registry
 from reconsim.model.controllers.expectations import TTL
 from reconsim.model.controllers.registry import ControllerKind
+from reconsim.model.controllers.replicaset import LOG_SCALE_DOWN
 from reconsim.model.deployment import MAX_ROLLOUTS
 from reconsim.model.kinds import (
     DEATHS_DTYPE,
@@ -54,6 +55,7 @@ from reconsim.model.kinds import (
     shown,
 )
 from reconsim.model.metrics import METRIC_NAMES, METRICS, Metric
+from reconsim.words import listed
 
 # The kinds' names that the rest of the package reads from here, with the parameters (and
 # the metrics, declared in reconsim.model.metrics).
@@ -162,13 +164,12 @@ def declare(kind: Kind, help: str, **declared: Any) -> dict[str, Parameter]:
     return {"param": Parameter(kind, help, **declared)}
 
 
-def declared_by_controllers(name: str) -> dict[str, Parameter]:
-    """The metadata of a :class:`Cell` field for the controllers' parameter ``name``, as the
-    first known controller that declares it declares it (one declaration, which several
-    take: ``ttl``): a variant parameter applying to every controller that declares it
-    (:data:`DECLARING`). A controller that declares it otherwise is refused
+def field_of_controllers(param: Param) -> dict[str, Parameter]:
+    """The metadata of a :class:`Cell` field that controllers take by declaring ``param``
+    (one declaration, which several take: :data:`~reconsim.controllers.TTL`): a variant
+    parameter applying to every controller that declares it (:data:`DECLARING`). A
+    controller that declares it otherwise is refused
     (:func:`reconsim.model.controllers.registry.reserve`)."""
-    param = next(c.params[name] for c in registry.known() if name in c.params)
     return declare(param.kind, param.help, applies=DECLARING, variant=True, declared=param)
 
 
@@ -224,7 +225,7 @@ class Cell:
     gain: float = field(default=1.0, metadata=declare(
         Thousandths(open_below=True), "damping: a round corrects ceil(gain x |diff|); gain in "
         "(0, 1], a multiple of 0.001", variant=True))
-    ttl: int = field(default=TTL.default, metadata=declared_by_controllers("ttl"))
+    ttl: int = field(default=TTL.default, metadata=field_of_controllers(TTL))
     restart_at: tuple[int, ...] = field(default=(), metadata=declare(
         Times(), "seconds at which the controller restarts and forgets its memory",
         applies=REMEMBERING, variant=True))
@@ -273,8 +274,8 @@ class Cell:
         Flag(), "creates go in batches 1, 2, 4, ...; none after a batch with a failure",
         variant=True, world=True))
     # --- the parameters of controllers that came after the richer world
-    log_scale_down: bool = field(default=False,
-                                 metadata=declared_by_controllers("log_scale_down"))
+    log_scale_down: bool = field(default=LOG_SCALE_DOWN.default,
+                                 metadata=field_of_controllers(LOG_SCALE_DOWN))
     # --- a running service: copies that run before the run starts
     initial: int | str = field(default=0, metadata=declare(
         IntOrParam(0, MAX_COPIES, param="desired"), "copies already running, ready and "
@@ -324,7 +325,8 @@ class Cell:
             raise ValueError("options: a parameter is given twice")
         fields = [n for n in given if n in _FIELDS]
         if fields:
-            raise ValueError(f"options: {fields[0]} is a field of a Cell, not an option")
+            raise ValueError(f"options: {fields[0]} = {shown(given[fields[0]])} is a field of "
+                             f"a Cell, not an option: give it as {fields[0]}=")
         own = options_of(controller)
         if given and not own:
             raise ValueError(f"options: controller {controller.name!r} takes no options "
@@ -459,7 +461,7 @@ def refuse_inapplicable(name: str, value: Any, controller: str, where: str = "")
     checked = p.kind.check(name, value)
     if checked == p.default:
         return
-    owners = " and ".join(p.owners())
+    owners = listed(p.owners())
     raise ValueError(f"{where}{name}: {shown(checked)} does not apply to controller "
                      f"{controller!r} ({name} is a parameter of {owners} only)")
 
@@ -473,7 +475,8 @@ DELAY_PARAMS: Final[tuple[Parameter, ...]] = tuple(
     p for p in PARAMS if isinstance(p.kind, Delays))
 #: The keywords of a cell that are its fields (its parameters, and ``options``).
 _FIELDS: Final = frozenset(f.name for f in dataclasses.fields(Cell)) - {"options"}
-registry.reserve({p.name: p.declared for p in PARAMS})
+#: ``options`` is a keyword of a cell too: no controller's parameter may take the name.
+registry.reserve({**{p.name: p.declared for p in PARAMS}, "options": None})
 
 
 def all_params() -> tuple[Parameter, ...]:

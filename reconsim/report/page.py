@@ -85,10 +85,11 @@ WORLD_SECTIONS: Final = frozenset({"rollout", "controllers", "timelines", "sweep
 
 
 def worlds_only(context: Context) -> bool:
-    """Whether every controller of the sweep runs in a world of its own."""
+    """Whether every controller of the sweep is one of reconsim's own that runs in a world of
+    its own (whatever users' controllers this process has resolved)."""
+    own = {c.name: c for c in registry.built_in()}
     controllers = context.sweep.controllers
-    return bool(controllers) and all(c in registry.names() and registry.get(c).world
-                                     is not None for c in controllers)
+    return bool(controllers) and all(c in own and own[c].world is not None for c in controllers)
 
 
 def on_page(section: Section[Any], summary: Any, context: Context) -> bool:

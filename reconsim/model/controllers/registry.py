@@ -34,6 +34,7 @@ from reconsim.model.controllers.intent import INTENT
 from reconsim.model.controllers.ledger import LEDGER
 from reconsim.model.controllers.replicaset import REPLICASET
 from reconsim.model.kinds import Choice
+from reconsim.words import listed
 
 #: The entry-point group under which a package registers its controllers by short name.
 ENTRY_POINTS: Final = "reconsim.controllers"
@@ -52,7 +53,7 @@ _fields: dict[str, Param | None] = {}
 @contextlib.contextmanager
 def scope() -> Iterator[None]:
     """Controllers that become known inside the block are forgotten after it (for tests,
-    and for a session that checks definitions it does not mean to keep)."""
+    and for code that checks definitions it does not mean to keep)."""
     known_before, named_before = dict(_known), dict(_named_by)
     try:
         yield
@@ -126,6 +127,10 @@ def register(controller: Controller, source: str | None = None) -> Controller:
         raise ControllerError(f"controller {source or controller!r}: it is a "
                               f"{type(controller).__name__}, not a reconsim Controller "
                               "definition")
+    if not _fields and controller.name not in _BUILT_IN_NAMES:
+        # a cell's parameters are declared when its module is imported (reserve): a user's
+        # controller is checked against them, whichever was imported first
+        importlib.import_module("reconsim.model.params")
     held = _known.get(controller.name)
     where = _where(controller, source)
     if held is not None and held is not controller:
@@ -161,8 +166,8 @@ def _check_params(controller: Controller, where: str) -> None:
             if param != field:
                 raise ControllerError(
                     f"{where}: parameter {name!r} is a cell parameter declared otherwise"
-                    f"{_declaring(name)}: declare it as they do to take it, or choose "
-                    "another name")
+                    f"{_declaring(name, controller)} (its kind, default and help must be "
+                    "theirs): declare it as they do to take it, or choose another name")
             continue
         for other in _known.values():
             theirs = other.params.get(name)
@@ -172,11 +177,11 @@ def _check_params(controller: Controller, where: str) -> None:
                                       f"controller {other.name!r}; choose another name")
 
 
-def _declaring(name: str) -> str:
-    """`` (by expectations and replicaset)``: the known controllers that declare parameter
-    ``name``, or '' if none does."""
-    owners = [c.name for c in _known.values() if name in c.params]
-    return f" (by {' and '.join(owners)})" if owners else ""
+def _declaring(name: str, checked: Controller) -> str:
+    """`` (by expectations and replicaset)``: the known controllers but ``checked`` that
+    declare parameter ``name``, or '' if none does."""
+    owners = [c.name for c in _known.values() if name in c.params and c is not checked]
+    return f" (by {listed(owners)})" if owners else ""
 
 
 def resolve(ref: str | Controller) -> Controller:

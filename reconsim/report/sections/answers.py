@@ -671,8 +671,7 @@ def _scope(s: AnswersSummary) -> str:
 def render(s: AnswersSummary, context: Context, figures: Mapping[str, Figure]) -> Markup:
     """The answer in a box, the chart against U, each variant's periods and every row
     (``templates/answers.html``)."""
-    return macro("answers.html", "body")(s, _scope(s), BASELINE, _signed, ties_text(),
-                                                figures)
+    return macro("answers.html", "body")(s, _scope(s), BASELINE, _signed, ties_text(), figures)
 
 
 def charts(s: AnswersSummary, context: Context) -> list[Figure]:

@@ -357,8 +357,7 @@ def shown(s: ResponsesSummary) -> bool:
 def render(s: ResponsesSummary, context: Context, figures: Mapping[str, Figure]) -> Markup:
     """The question, a sentence per variant, the table over every U, the chart and every
     (variant, U, kind) (``templates/responses.html``)."""
-    return macro("responses.html", "body")(s, FIGURES, KIND_PLURALS,
-                                                  figures.get("responses"))
+    return macro("responses.html", "body")(s, FIGURES, KIND_PLURALS, figures.get("responses"))
 
 
 def charts(s: ResponsesSummary, context: Context) -> list[Figure]:
