@@ -537,9 +537,12 @@ class Thousandths(Kind):
 def _csr(lists: pl.Series) -> tuple[NDArray[Any], pl.Series]:
     """Offsets (one per row + 1) and the flattened elements of a list column without null
     elements; a null list counts as empty."""
-    lists = lists.fill_null([])
-    offsets = pl.concat([pl.Series([0], dtype=pl.Int64), lists.list.len().cast(pl.Int64).cum_sum()])
-    return offsets.to_numpy(), lists.explode(empty_as_null=False)
+    lengths = lists.list.len().fill_null(0).to_numpy()
+    offsets = np.zeros(len(lengths) + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    if not offsets[-1]:  # every list empty (no scale schedule, say): nothing to flatten
+        return offsets, pl.Series(lists.name, [], dtype=lists.dtype.inner)  # type: ignore[attr-defined]
+    return offsets, lists.fill_null([]).explode(empty_as_null=False)
 
 
 def _offsets(n: int) -> NDArray[np.int64]:
