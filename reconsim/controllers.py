@@ -30,9 +30,6 @@ from reconsim.model.controllers.definition import (
     slots,
 )
 from reconsim.model.controllers.expectations import TTL
-
-# (a name kept for code written against it; ask built_in())
-from reconsim.model.controllers.registry import BUILT_IN as BUILT_IN  # noqa: PLC0414
 from reconsim.model.controllers.registry import built_in, known, register, resolve
 from reconsim.model.controllers.replicaset import LOG_SCALE_DOWN
 from reconsim.model.kinds import Choice, Flag, Int, Thousandths

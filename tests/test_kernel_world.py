@@ -44,8 +44,9 @@ def raw(m: dict[str, Any], cell: Cell) -> list[object]:
               "raised": sum(max(0, b - a)
                             for a, b in zip([cell.desired, *changes], changes, strict=False)),
               "responses": len(m[RESPONSES]),
+              "last_drift": cell.duration if m["stable_at"] is None else m["stable_at"] - 1,
               **{name: -1 if m[name] is None else m[name]  # a kernel's null
-                 for name in ("stable_at", "overshoot_after", "missing_after", "settle_after")}}
+                 for name in ("overshoot_after", "missing_after", "settle_after")}}
     return [values[c] for c in WORLD_OUT_COLUMNS]
 
 

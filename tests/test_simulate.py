@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import re
 from concurrent.futures import ThreadPoolExecutor
 
@@ -13,14 +14,16 @@ from hypothesis import strategies as st
 
 from reconsim import METRIC_NAMES, Cell, run_cell, run_reference, simulate
 from reconsim.controllers import Controller, Int, Param, RunawayError
+from reconsim.model import arrow
 from reconsim.model.controllers import registry
-from reconsim.model.metrics import OUTPUT_NAMES
+from reconsim.model.metrics import OUTPUT_NAMES, RESPONSE_FIELDS, RESPONSES, RESPONSES_DTYPE
 from reconsim.model.params import PARAM_DTYPES, all_params
 from reconsim.model.simulate import (
     DEATHS_DTYPE,
     cell_arrays,
     cells_frame,
     kernel_inputs,
+    responses_column,
     simulate_cell,
 )
 from reconsim.testing import cells, world_cells
@@ -214,7 +217,7 @@ def test_one_cell_goes_the_frames_way(data: st.DataObject) -> None:
     the arrays are a frame's, and so are the metrics (their types and nulls included)."""
     with registry.scope():
         registry.register(DEADBAND)
-        names = (*(n for n, c in registry.BUILT_IN.items() if c.world is None), DEADBAND.name)
+        names = (*(c.name for c in registry.built_in() if c.world is None), DEADBAND.name)
         cell = data.draw(st.one_of(cells(controllers=names), world_cells(controllers=names)))
         frame = cells_frame([cell])
         params = tuple(p for p in all_params()
@@ -275,3 +278,41 @@ def test_a_parameter_is_null_only_where_it_does_not_apply() -> None:
     with pytest.raises(ValueError, match="log_scale_down: null value in row 2"):
         simulate(cells.with_columns(log_scale_down=pl.Series([None, None, None],
                                                              dtype=pl.Boolean)))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)), max_size=12), st.data())
+def test_the_responses_column_holds_each_rows_written_responses(
+        rooms: list[tuple[int, int]], data: st.DataObject) -> None:
+    # Each row has `room` columns of the matrix (response_buffers' layout) and wrote the
+    # first `count` of them: all (the column is made around the matrix's rows) or fewer
+    # (an event past the end: gathered first).
+    room = np.array([r for r, _ in rooms], np.int64)
+    count = np.minimum(room, [c for _, c in rooms])
+    base = np.cumsum(room) - room
+    matrix = np.array(data.draw(st.lists(st.lists(st.integers(-1, 9), min_size=5, max_size=5),
+                                         min_size=max(1, int(room.sum())),
+                                         max_size=max(1, int(room.sum())))), np.int64).T.copy()
+    want = [[dict(zip(RESPONSE_FIELDS, (*(int(v) for v in matrix[:4, b + k]),
+                                        None if matrix[4, b + k] < 0 else int(matrix[4, b + k])),
+                      strict=True)) for k in range(c)]
+            for b, c in zip(base.tolist(), count.tolist(), strict=True)]
+    column = responses_column(matrix, base, count)
+    assert column.dtype == RESPONSES_DTYPE
+    assert column.to_list() == want
+    assert column.list.len().to_list() == count.tolist()
+
+
+def test_the_responses_column_outlives_the_kernels_matrix_and_lets_go_of_it() -> None:
+    matrix = np.arange(5 * 6, dtype=np.int64).reshape(5, 6)
+    held = len(arrow._HELD)
+    column = responses_column(matrix, np.array([0, 2, 2]), np.array([2, 0, 4]))
+    del matrix
+    gc.collect()
+    frame = column.to_frame().with_columns(n=pl.col(RESPONSES).list.len())
+    assert frame["n"].to_list() == [2, 0, 4]
+    assert column[2].struct.field("settle").to_list() == [26, 27, 28, 29]
+    assert len(arrow._HELD) == held + 1
+    del column, frame
+    gc.collect()
+    assert len(arrow._HELD) == held  # released: the matrix is freed with it

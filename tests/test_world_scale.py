@@ -66,7 +66,6 @@ def on_world_kernel(batch: list[Cell], *, parallel: bool | None = None,
     got = []
     for i, cell in enumerate(batch):
         raw = dict(zip(world.WORLD_OUT_COLUMNS, out[i].tolist(), strict=True))
-        raw["last_drift"] = raw["stable_at"] - 1 if raw["stable_at"] >= 0 else cell.duration
         got.append(metrics.of_run(raw, cell, metrics.responses_of(
             responses, int(base[i]), raw[metrics.RESPONSES])))
     return got

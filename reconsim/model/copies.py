@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from reconsim.model import metrics, rng, rules
+from reconsim.model import metrics, rules
 from reconsim.model.kinds import MAX_SECONDS
 
 if TYPE_CHECKING:
@@ -51,7 +51,8 @@ class Copy:
 
     def on_ledger(self, r: int) -> bool:
         """Whether the ledger lists it at second ``r``: listed, and not removed g or more ago."""
-        return self.listed <= r and not (self.removed is not None and self.removed <= r - self.g)
+        return rules.on_ledger(self.listed, rules.NEVER if self.removed is None else self.removed,
+                               self.g, r)
 
     def removed_by(self, r: int) -> bool:
         return self.removed is not None and self.removed <= r
@@ -139,17 +140,19 @@ class Account:
                                   self.responses, 0, int(self.values[rules.EVENTS])))
 
 
-def copy_delays(cell: Cell) -> tuple[Callable[[int], int], Callable[[int], int]]:
-    """Copy k's extra startup and extra ledger delay in ``cell``, as two functions of k
-    (:func:`reconsim.model.rules.extra_delay` on the cell's tables or spreads)."""
+def copy_times(cell: Cell) -> tuple[Callable[[int, int], int], Callable[[int], int]]:
+    """The cell's rules of a copy's times, as the reference models call them:
+    ``ready_at(t, k)``, the ready second of copy k created at t
+    (:func:`reconsim.model.rules.ready_at`), and ``ledger_delay(k)``, its ledger delay g
+    (:func:`reconsim.model.rules.ledger_delay`), on the cell's delay tables or spreads."""
     b_table, g_table = rules.delay_table(cell.B_delays), rules.delay_table(cell.G_delays)
 
-    def startup(k: int) -> int:
-        return rules.extra_delay(cell.seed, rng.STARTUP, k, cell.B_spread, b_table, 0,
-                                 len(cell.B_delays))
+    def ready_at(t: int, k: int) -> int:
+        return rules.ready_at(t, cell.B, cell.seed, k, cell.B_spread, b_table, 0,
+                              len(cell.B_delays))
 
     def ledger_delay(k: int) -> int:
-        return rules.extra_delay(cell.seed, rng.LEDGER_DELAY, k, cell.G_spread, g_table, 0,
-                                 len(cell.G_delays))
+        return rules.ledger_delay(cell.G, cell.seed, k, cell.G_spread, g_table, 0,
+                                  len(cell.G_delays))
 
-    return startup, ledger_delay
+    return ready_at, ledger_delay

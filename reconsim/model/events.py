@@ -64,7 +64,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from reconsim.model import rng, rules
+from reconsim.model import rules
 from reconsim.model.controllers import ADDED, DELETED, UPDATED, Controller, registry
 from reconsim.model.controllers.definition import (
     DecisionError,
@@ -75,9 +75,9 @@ from reconsim.model.controllers.definition import (
     call_hook,
     reference_params,
 )
-from reconsim.model.copies import BEFORE_RUN, Account, Copy, Second, copy_delays, shown_time
+from reconsim.model.copies import BEFORE_RUN, Account, Copy, Second, copy_times, shown_time
 from reconsim.model.gosort import go_sort
-from reconsim.model.kinds import MAX_COPIES, SYNCS_AT_ONCE
+from reconsim.model.kinds import MAX_COPIES
 from reconsim.model.params import Cell, damped, permille
 
 #: What may happen at an instant, in the order E2 takes them when due together.
@@ -87,15 +87,16 @@ _READY, _LEAVE, _SECOND, _DELIVER, _RETRY = range(5)
 @dataclass
 class Pod:
     """One copy, in milliseconds: created at ``born``, ready at ``ready_at`` (if still in
-    the API then), terminating from ``deleting``, gone at ``gone``; ``g`` its cache delay."""
+    the API then), terminating from ``deleting``, gone at ``gone`` (each
+    :data:`~reconsim.model.rules.NEVER` until then); ``g`` its cache delay."""
 
     uid: int
     born: int
     ready_at: int
     g: int
     ready: bool = False
-    deleting: int | None = None
-    gone: int | None = None
+    deleting: int = rules.NEVER
+    gone: int = rules.NEVER
     marked: bool = False
 
 
@@ -113,7 +114,7 @@ def _snapshot(pod: Pod) -> Cached:
     """The copy as the API shows it now (an initial copy's times before the run as 0)."""
     return Cached(pod.uid, shown_time(pod.born // 1000),
                   shown_time(pod.ready_at // 1000) if pod.ready else -1,
-                  pod.deleting is not None)
+                  pod.deleting != rules.NEVER)
 
 
 class _Hooks:
@@ -174,7 +175,9 @@ def run_events(  # noqa: PLR0912, PLR0915 — the spec, in order
     desired = cell.desired
     fail_pm, lost_pm = permille(cell.fail_rate), permille(cell.lost_rate)
     faults, faults_left = rules.fault_table(cell.create_faults)
-    startup, ledger_delay = copy_delays(cell)
+    lag = rules.lag_table(cell.lag)
+    ready_at, ledger_delay = copy_times(cell)  # copy k's ready second and its g
+
     watch = cell.trigger == "watch"
     # A controller that remembers nothing has no restarts (``restart_at`` does not apply:
     # the kernels are never given it), so none queues its key either.
@@ -194,7 +197,7 @@ def run_events(  # noqa: PLR0912, PLR0915 — the spec, in order
     # The initial copies: created, ready and in the cache before the run, their events
     # long delivered (no hook sees them); numbered first on the ledger delay's stream.
     for k in range(cell.initial_copies()):
-        g = cell.G + ledger_delay(k)
+        g = ledger_delay(k)
         pod = Pod(k, BEFORE_RUN * _MS, BEFORE_RUN * _MS, g * _MS, ready=True)
         pods.append(pod)
         copies.append(Copy.initial(g))
@@ -239,11 +242,12 @@ def run_events(  # noqa: PLR0912, PLR0915 — the spec, in order
         k = len(pods)
         if k >= MAX_COPIES:
             raise controller.too_many_copies(t)
-        ready = t + cell.B + startup(k)
-        g = cell.G + ledger_delay(k)
+        ready = ready_at(t, k)
+        g = ledger_delay(k)
         pod = Pod(k, now, now + (ready - t) * _MS, g * _MS)
         pods.append(pod)
-        copies.append(Copy(birth=t, ready=ready, g=g, listed=t + g))
+        # (the cache hears of a copy as it is created: listed g after its creation)
+        copies.append(Copy(birth=t, ready=ready, g=g, listed=rules.listed_at(t, ready, g, True)))
         totals["created"] += 1
         change(pod, now, ADDED)
         at(pod.ready_at, _READY, k)
@@ -253,20 +257,21 @@ def run_events(  # noqa: PLR0912, PLR0915 — the spec, in order
         """A delete command; False when its copy was gone (NotFound)."""
         pod = pods[uid]
         totals["delete_commands"] += 1
-        if pod.gone is not None:
+        if pod.gone != rules.NEVER:
             return False
         pod.marked = True
-        if pod.deleting is None:  # terminating from now; a terminating one stays as it is
+        if pod.deleting == rules.NEVER:  # terminating from now; a terminating one stays so
             totals["deleted"] += 1
             pod.deleting = now
+            death = rules.dies_at(now, cell.grace * _MS)
             copy = copies[uid]
             copy.removed = now // _MS
-            copy.death = (now + cell.grace * _MS) // _MS
-            if cell.grace == 0:
+            copy.death = death // _MS
+            if death == now:
                 leave(pod, now)
             else:
                 change(pod, now)
-                at(now + cell.grace * _MS, _LEAVE, uid)
+                at(death, _LEAVE, uid)
         return True
 
     def targets(active: list[Cached], k: int, now: int) -> list[int]:
@@ -283,8 +288,8 @@ def run_events(  # noqa: PLR0912, PLR0915 — the spec, in order
         """The cache's entries in creation order: now, or inside a lag window as it stood
         at the end of second t - extra."""
         t = now // _MS
-        extra = next((extra for lo, hi, extra in cell.lag if lo <= t < hi), None)
-        if extra is None:
+        extra = rules.stale_by(t, lag, 0, len(cell.lag))
+        if extra == 0:
             return [cache[u] for u in sorted(cache)]
         end = (t - extra) * _MS + _MS - 1
         listed = []
@@ -294,7 +299,7 @@ def run_events(  # noqa: PLR0912, PLR0915 — the spec, in order
                 listed.append(versions[-1])
         return listed
 
-    def sync(now: int) -> None:  # noqa: PLR0912 — E5, E6
+    def sync(now: int) -> None:  # E5, E6
         nonlocal status, last_read
         active = [c for c in read(now) if not c.deleting]
         if last_read is None:  # the second's first sync: a round
@@ -304,9 +309,7 @@ def run_events(  # noqa: PLR0912, PLR0915 — the spec, in order
         last_read += active
         totals["reads"] += len(active)
         diff = hooks.decide(Sync(now // _MS, now, desired, len(active)), memory)
-        diff = damped(diff, permille(cell.gain))
-        if cell.max_per_round is not None:
-            diff = max(-cell.max_per_round, min(cell.max_per_round, diff))
+        diff = rules.capped(damped(diff, permille(cell.gain)), cell.max_per_round or 0)
         issued = ok = failed = lost = not_found = 0
         if diff != 0:
             for pod in pods:
@@ -371,32 +374,32 @@ def run_events(  # noqa: PLR0912, PLR0915 — the spec, in order
     for t in range(cell.duration + 1):
         start = t * _MS
         if t == next_periodic:  # a resync: the periodic schedule of rounds
-            z = rng.uniform(seed, rng.INTERVAL, periodic_i, 2 * cell.U_jitter + 1)
-            next_periodic += max(1, cell.U - cell.U_jitter + z)
+            next_periodic = rules.next_round(t, cell.U, cell.U_jitter, seed, periodic_i)
             periodic_i += 1
             at(start, _SECOND, True)
         else:
             at(start, _SECOND, False)
         while due and due[0][0] < start + _MS:
             now = due[0][0]
-            syncs, most = 0, SYNCS_AT_ONCE + 2 * (desired + len(pods))  # E2's bound
+            syncs, most = 0, rules.most_syncs(desired, len(pods))  # E2's bound
             while (due and due[0][0] == now) or queue["queued"]:
                 while due and due[0][0] == now:
                     _, what, _, when, data = heapq.heappop(due)
                     if what == _READY:
                         pod = pods[data]
-                        if pod.gone is None:
+                        if pod.gone == rules.NEVER:
                             pod.ready = True
                             change(pod, now)
                     elif what == _LEAVE:
                         pod = pods[data]
-                        if pod.gone is None:
+                        if pod.gone == rules.NEVER:
                             leave(pod, now)
                     elif what == _SECOND:
                         for moment, count in cell.deaths:
                             if moment != t:
                                 continue
-                            for pod in [p for p in pods if p.gone is None and p.ready][:count]:
+                            for pod in [p for p in pods if rules.runs(
+                                    p.ready_at, p.gone, now)][:count]:
                                 totals["killed"] += 1
                                 copy = copies[pod.uid]
                                 if copy.removed is None:
@@ -423,12 +426,12 @@ def run_events(  # noqa: PLR0912, PLR0915 — the spec, in order
                     if syncs > most:
                         raise controller.endless_instant(now, most)
                 work(now)
+        live = sum(1 for p in pods if rules.runs(p.ready_at, p.gone, start + _MS - 1))
         if on_second is not None:
-            live = sum(1 for p in pods if p.ready and p.gone is None)
             on_second(Second(t, live, None if last_read is None else [
                 copies[c.uid] for c in last_read], copies, dict(totals), desired))
         last_read = None
-        account.sample(t, sum(1 for p in pods if p.ready and p.gone is None))
+        account.sample(t, live)
     return account.metrics({name: totals[name] for name in (
         "rounds", "created", "delete_commands", "deleted", "reads", "create_commands",
         "failed_creates")})

@@ -4,9 +4,11 @@ It follows seed 001's rules (CA19-CA25) and the richer world's numbered rules as
 Python allows and is deliberately slow: the kernels (:mod:`reconsim.model.kernels.count`,
 :mod:`reconsim.model.kernels.world`) must agree with it on every metric, and the property
 tests check that they do. What a rule decides — a create's outcome, a copy's delays, its
-listing time — is :mod:`reconsim.model.rules`', the functions the kernels compile; the
-order of the rules and the bookkeeping are this model's own. (A controller that syncs on
-events runs on :mod:`reconsim.model.events`, checked against the event kernel alike.)
+listing time, when it runs and dies, which copies a scripted death takes, when the next
+round runs, how stale a read is — is :mod:`reconsim.model.rules`', the functions the
+kernels compile; the order of the rules and the bookkeeping are this model's own. (A
+controller that syncs on events runs on :mod:`reconsim.model.events`, checked against the
+event kernel alike.)
 
 Per second t = 0 … duration, in this order (the richer world's numbered rules):
 
@@ -53,18 +55,24 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from reconsim.model import rng, rolling, rules
+from reconsim.model import rolling, rules
 from reconsim.model.controllers import CellError, Entry, Round, registry
 from reconsim.model.controllers.definition import (
     decide_in_python,
     rank_in_python,
     reference_params,
 )
-from reconsim.model.copies import Account, Copy, Second, copy_delays, shown_time
+from reconsim.model.copies import Account, Copy, Second, copy_times, shown_time
 from reconsim.model.events import run_events
 from reconsim.model.params import Cell, damped, permille
 
 __all__ = ["Copy", "Expectations", "Second", "run_reference"]
+
+
+def _time(t: int | None) -> int:
+    """A copy's removal or death second as the rules take it: :data:`~.rules.NEVER` for
+    none yet."""
+    return rules.NEVER if t is None else t
 
 
 @dataclass
@@ -98,13 +106,15 @@ def run_reference(  # noqa: PLR0912, PLR0915 — the spec, in order
         return rolling.run(cell)[1]
     if registry.get(cell.controller).syncs_on_events:  # its world runs in milliseconds
         return run_events(cell, on_second)
-    G, U, B, seed = cell.G, cell.U, cell.B, cell.seed
-    cap = cell.max_per_round
+    U, seed = cell.U, cell.seed
+    cap = cell.max_per_round or 0  # 0: none
     fail_pm, lost_pm = permille(cell.fail_rate), permille(cell.lost_rate)
-    startup, ledger_delay = copy_delays(cell)
+    lag = rules.lag_table(cell.lag)
+    ready_at, ledger_delay = copy_times(cell)  # copy k's ready second and its g
+
     # In creation order: "oldest" means first in this list. The initial copies come first,
     # numbered 0 .. initial - 1 on the ledger delay's stream (created copies follow).
-    copies: list[Copy] = [Copy.initial(G + ledger_delay(k))
+    copies: list[Copy] = [Copy.initial(ledger_delay(k))
                           for k in range(cell.initial_copies())]
     controller = registry.get(cell.controller)
     p = reference_params(controller, {name: cell.value(name) for name in controller.params})
@@ -115,19 +125,16 @@ def run_reference(  # noqa: PLR0912, PLR0915 — the spec, in order
     memory = controller.initial_memory()
     faults, faults_left = rules.fault_table(cell.create_faults)
 
-    def live(t: int) -> list[Copy]:  # a terminating copy runs, and counts, until its death
-        return [c for c in copies if c.ready <= t and (c.death is None or c.death > t)]
-
-    def stale_by(t: int) -> int | None:  # the first listed lag window holding t
-        return next((extra for lo, hi, extra in cell.lag if lo <= t < hi), None)
+    def live(t: int) -> list[Copy]:  # the copies that run at t, in creation order
+        return [c for c in copies if rules.runs(c.ready, _time(c.death), t)]
 
     def read(t: int) -> tuple[int, list[Copy]]:
         """(r, the ledger a round at t reads): the ledger now, or as it stood at the end of
-        second r = t - extra inside a lag window. Every removal recorded so far happened at
-        or before this point of second t, so one formula serves both."""
-        extra = stale_by(t)
-        r = t if extra is None else t - extra
-        return r, [c for c in copies if c.on_ledger(r)]
+        second r = t - extra inside a lag window (:func:`~.rules.stale_by`). Every removal
+        recorded so far happened at or before this point of second t, so one formula serves
+        both."""
+        r = t - rules.stale_by(t, lag, 0, len(cell.lag))
+        return r, [c for c in copies if rules.on_ledger(c.listed, _time(c.removed), c.g, r)]
 
     def outcome(t: int, j: int) -> int:
         """What comes of create command j at t (:func:`reconsim.model.rules.create_outcome`)."""
@@ -143,7 +150,7 @@ def run_reference(  # noqa: PLR0912, PLR0915 — the spec, in order
     for t in range(cell.duration + 1):
         # 0. A change of desired takes effect; an event's window opens.
         desired = account.begin(t)
-        # 1. Scripted deaths: the oldest live copies (terminating ones too) die now.
+        # 1. Scripted deaths: the oldest copies that run (terminating ones too) die now.
         for at, count in cell.deaths:
             if at == t:
                 for c in live(t)[:count]:
@@ -161,8 +168,7 @@ def run_reference(  # noqa: PLR0912, PLR0915 — the spec, in order
         r, seen = read(t)
         periodic = t == next_periodic
         if periodic:
-            z = rng.uniform(seed, rng.INTERVAL, periodic_i, 2 * cell.U_jitter + 1)
-            next_periodic += max(1, U - cell.U_jitter + z)
+            next_periodic = rules.next_round(t, U, cell.U_jitter, seed, periodic_i)
             periodic_i += 1
         watched = cell.trigger == "watch" and [id(c) for c in seen] != [
             id(c) for c in previous_read]
@@ -173,15 +179,14 @@ def run_reference(  # noqa: PLR0912, PLR0915 — the spec, in order
             # 4. The read: seen, and everything else the round observes, as of second r.
             reads += len(seen) + cell.ledger_base
             # 5. The decision: the controller's, then damping and the cap.
-            pending = sum(1 for c in remembered if not c.removed_by(r) and c.listed > r)
+            pending = sum(1 for c in remembered if rules.pending_at(c.listed, _time(c.removed), r))
             unobserved = expecting is not None and not expecting.observed(r)
             view = Round(t=t, desired=desired, seen=len(seen), pending=pending,
                          unobserved=int(unobserved),
                          last_act=-1 if expecting is None else expecting.set_at)
             diff = decide_in_python(controller, view, p, memory)
             diff = damped(diff, permille(cell.gain))  # a damped loop corrects part of the gap
-            if cap is not None:
-                diff = max(-cap, min(cap, diff))
+            diff = rules.capped(diff, cap)
             # 6. Creates, in slow-start batches 1, 2, 4, ... if enabled.
             if diff > 0:
                 arrived: list[Copy] = []
@@ -197,8 +202,8 @@ def run_reference(  # noqa: PLR0912, PLR0915 — the spec, in order
                             error = True
                             continue
                         k = len(copies)
-                        ready = t + B + startup(k)
-                        g = G + ledger_delay(k)
+                        ready = ready_at(t, k)
+                        g = ledger_delay(k)
                         copy = Copy(birth=t, ready=ready, g=g, listed=rules.listed_at(
                             t, ready, g, cell.observe == "created"))
                         copies.append(copy)
@@ -226,7 +231,7 @@ def run_reference(  # noqa: PLR0912, PLR0915 — the spec, in order
                 for c in targets:  # a command to a removed copy is wasted
                     if c.removed is None:
                         c.removed = t
-                        c.death = t + cell.grace  # it keeps running until then
+                        c.death = rules.dies_at(t, cell.grace)  # it runs until then
                         deleted += 1
                 expecting = Expectations(t, creations=[], deletions=targets)
 

@@ -15,6 +15,7 @@ are the columns ``lo … hi - 1``.
   (each entry's weight added to those of the cell's entries before it).
 * Scripted create faults (the ``create_faults`` parameter): rows :data:`AT`,
   :data:`LOST` (1 for a lost reply, 0 for a failure) and :data:`COUNT`.
+* Lag windows (the ``lag`` parameter): rows :data:`FROM`, :data:`TO` and :data:`EXTRA`.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from reconsim.model import rng
+from reconsim.model.kinds import SYNCS_AT_ONCE
 from reconsim.model.rng import uniform
 
 #: A delay table's rows.
@@ -102,12 +104,6 @@ def listed_at(birth: int, ready: int, g: int, created_listed: bool) -> int:
     after it was created where the ledger lists copies as they are created (``observe =
     "created"``)."""
     return (birth if created_listed else ready) + g
-
-
-def stable_at(last_drift: int, duration: int) -> int:
-    """``stable_at`` as the kernels report it: 1 + the last second with live != desired,
-    or -1 (null) when that second is the run's last."""
-    return -1 if last_drift == duration else last_drift + 1
 
 
 # --- The per-second figures, accounted alike by every simulator. A run's running values
@@ -222,15 +218,16 @@ def write_metrics(out: Int64Array, row: int, counts: Sequence[int] | Any,
     """Write a cell's raw counts into column ``row`` of ``out`` (a metric a row, in the
     order of the kernels' output columns): ``counts`` holds rounds, created, delete
     commands, deleted, reads, deaths, then (where ``out`` has rows for them) create
-    commands and failed creates; the per-second figures, ``stable_at``, the disturbance's
-    three (all -1, null, when ``AFTER`` is past the end), the increases of desired and the
-    number of events come from the running values ``acc``."""
+    commands and failed creates; the per-second figures, the last second off desired
+    (``last_drift``, whence :mod:`reconsim.model.metrics` derives ``stable_at``), the
+    disturbance's three (all -1, null, when ``AFTER`` is past the end), the increases of
+    desired and the number of events come from the running values ``acc``."""
     out[0, row] = counts[0]
     out[1, row] = counts[1]
     out[2, row] = counts[2]
     out[3, row] = counts[3]
     out[4, row] = acc[OVERSHOOT]
-    out[5, row] = stable_at(acc[LAST_DRIFT], duration)
+    out[5, row] = acc[LAST_DRIFT]
     out[6, row] = counts[4]
     out[7, row] = acc[EXCESS]
     out[8, row] = acc[MISSING]
@@ -266,3 +263,150 @@ def fault_table(events: Sequence[tuple[int, int, str]]) -> tuple[Int64Array, Int
     for f, (at, count, kind) in enumerate(events):
         table[:, f] = (at, 1 if kind == "lost" else 0, count)
     return table, table[COUNT].copy()
+
+
+# --- A copy's life and a round's times: when a copy is ready, how late the ledger hears of
+# it, when it runs, when a deleted one dies; when the next periodic round runs, how stale a
+# read is. The rounds' worlds count in seconds; the event worlds keep their instants in
+# milliseconds and hand a rule times of one unit (or convert, as ``ready_at``'s callers do).
+
+#: "Never": a second after every run's end, for a removal or a death that has not happened.
+NEVER: Final = 1 << 62
+#: A lag window's rows (the ``lag`` parameter's windows, as :func:`lag_table` lays them).
+FROM, TO, EXTRA = 0, 1, 2
+
+
+def ready_at(t: int, B: int, seed: int, k: int, spread: int,  # noqa: PLR0913, PLR0917
+             table: Int64Array, lo: int, hi: int) -> int:
+    """The second copy ``k``, created at second ``t``, becomes ready: ``B`` later, plus
+    its extra startup delay (:func:`extra_delay` on the
+    :data:`~reconsim.model.rng.STARTUP` stream: the B delay table in columns ``lo … hi -
+    1`` of ``table``, else uniform in ``0 … spread``).
+
+    >>> ready_at(10, 3, 7, 0, 0, delay_table(()), 0, 0)
+    13
+    >>> ready_at(10, 3, 7, 0, 0, delay_table(((5, 1),)), 0, 1)
+    18
+    """
+    return t + B + extra_delay(seed, rng.STARTUP, k, spread, table, lo, hi)
+
+
+def ledger_delay(G: int, seed: int, k: int, spread: int,  # noqa: PLR0913, PLR0917
+                 table: Int64Array, lo: int, hi: int) -> int:
+    """Copy ``k``'s ledger delay ``g``, the seconds each change of it takes to reach the
+    ledger: ``G`` plus its extra delay (:func:`extra_delay` on the
+    :data:`~reconsim.model.rng.LEDGER_DELAY` stream, the G delay table or ``spread``).
+
+    >>> ledger_delay(4, 7, 0, 0, delay_table(((2, 1),)), 0, 1)
+    6
+    """
+    return G + extra_delay(seed, rng.LEDGER_DELAY, k, spread, table, lo, hi)
+
+
+def runs(ready: int, death: int, t: int) -> bool:
+    """Whether a copy runs, and counts as live, at ``t``: from its ``ready`` second up to
+    its ``death`` (:data:`NEVER` while it has none): a terminating copy runs until it dies.
+    A scripted death of ``count`` copies at ``t`` takes the first ``count`` copies, in
+    creation order, that run at ``t``, terminating ones included.
+
+    >>> runs(3, NEVER, 3), runs(3, NEVER, 2), runs(3, 5, 4), runs(3, 5, 5), runs(6, 5, 6)
+    (True, False, True, False, False)
+    """
+    return ready <= t < death
+
+
+def dies_at(t: int, grace: int) -> int:
+    """When a copy dies that a delete command at ``t`` found not yet removed: ``grace``
+    later (it is terminating meanwhile, and runs if it was ready). Seconds or milliseconds
+    alike, ``t`` and ``grace`` in the same unit.
+
+    >>> dies_at(10, 30), dies_at(10, 0)
+    (40, 10)
+    """
+    return t + grace
+
+
+def on_ledger(listed: int, removed: int, g: int, r: int) -> bool:
+    """Whether the ledger lists a copy at (the end of) second ``r``: from its ``listed``
+    second until ``g`` after its ``removed`` one (:data:`NEVER` while it is not removed).
+
+    >>> on_ledger(5, NEVER, 2, 5), on_ledger(5, NEVER, 2, 4), on_ledger(5, 8, 2, 9)
+    (True, False, True)
+    >>> on_ledger(5, 8, 2, 10)
+    False
+    """
+    return listed <= r and r - g < removed
+
+
+def pending_at(listed: int, removed: int, r: int) -> bool:
+    """Whether a creation the controller remembers is pending to a round that observes
+    second ``r``: not listed by then, and not removed (:data:`NEVER`: not yet) by then.
+
+    >>> pending_at(5, NEVER, 4), pending_at(5, NEVER, 5), pending_at(5, 3, 4)
+    (True, False, False)
+    """
+    return r < listed and r < removed
+
+
+def next_round(t: int, U: int, U_jitter: int, seed: int, i: int) -> int:
+    """The second of the periodic round after round ``i`` of the schedule (from 0), which
+    is at second ``t``: ``U`` later, moved by draw ``i`` of the
+    :data:`~reconsim.model.rng.INTERVAL` stream, uniform in ``-U_jitter … U_jitter`` (no
+    draw without jitter), and one second later at least.
+
+    >>> next_round(0, 10, 0, 7, 0), next_round(20, 1, 0, 7, 3)
+    (10, 21)
+    >>> next_round(0, 10, 3, 7, 0) == 10 - 3 + rng.uniform(7, rng.INTERVAL, 0, 7)
+    True
+    """
+    if U_jitter == 0:
+        return t + max(1, U)
+    return t + max(1, U - U_jitter + int(uniform(seed, rng.INTERVAL, i, 2 * U_jitter + 1)))
+
+
+def stale_by(t: int, lag: Int64Array, lo: int, hi: int) -> int:
+    """How many seconds stale a read at second ``t`` is: the ``extra`` of the first lag
+    window (columns ``lo … hi - 1`` of ``lag``, in listed order) that holds ``t``
+    (``from <= t < to``); 0 outside every window (a window's ``extra`` is 1 or more).
+
+    >>> lag = lag_table(((0, 10, 3), (5, 20, 7)))
+    >>> [stale_by(t, lag, 0, 2) for t in (0, 9, 10, 20)]
+    [3, 3, 7, 0]
+    """
+    for w in range(lo, hi):
+        if lag[FROM, w] <= t < lag[TO, w]:
+            return int(lag[EXTRA, w])
+    return 0
+
+
+def capped(diff: int, cap: int) -> int:
+    """A round's correction ``diff`` capped at ``cap`` copies either way
+    (``max_per_round``; 0: no cap), after damping.
+
+    >>> capped(7, 3), capped(-7, 3), capped(2, 3), capped(-7, 0)
+    (3, -3, 2, -7)
+    """
+    if cap > 0:
+        return max(-cap, min(cap, diff))
+    return diff
+
+
+def most_syncs(desired: int, made: int) -> int:
+    """The most syncs one instant of an event-driven cell may run, with ``desired`` copies
+    wanted and ``made`` copies created before it (initial ones included): beyond
+    :data:`~reconsim.model.kinds.SYNCS_AT_ONCE` + 2 x (desired + made) its key is still
+    queued, and the cell is refused as one whose syncs never let time pass.
+
+    >>> most_syncs(3, 2) == SYNCS_AT_ONCE + 10
+    True
+    """
+    return SYNCS_AT_ONCE + 2 * (desired + made)
+
+
+def lag_table(windows: Sequence[tuple[int, int, int]]) -> Int64Array:
+    """A cell's lag windows (``(from, to, extra)``) as rows :data:`FROM`, :data:`TO` and
+    :data:`EXTRA`, in listed order (a column of zeros for none: an array needs one)."""
+    table = np.zeros((3, max(1, len(windows))), np.int64)
+    for w, window in enumerate(windows):
+        table[:, w] = window
+    return table

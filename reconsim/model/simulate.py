@@ -7,9 +7,8 @@ specs and tables does not pay for it.
 from __future__ import annotations
 
 import functools
-import itertools
 from collections.abc import Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,12 +16,12 @@ import numpy as np
 import polars as pl
 
 from reconsim.model import metrics
-from reconsim.model.controllers import BUILT_IN, CellError, Controller, ControllerError, registry
+from reconsim.model.arrow import arrow_lists
+from reconsim.model.controllers import CellError, Controller, ControllerError, registry
 from reconsim.model.kernels.arrays import (
     KernelDecisionError,
     controller_params,
     numbered,
-    padded_width,
     response_buffers,
     take_rows,
 )
@@ -49,6 +48,7 @@ from reconsim.model.params import (
     applies,
     cell_text,
     make_cell,
+    options_of,
     takes_cell_keywords,
 )
 
@@ -79,16 +79,17 @@ def _frame_params(cells: pl.DataFrame) -> tuple[pl.DataFrame, tuple[Parameter, .
         cells = cells.with_columns(pl.col("controller").cast(pl.String).replace(renamed))
     names = {renamed.get(v, v) for v in values}
     controllers = tuple(registry.get(n) for n in sorted(names) if n in registry.names())
-    return cells, _params_of(names - set(BUILT_IN)), controllers
+    return cells, _params_of(names), controllers
 
 
-def _params_of(users: set[str]) -> tuple[Parameter, ...]:
-    """The parameters that rows of the user's controllers ``users`` (names) take besides
-    :data:`PARAMS`: their own, after them."""
-    if not users:
+def _params_of(controllers: set[str]) -> tuple[Parameter, ...]:
+    """The parameters rows of ``controllers`` (known names) take: :data:`PARAMS`, then the
+    options of those that have any."""
+    with_options = [c for c in controllers if options_of(registry.get(c))]
+    if not with_options:
         return PARAMS
     return tuple(p for p in all_params() if p.name in PARAM_DTYPES
-                 or any(p.applies_to(u) for u in users))
+                 or any(p.applies_to(c) for c in with_options))
 
 
 @takes_cell_keywords
@@ -119,8 +120,6 @@ def simulate_cell(cell: Cell) -> dict[str, Any]:
         raw, responses = _kernel_raw(controller, cell)
     except KernelDecisionError as exc:
         raise _reference_line(cell, exc) from None
-    stable_at = raw["stable_at"]  # decoded as _with_metrics decodes a batch's
-    raw["last_drift"] = stable_at - 1 if stable_at >= 0 else cell.duration
     return metrics.of_run(raw, cell, metrics.responses_of(responses, 0, raw[RESPONSES]))
 
 
@@ -179,8 +178,7 @@ class _Layout:
 @functools.lru_cache(maxsize=256)
 def _layout(controller: Controller) -> _Layout:
     """:class:`_Layout` of ``controller``'s cells, once per definition."""
-    params = tuple(p for p in _params_of(
-        set() if controller.name in BUILT_IN else {controller.name}) if p.name not in WORLD_OWN)
+    params = tuple(p for p in _params_of({controller.name}) if p.name not in WORLD_OWN)
     index = {p.name: i for i, p in enumerate(params)}
     return _Layout(params, {p.name: applies(p.name, controller.name) for p in params},
                    tuple(p for p in params if p.name in WORLD_SWITCHES),
@@ -374,91 +372,39 @@ def _with_metrics(cells: pl.DataFrame, raw: dict[str, np.ndarray], responses: np
                   base: np.ndarray) -> pl.DataFrame:
     """``cells`` with one column per metric, from a kernel's raw columns, the formulas
     evaluated by polars (:func:`reconsim.model.metrics.exprs`), then the responses to their
-    events (:func:`responses_column` of the kernel's ``responses`` and ``base``). A large
-    frame's responses are gathered on other threads meanwhile, a part of its rows each
-    (:func:`_responses_in_parts`)."""
-    threads = _threads() if cells.height >= THREADED_FROM else None
-    gathering = None if threads is None else _responses_in_parts(threads, responses, base,
-                                                                 raw[RESPONSES])
+    events (:func:`responses_column` of the kernel's ``responses`` and ``base``)."""
     counts = pl.DataFrame(raw).with_columns(cells["desired"], cells["duration"],
                                             initial=initial_copies(cells))
-    values = {name: pl.col(name) for name in counts.columns}
-    # A kernel reports stable_at itself (-1 for null), which codes the last second off
-    # desired exactly: decoded, that second goes through the formulas as every run's does.
-    values["last_drift"] = pl.when(pl.col("stable_at") < 0).then(pl.col("duration")).otherwise(
-        pl.col("stable_at") - 1)
-    columns = counts.select(metrics.exprs(values)).get_columns()
-    return cells.with_columns(*columns, responses_column(responses, base, raw[RESPONSES])
-                              if gathering is None else pl.concat(
-                                  [part.result() for part in gathering], rechunk=False))
-
-
-def _responses_in_parts(threads: ThreadPoolExecutor, responses: np.ndarray, base: np.ndarray,
-                        counts: np.ndarray) -> list[Future[pl.Series]]:
-    """:func:`responses_column` on ``threads``, in parts to put together in order: one per
-    thread where each row has a block of the same width (the rows' parts of the matrix
-    lie one after the other), else one. polars releases the GIL while it works, but cuts
-    each row's list from its block on one thread: on the default sweep's 316,800 cells
-    that took 20-40 ms, longer than the metrics' formulas beside it."""
-    n = len(base)
-    width = padded_width(base, responses)
-    if width is None:
-        return [threads.submit(responses_column, responses, base, counts)]
-    bounds = np.linspace(0, n, min(8, pl.thread_pool_size()) + 1).astype(np.int64)
-    return [threads.submit(responses_column, responses[:, lo * width:hi * width],
-                           base[lo:hi] - lo * width, counts[lo:hi])
-            for lo, hi in itertools.pairwise(bounds.tolist()) if hi > lo]
+    columns = counts.select(metrics.exprs({name: pl.col(name) for name in counts.columns})
+                            ).get_columns()
+    return cells.with_columns(*columns, responses_column(responses, base, raw[RESPONSES]))
 
 
 def responses_column(responses: np.ndarray, base: np.ndarray, counts: np.ndarray) -> pl.Series:
     """The :data:`~reconsim.model.metrics.RESPONSES` column of a batch: row i's ``counts[i]``
-    responses from column ``base[i]`` of ``responses`` on (a field a row), settle -1 as null."""
+    responses from column ``base[i]`` of ``responses`` on (a field a row), settle -1 as null.
+
+    The column is made around the matrix's own rows, not copied (so the matrix must not
+    change afterwards): where every row's responses lie one after the other from column 0
+    (the layout :func:`~reconsim.model.kernels.arrays.response_buffers` gives a batch whose
+    events all fall within the run, each in a second of its own), each field is a row of
+    ``responses`` as it is; else the rows' responses are first gathered into that layout.
+    On the default sweep's 316,800 cells (1.1 million responses) that takes about 3 ms,
+    where cutting a padded table's rows to their lengths with polars' list functions took
+    60 (:func:`reconsim.model.arrow.arrow_lists`)."""
     counts = np.asarray(counts, np.int64)
-    n = len(counts)
-    total = int(counts.sum()) if n else 0
-    if not total:  # (a list of n empty lists costs seconds on a large frame: this, nothing)
-        return pl.Series(RESPONSES, [], dtype=RESPONSES_DTYPE.inner).reshape((n, 0)).cast(
-            RESPONSES_DTYPE)
-    width = padded_width(base, responses)
-    if width is not None:  # each row's block as wide (response_buffers): a reshape
-        table = _records(responses).reshape((n, width)).cast(RESPONSES_DTYPE)
-        if (counts == width).all():
-            return table
-        return pl.DataFrame({RESPONSES: table, "n": counts}).select(
-            pl.col(RESPONSES).list.head(pl.col("n"))).to_series()
-    starts = np.cumsum(counts) - counts
-    if (counts == counts[0]).all():  # as many in every row (one schedule, say): a reshape
-        where = np.repeat(base - starts, counts) + np.arange(total, dtype=np.int64)
-        return _records(_columns(responses, where)).reshape((n, int(counts[0]))).cast(
-            RESPONSES_DTYPE)
-    # Else grouped by row (rows sorted, so grouped in one pass), each row led by a
-    # placeholder (any column: it is sliced off) so that a row without responses keeps its
-    # place with an empty list; the fields taken in one gather of the matrix's columns.
-    lead = starts + np.arange(n)
-    where = np.zeros(total + n, np.int64)
-    kept = np.ones(total + n, bool)
-    kept[lead] = False
-    where[kept] = np.repeat(base - starts, counts) + np.arange(total, dtype=np.int64)
-    rows = np.repeat(np.arange(n), counts + 1)
-    grouped = pl.DataFrame({"row": pl.Series(rows).set_sorted(),
-                            RESPONSES: _records(_columns(responses, where))}).group_by(
-        "row", maintain_order=True).agg(pl.col(RESPONSES).slice(1))
-    return grouped[RESPONSES].cast(RESPONSES_DTYPE)
-
-
-def _columns(matrix: np.ndarray, where: np.ndarray) -> np.ndarray:
-    """``matrix[:, where]`` with each row contiguous (numpy's fancy index of the second axis
-    gives a Fortran-ordered copy, whose strided rows polars then reads element by element)."""
-    return np.take(matrix, where, axis=1)
-
-
-def _records(fields: np.ndarray) -> pl.Series:
-    """The responses' fields (a row each) as one column of records, a negative settle as
-    null."""
-    frame = pl.DataFrame({f: fields[k] for k, f in enumerate(RESPONSE_FIELDS)})
-    return frame.select(pl.struct(*(
-        pl.when(pl.col(f) >= 0).then(pl.col(f)).alias(f) if f == "settle" else pl.col(f)
-        for f in RESPONSE_FIELDS)).alias(RESPONSES)).to_series()
+    offsets = np.zeros(len(counts) + 1, np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    total = int(offsets[-1])
+    if not np.array_equal(base, offsets[:-1]):
+        where = np.repeat(base - offsets[:-1], counts) + np.arange(total, dtype=np.int64)
+        responses = np.take(responses, where, axis=1)
+    fields = [responses[k, :total] for k in range(len(RESPONSE_FIELDS))]
+    settle = fields[tuple(RESPONSE_FIELDS).index("settle")]
+    valid = settle >= 0
+    nulls = {"settle": valid} if not valid.all() else {}
+    return arrow_lists(RESPONSES, offsets, dict(zip(RESPONSE_FIELDS, fields, strict=True)),
+                       nulls)
 
 
 def initial_copies(cells: pl.DataFrame) -> np.ndarray:

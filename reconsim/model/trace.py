@@ -34,7 +34,7 @@ from typing import Any, Final
 
 import polars as pl
 
-from reconsim.model import metrics, rolling
+from reconsim.model import metrics, rolling, rules
 from reconsim.model.controllers import registry
 from reconsim.model.copies import after_metrics
 from reconsim.model.params import Cell, make_cell, takes_cell_keywords
@@ -82,11 +82,12 @@ def trace_cell(cell: Cell) -> pl.DataFrame:
         t = s.t
         ledger = pending = terminating = 0
         for c in s.copies:
+            removed = rules.NEVER if c.removed is None else c.removed
             if c.on_ledger(t):
                 ledger += 1
-            elif c.listed > t and not c.removed_by(t):
+            elif rules.pending_at(c.listed, removed, t):
                 pending += 1
-            if c.death is not None and c.ready <= t < c.death:  # removed, still running
+            if c.death is not None and rules.runs(c.ready, c.death, t):  # removed, running
                 terminating += 1
         for column, total in _PER_SECOND.items():
             rows[column].append(s.totals[total] - before[total])

@@ -25,9 +25,6 @@ from reconsim.model.controllers.definition import (
     RunawayError,
     Sync,
 )
-
-# (a name kept for code written against it; ask built_in())
-from reconsim.model.controllers.registry import BUILT_IN as BUILT_IN
 from reconsim.model.controllers.registry import built_in, known, register, resolve
 
 __all__ = ["ADDED", "DELETED", "UPDATED", "CellError", "Controller",

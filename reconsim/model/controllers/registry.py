@@ -24,7 +24,6 @@ import contextlib
 import importlib
 import importlib.metadata
 from collections.abc import Iterator, Mapping
-from types import MappingProxyType
 from typing import Any, Final
 
 from reconsim.model.controllers.definition import Controller, ControllerError, Param
@@ -217,9 +216,6 @@ def resolve(ref: str | Controller) -> Controller:
 
 for _controller in _BUILT_IN:  # through the front door a user's controller takes
     register(_controller)
-#: reconsim's controllers by name, for code written against this mapping; ask
-#: :func:`built_in` (or :func:`get`) instead.
-BUILT_IN: Final[Mapping[str, Controller]] = MappingProxyType({c.name: c for c in _BUILT_IN})
 
 
 def _import(path: str) -> Any:

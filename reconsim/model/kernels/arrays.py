@@ -63,31 +63,22 @@ def response_buffers(arrays: Mapping[str, np.ndarray]) -> tuple[Int64Array, Int6
     """Where a batch's kernels write each cell's responses to its events: each cell's first
     column (``response_base``), and a zeroed matrix of :data:`reconsim.model.rules.RESPONSE_ROWS`
     rows with a column for each death event and each change of desired of every cell (a
-    cell has at most that many events: those within the run, in distinct seconds).
+    cell has at most that many events: those within the run, in distinct seconds), each
+    cell's after the one before's. Where every event falls within the run in a second of
+    its own, the cells' responses lie one after the other from column 0, a field a row: the
+    layout :func:`reconsim.model.simulate.responses_column` makes its column around, as it
+    lies.
 
-    Each cell gets as many columns as the batch's most (``width``), cell i's from
-    ``i x width`` on, when that pads the matrix to at most twice its columns: a table
-    :func:`reconsim.model.simulate.responses_column` reads as it lies (a reshape, no
-    gather). Else each cell gets its own number, one after another."""
+    >>> base, matrix = response_buffers({"deaths_offsets": np.array([0, 2, 2, 3]),
+    ...                                  "scale_offsets": np.array([0, 0, 1, 2])})
+    >>> base.tolist(), matrix.shape
+    ([0, 2, 3], (5, 5))
+    """
     room = np.diff(arrays["deaths_offsets"]) + np.diff(arrays["scale_offsets"])
-    n, total = len(room), int(room.sum())
-    width = int(room.max()) if n else 0
-    if n * width <= 2 * total:
-        base = np.arange(n, dtype=np.int64) * width
-        total = n * width
-    else:
-        base = np.ascontiguousarray(np.cumsum(room) - room, dtype=np.int64)
+    base = np.zeros(len(room), np.int64)
+    np.cumsum(room[:-1], out=base[1:])
+    total = int(base[-1] + room[-1]) if len(room) else 0
     return base, np.zeros((rules.RESPONSE_ROWS, max(1, total)), np.int64)
-
-
-def padded_width(base: Int64Array, responses: Int64Array) -> int | None:
-    """The number of columns each cell has in ``responses`` when :func:`response_buffers`
-    gave every cell the same (cell i's from ``i x width`` on, ``width`` ≥ 1), else None."""
-    n = len(base)
-    if not n or responses.shape[1] % n:
-        return None
-    width = responses.shape[1] // n
-    return width if np.array_equal(base, np.arange(n, dtype=np.int64) * width) else None
 
 
 #: The schedules every kernel reads, each by the name of one of its value arrays.

@@ -76,7 +76,7 @@ from numpy.typing import NDArray
 
 from reconsim.errors import KernelRefusalError
 from reconsim.model import params
-from reconsim.model.controllers import BUILT_IN, Controller, Round
+from reconsim.model.controllers import Controller, Round, registry
 from reconsim.model.kernels.arrays import (
     KernelDecisionError,
     by_controller,
@@ -89,6 +89,7 @@ from reconsim.model.kernels.arrays import (
 from reconsim.model.kernels.rules import (
     account,
     begin_event,
+    capped,
     change_desired,
     end_events,
     start_account,
@@ -117,7 +118,7 @@ OUT_COLUMNS: Final[tuple[str, ...]] = (
     "delete_commands",
     "deleted",
     "overshoot",
-    "stable_at",  # -1 stands for null
+    "last_drift",  # the last second with live != desired (metrics: stable_at)
     "reads",
     "excess_copy_seconds",
     "missing_copy_seconds",
@@ -145,8 +146,6 @@ _EV_AT, _EV_COUNT, _SC_AT, _SC_DESIRED, _RS_AT, _EV_ROWS = range(6)
 
 #: The ``observe`` code of "created", in :data:`reconsim.model.params.OBSERVE` order.
 CREATED = params.OBSERVE.index("created")
-#: reconsim's own controllers, in the order of their codes.
-_BUILT_IN: Final = tuple(BUILT_IN.values())
 #: The largest correction a round may make.
 MAX_CORRECTION: Final = params.MAX_COPIES
 
@@ -351,9 +350,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
             if diff > MAX_CORRECTION or diff < -MAX_CORRECTION:
                 bad_correction = True
                 break
-            diff = damped_int(diff, gain_pm)
-            if cap > 0:
-                diff = max(-cap, min(cap, diff))
+            diff = capped(damped_int(diff, gain_pm), cap)
             if diff > 0:
                 C += diff
                 created += diff
@@ -587,7 +584,7 @@ COUNT_INPUTS: Final[tuple[str, ...]] = (
 
 
 def simulate_arrays(
-    *, controllers: Sequence[Controller] = _BUILT_IN, parallel: bool | None = None,
+    *, controllers: Sequence[Controller] | None = None, parallel: bool | None = None,
     responses: Int64Array2D | None = None, response_base: Int64Array | None = None,
     **arrays: NDArray[np.integer],
 ) -> Int64Array:
@@ -595,14 +592,15 @@ def simulate_arrays(
 
     One keyword per name of :data:`COUNT_INPUTS`, as each parameter's kind encodes it
     (:meth:`reconsim.model.kinds.Kind.arrays`): ``controller`` holds each cell's index in
-    ``controllers``, ``observe`` a code (:data:`CREATED`), ``max_per_round`` is 0 for no
-    cap, ``gain`` counts thousandths (1000: undamped). Cell ``i``'s death events are
-    ``deaths_at[deaths_offsets[i]:deaths_offsets[i + 1]]`` (and the same slice of
-    ``deaths_count``), its restarts likewise, both in any order; its changes of desired
-    ``scale_at`` and ``scale_desired`` over ``scale_offsets``, in increasing ``at``. Each
-    parameter of the controllers is one more keyword array, by its name. ``parallel`` picks
-    the threaded or the one-thread compilation (default: threaded for a large batch, where
-    numba has more than one thread). Cell ``i``'s responses to its events are written into
+    ``controllers`` (default: every known controller, whose index is its code,
+    :func:`~reconsim.model.controllers.registry.known`), ``observe`` a code (:data:`CREATED`),
+    ``max_per_round`` is 0 for no cap, ``gain`` counts thousandths (1000: undamped). Cell
+    ``i``'s death events are ``deaths_at[deaths_offsets[i]:deaths_offsets[i + 1]]`` (and the
+    same slice of ``deaths_count``), its restarts likewise, both in any order; its changes of
+    desired ``scale_at`` and ``scale_desired`` over ``scale_offsets``, in increasing ``at``.
+    Each parameter of the controllers is one more keyword array, by its name. ``parallel`` picks
+    the threaded or the one-thread compilation (default: threaded for a large batch, where numba
+    has more than one thread). Cell ``i``'s responses to its events are written into
     ``responses`` (an int64 matrix of :data:`reconsim.model.rules.RESPONSE_ROWS` rows) from
     column ``response_base[i]`` on (default: a throwaway buffer,
     :func:`~reconsim.model.kernels.arrays.response_buffers`).
@@ -610,6 +608,7 @@ def simulate_arrays(
     missing = [name for name in COUNT_INPUTS if name not in arrays]
     if missing:
         raise TypeError(f"simulate_arrays: missing {', '.join(missing)}")
+    controllers = registry.known() if controllers is None else controllers
     wanted = (*COUNT_INPUTS, *(p for c in controllers for p in c.params))
     a = {name: frozen(arrays[name]) for name in dict.fromkeys(wanted) if name in arrays}
     n = len(a["controller"])

@@ -43,7 +43,6 @@ import numpy as np
 from numba.np.unsafe.ndarray import to_fixed_tuple
 from numpy.typing import NDArray
 
-from reconsim.model import rng
 from reconsim.model.controllers import Controller, ControllerError
 from reconsim.model.controllers.definition import (
     ADDED,
@@ -79,12 +78,18 @@ from reconsim.model.kernels.count import MAX_CORRECTION, copy_into, damped_int, 
 from reconsim.model.kernels.rules import (
     account,
     begin_event,
+    capped,
     change_desired,
     create_outcome,
+    dies_at,
     end_events,
-    extra_delay,
+    ledger_delay,
+    most_syncs,
+    next_round,
+    ready_at,
+    runs,
+    stale_by,
     start_account,
-    uniform_u64,
     write_metrics,
 )
 
@@ -105,8 +110,8 @@ from reconsim.model.kernels.specialise import (
     specialise,
 )
 from reconsim.model.kernels.world import WORLD_OUT_COLUMNS
-from reconsim.model.kinds import MAX_COPIES, SYNCS_AT_ONCE
-from reconsim.model.rules import COUNT, FAIL, LOST_REPLY
+from reconsim.model.kinds import MAX_COPIES
+from reconsim.model.rules import COUNT, FAIL, LOST_REPLY, NEVER
 
 # What is due at an instant, in the order the rules take it when due together.
 _READY, _LEAVE, _SECOND, _DELIVER, _RETRY = 0, 1, 2, 3, 4
@@ -114,7 +119,8 @@ _ORDER_BITS: Final = 30
 _WHAT_BITS: Final = 3
 _MS: Final = 1000
 # The copies' columns: creation and readiness (ms, and the second a listing shows), the
-# ledger delay, the copy's state, and the cache's view (listed: in it and not deleting).
+# ledger delay, the copy's state (terminating from, gone at: NEVER until then), and the
+# cache's view (listed: in it and not deleting).
 (_BORN, _BORN_S, _READY_AT, _READY_S, _G, _IS_READY, _DELETING, _GONE, _MARKED, _LISTED,
  _C_READY) = range(11)
 _N_COLS: Final = 11
@@ -132,8 +138,6 @@ _N_OUT: Final = len(WORLD_OUT_COLUMNS)
 #: The rows of a cell's changes of desired in its schedules' scratch array (its death
 #: events' seconds and counts are rows 0 and 1): their seconds and desired counts.
 _SC_AT, _SC_DESIRED = 2, 3
-#: A second after every run's end.
-_NEVER: Final = 1 << 62
 
 
 #: An entry's payload, three fields in one int64, one word moving with each key: ``a`` (a
@@ -214,8 +218,8 @@ def _new_copy(pods: Int64Array, k: int, born: int, ready_at: int, g: int) -> Non
     pods[_READY_AT, k] = ready_at
     pods[_READY_S, k] = max(0, ready_at // _MS)
     pods[_G, k] = g
-    pods[_DELETING, k] = -1
-    pods[_GONE, k] = -1
+    pods[_DELETING, k] = NEVER
+    pods[_GONE, k] = NEVER
 
 
 @numba.njit(cache=True, nogil=True)
@@ -245,7 +249,7 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
     # their times shown as 0, their events long delivered; numbered first on the ledger
     # delay's stream.
     for k in range(initial):
-        g = G + extra_delay(seed, rng.LEDGER_DELAY, k, G_spread, g_table, g_lo, g_hi)
+        g = ledger_delay(G, seed, k, G_spread, g_table, g_lo, g_hi)
         _new_copy(pods, k, BEFORE_RUN * _MS, BEFORE_RUN * _MS, g * _MS)
         pods[_IS_READY, k] = 1
         pods[_LISTED, k] = 1
@@ -283,10 +287,7 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
         # The second's own entry (its deaths, change of desired, restarts, a resync).
         resync = False
         if t == next_periodic:
-            z = 0
-            if U_jitter > 0:
-                z = int(uniform_u64(seed, rng.INTERVAL, periodic_i, 2 * U_jitter + 1))
-            next_periodic += max(1, U - U_jitter + z)
+            next_periodic = next_round(t, U, U_jitter, seed, periodic_i)
             periodic_i += 1
             resync = True
         # Only where it has something to do: a second is visited for an instant due in it
@@ -301,7 +302,7 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
         synced_this_second = False
         while n_due > 0 and (heap[0] >> (_WHAT_BITS + _ORDER_BITS)) < start + _MS:
             now = heap[0] >> (_WHAT_BITS + _ORDER_BITS)
-            syncs, most = 0, SYNCS_AT_ONCE + 2 * (desired + n_pods)  # E2's bound
+            syncs, most = 0, most_syncs(desired, n_pods)  # E2's bound
             while (n_due > 0 and (heap[0] >> (_WHAT_BITS + _ORDER_BITS)) == now) or queued:
                 while n_due > 0 and (heap[0] >> (_WHAT_BITS + _ORDER_BITS)) == now:
                     what = (heap[0] >> _ORDER_BITS) & 7
@@ -314,17 +315,17 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                     if n_due + 4 * n_pods + 16 >= room:
                         return _no_room(out, row, 2 * (n_due + 4 * n_pods + 16), 0)
                     if what == _READY:
-                        if pods[_GONE, a] < 0:
+                        if pods[_GONE, a] == NEVER:
                             pods[_IS_READY, a] = 1
                             live += 1
                             if now + pods[_G, a] < end_ms:
                                 order += 1
                                 n_due = _push(heap, n_due, (((now + pods[_G, a]) << 3
                                                                   | _DELIVER) << 30) | order,
-                                              a, now // _MS, (pods[_DELETING, a] >= 0) * 1
+                                              a, now // _MS, (pods[_DELETING, a] != NEVER) * 1
                                               + UPDATED * 2)
                     elif what == _LEAVE:
-                        if pods[_GONE, a] < 0:
+                        if pods[_GONE, a] == NEVER:
                             pods[_GONE, a] = now
                             live -= pods[_IS_READY, a]
                             if now + pods[_G, a] < end_ms:
@@ -351,7 +352,7 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                             for k in range(n_pods):
                                 if left == 0:
                                     break
-                                if pods[_GONE, k] < 0 and pods[_IS_READY, k] == 1:
+                                if runs(pods[_READY_AT, k], pods[_GONE, k], now):
                                     left -= 1
                                     pods[_GONE, k] = now
                                     live -= 1
@@ -391,7 +392,7 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                                     queued = True
                         # (in place: an array passed to a function, even inlined, costs
                         # reference counts here)
-                        next_stop = _NEVER
+                        next_stop = NEVER
                         if e_next < n_ev:
                             next_stop = ev[0, e_next]
                         if s_next < n_sc:
@@ -439,12 +440,8 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                 queued, running, dirty = False, True, False
                 n_active = 0
                 n_ready = 0
-                stale = -1
-                for w in range(w_lo, w_hi):
-                    if lag[0, w] <= t < lag[1, w]:
-                        stale = lag[2, w]
-                        break
-                if stale < 0:
+                stale = stale_by(t, lag, w_lo, w_hi)
+                if stale == 0:
                     for k in range(n_pods):
                         if pods[_LISTED, k] == 1:
                             items[0, n_active] = k
@@ -461,14 +458,13 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                             break  # created too late to be seen, as is every later copy
                             # (created no earlier, its delay G or more)
                         api = seen_at - pods[_G, k]
-                        if pods[_BORN, k] > api or 0 <= pods[_GONE, k] <= api or (
-                                0 <= pods[_DELETING, k] <= api):
+                        if pods[_BORN, k] > api or pods[_GONE, k] <= api or (
+                                pods[_DELETING, k] <= api):
                             continue
                         items[0, n_active] = k
                         items[1, n_active] = pods[_BORN_S, k]
                         items[2, n_active] = -1
-                        if pods[_READY_AT, k] <= api and (
-                                pods[_GONE, k] < 0 or pods[_READY_AT, k] <= pods[_GONE, k]):
+                        if pods[_READY_AT, k] <= api and pods[_READY_AT, k] <= pods[_GONE, k]:
                             items[2, n_active] = pods[_READY_S, k]
                             n_ready += 1
                         n_active += 1
@@ -481,8 +477,7 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                 if diff > MAX_CORRECTION or diff < -MAX_CORRECTION:
                     return _BAD
                 diff = damped_int(diff, gain_pm)
-                if cap > 0:
-                    diff = max(-cap, min(cap, diff))
+                diff = capped(diff, cap)
                 issued = ok = n_failed = lost = not_found = 0
                 if diff != 0:
                     for k in range(n_pods):
@@ -511,10 +506,9 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                                 out[1, row] = t
                                 return _COPIES
                             n_pods += 1
-                            ready = B + extra_delay(seed, rng.STARTUP, k, B_spread, b_table,
-                                                    b_lo, b_hi)
-                            g = G + extra_delay(seed, rng.LEDGER_DELAY, k, G_spread, g_table,
-                                                g_lo, g_hi)
+                            # (in seconds after its creation)
+                            ready = ready_at(t, B, seed, k, B_spread, b_table, b_lo, b_hi) - t
+                            g = ledger_delay(G, seed, k, G_spread, g_table, g_lo, g_hi)
                             _new_copy(pods, k, now, now + ready * _MS, g * _MS)
                             pods[_C_READY, k] = -1
                             created += 1
@@ -547,16 +541,17 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                             0, n_active - 1 - x]
                         issued += 1
                         delete_commands += 1
-                        if pods[_GONE, k] >= 0:
+                        if pods[_GONE, k] != NEVER:
                             not_found += 1
                             continue
                         pods[_MARKED, k] = 1
-                        if pods[_DELETING, k] < 0:
+                        if pods[_DELETING, k] == NEVER:
                             deleted += 1
                             pods[_DELETING, k] = now
                             if n_due + 4 >= room:
                                 return _no_room(out, row, 2 * room + 8, 0)
-                            if grace == 0:
+                            death = dies_at(now, grace * _MS)
+                            if death == now:
                                 pods[_GONE, k] = now
                                 live -= pods[_IS_READY, k]
                                 if now + pods[_G, k] < end_ms:
@@ -572,9 +567,9 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                                     n_due = _push(heap, n_due, (((now + pods[_G, k]) << 3
                                                                       | _DELIVER) << 30)
                                                   | order, k, c_ready, 1 + UPDATED * 2)
-                                if now + grace * _MS < end_ms:
+                                if death < end_ms:
                                     order += 1
-                                    n_due = _push(heap, n_due, (((now + grace * _MS) << 3
+                                    n_due = _push(heap, n_due, ((death << 3
                                                                       | _LEAVE) << 30)
                                                   | order, k, 0, 0)
                 delay = settle(Outcome(now, diff, issued, ok, n_failed, lost, not_found), p, mem)

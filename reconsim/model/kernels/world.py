@@ -112,8 +112,8 @@ from numba.np.unsafe.ndarray import to_fixed_tuple
 from numpy.typing import NDArray
 
 from reconsim.errors import KernelRefusalError
-from reconsim.model import params, rng, rules
-from reconsim.model.controllers import BUILT_IN, Controller, Entry, Round
+from reconsim.model import params, rules
+from reconsim.model.controllers import Controller, Entry, Round, registry
 from reconsim.model.controllers.definition import MAX_RANK
 from reconsim.model.copies import BEFORE_RUN
 from reconsim.model.kernels.arrays import (
@@ -146,13 +146,20 @@ from reconsim.model.kernels.count import (
 from reconsim.model.kernels.rules import (
     account,
     begin_event,
+    capped,
     change_desired,
     create_outcome,
+    dies_at,
     end_events,
-    extra_delay,
+    ledger_delay,
     listed_at,
+    next_round,
+    on_ledger,
+    pending_at,
+    ready_at,
+    runs,
+    stale_by,
     start_account,
-    uniform_u64,
     write_metrics,
 )
 
@@ -175,16 +182,13 @@ from reconsim.model.kernels.specialise import (
 )
 from reconsim.model.rules import FAIL, OK, Account
 
-#: reconsim's own controllers, in the order of their codes.
-_BUILT_IN: Final = tuple(BUILT_IN.values())
-
 #: Columns of the integer result matrix returned by :func:`simulate_world_arrays`.
 WORLD_OUT_COLUMNS: Final[tuple[str, ...]] = (*OUT_COLUMNS, "create_commands", "failed_creates")
 _N_OUT = len(WORLD_OUT_COLUMNS)
 #: Cells per parallel block; each block allocates its scratch once.
 _BLOCK = 512
 #: "Never": a removal or death that has not happened.
-_NEVER = 1 << 62
+_NEVER = rules.NEVER
 #: Copies held before the first compaction.
 _COMPACT_FROM = 32
 #: Rows of the per-second scratch: the unlagged read's change counts; the ledger's size
@@ -204,7 +208,7 @@ _QUEUE_ROW = (_LV, _MV)
 _ALL_BITS = np.uint64(0xFFFFFFFFFFFFFFFF)
 #: A batch's lists, side by side in the columns of one array (:func:`_batch_lists`): the rows
 #: of a lag window, of a fault event, and of a delay table's entry.
-_FROM, _TO, _EXTRA = 0, 1, 2
+_FROM, _TO, _EXTRA = rules.FROM, rules.TO, rules.EXTRA
 _AT, _LOST, _COUNT = rules.AT, rules.LOST, rules.COUNT
 _VALUE, _CUMULATIVE = rules.VALUE, rules.CUMULATIVE
 #: Copies a block's scratch holds at first; a cell that needs more is rerun with double.
@@ -219,23 +223,15 @@ UInt64Array2D = NDArray[np.uint64]
 BoolArray = NDArray[np.bool_]
 
 
-@numba.njit(cache=True, nogil=True)
-def _extra(t: int, lag: Int64Array2D, w_lo: int, w_hi: int) -> int:
-    """The extra staleness of a read at t: the first listed window holding t, else 0."""
-    for w in range(w_lo, w_hi):
-        if lag[_FROM, w] <= t < lag[_TO, w]:
-            return int(lag[_EXTRA, w])
-    return 0
-
-
-@numba.njit(cache=True, nogil=True)
+# Inlined, as the rule it calls is: numba's disk cache of a function compiled on its own
+# checks its module's source only, not that of the rules it calls (see .rules.SOURCE_DIGEST).
+@numba.njit(cache=True, nogil=True, inline="always")
 def _in_read(  # noqa: PLR0913, PLR0917 — numba takes scalars positionally
     t: int, x: int, birth: int, listed: int, removed: int, g: int, by_command: bool,
 ) -> bool:
     """Whether a round at t (with staleness x, 0 for none) reads this copy."""
     if x > 0:
-        r = t - x
-        return listed <= r and (removed == _NEVER or r < removed + g)
+        return bool(on_ledger(listed, removed, g, t - x))
     if t <= birth or listed > t:
         return False
     if removed == _NEVER:
@@ -250,7 +246,7 @@ def _fill_lag(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
 ) -> int:
     """Fill the lag row of the per-second scratch up to second t; return how far it is.
     Window by window, the last listed first, so that the first listed window holding a
-    second writes it last (as :func:`_extra` reads them)."""
+    second writes it last (as :func:`~reconsim.model.rules.stale_by` reads them)."""
     if filled >= t:
         return filled
     ps[_XS, filled + 1:t + 1] = 0
@@ -353,7 +349,7 @@ def _ranked(  # noqa: PLR0913, PLR0917 — numba takes scalars positionally
     m = 0
     for h in range(n):
         i = n - 1 - h if delete_newest else h
-        if cp[_LISTED, i] <= r and not (cp[_REMOVED, i] <= r - cp[_G, i]):
+        if on_ledger(cp[_LISTED, i], cp[_REMOVED, i], cp[_G, i], r):
             ready = max(0, cp[_READY, i]) if cp[_READY, i] + cp[_G, i] <= r else -1
             order[m] = i  # an initial copy's times before the run show as 0
             key = rank(Entry(s, max(0, cp[_BIRTH, i]), ready), p)
@@ -484,7 +480,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
     if initial > capacity:
         return _WIDER
     for k in range(initial):
-        g = G + extra_delay(seed, rng.LEDGER_DELAY, k, G_spread, lists, g_lo, g_hi)
+        g = ledger_delay(G, seed, k, G_spread, lists, g_lo, g_hi)
         cp[_BIRTH, n] = BEFORE_RUN
         cp[_READY, n] = BEFORE_RUN
         cp[_G, n] = g
@@ -516,14 +512,14 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
             acc = _count_run(acc, since, s, live, desired)
             since = s
             acc = begin_event(acc, s, responses, base)
-        # 1. Scripted deaths: the oldest live copies die (terminating ones included).
+        # 1. Scripted deaths: the oldest copies that run die (terminating ones included).
         kill = 0
         while i_ev < n_ev and ev[0, i_ev] == s:
             kill += ev[1, i_ev]
             i_ev += 1
         i = 0
         while kill > 0 and i < n:
-            if cp[_READY, i] <= s < cp[_DEATH, i]:
+            if runs(cp[_READY, i], cp[_DEATH, i], s):
                 if cp[_DEATH, i] != _NEVER:  # a terminating copy: its later death is undone
                     _queue(ps, bits, _LIVE, cp[_DEATH, i], 1, duration)
                 _queue(ps, bits, _LIVE, s, -1, duration)
@@ -548,14 +544,10 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
             xs_filled = _fill_lag(ps, xs_filled, s, lists, w_lo, w_hi)
             x = ps[_XS, s]
         else:
-            x = _extra(s, lists, w_lo, w_hi)
+            x = stale_by(s, lists, w_lo, w_hi)
         run = s == next_periodic
         if run:
-            step = U
-            if U_jitter > 0:
-                step = U - U_jitter + int(uniform_u64(seed, rng.INTERVAL, periodic_i,
-                                                      2 * U_jitter + 1))
-            next_periodic += max(1, step)
+            next_periodic = next_round(s, U, U_jitter, seed, periodic_i)
             periodic_i += 1
         elif watch:
             x_before = ps[_XS, s - 1] if lag_per_second else 0
@@ -593,7 +585,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
             pending = 0
             if SEES_PENDING:  # its creations that answered and are not read yet
                 for i in range(n):
-                    if cp[_REMEMBERED, i] and cp[_REMOVED, i] > r and cp[_LISTED, i] > r:
+                    if cp[_REMEMBERED, i] and pending_at(cp[_LISTED, i], cp[_REMOVED, i], r):
                         pending += 1
             unobserved = exp_active and r < exp_seen
             if HAS_MEMORY and STEADY:
@@ -605,8 +597,7 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                 break
             if gain_pm < 1000:
                 diff = damped_int(diff, gain_pm)
-            if cap > 0:
-                diff = max(-cap, min(cap, diff))
+            diff = capped(diff, cap)
             if diff > 0:  # 6. Creates, in slow-start batches if enabled.
                 exp_seen = -_NEVER
                 remaining = diff
@@ -624,10 +615,8 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                             continue
                         if n == capacity:
                             return _WIDER
-                        ready = s + B + extra_delay(seed, rng.STARTUP, k_made, B_spread,
-                                                    lists, b_lo, b_hi)
-                        g = G + extra_delay(seed, rng.LEDGER_DELAY, k_made, G_spread, lists,
-                                            g_lo, g_hi)
+                        ready = ready_at(s, B, seed, k_made, B_spread, lists, b_lo, b_hi)
+                        g = ledger_delay(G, seed, k_made, G_spread, lists, g_lo, g_hi)
                         listed = listed_at(s, ready, g, created_listed)
                         cp[_BIRTH, n] = s
                         cp[_READY, n] = ready
@@ -674,15 +663,16 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                         i = targets[h]
                     else:
                         i = n - 1 - h if delete_newest else h
-                        if not (cp[_LISTED, i] <= r and not (cp[_REMOVED, i] <= r - cp[_G, i])):
+                        if not on_ledger(cp[_LISTED, i], cp[_REMOVED, i], cp[_G, i], r):
                             continue
                     hit -= 1
                     if cp[_REMOVED, i] == _NEVER:
+                        death = dies_at(s, grace)
                         cp[_REMOVED, i] = s
-                        cp[_DEATH, i] = s + grace
+                        cp[_DEATH, i] = death
                         cp[_BY_COMMAND, i] = 1
                         quiet_from = max(quiet_from, s + max(cp[_G, i], 1))
-                        _queue(ps, bits, _LIVE, max(cp[_READY, i], s + grace), -1, duration)
+                        _queue(ps, bits, _LIVE, max(cp[_READY, i], death), -1, duration)
                         _mark_removal(s, cp[_BIRTH, i], cp[_LISTED, i], cp[_G, i], True, ps, bits,
                                       duration, lagged, watch)
                         deleted += 1
@@ -709,9 +699,8 @@ def _run_cell(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop is 
                             periodic_i += idle
                     else:
                         while next_periodic < end:
-                            step = U - U_jitter + int(uniform_u64(
-                                seed, rng.INTERVAL, periodic_i, 2 * U_jitter + 1))
-                            next_periodic += max(1, step)
+                            next_periodic = next_round(next_periodic, U, U_jitter, seed,
+                                                       periodic_i)
                             periodic_i += 1
                             idle += 1
                     rounds += idle
@@ -932,7 +921,7 @@ def _refuse_copies(a: Mapping[str, NDArray[Any]]) -> None:
 
 
 def simulate_world_arrays(  # noqa: PLR0913 — the batch's options, and its arrays
-    *, controllers: Sequence[Controller] = _BUILT_IN, parallel: bool | None = None,
+    *, controllers: Sequence[Controller] | None = None, parallel: bool | None = None,
     rows: Int64Array | None = None, out: Int64Array2D | None = None,
     responses: Int64Array2D | None = None, response_base: Int64Array | None = None,
     **arrays: NDArray[np.generic],
@@ -941,18 +930,18 @@ def simulate_world_arrays(  # noqa: PLR0913 — the batch's options, and its arr
     int64 matrix.
 
     Takes :data:`WORLD_INPUTS` as keywords, as :func:`reconsim.model.simulate.kernel_inputs`
-    gives them: those of :func:`reconsim.model.kernels.count.simulate_arrays` (a cell's
-    changes of desired among them: ``scale_at`` and ``scale_desired`` over
-    ``scale_offsets``, in increasing ``at``), plus the richer world's parameters —
-    ``fail_rate`` and ``lost_rate`` in thousandths, ``delete_order``, ``trigger`` and
-    ``create_faults_kind`` as codes (their index in the choices), ``slow_start`` as 0 or 1
-    — and the lag windows and create faults of cell
+    gives them: those of :func:`reconsim.model.kernels.count.simulate_arrays` (a cell's changes
+    of desired among them: ``scale_at`` and ``scale_desired`` over ``scale_offsets``, in
+    increasing ``at``), plus the richer world's parameters — ``fail_rate`` and ``lost_rate`` in
+    thousandths, ``delete_order``, ``trigger`` and ``create_faults_kind`` as codes (their index
+    in the choices), ``slow_start`` as 0 or 1 — and the lag windows and create faults of cell
     ``i`` as the slices ``[lag_offsets[i]:lag_offsets[i + 1]]`` and
-    ``[create_faults_offsets[i]:create_faults_offsets[i + 1]]`` of their arrays, in listed
-    order (order matters for both: the first window holding t applies, the first fault
-    event with count left is used). ``controller`` holds each cell's index in
-    ``controllers``, and each of their parameters is one more keyword array, by its name
-    (its values matter only in the rows of its controller).
+    ``[create_faults_offsets[i]:create_faults_offsets[i + 1]]`` of their arrays, in listed order
+    (order matters for both: the first window holding t applies, the first fault event with
+    count left is used). ``controller`` holds each cell's index in ``controllers`` (default:
+    every known controller, whose index is its code,
+    :func:`~reconsim.model.controllers.registry.known`), and each of their parameters is one
+    more keyword array, by its name (its values matter only in the rows of its controller).
 
     ``rows`` runs only those cells of the batch (the others may be of any world: they are
     neither run nor checked), read in place: a part of a batch is not gathered. The metrics
@@ -980,6 +969,7 @@ def simulate_world_arrays(  # noqa: PLR0913 — the batch's options, and its arr
                                                                             np.int64)
     if out.shape != (_N_OUT, n) or out.dtype != np.int64 or not out.flags.c_contiguous:
         raise ValueError(f"out must be a C-contiguous int64 matrix of shape {(_N_OUT, n)}")
+    controllers = registry.known() if controllers is None else controllers
     names = (*WORLD_INPUTS, *(p for p in controller_params(controllers) if p in arrays))
     # Every input read-only, as numba compiles the kernel for them, once here.
     a = {name: frozen(np.asarray(arrays[name]) == _FLAGS[name], np.bool_) if name in _FLAGS
