@@ -305,6 +305,22 @@ def test_refusals_are_one_line(changes: dict[str, Any], line: str) -> None:
     assert "\n" not in str(caught.value)
 
 
+@pytest.mark.parametrize(("changes", "line"), [
+    ({"scale_at": [5], "scale_desired": [-2], "scale_offsets": [0, 0, 1]},
+     r"kernel: cell 1 \(scale_desired -2\) is outside 0"),
+    ({"deaths_at": [5], "deaths_count": [-1], "deaths_offsets": [0, 0, 1]},
+     r"kernel: cell 1 \(deaths_count -1\) is outside 0"),
+    ({"deaths_at": [-3], "deaths_count": [1], "deaths_offsets": [0, 0, 1]},
+     r"kernel: cell 1 \(deaths at -3\) must be a second >= 0"),
+])
+def test_a_bad_schedule_names_its_own_cell(changes: dict[str, Any], line: str) -> None:
+    arrays = scenario_arrays([Scenario(desired=3), Scenario(desired=4)])
+    arrays.update({k: np.asarray(v, np.int64) for k, v in changes.items()})
+    with pytest.raises(KernelRefusalError, match=line) as caught:
+        simulate_deployment_arrays(**arrays)
+    assert caught.value.row == 1
+
+
 def test_bad_arrays_are_named() -> None:
     arrays = _one()
     del arrays["grace"]

@@ -34,13 +34,14 @@ As it goes it also counts the figures every world has (overshoot, copy-seconds,
 simulator shares (:mod:`reconsim.model.kernels.rules`), fed as
 :func:`reconsim.model.rolling.metrics_of` feeds them from the trace.
 
-A block of cells shares its scratch arrays, passed to a cell's loop as views that own
-nothing (see :func:`_unowned`); the threads take the blocks one at a time. A cell that
-needs more room (pods, lanes) returns for larger arrays and runs again from its start, the
-same run. Refusals (:class:`~reconsim.errors.KernelRefusalError`): more than 10 rollouts
-(the revision history's cleanup, which the model leaves out), none, out of order, counts
-or seconds out of a cell's range, and a proportional scale over a max-replicas annotation
-of 0 (where the reference model divides by zero).
+A block of cells shares its scratch arrays, passed to a cell's loop (compiled without
+reference counting) as views that own nothing (see :func:`_unowned`); the threads take
+the blocks one at a time. A cell that needs more room (pods, lanes) returns for larger
+arrays and runs again from its start, the same run. Refusals
+(:class:`~reconsim.errors.KernelRefusalError`, naming the cell's row): more than 10
+rollouts (the revision history's cleanup, which the model leaves out), none, out of order,
+counts or seconds out of a cell's range, and a proportional scale over a max-replicas
+annotation of 0 (where the reference model divides by zero).
 """
 
 from __future__ import annotations
@@ -147,6 +148,14 @@ def _jit(function: Any, inline: Literal["never", "always"] = "never", **bound: A
     return numba.njit(cache=True, nogil=True, inline=inline)(copy)
 
 
+def _jit_nrt(function: Any, nrt: bool, **bound: Any) -> Any:
+    """:func:`_jit` with numba's reference counting on or off, whoever calls it (a function
+    compiled apart otherwise takes its caller's setting, and a cell's loop has it off)."""
+    copy = rebound(function, {**function.__globals__, **bound}, f"deployment_{_DIGEST}")
+    options: dict[str, Any] = {"_nrt": nrt}  # (an option numba's type stubs do not list)
+    return numba.njit(cache=True, nogil=True, **options)(copy)
+
+
 def _kernel(**options: Any) -> Callable[[Callable[..., Any]], Any]:
     """Compile a function of this module that calls the rules of other modules (inlined,
     or linked into its machine code) under a name holding :data:`_DIGEST`: numba's disk
@@ -193,15 +202,17 @@ def _swap_at(items: Int64Array, i: int, j: int) -> None:
 # (inlined in the sort's functions: a comparison is a few loads, less than a call that
 # passes the array)
 _sort_scope: dict[str, Any] = {"less_at": _jit(_less_at, _A), "swap_at": _jit(_swap_at, _A)}
+# (with reference counting where the sort allocates its stack, sort_range, only)
 for _name in ("insertion_sort", "sift_down", "median", "partial_insertion_sort",
               "sort_range"):
-    _sort_scope[_name] = _jit(getattr(gosort, _name), **_sort_scope)
+    _sort_scope[_name] = _jit_nrt(getattr(gosort, _name), _name == "sort_range",
+                                  **_sort_scope)
 _sort_pods = _sort_scope["sort_range"]
 
 
 # --- the state's layout --------------------------------------------------------------
 
-# The pods' fields (pod uid k in row k): owner (ReplicaSet index), creation (ns),
+# The pods' fields (pod uid k in row k): owner (ReplicaSet index), creation second,
 # ready second (_NOT), deletion flag, gone flag; the cache's view: held, ready, deleting;
 # the expectations mark (the epoch of the record naming it); truly available (0 waiting
 # or never, 1 counted, 2 never again); the next and previous pod of its ReplicaSet in
@@ -278,15 +289,17 @@ _NAME_RANKS: Final = _name_ranks()
 
 
 # --- the events due ----------------------------------------------------------------------
-# The helpers that take arrays are leaves (no call passing an array inside). Numba's
-# inlining aliases each array argument, and in a function as large as a cell's loop the
-# reference counts of those aliases are not pruned: atomic operations on an owned array,
-# which cost more than the kernel's own work (measured). On the loop's views that own
-# nothing they cost a test, less than a call that passes the arrays: the small helpers
-# called most often are inlined (adding an entry due, the queues' Add, AddAfter, Get,
-# Done and release, a second's row and its fold, the status helpers, a pod's leaving),
-# the lanes' first entries read in the loop itself (together a third more cells per CPU-second,
-# measured), the others compiled apart.
+# A cell's loop is compiled without numba's reference counting (``_nrt=False``): it
+# allocates nothing, and every array it reads outlives it (its block's scratch, the
+# batch). The helpers compiled apart take that setting from it, and so passing an array,
+# or inlining a helper that takes one (numba's inlining aliases each array argument), costs
+# no count at all: counts the compiler did not prune in a function this large, a call
+# each, were a fifth of the kernel's time (1.3x the cells per CPU-second without them,
+# measured). Go's sort, which allocates its stack, keeps its counting there (:func:`_jit_nrt`).
+# The small helpers called most often are inlined (adding an entry due, the queues' Add,
+# AddAfter, Get, Done and release, a second's row and its fold, the status helpers, a
+# pod's leaving), the lanes' first entries read in the loop itself (together a third more
+# cells per CPU-second, measured), the others compiled apart.
 #
 # The events due are not one heap but five lanes, each already in the order the reference
 # model's heap pops them (instant, kind, order): the script (the user's writes and the
@@ -831,7 +844,7 @@ def _next_event(t: int, duration: int, deaths_at: Int64Array, d_lo: int, d_hi: i
     return nxt
 
 
-@_kernel()
+@_kernel(_nrt=False)
 def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat loop
         sv: int, sp: int, uv: int, up: int, desired0: int, G: int, B: int, mrs: int,
         grace: int, cold: bool,
@@ -929,7 +942,7 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
         rv = 3 + desired0
         for k in range(1, desired0 + 1):
             pods[k, _OWNER] = 0
-            pods[k, _BORN] = PRE_HISTORY * _S
+            pods[k, _BORN] = PRE_HISTORY
             pods[k, _READY] = PRE_HISTORY
             pods[k, _DELETING] = pods[k, _GONE] = pods[k, _MARK] = pods[k, _COUNTED] = 0
             pods[k, _C_IN] = 1
@@ -1274,7 +1287,7 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                                     n_pods += 1
                                     uid = n_pods
                                     pods[uid, _OWNER] = key
-                                    pods[uid, _BORN] = now
+                                    pods[uid, _BORN] = now // _S
                                     pods[uid, _READY] = _NOT
                                     pods[uid, _DELETING] = pods[uid, _GONE] = 0
                                     pods[uid, _C_IN] = pods[uid, _C_DEL] = 0
@@ -1299,14 +1312,24 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                                 while uid != 0:
                                     if not pods[uid, _C_DEL]:
                                         items[n, 0] = uid
-                                        items[n, 1] = pods[uid, _BORN] // _S
+                                        items[n, 1] = pods[uid, _BORN]
                                         items[n, 2] = pods[uid, _C_READY]
                                         n += 1
                                     uid = pods[uid, _C_NEXT]
                                 if k_del < n_list:
+                                    # their ranks (pods made together share their
+                                    # seconds: a rank computed once for a run of them)
+                                    c_sec = r_sec = _NEVER
+                                    c_rank = r_rank = 0
                                     for i in range(n_list):
-                                        items[i, 3] = _age_rank(items[i, 1], now)
-                                        items[i, 4] = _age_rank(items[i, 2], now)
+                                        if items[i, 1] != c_sec:
+                                            c_sec = items[i, 1]
+                                            c_rank = _age_rank(c_sec, now)
+                                        if items[i, 2] != r_sec:
+                                            r_sec = items[i, 2]
+                                            r_rank = _age_rank(r_sec, now)
+                                        items[i, 3] = c_rank
+                                        items[i, 4] = r_rank
                                     _sort_pods(items, n_list, now, 0)
                                 # the targets in name order
                                 for i in range(1, k_del):
@@ -1734,15 +1757,16 @@ def _refuse(a: Mapping[str, Int64Array], n: int) -> None:
         if early.size:
             raise KernelRefusalError(int(cell[early[0]]), f"({name} at {int(at[early[0]])}) "
                                                           "must be a second >= 0")
-    for name in ("scale_desired", "deaths_count"):
-        bad = np.flatnonzero((a[name] < 0) | (a[name] > MAX_COUNT))
+    for name, values in (("scale", "scale_desired"), ("deaths", "deaths_count")):
+        cell = np.repeat(np.arange(n), np.diff(a[f"{name}_offsets"]))  # each value's row
+        bad = np.flatnonzero((a[values] < 0) | (a[values] > MAX_COUNT))
         if bad.size:
-            raise KernelRefusalError(0, f"({name} {int(a[name][bad[0]])}) is outside 0 … "
-                                        f"{MAX_COUNT:,}")
+            raise KernelRefusalError(int(cell[bad[0]]), f"({values} {int(a[values][bad[0]])}) "
+                                                        f"is outside 0 … {MAX_COUNT:,}")
     bad = np.flatnonzero(a["deaths_at"] < 0)
-    if bad.size:
-        raise KernelRefusalError(0, f"(deaths at {int(a['deaths_at'][bad[0]])}) must be a "
-                                    "second >= 0")
+    if bad.size:  # (cell: the deaths' rows)
+        raise KernelRefusalError(int(cell[bad[0]]), f"(deaths at {int(a['deaths_at'][bad[0]])}) "
+                                                    "must be a second >= 0")
 
 
 def simulate_deployment_arrays(
