@@ -49,12 +49,16 @@ _held_keys = itertools.count(1)
 
 
 def _release_array(array: Any, held: dict[int, Any] = _HELD) -> None:
-    """An exported array's release callback: marks it released, and for the exported list
-    (its children hold no key) lets go of all it holds (``held`` bound at definition: the
-    callback may run while the interpreter clears this module's globals)."""
+    """An exported array's release callback: marks it and its children released (the
+    consumer moves the list it imports and borrows its children, as polars does), and for
+    the exported list (its children hold no key) lets go of all it holds (``held`` bound at
+    definition: the callback may run while the interpreter clears this module's
+    globals)."""
     contents = array.contents
     key = contents.private_data
     contents.release = None
+    for i in range(contents.n_children):
+        _release_array(contents.children[i], held)
     if key:
         held.pop(key, None)
 
@@ -70,9 +74,9 @@ _RELEASE_ARRAY = ctypes.CFUNCTYPE(None, ctypes.POINTER(_ArrowArray))(_release_ar
 _RELEASE_SCHEMA = ctypes.CFUNCTYPE(None, ctypes.POINTER(_ArrowSchema))(_release_schema)
 ctypes.pythonapi.Py_IncRef(ctypes.py_object(_RELEASE_ARRAY))
 ctypes.pythonapi.Py_IncRef(ctypes.py_object(_RELEASE_SCHEMA))
-_NEW_CAPSULE = ctypes.pythonapi.PyCapsule_New
-_NEW_CAPSULE.restype = ctypes.py_object
-_NEW_CAPSULE.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+#: ``PyCapsule_New``, typed here (not on ``ctypes.pythonapi``'s shared object).
+_NEW_CAPSULE = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p,
+                                 ctypes.c_void_p)(("PyCapsule_New", ctypes.pythonapi))
 #: A field's flag: it may hold nulls.
 _NULLABLE = 2
 
@@ -100,12 +104,16 @@ def arrow_lists(name: str, offsets: np.ndarray, fields: dict[str, np.ndarray],
     """A polars column of lists of records, made around numpy arrays without copying them:
     row i's list holds entries ``offsets[i] … offsets[i + 1] - 1`` of ``fields`` (int64
     arrays, a field each, contiguous), a field of ``valid`` null where its mask is False.
+    Offsets that decrease, or a field or mask shorter than the entries, are refused
+    (``ValueError``): the column would read memory beyond them.
 
     >>> arrow_lists("r", np.array([0, 2, 2, 3]), {"at": np.array([5, 6, 7])},
     ...             {"at": np.array([True, False, True])}).to_list()
     [[{'at': 5}, {'at': None}], [], [{'at': 7}]]
     """
     offsets = np.ascontiguousarray(offsets, np.int64)
+    if offsets.ndim != 1 or not len(offsets) or offsets[0] < 0 or (np.diff(offsets) < 0).any():
+        raise ValueError("offsets: one or more, from 0 or more, never decreasing")
     held: list[Any] = [offsets]
     total = int(offsets[-1])
 
@@ -131,9 +139,13 @@ def arrow_lists(name: str, offsets: np.ndarray, fields: dict[str, np.ndarray],
     leaves, leaf_schemas = [], []
     for field, given in fields.items():
         values = np.ascontiguousarray(given, np.int64)
+        if values.ndim != 1 or len(values) < total:
+            raise ValueError(f"{field}: {values.size} values for {total} entries")
         bitmap, nulls = None, 0
         if field in valid:
-            mask = np.asarray(valid[field], bool)
+            mask = np.asarray(valid[field], bool)[:total]
+            if mask.ndim != 1 or len(mask) < total:
+                raise ValueError(f"{field}: a mask of {mask.size} for {total} entries")
             nulls = total - int(np.count_nonzero(mask))
             bitmap = np.packbits(mask, bitorder="little")
             held.append(bitmap)

@@ -28,6 +28,12 @@ def shown_time(t: int) -> int:
     return max(0, t)
 
 
+def or_never(t: int | None) -> int:
+    """A copy's removal or death second as the rules take it: :data:`~.rules.NEVER` for
+    none yet."""
+    return rules.NEVER if t is None else t
+
+
 @dataclass
 class Copy:
     """One copy of the service, with the times the richer world gives each copy.
@@ -51,11 +57,7 @@ class Copy:
 
     def on_ledger(self, r: int) -> bool:
         """Whether the ledger lists it at second ``r``: listed, and not removed g or more ago."""
-        return rules.on_ledger(self.listed, rules.NEVER if self.removed is None else self.removed,
-                               self.g, r)
-
-    def removed_by(self, r: int) -> bool:
-        return self.removed is not None and self.removed <= r
+        return rules.on_ledger(self.listed, or_never(self.removed), self.g, r)
 
 
 @dataclass(frozen=True)
@@ -85,12 +87,10 @@ def after_metrics(duration: int, after: int, overshoot: int, missing: int,
     """The disturbance's metrics (``overshoot_after``, ``missing_after``, ``settle_after``)
     from their running values over seconds ``after`` .. ``duration``, ``after`` the first
     death event's second (``last_drift``: the last of them with live != desired, else
-    ``after``), as a run counts them: -1 for null (:mod:`reconsim.model.metrics`), all three
-    when ``after`` is past the end."""
-    if after > duration:
-        return {"overshoot_after": -1, "missing_after": -1, "settle_after": -1}
-    return {"overshoot_after": overshoot, "missing_after": missing,
-            "settle_after": -1 if last_drift == duration else last_drift - after + 1}
+    ``after``), as a run counts them (:func:`reconsim.model.rules.after_figures`)."""
+    return dict(zip(("overshoot_after", "missing_after", "settle_after"),
+                    rules.after_figures(duration, after, overshoot, missing, last_drift),
+                    strict=True))
 
 
 def accounted(acc: Any, duration: int) -> dict[str, int]:

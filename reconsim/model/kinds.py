@@ -55,10 +55,6 @@ MAX_COPIES: Final = 10**6
 #: Bound of one cell's list: death events, restart times. The kernel sorts each cell's list by
 #: insertion (quadratic in the worst order): 10**4 entries in reverse take ~50 ms.
 MAX_EVENTS: Final = 10**4
-#: Syncs one instant of an event-driven cell may run beyond 2 x (desired + the copies created
-#: before it): with more its key is still queued and the cell is refused, as one whose syncs
-#: never let time pass (docs/model.md, "Controllers that sync on events").
-SYNCS_AT_ONCE: Final = 100
 #: Bound of a delay table's total weight (reconsim.model.delays): a draw is a number mod the
 #: total, and the law's mean reads sums of value x weight in 128-bit integers.
 MAX_DELAY_WEIGHT: Final = 10**9

@@ -27,7 +27,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from reconsim.model import rng
-from reconsim.model.kinds import SYNCS_AT_ONCE
 from reconsim.model.rng import uniform
 
 #: A delay table's rows.
@@ -41,6 +40,10 @@ FAIL: Final = 1
 LOST_REPLY: Final = 2
 
 Int64Array = NDArray[np.int64]
+#: Syncs one instant of an event-driven cell may run beyond 2 x (desired + the copies created
+#: before it): with more its key is still queued and the cell is refused, as one whose syncs
+#: never let time pass (:func:`most_syncs`; docs/model.md, "Controllers that sync on events").
+SYNCS_AT_ONCE: Final = 100
 
 
 def extra_delay(seed: int, stream: int, k: int, spread: int,  # noqa: PLR0913, PLR0917
@@ -213,6 +216,24 @@ def change_desired(acc: Account, desired: int, to: int) -> Account:
             acc[RAISED] + to - desired)
 
 
+def after_figures(duration: int, after: int, overshoot: int, missing: int,
+                  last_drift: int) -> tuple[int, int, int]:
+    """The disturbance's figures (``overshoot_after``, ``missing_after``, ``settle_after``)
+    from their running values over seconds ``after`` .. ``duration``, ``after`` the first
+    death event's second (``last_drift``: the last of those seconds with live != desired,
+    else ``after``): -1 for null (:mod:`reconsim.model.metrics`), all three when ``after``
+    is past the end, and ``settle_after`` when the run ends off desired.
+
+    >>> after_figures(900, 300, 2, 7, 340), after_figures(900, 300, 2, 7, 900)
+    ((2, 7, 41), (2, 7, -1))
+    >>> after_figures(900, 901, 0, 0, 901)
+    (-1, -1, -1)
+    """
+    if after > duration:
+        return -1, -1, -1
+    return overshoot, missing, -1 if last_drift == duration else last_drift - after + 1
+
+
 def write_metrics(out: Int64Array, row: int, counts: Sequence[int] | Any,
                   acc: Account, duration: int) -> None:
     """Write a cell's raw counts into column ``row`` of ``out`` (a metric a row, in the
@@ -232,13 +253,8 @@ def write_metrics(out: Int64Array, row: int, counts: Sequence[int] | Any,
     out[7, row] = acc[EXCESS]
     out[8, row] = acc[MISSING]
     out[9, row] = counts[5]
-    after = acc[AFTER]
-    if after <= duration:
-        out[10, row] = acc[AFTER_OVER]
-        out[11, row] = acc[AFTER_MISSING]
-        out[12, row] = -1 if acc[AFTER_DRIFT] == duration else acc[AFTER_DRIFT] - after + 1
-    else:
-        out[10, row] = out[11, row] = out[12, row] = -1
+    out[10, row], out[11, row], out[12, row] = after_figures(
+        duration, acc[AFTER], acc[AFTER_OVER], acc[AFTER_MISSING], acc[AFTER_DRIFT])
     out[13, row] = acc[RAISED]
     out[14, row] = acc[EVENTS]
     if out.shape[0] > 15:
@@ -394,7 +410,7 @@ def capped(diff: int, cap: int) -> int:
 def most_syncs(desired: int, made: int) -> int:
     """The most syncs one instant of an event-driven cell may run, with ``desired`` copies
     wanted and ``made`` copies created before it (initial ones included): beyond
-    :data:`~reconsim.model.kinds.SYNCS_AT_ONCE` + 2 x (desired + made) its key is still
+    :data:`SYNCS_AT_ONCE` + 2 x (desired + made) its key is still
     queued, and the cell is refused as one whose syncs never let time pass.
 
     >>> most_syncs(3, 2) == SYNCS_AT_ONCE + 10

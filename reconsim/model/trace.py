@@ -36,7 +36,7 @@ import polars as pl
 
 from reconsim.model import metrics, rolling, rules
 from reconsim.model.controllers import registry
-from reconsim.model.copies import after_metrics
+from reconsim.model.copies import after_metrics, or_never
 from reconsim.model.params import Cell, make_cell, takes_cell_keywords
 from reconsim.model.reference import Second, run_reference
 
@@ -82,10 +82,9 @@ def trace_cell(cell: Cell) -> pl.DataFrame:
         t = s.t
         ledger = pending = terminating = 0
         for c in s.copies:
-            removed = rules.NEVER if c.removed is None else c.removed
             if c.on_ledger(t):
                 ledger += 1
-            elif rules.pending_at(c.listed, removed, t):
+            elif rules.pending_at(c.listed, or_never(c.removed), t):
                 pending += 1
             if c.death is not None and rules.runs(c.ready, c.death, t):  # removed, running
                 terminating += 1

@@ -56,7 +56,8 @@ def _compiled(function: Callable[..., Any], **bound: Any) -> Any:
 extra_delay = _compiled(rules.extra_delay, uniform=uniform_u64)
 create_outcome = _compiled(rules.create_outcome, uniform=uniform_u64)
 listed_at = _compiled(rules.listed_at)
-write_metrics = _compiled(rules.write_metrics)
+after_figures = _compiled(rules.after_figures)
+write_metrics = _compiled(rules.write_metrics, after_figures=after_figures)
 start_account = _compiled(rules.start_account)
 account = _compiled(rules.account)
 _close_event = _compiled(rules._close_event)
@@ -74,9 +75,9 @@ stale_by = _compiled(rules.stale_by)
 capped = _compiled(rules.capped)
 most_syncs = _compiled(rules.most_syncs)
 
-#: A digest of the rules' source, Go's sort's and this module's: part of every specialised
-#: kernel's name (:mod:`.specialise`), since numba's disk cache checks only the kernel
-#: module's own source, not that of the functions a kernel calls.
+#: A digest of the rules' source, the random streams', Go's sort's and this module's: part
+#: of every specialised kernel's name (:mod:`.specialise`), since numba's disk cache checks
+#: only the kernel module's own source, not that of the functions a kernel calls.
 SOURCE_DIGEST: Final = hashlib.sha256("".join(
-    inspect.getsource(m) for m in (rules, gosort, sys.modules[__name__])).encode()
+    inspect.getsource(m) for m in (rules, rng, gosort, sys.modules[__name__])).encode()
 ).hexdigest()[:8]
