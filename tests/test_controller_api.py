@@ -16,6 +16,7 @@ from typing import Any
 
 import polars as pl
 import pytest
+from hypothesis import Phase, settings
 
 from reconsim import run_cell, run_reference, trace
 from reconsim.cli import main
@@ -32,6 +33,7 @@ from reconsim.model import differential
 from reconsim.model.controllers import registry
 from reconsim.model.params import Cell, UnknownParameterError, cell_text, make_cell
 from reconsim.testing import ControllerMismatchError, check_controller, compare_cell
+from tests.helpers import controllers
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "controllers"
 
@@ -101,20 +103,7 @@ def test_memory_slots_by_name_are_the_positional_ones(module: Path) -> None:
     for bad in ("initial", "_hidden", "del", "mro"):  # not a name a hook could read it by
         with pytest.raises(ControllerError, match=re.escape(f"memory slot {bad!r}: a slot's")):
             slots(**{bad: 0})
-    name = write_module(module, "userctl_positional", """
-        from reconsim.controllers import Controller, Int, Param
-        def decide(v, p, m):
-            if m[0] >= 0 and v.t - m[0] < p.hold and v.seen != m[1]:
-                return 0
-            gap = v.desired - v.seen
-            if gap != 0:
-                m[0] = v.t
-                m[1] = v.desired
-            return gap
-        POSITIONAL = Controller("positional", decide, "the hold-off, by position",
-                                params={"hold": Param(Int(0, 100_000), 60, "hold")},
-                                memory={"acted_at": -1, "target": 0})
-    """)
+    name = controllers.write(module, "userctl_positional")
     for world in ({"G": 20, "hold": 30}, {"G": 45, "hold": 500, "restart_at": (100,),
                                           "deaths": ((200, 3),), "B_spread": 4}):
         by_name = run_cell(controller="holdoff:HOLDOFF", **world)
@@ -124,12 +113,7 @@ def test_memory_slots_by_name_are_the_positional_ones(module: Path) -> None:
 
 def test_a_controller_that_depends_on_t_is_run_every_round(module: Path) -> None:
     """Not declared steady: the kernels skip no idle round, and agree with the reference."""
-    name = write_module(module, "userctl_clock", """
-        from reconsim.controllers import Controller
-        def decide(v, p, m):
-            return (v.desired - v.seen) if (v.t // 100) % 2 == 1 else 0
-        CLOCK = Controller("clock", decide, "acts in odd hundreds of seconds only")
-    """)
+    name = controllers.write(module, "userctl_clock")
     cell = make_cell(controller=f"{name}:CLOCK", G=0, deaths=((150, 2), (450, 3)))
     compare_cell(cell)
     metrics = run_reference(cell)
@@ -138,39 +122,29 @@ def test_a_controller_that_depends_on_t_is_run_every_round(module: Path) -> None
     assert check_controller(f"{name}:CLOCK", examples=20) == 20
 
 
-def test_a_false_steady_claim_is_found_by_the_checker(module: Path) -> None:
-    name = write_module(module, "userctl_liar", """
-        from reconsim.controllers import Controller
-        def decide(v, p, m):
-            return (v.desired - v.seen) if v.t % 60 < 30 else 0
-        LIAR = Controller("liar", decide, "depends on t, claims to be steady", steady=True)
-    """)
+@pytest.fixture
+def without_shrinking() -> Iterator[None]:
+    """Hypothesis, for the checker run inside the test, stops at the first difference
+    instead of shrinking it (some 200 more cells, 15-20 s)."""
+    settings.register_profile("reconsim-before", parent=settings.default)
+    settings.register_profile("reconsim-no-shrink", parent=settings.default,
+                              phases=[p for p in Phase if p is not Phase.shrink])
+    settings.load_profile("reconsim-no-shrink")
+    yield
+    settings.load_profile("reconsim-before")
+
+
+def test_a_false_steady_claim_is_found_by_the_checker(module: Path,
+                                                      without_shrinking: None) -> None:
+    # userctl_liar's decide acts only in the first half of each minute, yet says steady
+    name = controllers.write(module, "userctl_liar")
     with pytest.raises(ControllerMismatchError, match=r"reconsim run --controller "
                        rf"{name}:LIAR .*"):
         check_controller(f"{name}:LIAR", examples=100)
 
 
-RANKED = """
-    from reconsim.controllers import Controller, Flag, Param
-    def decide(v, p, m):
-        return v.desired - v.seen
-    def rank(e, p):
-        if p.by == 0:
-            return 0  # all keys equal: the cell's delete_order decides
-        if p.by == 1:
-            return e.created  # the oldest first, whatever the cell's order
-        if p.by == 2:
-            return -e.created  # the newest first
-        # Kubernetes-like: entries the read shows not ready first, then the most recently
-        # ready, then the newest
-        if e.ready < 0:
-            return -e.created
-        return (1 << 40) - (e.ready << 20) - e.created
-    RANKED = Controller("ranked", decide, "the ledger's rule, deleting by a rank",
-                        params={"by": Param(Choice(("equal", "oldest", "newest", "readiness")),
-                                            "readiness", "how it ranks")},
-                        rank=rank, steady=True)
-""".replace("Flag, Param", "Choice, Param")
+#: A controller that deletes by a rank (tests.helpers.controllers).
+RANKED = "userctl_ranked"
 
 #: Worlds where deletions happen and which entries they take changes the live count.
 DELETING = [{"G": 20}, {"G": 5, "B": 30, "B_spread": 20, "desired": 10, "grace": 30},
@@ -183,7 +157,7 @@ DELETING = [{"G": 20}, {"G": 5, "B": 30, "B_spread": 20, "desired": 10, "grace":
 @pytest.mark.parametrize("order", ["oldest", "newest"])
 def test_equal_keys_leave_the_choice_to_the_delete_order(
         module: Path, world: dict[str, object], order: str) -> None:
-    ref = write_module(module, "userctl_ranked", RANKED) + ":RANKED"
+    ref = controllers.write(module, RANKED) + ":RANKED"
     ledger = run_cell(controller="ledger", delete_order=order, **world)
     assert run_cell(controller=ref, by="equal", delete_order=order, **world) == ledger
     # By creation second, the same order (copies created in one second tie, in that order).
@@ -191,7 +165,7 @@ def test_equal_keys_leave_the_choice_to_the_delete_order(
 
 
 def test_a_rank_overrides_the_delete_order(module: Path) -> None:
-    ref = write_module(module, "userctl_ranked", RANKED) + ":RANKED"
+    ref = controllers.write(module, RANKED) + ":RANKED"
     overridden = 0
     for world in DELETING:
         cell = make_cell(controller=ref, by="newest", delete_order="oldest", **world)
@@ -202,7 +176,7 @@ def test_a_rank_overrides_the_delete_order(module: Path) -> None:
 
 
 def test_a_rank_by_readiness_runs_alike_on_the_kernel_and_the_reference(module: Path) -> None:
-    ref = write_module(module, "userctl_ranked", RANKED) + ":RANKED"
+    ref = controllers.write(module, RANKED) + ":RANKED"
     differs = 0
     for world in DELETING:
         cell = make_cell(controller=ref, **world)
@@ -442,13 +416,7 @@ def test_a_resume_with_another_version_of_the_controller_is_refused(
         tmp_path: Path, module: Path) -> None:
     from reconsim import load_spec, run_sweep
 
-    name = write_module(module, "userctl_v", """
-        from reconsim.controllers import Controller, Int, Param
-        def decide(v, p, m):
-            return v.desired - v.seen
-        MINE = Controller("mine", decide, "version one", params={
-            "k": Param(Int(0, 5), 0, "unused")}, version="1")
-    """)
+    name = controllers.write(module, "userctl_v")
     spec_path = write_spec(module, f"{name}:MINE", "k", "[0, 1]")
     out = tmp_path / "out"
     run_sweep(load_spec(spec_path), out, progress=False)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 import sys
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from reconsim.controllers import DecisionError
 from reconsim.model.controllers import registry
 from reconsim.model.params import cell_text, make_cell
 from reconsim.model.simulate import cells_frame
+from tests.helpers import controllers
 
 #: Worlds that send a cell to each kernel of the controllers that decide in rounds.
 WORLDS = {
@@ -32,72 +32,12 @@ WORLDS = {
     "watch trigger": {"trigger": "watch", "U_jitter": 3},
 }
 
-CONTROLLERS = """
-    import numpy as np
-    from reconsim.controllers import Controller
-
-    def floaty(v, p, m):
-        return (v.desired - v.seen) / 2
-
-    def booly(v, p, m):
-        return v.desired > v.seen
-
-    def numpy_float(v, p, m):
-        return np.float64(v.desired - v.seen)
-
-    def late(v, p, m):
-        if v.t >= 300:
-            raise ValueError("boom")
-        return v.desired - v.seen
-
-    def always(v, p, m):
-        raise ValueError("always")
-
-    def huge(v, p, m):
-        return 10**7 if v.t >= 60 else v.desired - v.seen
-
-    def ledger(v, p, m):
-        return v.desired - v.seen
-
-    def big_rank(e, p):
-        return 1 << 62
-
-    def negative_rank(e, p):
-        return -(1 << 62)
-
-    def stringly(v, p, m):
-        d = {1: 2}
-        return (v.desired - v.seen) * (len(str(d)) - 5)
-
-    FLOATY = Controller("floaty", floaty, "returns a float")
-    BOOLY = Controller("booly", booly, "returns a bool")
-    NUMPY_FLOAT = Controller("numpy_float", numpy_float, "returns a NumPy float")
-    LATE = Controller("late", late, "raises from t = 300 on")
-    ALWAYS = Controller("always", always, "always raises")
-    HUGE = Controller("huge", huge, "returns a correction beyond the bound at t = 60")
-    BIG_RANK = Controller("big_rank", ledger, "ranks beyond 2^62", rank=big_rank)
-    NEGATIVE_RANK = Controller("negative_rank", ledger, "ranks below -2^62",
-                               rank=negative_rank)
-    STRINGLY = Controller("stringly", stringly, "decides on str of a dict")
-
-    def settle_ok(o, p, m):
-        return 0
-
-    def settle_float(o, p, m):
-        return 0.5
-
-    def less_float(a, b, p):
-        return 0.5
-
-    EVENT_FLOATY = Controller("event_floaty", floaty, "syncs; returns a float",
-                              settle=settle_ok)
-    EVENT_LATE = Controller("event_late", late, "syncs; raises from t = 300 on",
-                            settle=settle_ok)
-    SETTLE_FLOAT = Controller("settle_float", ledger, "syncs; settles with a float",
-                              settle=settle_float)
-    LESS_FLOAT = Controller("less_float", ledger, "syncs; orders with a float",
-                            settle=settle_ok, less=less_float)
-"""
+#: The module of misbehaving controllers (its source: tests.helpers.controllers): FLOATY,
+#: BOOLY, NUMPY_FLOAT (a float or a bool returned), LATE (raises from t = 300 on), ALWAYS,
+#: HUGE (10**7 from t = 60 on), BIG_RANK and NEGATIVE_RANK (a rank of +-2^62), STRINGLY
+#: (str of a dict), and those that sync on events: EVENT_FLOATY, EVENT_LATE, SETTLE_FLOAT,
+#: LESS_FLOAT.
+MODULE = "userctl_refused"
 
 
 @pytest.fixture(autouse=True)
@@ -107,15 +47,15 @@ def users(tmp_path_factory: pytest.TempPathFactory,
     makes known is forgotten after it."""
     folder = tmp_path_factory.getbasetemp() / "refused"
     folder.mkdir(exist_ok=True)
-    (folder / "userctl_refused.py").write_text(textwrap.dedent(CONTROLLERS), encoding="utf-8")
+    controllers.write(folder, MODULE)
     monkeypatch.syspath_prepend(str(folder))
     with registry.scope():
         yield
-    sys.modules.pop("userctl_refused", None)
+    sys.modules.pop(MODULE, None)
 
 
 def ref(name: str) -> str:
-    return f"userctl_refused:{name}"
+    return f"{MODULE}:{name}"
 
 
 def errors(err: str) -> list[str]:

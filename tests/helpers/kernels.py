@@ -12,8 +12,9 @@ meets; the kernels hand every input over read-only (``reconsim.model.kernels.arr
 so each variant of a kernel compiles once per controller. Beside the built-ins', the event
 kernel (the built-ins that sync on events) and the one-thread count and world kernels of the
 examples' controllers that tests of several modules run (:data:`EXAMPLE_CONTROLLERS`) are
-compiled here too (:func:`compile_more_kernels`); kernels of other controllers (the test
-controllers') the workers compile as they meet them, and share through the same cache.
+compiled here too (:func:`compile_more_kernels`), and the kernels of the test modules' own
+controllers (:func:`compile_test_kernels`, :mod:`tests.helpers.controllers`): a test that
+met one first would spend tens of seconds compiling it.
 """
 
 from __future__ import annotations
@@ -95,17 +96,29 @@ def compile_more_kernels(kernel: str) -> None:
         run(controllers=registry.known(), parallel=False, **arrays)
 
 
+def compile_test_kernels(group: str) -> None:
+    """The kernels of share ``group`` of the test modules' controllers
+    (:func:`tests.helpers.controllers.compile_test_kernels`)."""
+    from tests.helpers import controllers
+
+    controllers.compile_test_kernels(int(group))
+
+
 def start() -> list[subprocess.Popen[bytes]]:
     """One process per kernel, compiling it into the cache (or loading it, when there):
     the built-ins' (:func:`compile_kernel`), then the event kernel and the examples'
-    (:func:`compile_more_kernels`)."""
+    (:func:`compile_more_kernels`), and the test modules' controllers'
+    (:func:`compile_test_kernels`)."""
+    from tests.helpers.controllers import GROUPS
+
     def process(function: str, kernel: str) -> subprocess.Popen[bytes]:
         return subprocess.Popen([sys.executable, "-c", "import sys; from tests.helpers.kernels "
                                  f"import {function}; {function}(sys.argv[1])", kernel],
                                 cwd=ROOT)
 
     return [*(process("compile_kernel", k) for k in KERNELS),
-            *(process("compile_more_kernels", k) for k in (*KERNELS, "events", "deployment"))]
+            *(process("compile_more_kernels", k) for k in (*KERNELS, "events", "deployment")),
+            *(process("compile_test_kernels", str(group)) for group in range(GROUPS))]
 
 
 def wait(procs: list[subprocess.Popen[bytes]]) -> None:
