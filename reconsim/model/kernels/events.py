@@ -131,6 +131,10 @@ _DONE, _BAD, _TOO_MANY, _ENDLESS, _COPIES = 0, 1, 2, 3, 4
 #: Or no room in the block's scratch arrays (out[1] the heap's size it needs, out[2] the
 #: copies'; 0 for room enough): the block enlarges them and runs the cell again.
 _ROOM: Final = 5
+#: Or not run to its end: its block stopped on an exception its controller's code raised in
+#: one of numba's threads, which numba does not always carry back to the caller (the rows
+#: keep this mark, and run again one by one: :func:`_run_group`).
+_UNRUN: Final = 6
 #: The scratch arrays' first room: copies (items: one more), and heap entries.
 _COPIES_ROOM: Final = 256
 _HEAP_ROOM: Final = 4096
@@ -700,6 +704,7 @@ def _simulate_events(  # noqa: PLR0913, PLR0917 — numba takes arrays positiona
         responses: Int64Array, response_base: Int64Array) -> Int64Array:
     n = len(desired)
     out = np.zeros((_N_OUT, n), np.int64)
+    out[0, :] = -_UNRUN  # a cell run to its end writes its own
     for b in numba.prange((n + _BLOCK - 1) // _BLOCK):
         lo = b * _BLOCK
         _run_block(lo, min(n, lo + _BLOCK), cparams, cap, gain_pm, desired, U, G, B,
@@ -788,18 +793,22 @@ def _run_group(controller: Controller, a: Mapping[str, NDArray[Any]], responses:
     lag = _records(a, "lag_from", "lag_to", "lag_extra")
     b_table = _records(a, "B_delays_value", "B_delays_weight")  # weights as running sums
     g_table = _records(a, "G_delays_value", "G_delays_weight")
+    inputs = (cparams, a["max_per_round"], a["gain"], a["desired"], a["U"], a["G"], a["B"],
+              a["duration"], a["ledger_base"], a["initial"], a["B_spread"], a["G_spread"],
+              a["U_jitter"], a["seed"], a["grace"], a["delete_order"], a["trigger"],
+              a["slow_start"], a["fail_rate"], a["lost_rate"], a["deaths_offsets"],
+              a["deaths_at"], a["deaths_count"], a["scale_offsets"], a["scale_at"],
+              a["scale_desired"], a["restart_at_offsets"], a["restart_at"],
+              a["create_faults_offsets"], faults, a["lag_offsets"], lag, a["B_delays_offsets"],
+              b_table, a["G_delays_offsets"], g_table)
     try:
         with noting_compiles(kernel, "event kernel", controller):
-            out = kernel(cparams, a["max_per_round"], a["gain"], a["desired"], a["U"], a["G"],
-                         a["B"], a["duration"], a["ledger_base"], a["initial"], a["B_spread"],
-                         a["G_spread"], a["U_jitter"], a["seed"], a["grace"],
-                         a["delete_order"], a["trigger"], a["slow_start"], a["fail_rate"],
-                         a["lost_rate"], a["deaths_offsets"], a["deaths_at"],
-                         a["deaths_count"], a["scale_offsets"], a["scale_at"],
-                         a["scale_desired"], a["restart_at_offsets"], a["restart_at"],
-                         a["create_faults_offsets"], faults, a["lag_offsets"], lag,
-                         a["B_delays_offsets"], b_table, a["G_delays_offsets"], g_table,
-                         responses, response_base)
+            out = kernel(*inputs, responses, response_base)
+        # A row a block left unrun (an exception numba's threads did not carry back) runs
+        # again alone, on this thread, where its exception is raised.
+        for row in np.flatnonzero(out[0] == -_UNRUN).tolist():
+            _kernels(controller)["_run_block"](row, row + 1, *inputs, out, responses,
+                                               response_base)
     except numba.core.errors.NumbaError as exc:
         raise KernelDecisionError(compile_failure(controller, exc)) from None
     except Exception as exc:  # raised by the controller's hooks, in its code
