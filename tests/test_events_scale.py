@@ -25,6 +25,7 @@ from reconsim.model.kernels.world import WORLD_OUT_COLUMNS
 from reconsim.model.simulate import cells_frame, kernel_inputs, simulate, simulate_cell
 from reconsim.model.trace import trace_cell
 from reconsim.testing import event_cells
+from tests.helpers.controllers import SOURCES
 
 
 def _rs(**fields: Any) -> Cell:
@@ -128,29 +129,7 @@ def test_random_scaled_event_cells_run_as_the_reference_does(cell: Cell,
     assert {k: row[k] for k in want} == want
 
 
-USER = """
-    from reconsim.controllers import Controller
-
-    def decide(v, p, m):
-        m[0] += 1
-        d = v.desired - v.seen
-        return d + 1 if d > 0 else d
-
-    def settle(o, p, m):
-        return 20 if o.asked > 0 and o.ok < o.asked else 0
-
-    def observe(e, p, m):
-        m[1] += 1
-
-    def less(a, b, p):
-        if (a.ready >= 0) != (b.ready >= 0):
-            return a.ready >= 0
-        return a.created < b.created
-
-    EAGER = Controller("eager_scale", decide, "event test: one more copy up",
-                       memory={"syncs": 0, "events": 0}, settle=settle, observe=observe,
-                       less=less)
-"""
+USER = SOURCES["userctl_events_scale"]
 
 
 @pytest.fixture

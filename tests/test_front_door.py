@@ -33,17 +33,11 @@ from reconsim.model.params import (
 from reconsim.model.simulate import cells_frame, simulate
 from reconsim.sweep.spec import AXES, parse_spec
 from reconsim.testing import check_controller
+from tests.helpers.controllers import SOURCES
 
 #: A user's module: Kubernetes' expectations as a user would write them, taking reconsim's
 #: ``ttl`` by importing its declaration, beside an option of its own.
-MINE = """
-    from reconsim.controllers import TTL, Controller, Int, Param
-    from reconsim.model.controllers.expectations import decide
-
-    MINE = Controller("mine", decide, "expectations, as a user declares them",
-                      params={"ttl": TTL, "spare": Param(Int(0, 9), 0, "mine: unused")},
-                      sees=("unobserved", "last_act"), steady=True)
-"""
+MINE = SOURCES["frontdoor_mine"]
 REF = "frontdoor_mine:MINE"
 
 

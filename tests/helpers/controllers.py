@@ -20,6 +20,39 @@ from pathlib import Path
 
 #: Module name -> source of each test controller module (written dedented).
 SOURCES: dict[str, str] = {
+    # the front door: a user's expectations, taking reconsim's ttl by its declaration
+    "frontdoor_mine": """
+    from reconsim.controllers import TTL, Controller, Int, Param
+    from reconsim.model.controllers.expectations import decide
+
+    MINE = Controller("mine", decide, "expectations, as a user declares them",
+                      params={"ttl": TTL, "spare": Param(Int(0, 9), 0, "mine: unused")},
+                      sees=("unobserved", "last_act"), steady=True)
+""",
+    # an event-driven controller whose desired moves
+    "userctl_events_scale": """
+    from reconsim.controllers import Controller
+
+    def decide(v, p, m):
+        m[0] += 1
+        d = v.desired - v.seen
+        return d + 1 if d > 0 else d
+
+    def settle(o, p, m):
+        return 20 if o.asked > 0 and o.ok < o.asked else 0
+
+    def observe(e, p, m):
+        m[1] += 1
+
+    def less(a, b, p):
+        if (a.ready >= 0) != (b.ready >= 0):
+            return a.ready >= 0
+        return a.created < b.created
+
+    EAGER = Controller("eager_scale", decide, "event test: one more copy up",
+                       memory={"syncs": 0, "events": 0}, settle=settle, observe=observe,
+                       less=less)
+""",
     "userctl_liar": """
         from reconsim.controllers import Controller
         def decide(v, p, m):
@@ -156,6 +189,10 @@ WORLDS: dict[str, dict[str, object]] = {
 #: tests run it on. Those refused before a kernel is compiled (a float, a bool or nothing
 #: returned: ALWAYS only raises) have none.
 WARMED: dict[str, tuple[str, ...]] = {
+    "frontdoor_mine:MINE": (COUNT, WORLD),
+    "userctl_events_scale:EAGER": (EVENTS,),
+    # defined in its test module, whose source is its digest's: imported from there
+    "tests.test_simulate:DEADBAND": (COUNT, WORLD),
     "userctl_liar:LIAR": (COUNT, WORLD),
     "userctl_clock:CLOCK": (COUNT, WORLD),
     "userctl_positional:POSITIONAL": (COUNT, WORLD),
