@@ -176,10 +176,16 @@ def _check_params(controller: Controller, where: str) -> None:
                                       f"controller {other.name!r}; choose another name")
 
 
+def declaring(name: str, but: Controller | None = None) -> tuple[str, ...]:
+    """The known controllers (but ``but``) that declare a parameter called ``name``, in the
+    order of their codes."""
+    return tuple(c.name for c in _known.values() if name in c.params and c is not but)
+
+
 def _declaring(name: str, checked: Controller) -> str:
-    """`` (by expectations and replicaset)``: the known controllers but ``checked`` that
-    declare parameter ``name``, or '' if none does."""
-    owners = [c.name for c in _known.values() if name in c.params and c is not checked]
+    """`` (by expectations and replicaset)``: :func:`declaring`'s, ``checked`` left out, or ''
+    if none does."""
+    owners = declaring(name, checked)
     return f" (by {listed(owners)})" if owners else ""
 
 
