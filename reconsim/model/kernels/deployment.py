@@ -23,9 +23,10 @@ The per-second trace is sampled from counts kept as pods change (per ReplicaSet:
 the API, live, terminating, truly available — a pod turning Ready waits in a queue until
 its ready second + minReadySeconds), and folded into the metrics as it goes
 (:func:`reconsim.model.deployment_rules.add_seconds`): the seconds up to the next one with
-something due repeat a row, folded at once. A ReplicaSet's cached pods are a list in uid
-order (its pods reach the cache in the order they were created), which a sync walks only
-to choose the pods it deletes: the counts it reads (the pods listed, the ready ones, the
+something due repeat a row, folded at once. A ReplicaSet's cached pods are in uid order
+(its pods reach the cache in the order they were created, all G s late): a sync reads
+them, between bounds kept for each ReplicaSet, only to choose the pods it deletes; the
+counts it reads (the pods listed, the ready ones, the
 available ones) are kept as the cache changes, the pods turned ready in the cache waiting
 in a queue, in the order they turned ready, until minReadySeconds have passed at a sync.
 
@@ -215,25 +216,25 @@ _sort_pods = _sort_scope["sort_range"]
 # The pods' fields (pod uid k in row k): owner (ReplicaSet index), creation second,
 # ready second (_NOT), deletion flag, gone flag; the cache's view: held, ready, deleting;
 # the expectations mark (the epoch of the record naming it); truly available (0 waiting
-# or never, 1 counted, 2 never again); the next and previous pod of its ReplicaSet in
-# the cache (uid order: its pods reach the cache in the order they were created; 0 none);
-# counted available in the cache (ready minReadySeconds before the instant of a sync).
+# or never, 1 counted, 2 never again); counted available in the cache (ready
+# minReadySeconds before the instant of a sync).
 (_OWNER, _BORN, _READY, _DELETING, _GONE, _C_IN, _C_READY, _C_DEL, _MARK,
- _COUNTED, _C_NEXT, _C_PREV, _C_AV) = range(13)
-_P_COLS: Final = 13
+ _COUNTED, _C_AV) = range(11)
+_P_COLS: Final = 11
 # The ReplicaSets' columns (template k + 1 in column k): in the API; creation second;
 # generation, spec.replicas, revision, desired and max annotations; status replicas,
 # ready, available, observedGeneration; expectations (set, add, del, at, epoch); pods in
 # the API, live, terminating, truly available; the sync's view of it (replicas,
-# annotations, revision, status); its name's rank; its first and last pod in the cache;
-# its pods the cache lists (not deleting), of them the ready ones and those counted
+# annotations, revision, status); its name's rank; bounds of its pods' uids in the cache
+# (none of its pods listed is below the first; the second, the last to reach it, 0
+# none); its pods the cache lists (not deleting), of them the ready ones and those counted
 # available (what a sync of it counts, kept as the cache changes).
 (_EXISTS, _CREATED, _GEN, _REPL, _REV, _DANN, _MANN, _SREPL, _SREADY, _SAVAIL, _SOG,
  _EXP, _EADD, _EDEL, _EAT, _EEPOCH, _NAPI, _NLIVE, _NTERM, _NTAV, _VREPL, _VDANN, _VMANN,
  _VREV, _VSREPL, _VSREADY, _VSAVAIL, _NAME, _CHEAD, _CTAIL, _CLIST, _CREADY,
  _CAVAIL) = range(33)
 _R_COLS: Final = 33
-# A Deployment (rows of one array: 0 the API's, 1 the sync's copy, 2 and 3 statuses being
+# A Deployment (rows of one array: 0 the API's, 1 the sync's copy, 2 the status being
 # computed): resourceVersion, generation, spec.replicas, template, revision; status:
 # observedGeneration, replicas, updated, ready, available, unavailable, the number of
 # conditions, and each condition (type, status, reason, lastUpdate, lastTransition).
@@ -241,7 +242,7 @@ _RV, _DGEN, _DREPL, _TMPL, _DREV = range(5)
 _OG, _STREPL, _UPD, _STREADY, _STAVAIL, _UNAV, _NCOND = range(5, 12)
 _C0: Final = 12
 _D_COLS: Final = _C0 + 10
-_API, _SYNC, _ST, _ST2 = 0, 1, 2, 3
+_API, _SYNC, _ST = 0, 1, 2
 # A condition's fields, its types and reasons.
 _CT, _CS, _CR, _CLU, _CLT = range(5)
 _AVAILABLE_T, _PROGRESSING_T = 0, 1
@@ -452,7 +453,7 @@ def _find_cond(dm: Int64Array, row: int, ctype: int) -> int:
     return -1
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline=_A)
 def _remove_cond(dm: Int64Array, row: int, ctype: int) -> None:
     n = dm[row, _NCOND]
     i = -1
@@ -467,7 +468,7 @@ def _remove_cond(dm: Int64Array, row: int, ctype: int) -> None:
     dm[row, _NCOND] = n - 1
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline=_A)
 def _set_condition(dm: Int64Array, row: int, ctype: int, status: int, reason: int,  # noqa: PLR0913, PLR0917
                    lu: int, lt: int) -> None:
     """``SetDeploymentCondition``."""
@@ -526,27 +527,31 @@ def _update_status(dm: Int64Array, rv: int) -> bool:
     """``UpdateStatus`` of the sync's copy (its resourceVersion checked by the caller): the
     status, times stored as whole seconds, and the revision, if they changed (the new
     resourceVersion ``rv``); whether it wrote."""
+    n = dm[_SYNC, _NCOND]
+    if n == dm[_API, _NCOND] and dm[_SYNC, _DREV] == dm[_API, _DREV]:
+        differ = 0  # (every field compared, the differences gathered: one branch)
+        for k in range(_OG, _C0):
+            differ |= dm[_SYNC, k] ^ dm[_API, k]
+        for i in range(n):
+            base = _C0 + 5 * i
+            for f in (_CT, _CS, _CR):
+                differ |= dm[_SYNC, base + f] ^ dm[_API, base + f]
+            for f in (_CLU, _CLT):
+                differ |= (dm[_SYNC, base + f] // _S * _S) ^ dm[_API, base + f]
+        if differ == 0:
+            return False
     for k in range(_OG, _D_COLS):
-        dm[_ST2, k] = dm[_SYNC, k]
-    for i in range(dm[_ST2, _NCOND]):
+        dm[_API, k] = dm[_SYNC, k]
+    for i in range(n):
         base = _C0 + 5 * i
-        dm[_ST2, base + _CLU] = dm[_ST2, base + _CLU] // _S * _S
-        dm[_ST2, base + _CLT] = dm[_ST2, base + _CLT] // _S * _S
-    same = dm[_ST2, _NCOND] == dm[_API, _NCOND] and dm[_SYNC, _DREV] == dm[_API, _DREV]
-    if same:
-        for k in range(_OG, _C0 + 5 * dm[_ST2, _NCOND]):
-            if dm[_ST2, k] != dm[_API, k]:
-                same = False
-    if same:
-        return False
-    for k in range(_OG, _D_COLS):
-        dm[_API, k] = dm[_ST2, k]
+        dm[_API, base + _CLU] = dm[_API, base + _CLU] // _S * _S
+        dm[_API, base + _CLT] = dm[_API, base + _CLT] // _S * _S
     dm[_API, _DREV] = dm[_SYNC, _DREV]
     dm[_API, _RV] = rv
     return True
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline=_A)
 def _scale_rs(rs: Int64Array, dm: Int64Array, row: Int64Array, k: int,  # noqa: PLR0913, PLR0917
               replicas: int, revision: int, desired: int, most: int) -> bool:
     """``Update`` of ReplicaSet ``k`` with this size, revision and both replica
@@ -760,7 +765,7 @@ def _scale(rs: Int64Array, dm: Int64Array, row: Int64Array, items: Int64Array,  
     return n_w
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline=_A)
 def _reconcile_old(rs: Int64Array, dm: Int64Array, row: Int64Array,  # noqa: PLR0912, PLR0913, PLR0917
                    items: Int64Array, n_old: int, new: int, surge: int,
                    max_unavailable: int) -> int:
@@ -870,7 +875,7 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
             rs[c, k] = 0
         rs[_NAME, k] = _NAME_RANKS[k]
         rs[_DANN, k] = rs[_MANN, k] = _NONE
-    for r in range(4):
+    for r in range(3):
         for c in range(_D_COLS):
             dm[r, c] = 0
     for q in range(2):
@@ -948,8 +953,6 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
             pods[k, _C_IN] = 1
             pods[k, _C_READY] = PRE_HISTORY
             pods[k, _C_DEL] = pods[k, _C_AV] = 0
-            pods[k, _C_PREV] = k - 1
-            pods[k, _C_NEXT] = k + 1 if k < desired0 else 0
             avq[av_tail, 0] = k
             av_tail += 1
             avq[cq_tail, 1] = k
@@ -1306,16 +1309,22 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                                                         order, uid, _TO_READY, 0, 0)
                             elif diff > 0:
                                 k_del = min(diff, BURST_REPLICAS)
-                                # the pods listed (the cache's, not deleting), in its order
+                                # the pods listed (the cache's, not deleting), in its
+                                # order: uid order, read in a sweep of the uids between
+                                # the bounds (not a walk of linked pods: each read waits
+                                # on the last), the first found its new lower bound
                                 n = 0
-                                uid = rs[_CHEAD, key]
-                                while uid != 0:
-                                    if not pods[uid, _C_DEL]:
+                                for uid in range(rs[_CHEAD, key], rs[_CTAIL, key] + 1):
+                                    if pods[uid, _OWNER] == key and pods[uid, _C_IN] == 1 \
+                                            and pods[uid, _C_DEL] == 0:
                                         items[n, 0] = uid
                                         items[n, 1] = pods[uid, _BORN]
                                         items[n, 2] = pods[uid, _C_READY]
                                         n += 1
-                                    uid = pods[uid, _C_NEXT]
+                                        if n == n_list:
+                                            break
+                                if n > 0:
+                                    rs[_CHEAD, key] = items[0, 0]
                                 if k_del < n_list:
                                     # their ranks (pods made together share their
                                     # seconds: a rank computed once for a run of them)
@@ -1331,13 +1340,13 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                                         items[i, 3] = c_rank
                                         items[i, 4] = r_rank
                                     _sort_pods(items, n_list, now, 0)
-                                # the targets in name order
-                                for i in range(1, k_del):
-                                    j = i
-                                    while j > 0 and items[j, 0] < items[j - 1, 0]:
-                                        items[j, 0], items[j - 1, 0] = items[j - 1, 0], \
-                                            items[j, 0]
-                                        j -= 1
+                                    # the targets in name order (all of them are in it)
+                                    for i in range(1, k_del):
+                                        j = i
+                                        while j > 0 and items[j, 0] < items[j - 1, 0]:
+                                            items[j, 0], items[j - 1, 0] = items[j - 1, 0], \
+                                                items[j, 0]
+                                            j -= 1
                                 epoch += 1
                                 rs[_EXP, key] = 1
                                 rs[_EADD, key] = 0
@@ -1474,27 +1483,12 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                         ready_s = _NOT if ev == _ADDED else snap_ready >> 1
                         owner = pods[uid, _OWNER]
                         if ev == _DELETED:
-                            if pods[uid, _C_IN]:
-                                prev, nxt_pod = pods[uid, _C_PREV], pods[uid, _C_NEXT]
-                                if prev:
-                                    pods[prev, _C_NEXT] = nxt_pod
-                                else:
-                                    rs[_CHEAD, owner] = nxt_pod
-                                if nxt_pod:
-                                    pods[nxt_pod, _C_PREV] = prev
-                                else:
-                                    rs[_CTAIL, owner] = prev
                             pods[uid, _C_IN] = 0
                         else:
                             if not pods[uid, _C_IN]:
-                                tail = rs[_CTAIL, owner]
-                                pods[uid, _C_PREV] = tail
-                                pods[uid, _C_NEXT] = 0
-                                if tail:
-                                    pods[tail, _C_NEXT] = uid
-                                else:
+                                if rs[_CHEAD, owner] == 0 or uid < rs[_CHEAD, owner]:
                                     rs[_CHEAD, owner] = uid
-                                rs[_CTAIL, owner] = uid
+                                rs[_CTAIL, owner] = max(rs[_CTAIL, owner], uid)
                             pods[uid, _C_IN] = 1
                             pods[uid, _C_READY] = ready_s
                             pods[uid, _C_DEL] = deleting
@@ -1635,7 +1629,7 @@ def _run_block(  # noqa: PLR0913, PLR0917 — numba takes arrays positionally
     heap = np.empty((_N_LANES * _LANE_ROOM, _H_ROWS), np.int64)
     lanes = np.empty((5, _N_LANES), np.int64)
     rs = np.empty((_R_COLS, MAX_REPLICASETS), np.int64)
-    dm = np.empty((4, _D_COLS), np.int64)
+    dm = np.empty((3, _D_COLS), np.int64)
     qs = np.empty((2, _Q_ROWS, MAX_REPLICASETS), np.int64)
     fifo = np.empty((2, MAX_REPLICASETS + 1), np.int64)
     bucket = np.empty((2, 2), np.float64)
