@@ -12,13 +12,19 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
 from reconsim import run_cell, run_reference, simulate, trace
 from reconsim.cli import main
 from reconsim.controllers import DecisionError
 from reconsim.model.controllers import registry
+from reconsim.model.kernels import count as count_kernel
+from reconsim.model.kernels import events as event_kernel
+from reconsim.model.kernels import world as world_kernel
+from reconsim.model.kernels.arrays import UNRUN
 from reconsim.model.params import cell_text, make_cell
 from reconsim.model.simulate import cells_frame
 from tests.helpers import controllers
@@ -140,6 +146,104 @@ def test_an_event_driven_controllers_hooks_are_refused_alike(name: str, expected
     with pytest.raises(DecisionError, match=f"^{re.escape(expected)}") as batch:
         simulate(frame)
     assert batch.value.row == 1
+
+
+class FirstCall:
+    """A kernel whose first call goes to ``first`` (given the kernel), every later one to
+    the kernel itself: what numba's threads may do to a batch, played on its first run."""
+
+    def __init__(self, kernel: Any, first: Any, calls: list[str]) -> None:
+        self.kernel, self.first, self.calls = kernel, first, calls
+        self.overloads, self.stats = kernel.overloads, kernel.stats  # as a dispatcher's
+
+    def __call__(self, *args: Any) -> Any:
+        self.calls.append("first" if not self.calls else "again")
+        return self.first(self.kernel, *args) if len(self.calls) == 1 else self.kernel(*args)
+
+
+def scribbled(out: Any, columns: Any, mark: int) -> Any:
+    """Columns of a kernel's ``out`` as a block its threads left: unrun, and garbage."""
+    out[1:, columns] = 987_654
+    out[0, columns] = mark
+    return out
+
+
+def count_half(kernel: Any, rows: Any, out: Any, *rest: Any) -> None:
+    kernel(rows, out, *rest)
+    scribbled(out, rows[: len(rows) // 2], UNRUN)
+
+
+def world_half(kernel: Any, cparams: Any, rows: Any, out: Any, *rest: Any) -> None:
+    kernel(cparams, rows, out, *rest)
+    scribbled(out, rows[: len(rows) // 2], UNRUN)
+
+
+def events_half(kernel: Any, *args: Any) -> Any:
+    out = kernel(*args)
+    return scribbled(out, slice(0, out.shape[1] // 2), -event_kernel._UNRUN)
+
+
+def quiet(kernel: Any, *args: Any) -> None:
+    """A first run whose threads raised and said nothing: the rows stay as marked."""
+
+
+def events_quiet(kernel: Any, *args: Any) -> Any:
+    """The event kernel's (it makes ``out`` itself, every row marked: its fourth argument
+    holds each cell's desired count)."""
+    return np.full((event_kernel._N_OUT, len(args[3])), -event_kernel._UNRUN)
+
+
+#: For each kernel: its module, the compiled functions a batch's first run may go to, a
+#: world that sends a cell there, the misbehaving controller and the built-in run there,
+#: a first run that leaves half its rows unrun and one that raised unheard.
+UNRUN_KERNELS: dict[str, tuple[Any, tuple[str, ...], dict[str, Any], str, str, Any, Any]] = {
+    "count kernel": (count_kernel, ("_simulate", "_simulate@parallel"), {}, "LATE", "ledger",
+                     count_half, quiet),
+    "world kernel": (world_kernel, ("_simulate_world", "_simulate_world@parallel"),
+                     {"G_spread": 10}, "LATE", "ledger", world_half, quiet),
+    "event kernel": (event_kernel, ("_simulate_events",),
+                     {"G": 2, "B": 1, "deaths": ((100, 2),), "initial": 8, "desired": 6},
+                     "EVENT_LATE", "replicaset", events_half, events_quiet),
+}
+
+
+def first_call(monkeypatch: pytest.MonkeyPatch, kernel: str, first: Any) -> list[str]:
+    """Give the first call of ``kernel``'s batch to ``first``; the calls made, in a list."""
+    module, entries = UNRUN_KERNELS[kernel][:2]
+    compiled = module._kernels  # (the kernels a batch runs on)
+    calls: list[str] = []
+
+    def patched(controller: Any) -> dict[str, Any]:
+        kernels = dict(compiled(controller))
+        for entry in entries:
+            kernels[entry] = FirstCall(kernels[entry], first, calls)
+        return kernels
+
+    monkeypatch.setattr(module, "_kernels", patched)
+    return calls
+
+
+@pytest.mark.parametrize("kernel", UNRUN_KERNELS)
+def test_rows_numba_threads_leave_unrun_run_again_alone(
+        kernel: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A block stopped in one of numba's threads leaves its rows unwritten, an exception
+    not always carried back: those rows run again alone, every figure as if nothing had
+    happened, and a controller's exception is raised there, the same line as ever."""
+    place, name, built_in, half, unheard = UNRUN_KERNELS[kernel][2:]
+    cells = [make_cell(controller=built_in, **{**place, "G": g, "U": u, "duration": 400})
+             for g in range(0, 40, 4) for u in (5, 10, 15, 20)]
+    expected = simulate(cells_frame(cells))
+    with monkeypatch.context() as patch:
+        calls = first_call(patch, kernel, half)
+        assert_frame_equal(simulate(cells_frame(cells)), expected)
+    assert calls[0] == "first"
+    late = [make_cell(controller=ref(name), duration=d, **place) for d in (299, 400)]
+    calls = first_call(monkeypatch, kernel, unheard)
+    with pytest.raises(DecisionError) as refused:
+        simulate(cells_frame(late))
+    assert calls[0] == "first"
+    assert (line(refused), refused.value.row) == (
+        f"controller '{name.lower()}': decide raised ValueError: boom at t = 300", 1)
 
 
 @pytest.mark.parametrize("name", ["BIG_RANK", "NEGATIVE_RANK"])

@@ -1,11 +1,12 @@
 """The kernels' input arrays: one value per cell, or for a list parameter (a schedule) an
-offsets array beside the values of every cell in turn; and a kernel's refusal of a cell
-of them, named by its row."""
+offsets array beside the values of every cell in turn; a kernel's refusal of a cell of
+them, named by its row; and the step every kernel takes after its threads, so that no row
+is left unwritten."""
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Final
 
@@ -26,6 +27,28 @@ class KernelDecisionError(DecisionError):
     kernel cannot tell the cell (an exception raised inside it, a hook whose result numba
     types wrongly). :func:`reconsim.simulate` replaces it by the reference model's
     :class:`DecisionError` of the cell, or adds the cell where the reference model runs it."""
+
+
+#: The first figure of each row a kernel is to run, until its cell has run to its end and
+#: written its figures (or a refusal's code) over it: no figure or code is this value.
+UNRUN: Final = int(np.iinfo(np.int64).min)
+
+
+def mark_unrun(out: Int64Array, rows: Int64Array | slice) -> None:
+    """Mark the columns ``rows`` of a kernel's ``out`` (a figure a row) :data:`UNRUN`."""
+    out[0, rows] = UNRUN
+
+
+def rerun_unrun(first: Int64Array, run_alone: Callable[[int], object],
+                mark: int = UNRUN) -> None:
+    """After a kernel's threads: ``run_alone(j)`` for each position ``j`` of ``first`` (the
+    first figure of the rows it ran, in its order) that still holds ``mark``, one at a
+    time, on this thread. A cell's exception (a user's controller raising) that numba's
+    threads did not carry back leaves its block's rows as they were, not an error: run
+    alone, each of them runs to its end or raises its exception here, and none is returned
+    unwritten."""
+    for j in np.flatnonzero(first == mark).tolist():
+        run_alone(int(j))
 
 
 def _lists(names: Iterable[str]) -> dict[str, list[str]]:

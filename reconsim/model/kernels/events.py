@@ -71,6 +71,7 @@ from reconsim.model.kernels.arrays import (
     cumulative,
     numbered,
     params_matrix,
+    rerun_unrun,
     response_outputs,
     take_rows,
 )
@@ -804,11 +805,9 @@ def _run_group(controller: Controller, a: Mapping[str, NDArray[Any]], responses:
     try:
         with noting_compiles(kernel, "event kernel", controller):
             out = kernel(*inputs, responses, response_base)
-        # A row a block left unrun (an exception numba's threads did not carry back) runs
-        # again alone, on this thread, where its exception is raised.
-        for row in np.flatnonzero(out[0] == -_UNRUN).tolist():
-            _kernels(controller)["_run_block"](row, row + 1, *inputs, out, responses,
-                                               response_base)
+        # (the kernel marks its rows unrun itself, as it makes ``out``)
+        rerun_unrun(out[0], lambda row: _kernels(controller)["_run_block"](
+            row, row + 1, *inputs, out, responses, response_base), mark=-_UNRUN)
     except numba.core.errors.NumbaError as exc:
         raise KernelDecisionError(compile_failure(controller, exc)) from None
     except Exception as exc:  # raised by the controller's hooks, in its code

@@ -124,8 +124,10 @@ from reconsim.model.kernels.arrays import (
     cumulative,
     frozen,
     largest_desired,
+    mark_unrun,
     numbered,
     params_matrix,
+    rerun_unrun,
     response_outputs,
     take_rows,
     worst_extra,
@@ -1064,13 +1066,17 @@ def _run_group(controller: Controller, a: Mapping[str, NDArray[np.generic]],
     column of it (:func:`~reconsim.model.kernels.arrays.response_outputs`), the arrays
     :data:`_KERNEL_INPUTS` names and :func:`_batch_lists`; ``a`` holds the controller's
     parameters. Every array but ``out`` is read-only already (:func:`frozen`), as the
-    kernel was compiled for."""
+    kernel was compiled for. A row its threads left unrun runs again alone
+    (:func:`~reconsim.model.kernels.arrays.rerun_unrun`)."""
     cparams = params_matrix(controller, a, rows)
     kernel = _kernels(controller)["_simulate_world@parallel" if parallel else "_simulate_world"]
     out = inputs[0]
+    mark_unrun(out, rows)
     try:
         with noting_compiles(kernel, "world kernel", controller):
             kernel(cparams, rows, *inputs)
+        rerun_unrun(out[0, rows], lambda j: _kernels(controller)["_simulate_world"](
+            cparams[j:j + 1], rows[j:j + 1], *inputs))
     except numba.core.errors.NumbaError as exc:
         raise KernelDecisionError(compile_failure(controller, exc)) from None
     except Exception as exc:  # raised by the controller's decide, in its code
