@@ -290,3 +290,16 @@ def test_the_measured_running_service_gets_both_answers_first(tmp_path: Path) ->
         encoding="utf-8")[:4000]).group(1)) for svg in (out / "figures").glob("*.svg")}
     assert len(widths) >= 7
     assert {name: w for name, w in widths.items() if w > PAGE_WIDTH} == {}
+
+
+def test_the_figures_a_variant_alone_is_lowest_on_are_listed_as_a_sentence_lists() -> None:
+    """Three or more read "a, b and c", not "a and b and c"."""
+    def candidate(variant: str, figure: float) -> answers.Candidate:
+        return answers.Candidate(variant=variant, U=10, excess_copy_seconds=figure,
+                                 wasted_delete_commands=figure, missing_copy_seconds=figure,
+                                 reads=100.0, beaten_by=(), on_frontier=True)
+
+    front = [candidate("mine", 1.0), candidate("ledger", 50.0)]
+    assert answers._least("mine", front) == (
+        " (fewest excess copy-seconds, wasted deletes and missing copy-seconds)")
+    assert answers._least("ledger", front) == ""

@@ -68,6 +68,7 @@ from reconsim.report.query import (
 from reconsim.report.section import NOT_IN_JSON, UNLESS_DEFAULT, Context, Section
 from reconsim.sweep.table import flat
 from reconsim.web.html import num
+from reconsim.words import listed
 
 #: The figures whose spread over the other axes each row shows: column -> its name.
 SPREAD: Final = {"overshoot": "overshoot (copies)", "unneeded": "unneeded copies"}
@@ -560,11 +561,6 @@ def _rounded(value: float | None) -> float | None:
     return None if value is None else round(float(value), 3)
 
 
-def _names(items: Sequence[str]) -> str:
-    """``a``, ``a and b``, ``a, b and c``."""
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
-
-
 #: Past this many variants, the sentence counts them instead of naming each.
 LISTED: Final = 4
 
@@ -587,7 +583,7 @@ def _least(variant: str, candidates: Sequence[Candidate]) -> str:
               and all(getattr(c, f) is not None and getattr(c, f) > getattr(mine, f)
                       and not tied(getattr(c, f), getattr(mine, f))
                       for c in front if c is not mine)]
-    return f" (fewest {' and '.join(lowest)})" if lowest else ""
+    return f" (fewest {listed(lowest)})" if lowest else ""
 
 
 def _with_sentence(s: AnswersSummary) -> AnswersSummary:
@@ -610,14 +606,14 @@ def _with_sentence(s: AnswersSummary) -> AnswersSummary:
         if len(best) == 1:
             text = f"Best choice: {best[0]} ({where}, by the trade-off rule)."
         elif len(best) <= LISTED:
-            text = (f"No single best choice ({where}): {_names(best)} are "
+            text = (f"No single best choice ({where}): {listed(best)} are "
                     f"{'both' if len(best) == 2 else 'all'} on the trade-off frontier.")
         else:
             text = (f"No single best choice ({where}): {len(best)} variants are all on the "
                     "trade-off frontier (the table of candidates marks them).")
         text += _ties_said(s.candidates)
         if never and s.basis == "zero":
-            who = _names(never) if len(never) <= LISTED else f"{len(never)} variants"
+            who = listed(never) if len(never) <= LISTED else f"{len(never)} variants"
             text += (f" {who} never {'reach' if len(never) > 1 else 'reaches'} "
                      f"zero overshoot in every cell in {swept}"
                      + ("." if len(never) <= LISTED else " (the table marks them)."))
@@ -635,7 +631,7 @@ def _ties_said(candidates: Sequence[Candidate]) -> str:
                              f"{tie.other} ({num(tie.mine)} and {num(tie.theirs)})")
     if not pairs:
         return ""
-    return f" {ties_text().capitalize()}: {_names(list(pairs.values()))} are taken as equal."
+    return f" {ties_text().capitalize()}: {listed(list(pairs.values()))} are taken as equal."
 
 
 def _chart_rows(rows: Sequence[AtU] | Sequence[AfterAtU],

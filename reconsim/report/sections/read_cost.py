@@ -49,6 +49,7 @@ from reconsim.report.query import (
 )
 from reconsim.report.section import NOT_IN_JSON, UNLESS_DEFAULT, Context, Section
 from reconsim.web.html import TableCell, plain
+from reconsim.words import listed
 
 
 @dataclass(frozen=True, slots=True)
@@ -736,7 +737,7 @@ def read_cost_figure(cut: ChartSlice, order: Sequence[str], hide: Iterable[str] 
     chart = alt.vconcat(*panels, data=inline(frame), spacing=8)
     title = "Read cost against the loop period U, beside overshoot and unneeded copies"
     where = describe({a: v for a, v in fixed.items() if a not in hide}) or "the whole sweep"
-    spread = (f" Each point the median over the {' and '.join(f'{a}s' for a in over)} there, "
+    spread = (f" Each point the median over the {listed([f'{a}s' for a in over])} there, "
               "the band reaching the p95 (nearest rank)." if over else "")
     if varying:
         line = (f"Dashed: the first swept U on the worst-case boundary, {BOUNDARY_WORST} (the "

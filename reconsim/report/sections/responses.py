@@ -48,7 +48,7 @@ from reconsim.report.query import (
 )
 from reconsim.report.section import NOT_IN_JSON, Context, Section
 from reconsim.web.html import num
-from reconsim.words import plural
+from reconsim.words import listed, plural
 
 #: The kinds of event, in the page's order, each with what it is.
 KINDS: Final = {
@@ -328,7 +328,7 @@ def kind_clause(r: Response) -> str:
     strays = [f"never {side} desired" if not getattr(r, figure).max else
               f"{figure}ing by a median {_spread_text(getattr(r, figure))} copies"
               for figure, side in (("overshoot", "above"), ("undershoot", "below"))]
-    return f"{text}, {' and '.join(strays)}"
+    return f"{text}, {listed(strays)}"
 
 
 def sentences(s: ResponsesSummary) -> tuple[str, ...]:
