@@ -180,7 +180,7 @@ def world_half(kernel: Any, cparams: Any, rows: Any, out: Any, *rest: Any) -> No
 
 def events_half(kernel: Any, *args: Any) -> Any:
     out = kernel(*args)
-    return scribbled(out, slice(0, out.shape[1] // 2), -event_kernel._UNRUN)
+    return scribbled(out, slice(0, out.shape[1] // 2), UNRUN)
 
 
 def quiet(kernel: Any, *args: Any) -> None:
@@ -190,7 +190,7 @@ def quiet(kernel: Any, *args: Any) -> None:
 def events_quiet(kernel: Any, *args: Any) -> Any:
     """The event kernel's (it makes ``out`` itself, every row marked: its fourth argument
     holds each cell's desired count)."""
-    return np.full((event_kernel._N_OUT, len(args[3])), -event_kernel._UNRUN)
+    return np.full((event_kernel._N_OUT, len(args[3])), UNRUN)
 
 
 #: For each kernel: its module, the compiled functions a batch's first run may go to, a

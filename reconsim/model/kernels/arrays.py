@@ -39,15 +39,14 @@ def mark_unrun(out: Int64Array, rows: Int64Array | slice) -> None:
     out[0, rows] = UNRUN
 
 
-def rerun_unrun(first: Int64Array, run_alone: Callable[[int], object],
-                mark: int = UNRUN) -> None:
+def rerun_unrun(first: Int64Array, run_alone: Callable[[int], object]) -> None:
     """After a kernel's threads: ``run_alone(j)`` for each position ``j`` of ``first`` (the
-    first figure of the rows it ran, in its order) that still holds ``mark``, one at a
+    first figure of the rows it ran, in its order) that still holds :data:`UNRUN`, one at a
     time, on this thread. A cell's exception (a user's controller raising) that numba's
     threads did not carry back leaves its block's rows as they were, not an error: run
     alone, each of them runs to its end or raises its exception here, and none is returned
     unwritten."""
-    for j in np.flatnonzero(first == mark).tolist():
+    for j in np.flatnonzero(first == UNRUN).tolist():
         run_alone(int(j))
 
 

@@ -64,6 +64,7 @@ from reconsim.model.gosort import (  # noqa: F401 — specialise() reads them by
     sort_range,
 )
 from reconsim.model.kernels.arrays import (
+    UNRUN,
     Int64Array,
     KernelDecisionError,
     by_controller,
@@ -132,10 +133,9 @@ _DONE, _BAD, _TOO_MANY, _ENDLESS, _COPIES = 0, 1, 2, 3, 4
 #: Or no room in the block's scratch arrays (out[1] the heap's size it needs, out[2] the
 #: copies'; 0 for room enough): the block enlarges them and runs the cell again.
 _ROOM: Final = 5
-#: Or not run to its end: its block stopped on an exception its controller's code raised in
-#: one of numba's threads, which numba does not always carry back to the caller (the rows
-#: keep this mark, and run again one by one: :func:`_run_group`).
-_UNRUN: Final = 6
+# (A row not run to its end keeps arrays.UNRUN: its block stopped on an exception its
+# controller's code raised in one of numba's threads, which numba does not always carry
+# back; such rows run again one by one, in _run_group.)
 #: The scratch arrays' first room: copies (items: one more), and heap entries.
 _COPIES_ROOM: Final = 256
 _HEAP_ROOM: Final = 4096
@@ -705,7 +705,7 @@ def _simulate_events(  # noqa: PLR0913, PLR0917 — numba takes arrays positiona
         responses: Int64Array, response_base: Int64Array) -> Int64Array:
     n = len(desired)
     out = np.zeros((_N_OUT, n), np.int64)
-    out[0, :] = -_UNRUN  # a cell run to its end writes its own
+    out[0, :] = UNRUN  # a cell run to its end writes its own
     for b in numba.prange((n + _BLOCK - 1) // _BLOCK):
         lo = b * _BLOCK
         _run_block(lo, min(n, lo + _BLOCK), cparams, cap, gain_pm, desired, U, G, B,
@@ -807,7 +807,7 @@ def _run_group(controller: Controller, a: Mapping[str, NDArray[Any]], responses:
             out = kernel(*inputs, responses, response_base)
         # (the kernel marks its rows unrun itself, as it makes ``out``)
         rerun_unrun(out[0], lambda row: _kernels(controller)["_run_block"](
-            row, row + 1, *inputs, out, responses, response_base), mark=-_UNRUN)
+            row, row + 1, *inputs, out, responses, response_base))
     except numba.core.errors.NumbaError as exc:
         raise KernelDecisionError(compile_failure(controller, exc)) from None
     except Exception as exc:  # raised by the controller's hooks, in its code
