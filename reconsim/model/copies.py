@@ -59,6 +59,15 @@ class Copy:
         """Whether the ledger lists it at second ``r``: listed, and not removed g or more ago."""
         return rules.on_ledger(self.listed, or_never(self.removed), self.g, r)
 
+    def pending(self, r: int) -> bool:
+        """Whether it is pending to a round that observes second ``r``
+        (:func:`~reconsim.model.rules.pending_at`)."""
+        return rules.pending_at(self.listed, or_never(self.removed), r)
+
+    def runs(self, t: int) -> bool:
+        """Whether it runs at second ``t`` (:func:`~reconsim.model.rules.runs`)."""
+        return rules.runs(self.ready, or_never(self.death), t)
+
 
 @dataclass(frozen=True)
 class Second:

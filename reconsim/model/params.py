@@ -149,8 +149,6 @@ class Parameter:
     def owners(self) -> tuple[str, ...]:
         """The known controllers whose own parameter it is (:data:`OWN`), in the order of
         their codes; none for one that applies by what a controller does."""
-        if self.applies == DECLARING:
-            return registry.declaring(self.name)
         if self.applies not in OWN:
             return ()
         return tuple(c.name for c in registry.known() if self.applies_to(c.name))

@@ -62,7 +62,7 @@ from reconsim.model.controllers.definition import (
     rank_in_python,
     reference_params,
 )
-from reconsim.model.copies import Account, Copy, Second, copy_times, or_never, shown_time
+from reconsim.model.copies import Account, Copy, Second, copy_times, shown_time
 from reconsim.model.events import run_events
 from reconsim.model.params import Cell, damped, permille
 
@@ -120,7 +120,7 @@ def run_reference(  # noqa: PLR0912, PLR0915 — the spec, in order
     faults, faults_left = rules.fault_table(cell.create_faults)
 
     def live(t: int) -> list[Copy]:  # the copies that run at t, in creation order
-        return [c for c in copies if rules.runs(c.ready, or_never(c.death), t)]
+        return [c for c in copies if c.runs(t)]
 
     def read(t: int) -> tuple[int, list[Copy]]:
         """(r, the ledger a round at t reads): the ledger now, or as it stood at the end of
@@ -128,7 +128,7 @@ def run_reference(  # noqa: PLR0912, PLR0915 — the spec, in order
         recorded so far happened at or before this point of second t, so one formula serves
         both."""
         r = t - rules.stale_by(t, lag, 0, len(cell.lag))
-        return r, [c for c in copies if rules.on_ledger(c.listed, or_never(c.removed), c.g, r)]
+        return r, [c for c in copies if c.on_ledger(r)]
 
     def outcome(t: int, j: int) -> int:
         """What comes of create command j at t (:func:`reconsim.model.rules.create_outcome`)."""
@@ -174,7 +174,7 @@ def run_reference(  # noqa: PLR0912, PLR0915 — the spec, in order
             reads += len(seen) + cell.ledger_base
             # 5. The decision: the controller's, then damping and the cap.
             pending = sum(1 for c in remembered
-                          if rules.pending_at(c.listed, or_never(c.removed), r))
+                          if c.pending(r))
             unobserved = expecting is not None and not expecting.observed(r)
             view = Round(t=t, desired=desired, seen=len(seen), pending=pending,
                          unobserved=int(unobserved),

@@ -34,9 +34,9 @@ from typing import Any, Final
 
 import polars as pl
 
-from reconsim.model import metrics, rolling, rules
+from reconsim.model import metrics, rolling
 from reconsim.model.controllers import registry
-from reconsim.model.copies import after_metrics, or_never
+from reconsim.model.copies import after_metrics
 from reconsim.model.params import Cell, make_cell, takes_cell_keywords
 from reconsim.model.reference import Second, run_reference
 
@@ -84,9 +84,9 @@ def trace_cell(cell: Cell) -> pl.DataFrame:
         for c in s.copies:
             if c.on_ledger(t):
                 ledger += 1
-            elif rules.pending_at(c.listed, or_never(c.removed), t):
+            elif c.pending(t):
                 pending += 1
-            if c.death is not None and rules.runs(c.ready, c.death, t):  # removed, running
+            if c.death is not None and c.runs(t):  # removed, running
                 terminating += 1
         for column, total in _PER_SECOND.items():
             rows[column].append(s.totals[total] - before[total])

@@ -34,11 +34,6 @@ class KernelDecisionError(DecisionError):
 UNRUN: Final = int(np.iinfo(np.int64).min)
 
 
-def mark_unrun(out: Int64Array, rows: Int64Array | slice) -> None:
-    """Mark the columns ``rows`` of a kernel's ``out`` (a figure a row) :data:`UNRUN`."""
-    out[0, rows] = UNRUN
-
-
 def rerun_unrun(first: Int64Array, run_alone: Callable[[int], object]) -> None:
     """After a kernel's threads: ``run_alone(j)`` for each position ``j`` of ``first`` (the
     first figure of the rows it ran, in its order) that still holds :data:`UNRUN`, one at a

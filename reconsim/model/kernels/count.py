@@ -78,14 +78,12 @@ from reconsim.errors import KernelRefusalError
 from reconsim.model import params
 from reconsim.model.controllers import Controller, Round, registry
 from reconsim.model.kernels.arrays import (
-    KernelDecisionError,
+    UNRUN,
     by_controller,
     check_offsets,
     frozen,
     largest_desired,
-    mark_unrun,
     params_matrix,
-    rerun_unrun,
     response_outputs,
 )
 from reconsim.model.kernels.rules import (
@@ -106,10 +104,8 @@ from reconsim.model.kernels.specialise import (
     PARAMS_TYPE,
     STEADY,
     beyond_max,
-    compile_failure,
     decide,
-    noting_compiles,
-    raised,
+    run_rows,
     specialise,
 )
 
@@ -629,42 +625,36 @@ def simulate_arrays(
     codes = a["controller"]
     order = None if not n or (codes == codes[0]).all() else np.argsort(codes, kind="stable")
     inputs = [a[name] for name in COUNT_INPUTS[1:]]
-    mark_unrun(out, slice(None))  # (every row runs: marked as a view, not gathered)
     for code, rows in by_controller(codes, order):
         controller = controllers[code]
-        cells = np.arange(n, dtype=np.int64) if rows is None else rows
-        _run_group(controller, cells, (out, responses, response_base,
-                                       params_matrix(controller, a), *inputs), parallel)
-
-    # A row the threads left unrun (an exception they did not carry back) runs again alone.
-    matrices: dict[int, Int64Array] = {}
-
-    def alone(row: int) -> None:
-        code = int(codes[row])
-        if code not in matrices:
-            matrices[code] = params_matrix(controllers[code], a)
-        _run_group(controllers[code], np.arange(row, row + 1, dtype=np.int64),
-                   (out, responses, response_base, matrices[code], *inputs), parallel=False)
-
-    rerun_unrun(out[0], alone)
+        _run_group(controller, rows, (out, responses, response_base,
+                                      params_matrix(controller, a), *inputs), parallel)
     bad = np.flatnonzero(out[0] < 0)  # (one look over the batch, not one per controller)
     if len(bad):
         raise beyond_max(controllers[int(codes[bad[0]])], int(bad[0]))
     return out.T
 
 
-def _run_group(controller: Controller, cells: Int64Array, inputs: tuple[Int64Array, ...],
-               parallel: bool) -> None:
-    """The cells ``cells`` of the batch, all of ``controller``, on its specialised kernel;
-    ``inputs`` are what the kernel takes after them (``out`` first)."""
-    kernel = _kernels(controller)["_simulate@parallel" if parallel else "_simulate"]
-    try:
-        with noting_compiles(kernel, "count kernel", controller):
-            kernel(cells, *inputs)
-    except numba.core.errors.NumbaError as exc:
-        raise KernelDecisionError(compile_failure(controller, exc)) from None
-    except Exception as exc:  # raised by the controller's decide, in its code
-        raise raised(controller, exc) from None
+def _run_group(controller: Controller, rows: Int64Array | None,
+               inputs: tuple[Int64Array, ...], parallel: bool) -> None:
+    """The cells ``rows`` of the batch (None: all), all of ``controller``, on its
+    specialised kernel (:func:`~reconsim.model.kernels.specialise.run_rows`: a row its
+    threads left unrun runs again alone); ``inputs`` are what the kernel takes after them
+    (``out`` first)."""
+    kernels = _kernels(controller)
+    kernel = kernels["_simulate@parallel" if parallel else "_simulate"]
+    out = inputs[0]
+    cells = np.arange(out.shape[1], dtype=np.int64) if rows is None else rows
+    columns = slice(None) if rows is None else rows  # (all of them: a view, not gathered)
+
+    def run() -> Int64Array:
+        out[0, columns] = UNRUN
+        kernel(cells, *inputs)
+        first: Int64Array = out[0, columns]
+        return first
+
+    run_rows(kernel, "count kernel", controller, run,
+             lambda j: kernels["_simulate"](cells[j:j + 1], *inputs))
 
 
 @functools.cache

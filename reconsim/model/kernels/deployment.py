@@ -542,8 +542,7 @@ def _update_status(dm: Int64Array, rv: int) -> bool:
                 differ |= (dm[_SYNC, base + f] // _S * _S) ^ dm[_API, base + f]
         if differ == 0:
             return False
-    for k in range(_OG, _D_COLS):
-        dm[_API, k] = dm[_SYNC, k]
+    _copy_status(dm, _SYNC, _API)
     for i in range(n):
         base = _C0 + 5 * i
         dm[_API, base + _CLU] = dm[_API, base + _CLU] // _S * _S
@@ -1312,9 +1311,8 @@ def _run_cell(  # noqa: PLR0911, PLR0912, PLR0913, PLR0915, PLR0917 — one flat
                             elif diff > 0:
                                 k_del = min(diff, BURST_REPLICAS)
                                 # the pods listed (the cache's, not deleting), in its
-                                # order: uid order, read in a sweep of the uids between
-                                # the bounds (not a walk of linked pods: each read waits
-                                # on the last), the first found its new lower bound
+                                # order: uid order, swept between the bounds; the first
+                                # found is the new lower bound
                                 n = 0
                                 for uid in range(rs[_CHEAD, key], rs[_CTAIL, key] + 1):
                                     if pods[uid, _OWNER] == key and pods[uid, _C_IN] == 1 \
@@ -1741,9 +1739,11 @@ def _refuse(a: Mapping[str, Int64Array], n: int) -> None:
         i = int(bad[0])
         raise KernelRefusalError(i, f"({int(rollouts[i])} rollouts) needs 1 … "
                                     f"{MAX_REPLICASETS - 1} (the revision history's limit)")
+    # each list's values' rows
+    row_of = {name: np.repeat(np.arange(n), np.diff(a[f"{name}_offsets"]))
+              for name in ("rollouts", "scale", "deaths")}
     for name in ("rollouts", "scale"):
-        at, offsets = a[f"{name}_at"], a[f"{name}_offsets"]
-        cell = np.repeat(np.arange(n), np.diff(offsets))
+        at, offsets, cell = a[f"{name}_at"], a[f"{name}_offsets"], row_of[name]
         back = np.flatnonzero((np.diff(at) < 0) & (cell[1:] == cell[:-1]))
         if back.size:
             i = int(cell[back[0]])
@@ -1754,15 +1754,16 @@ def _refuse(a: Mapping[str, Int64Array], n: int) -> None:
             raise KernelRefusalError(int(cell[early[0]]), f"({name} at {int(at[early[0]])}) "
                                                           "must be a second >= 0")
     for name, values in (("scale", "scale_desired"), ("deaths", "deaths_count")):
-        cell = np.repeat(np.arange(n), np.diff(a[f"{name}_offsets"]))  # each value's row
+        cell = row_of[name]
         bad = np.flatnonzero((a[values] < 0) | (a[values] > MAX_COUNT))
         if bad.size:
             raise KernelRefusalError(int(cell[bad[0]]), f"({values} {int(a[values][bad[0]])}) "
                                                         f"is outside 0 … {MAX_COUNT:,}")
     bad = np.flatnonzero(a["deaths_at"] < 0)
-    if bad.size:  # (cell: the deaths' rows)
-        raise KernelRefusalError(int(cell[bad[0]]), f"(deaths at {int(a['deaths_at'][bad[0]])}) "
-                                                    "must be a second >= 0")
+    if bad.size:
+        raise KernelRefusalError(int(row_of["deaths"][bad[0]]),
+                                 f"(deaths at {int(a['deaths_at'][bad[0]])}) must be a second "
+                                 ">= 0")
 
 
 def simulate_deployment_arrays(

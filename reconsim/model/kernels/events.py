@@ -66,13 +66,11 @@ from reconsim.model.gosort import (  # noqa: F401 — specialise() reads them by
 from reconsim.model.kernels.arrays import (
     UNRUN,
     Int64Array,
-    KernelDecisionError,
     by_controller,
     check_offsets,
     cumulative,
     numbered,
     params_matrix,
-    rerun_unrun,
     response_outputs,
     take_rows,
 )
@@ -102,12 +100,10 @@ from reconsim.model.kernels.specialise import (
     N_PARAMS,
     PARAMS_TYPE,
     beyond_max,
-    compile_failure,
     decide,
     less,
-    noting_compiles,
     observe,
-    raised,
+    run_rows,
     settle,
     specialise,
 )
@@ -802,16 +798,17 @@ def _run_group(controller: Controller, a: Mapping[str, NDArray[Any]], responses:
               a["scale_desired"], a["restart_at_offsets"], a["restart_at"],
               a["create_faults_offsets"], faults, a["lag_offsets"], lag, a["B_delays_offsets"],
               b_table, a["G_delays_offsets"], g_table)
-    try:
-        with noting_compiles(kernel, "event kernel", controller):
-            out = kernel(*inputs, responses, response_base)
-        # (the kernel marks its rows unrun itself, as it makes ``out``)
-        rerun_unrun(out[0], lambda row: _kernels(controller)["_run_block"](
-            row, row + 1, *inputs, out, responses, response_base))
-    except numba.core.errors.NumbaError as exc:
-        raise KernelDecisionError(compile_failure(controller, exc)) from None
-    except Exception as exc:  # raised by the controller's hooks, in its code
-        raise raised(controller, exc) from None
+    made: list[Int64Array] = []  # the kernel makes ``out``, its rows marked unrun
+
+    def run() -> Int64Array:
+        out: Int64Array = kernel(*inputs, responses, response_base)
+        made.append(out)
+        first: Int64Array = out[0]
+        return first
+
+    run_rows(kernel, "event kernel", controller, run, lambda row: _kernels(controller)[
+        "_run_block"](row, row + 1, *inputs, made[0], responses, response_base))
+    out = made[0]
     bad = np.flatnonzero(out[0] == -_BAD)
     if bad.size:
         raise beyond_max(controller, int(bad[0]))
@@ -826,7 +823,7 @@ def _run_group(controller: Controller, a: Mapping[str, NDArray[Any]], responses:
     if beyond.size:
         row = int(beyond[0])
         raise controller.too_many_copies(int(out[1, row])).at(row)
-    return out.T  # type: ignore[no-any-return]
+    return out.T
 
 
 @functools.cache

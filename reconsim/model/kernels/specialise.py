@@ -35,7 +35,7 @@ import numba
 import numpy as np
 
 from reconsim.model.controllers.definition import Controller
-from reconsim.model.kernels.arrays import KernelDecisionError
+from reconsim.model.kernels.arrays import KernelDecisionError, rerun_unrun
 from reconsim.model.kernels.rules import SOURCE_DIGEST, rebound
 from reconsim.model.kinds import MAX_COPIES
 
@@ -243,6 +243,23 @@ def noting_compiles(kernel: Any, what: str, controller: Controller) -> Iterator[
         compile_log.info(
             "compiled the %s for controller %r in %.1f s (its first use here; numba keeps it "
             "on disk for later runs)", what, controller.name, time.perf_counter() - started)
+
+
+def run_rows(kernel: Any, what: str, controller: Controller, run: Callable[[], Any],
+             alone: Callable[[int], object]) -> None:
+    """Run ``controller``'s rows on its ``kernel`` (the ``what``): ``run()`` calls it, its
+    rows marked :data:`~reconsim.model.kernels.arrays.UNRUN` first, and returns the first
+    figure of each row it ran, in its order; a row left unrun then runs again alone,
+    ``alone(j)`` on this thread (:func:`~reconsim.model.kernels.arrays.rerun_unrun`). A
+    compile is logged (:func:`noting_compiles`); numba's refusal to compile, or an exception
+    the controller's code raised, is a :class:`KernelDecisionError` of one line."""
+    try:
+        with noting_compiles(kernel, what, controller):
+            rerun_unrun(run(), alone)
+    except numba.core.errors.NumbaError as exc:
+        raise KernelDecisionError(compile_failure(controller, exc)) from None
+    except Exception as exc:  # raised by the controller's hooks, in its code
+        raise raised(controller, exc) from None
 
 
 def beyond_max(controller: Controller, row: int) -> KernelDecisionError:

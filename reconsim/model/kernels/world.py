@@ -118,16 +118,15 @@ from reconsim.model.controllers.definition import MAX_RANK
 from reconsim.model.copies import BEFORE_RUN
 from reconsim.model.kernels.arrays import (
     SCHEDULES,
+    UNRUN,
     KernelDecisionError,
     check_offsets,
     controller_params,
     cumulative,
     frozen,
     largest_desired,
-    mark_unrun,
     numbered,
     params_matrix,
-    rerun_unrun,
     response_outputs,
     take_rows,
     worst_extra,
@@ -175,11 +174,9 @@ from reconsim.model.kernels.specialise import (
     SEES_PENDING,
     STEADY,
     beyond_max,
-    compile_failure,
     decide,
-    noting_compiles,
-    raised,
     rank,
+    run_rows,
     specialise,
 )
 from reconsim.model.rules import FAIL, OK, Account
@@ -1067,20 +1064,20 @@ def _run_group(controller: Controller, a: Mapping[str, NDArray[np.generic]],
     :data:`_KERNEL_INPUTS` names and :func:`_batch_lists`; ``a`` holds the controller's
     parameters. Every array but ``out`` is read-only already (:func:`frozen`), as the
     kernel was compiled for. A row its threads left unrun runs again alone
-    (:func:`~reconsim.model.kernels.arrays.rerun_unrun`)."""
+    (:func:`~reconsim.model.kernels.specialise.run_rows`)."""
     cparams = params_matrix(controller, a, rows)
-    kernel = _kernels(controller)["_simulate_world@parallel" if parallel else "_simulate_world"]
+    kernels = _kernels(controller)
+    kernel = kernels["_simulate_world@parallel" if parallel else "_simulate_world"]
     out = inputs[0]
-    mark_unrun(out, rows)
-    try:
-        with noting_compiles(kernel, "world kernel", controller):
-            kernel(cparams, rows, *inputs)
-        rerun_unrun(out[0, rows], lambda j: _kernels(controller)["_simulate_world"](
-            cparams[j:j + 1], rows[j:j + 1], *inputs))
-    except numba.core.errors.NumbaError as exc:
-        raise KernelDecisionError(compile_failure(controller, exc)) from None
-    except Exception as exc:  # raised by the controller's decide, in its code
-        raise raised(controller, exc) from None
+
+    def run() -> Int64Array:
+        out[0, rows] = UNRUN
+        kernel(cparams, rows, *inputs)
+        first: Int64Array = out[0, rows]
+        return first
+
+    run_rows(kernel, "world kernel", controller, run,
+             lambda j: kernels["_simulate_world"](cparams[j:j + 1], rows[j:j + 1], *inputs))
     refused = out[0, rows]
     bad = np.flatnonzero(refused < 0)
     if len(bad):

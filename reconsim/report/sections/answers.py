@@ -266,7 +266,7 @@ def over_text(over: Sequence[OverAxis]) -> str:
         return "its one cell (no other axis varies)"
     parts = [f"{o.values:,} seeds" if o.axis == "seed" else f"{o.values:,} {o.axis} values"
              for o in over]
-    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    return listed(parts)
 
 
 def _ranks(n: pl.Expr) -> dict[str, pl.Expr]:
